@@ -1,0 +1,11 @@
+//! The block-cipher shape the XTS layer drives.
+
+/// A 128-bit block cipher keyed once, encrypting runs of blocks.
+///
+/// `blocks.len()` is always a multiple of 16; implementations process as many
+/// blocks at once as suits them and handle any tail themselves. Encryption
+/// and decryption take `&self` so one key schedule serves many threads.
+pub trait BlockCipher: Send + Sync {
+    fn encrypt_blocks(&self, blocks: &mut [u8]);
+    fn decrypt_blocks(&self, blocks: &mut [u8]);
+}

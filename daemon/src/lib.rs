@@ -1,0 +1,2 @@
+//! The tcd daemon library.
+pub mod engine;
