@@ -1,2 +1,7 @@
-//! The tcd daemon library.
+//! The tcd daemon library: the cipher engine over loaded backends (and, in
+//! later parts, volumes, mounting and the D-Bus service).
+
 pub mod engine;
+pub mod error;
+
+pub use error::{Error, Result};

@@ -67,8 +67,12 @@ pub type AvailableFn = unsafe extern "C" fn() -> u32;
 /// `cipher` (an index into `ciphers`) from `key_len == 2 * key_bytes` bytes,
 /// the primary key followed by the tweak key. On success `*out` holds the
 /// context; the caller's key buffer is not retained.
-pub type XtsNewFn =
-    unsafe extern "C" fn(cipher: u32, key: *const u8, key_len: usize, out: *mut *mut XtsCtx) -> Status;
+pub type XtsNewFn = unsafe extern "C" fn(
+    cipher: u32,
+    key: *const u8,
+    key_len: usize,
+    out: *mut *mut XtsCtx,
+) -> Status;
 
 /// `xts_encrypt(ctx, data, len, first_unit, unit_size)` and `xts_decrypt`:
 /// transform `len` bytes in place, a run of consecutive data units of

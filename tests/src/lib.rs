@@ -1,1 +1,96 @@
-//! Helpers shared by the end-to-end tests.
+//! Helpers shared by the end-to-end tests: where the built backends are, the
+//! real TrueCrypt/VeraCrypt images, and tools the tests need.
+//!
+//! A test that needs a tool or a file fails with a message naming it; it
+//! never skips (CI installs everything).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The cargo output folder of this build (`target/debug` or
+/// `target/release`), where the backend libraries are.
+pub fn build_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test>-<hash>
+    let deps = exe.parent().expect("deps folder");
+    deps.parent().expect("profile folder").to_path_buf()
+}
+
+/// The path of a built backend library, e.g. `backend_lib("soft")`.
+pub fn backend_lib(name: &str) -> PathBuf {
+    let p = build_dir().join(format!("libtcd_backend_{name}.so"));
+    assert!(
+        p.is_file(),
+        "{} is missing: build the workspace first (`cargo build --workspace` or the README's test command)",
+        p.display()
+    );
+    p
+}
+
+/// The repository's top folder.
+pub fn repo_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+/// The read-only shared folder beside the checkout (`../shared`), or
+/// `$TCD_SHARED`.
+pub fn shared_dir() -> PathBuf {
+    let p = std::env::var_os("TCD_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_dir().join("../shared"));
+    assert!(
+        p.is_dir(),
+        "the shared folder {} is missing (set TCD_SHARED)",
+        p.display()
+    );
+    p
+}
+
+/// Panics with a clear message unless `tool` runs.
+pub fn require_tool(tool: &str, hint: &str) -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain(
+            ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file());
+    match found {
+        Some(p) => p,
+        None => panic!("this test needs `{tool}` ({hint}); .ci/run installs it"),
+    }
+}
+
+/// The unpacked `tcrypt-images/` folder of real TrueCrypt and VeraCrypt
+/// volumes, unpacked once per test process into a temporary folder.
+pub fn tcrypt_images() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = DIR.get_or_init(|| {
+        require_tool("tar", "package tar");
+        require_tool("xz", "package xz-utils");
+        let archive = shared_dir().join("tcrypt-images/tcrypt-images.tar.xz");
+        assert!(archive.is_file(), "{} is missing", archive.display());
+        let tmp = tempfile::Builder::new()
+            .prefix("tcd-images-")
+            .tempdir()
+            .expect("temp folder");
+        let st = Command::new("tar")
+            .arg("xJf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(tmp.path())
+            .status()
+            .expect("run tar");
+        assert!(st.success(), "tar failed to unpack {}", archive.display());
+        let path = tmp.path().join("tcrypt-images");
+        (tmp, path)
+    });
+    path
+}

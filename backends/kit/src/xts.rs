@@ -80,9 +80,8 @@ impl<C: BlockCipher> Xts<C> {
             }
             self.tweak.encrypt_blocks(&mut initial[..units * 16]);
             for (u, unit_data) in group.chunks_exact_mut(unit_size).enumerate() {
-                let mut t = u128::from_le_bytes(
-                    initial[u * 16..u * 16 + 16].try_into().unwrap_or([0; 16]),
-                );
+                let mut t =
+                    u128::from_le_bytes(initial[u * 16..u * 16 + 16].try_into().unwrap_or([0; 16]));
                 for piece in unit_data.chunks_mut(CHUNK) {
                     let tw = &mut tweaks[..piece.len()];
                     t = fill_tweaks(t, tw);
@@ -148,7 +147,11 @@ mod tests {
             rng.fill_bytes(&mut key);
             let unit_size = 16 * rng.random_range(1..=300usize);
             let units = rng.random_range(1..=40usize);
-            let first: u64 = if rng.random_bool(0.2) { u64::MAX - 64 } else { rng.random() };
+            let first: u64 = if rng.random_bool(0.2) {
+                u64::MAX - 64
+            } else {
+                rng.random()
+            };
             let mut data = vec![0u8; unit_size * units];
             rng.fill_bytes(&mut data);
 

@@ -1,1 +1,168 @@
+//! The cipher engine: backends loaded from shared libraries, chosen per
+//! cipher by preference, combined into cascades, and run across cores.
+//!
+//! Like rustls' `CryptoProvider`, an [`Engine`] is a value built at start-up
+//! from the backends the policy allows; nothing here is global.
 
+pub mod chain;
+pub mod context;
+mod elf;
+pub mod loader;
+pub mod volume_cipher;
+
+pub use chain::Chain;
+pub use context::XtsKey;
+pub use loader::{BackendInfo, CipherInfo, LoadedBackend};
+pub use volume_cipher::VolumeCipher;
+
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// File names of backend libraries in a folder.
+const BACKEND_PREFIX: &str = "libtcd_backend_";
+
+/// Loads every `libtcd_backend_*.so` in `dir`, in name order. Broken ones are
+/// returned as errors beside the good ones, so the caller can log and go on.
+pub fn load_dir(dir: &Path) -> Result<(Vec<LoadedBackend>, Vec<Error>)> {
+    loader::check_folder(dir)?;
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::BackendDir {
+        path: dir.to_path_buf(),
+        problem: crate::error::BackendProblem::Open(e.to_string()),
+    })?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(BACKEND_PREFIX) && n.ends_with(".so"))
+        })
+        .collect();
+    paths.sort();
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for p in paths {
+        match loader::load(&p) {
+            Ok(b) => good.push(b),
+            Err(e) => bad.push(e),
+        }
+    }
+    Ok((good, bad))
+}
+
+/// The set of backends a daemon uses, in order of preference, and the thread
+/// pool that runs large requests.
+pub struct Engine {
+    backends: Vec<Arc<LoadedBackend>>,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+impl Engine {
+    /// An engine over `backends`, preferred in the given order, with
+    /// `threads` worker threads (0: one per core).
+    pub fn new(backends: Vec<LoadedBackend>, threads: usize) -> Result<Engine> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("tcd-crypt-{i}"))
+            .build()
+            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+        Ok(Engine {
+            backends: backends.into_iter().map(Arc::new).collect(),
+            pool: Arc::new(pool),
+        })
+    }
+
+    /// Orders backends the default way: those using processor crypto
+    /// instructions first (they are faster where available), then by name.
+    pub fn default_order(mut backends: Vec<LoadedBackend>) -> Vec<LoadedBackend> {
+        backends.sort_by(|a, b| {
+            b.info
+                .uses_cpu_crypto
+                .cmp(&a.info.uses_cpu_crypto)
+                .then_with(|| a.info.name.cmp(&b.info.name))
+        });
+        backends
+    }
+
+    pub fn backends(&self) -> &[Arc<LoadedBackend>] {
+        &self.backends
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// The backend that serves `cipher`: `forced` if given, else the first
+    /// available one in order of preference that has it.
+    pub fn pick(&self, cipher: &str, forced: Option<&str>) -> Result<&Arc<LoadedBackend>> {
+        let has = |b: &&Arc<LoadedBackend>| {
+            b.info.available
+                && b.info
+                    .ciphers
+                    .iter()
+                    .any(|c| c.name.eq_ignore_ascii_case(cipher))
+        };
+        match forced {
+            Some(name) => {
+                let b = self
+                    .backends
+                    .iter()
+                    .find(|b| b.info.name == name)
+                    .ok_or_else(|| Error::NoSuchCipher {
+                        backend: name.to_owned(),
+                        cipher: cipher.to_owned(),
+                    })?;
+                if !b.info.available {
+                    return Err(Error::BackendUnavailable {
+                        backend: name.to_owned(),
+                    });
+                }
+                Some(b).filter(has).ok_or_else(|| Error::NoSuchCipher {
+                    backend: name.to_owned(),
+                    cipher: cipher.to_owned(),
+                })
+            }
+            None => self
+                .backends
+                .iter()
+                .find(has)
+                .ok_or_else(|| Error::UnsupportedCipher(cipher.to_owned())),
+        }
+    }
+
+    /// Keys `chain` from `master` (its primary keys, then its secondary keys)
+    /// for 512-byte units, as TrueCrypt and VeraCrypt volumes use.
+    pub fn volume_cipher(
+        &self,
+        chain: &'static Chain,
+        master: &[u8],
+        forced: Option<&str>,
+    ) -> Result<VolumeCipher> {
+        self.volume_cipher_units(chain, master, forced, 512)
+    }
+
+    /// As [`Engine::volume_cipher`] with another data-unit size.
+    pub fn volume_cipher_units(
+        &self,
+        chain: &'static Chain,
+        master: &[u8],
+        forced: Option<&str>,
+        unit_size: u32,
+    ) -> Result<VolumeCipher> {
+        if master.len() < chain.key_bytes() {
+            return Err(Error::KeyLength {
+                expected: chain.key_bytes(),
+                got: master.len(),
+            });
+        }
+        let mut layers = Vec::with_capacity(chain.ciphers.len());
+        let mut key = Zeroizing::new([0u8; 2 * chain::CIPHER_KEY_BYTES]);
+        for (i, cipher) in chain.ciphers.iter().enumerate() {
+            chain.layer_key(master, i, &mut key[..]);
+            let backend = self.pick(cipher, forced)?;
+            layers.push(XtsKey::new(backend, cipher, &key[..])?);
+        }
+        VolumeCipher::new(chain, layers, Arc::clone(&self.pool), unit_size)
+    }
+}

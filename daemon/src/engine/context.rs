@@ -1,0 +1,128 @@
+//! A keyed XTS context inside a backend, owned on the Rust side.
+
+use super::loader::{LoadedBackend, new_context};
+use crate::error::{Error, Result};
+use std::ptr::NonNull;
+use std::sync::Arc;
+use tcd_proto::abi::{STATUS_OK, XtsCtx};
+
+/// One cipher keyed for XTS in one backend. Dropping it makes the backend
+/// wipe and free the key schedule.
+pub struct XtsKey {
+    backend: Arc<LoadedBackend>,
+    cipher: String,
+    ctx: NonNull<XtsCtx>,
+}
+
+// SAFETY: the backend ABI requires contexts to be usable from any thread and
+// concurrently (`xts_encrypt`/`xts_decrypt` take a const context); freeing
+// happens once, in Drop, with exclusive access.
+unsafe impl Send for XtsKey {}
+// SAFETY: as above.
+unsafe impl Sync for XtsKey {}
+
+impl std::fmt::Debug for XtsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key: only where it lives.
+        f.debug_struct("XtsKey")
+            .field("backend", &self.backend.info.name)
+            .field("cipher", &self.cipher)
+            .finish_non_exhaustive()
+    }
+}
+
+impl XtsKey {
+    /// Keys cipher `cipher` of `backend` with `key` (primary then tweak key).
+    pub fn new(backend: &Arc<LoadedBackend>, cipher: &str, key: &[u8]) -> Result<XtsKey> {
+        let info = &backend.info;
+        if !info.available {
+            return Err(Error::BackendUnavailable {
+                backend: info.name.clone(),
+            });
+        }
+        let (index, desc) = info
+            .ciphers
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name.eq_ignore_ascii_case(cipher))
+            .ok_or_else(|| Error::NoSuchCipher {
+                backend: info.name.clone(),
+                cipher: cipher.to_owned(),
+            })?;
+        if key.len() != 2 * desc.key_bytes {
+            return Err(Error::KeyLength {
+                expected: 2 * desc.key_bytes,
+                got: key.len(),
+            });
+        }
+        let ctx = new_context(backend, index, key).map_err(|status| Error::BackendCall {
+            backend: info.name.clone(),
+            call: "xts_new",
+            status,
+        })?;
+        let ctx = NonNull::new(ctx).ok_or(Error::BackendCall {
+            backend: info.name.clone(),
+            call: "xts_new",
+            status: tcd_proto::abi::STATUS_INTERNAL,
+        })?;
+        Ok(XtsKey {
+            backend: Arc::clone(backend),
+            cipher: desc.name.clone(),
+            ctx,
+        })
+    }
+
+    pub fn backend(&self) -> &Arc<LoadedBackend> {
+        &self.backend
+    }
+
+    pub fn cipher(&self) -> &str {
+        &self.cipher
+    }
+
+    /// Encrypts whole units in place, the first numbered `first_unit`.
+    pub fn encrypt(&self, data: &mut [u8], first_unit: u64, unit_size: u32) -> Result<()> {
+        self.crypt(data, first_unit, unit_size, true)
+    }
+
+    /// Decrypts whole units in place.
+    pub fn decrypt(&self, data: &mut [u8], first_unit: u64, unit_size: u32) -> Result<()> {
+        self.crypt(data, first_unit, unit_size, false)
+    }
+
+    fn crypt(&self, data: &mut [u8], first_unit: u64, unit_size: u32, encrypt: bool) -> Result<()> {
+        let (f, call) = if encrypt {
+            (self.backend.fns.encrypt, "xts_encrypt")
+        } else {
+            (self.backend.fns.decrypt, "xts_decrypt")
+        };
+        // SAFETY: a live context of this backend; `data` is an exclusive
+        // slice of `len` bytes; the backend validates the unit arithmetic.
+        let status = unsafe {
+            f(
+                self.ctx.as_ptr(),
+                data.as_mut_ptr(),
+                data.len(),
+                first_unit,
+                unit_size,
+            )
+        };
+        if status == STATUS_OK {
+            Ok(())
+        } else {
+            Err(Error::BackendCall {
+                backend: self.backend.info.name.clone(),
+                call,
+                status,
+            })
+        }
+    }
+}
+
+impl Drop for XtsKey {
+    fn drop(&mut self) {
+        // SAFETY: the context came from this backend's `xts_new` and is freed
+        // exactly once; the Arc keeps the library loaded until after.
+        unsafe { (self.backend.fns.free)(self.ctx.as_ptr()) };
+    }
+}

@@ -1,0 +1,291 @@
+//! Loading a backend library: trust checks, then the C ABI handshake.
+//!
+//! Loading a library runs its code with the daemon's rights (root), so a
+//! backend is loaded only from a file owned by root (or by the daemon's own
+//! user, for development) that no one else can write, in folders no one else
+//! can write. The file is opened once with `O_NOFOLLOW`, checked through that
+//! descriptor, and `dlopen`ed through `/proc/self/fd`, so it cannot be swapped
+//! between check and load.
+
+use crate::error::{BackendProblem, Error, Result};
+use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW, Symbol};
+use std::ffi::CStr;
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use tcd_proto::abi::{self, BackendDesc, CipherDesc, Status, XtsCtx};
+
+/// A cipher as a backend describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CipherInfo {
+    pub name: String,
+    pub key_bytes: usize,
+    pub block_bytes: usize,
+}
+
+/// What a backend says about itself.
+#[derive(Debug, Clone)]
+pub struct BackendInfo {
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub uses_cpu_crypto: bool,
+    pub available: bool,
+    pub ciphers: Vec<CipherInfo>,
+    pub path: PathBuf,
+}
+
+/// The functions of a validated descriptor.
+#[derive(Clone, Copy)]
+pub(crate) struct Functions {
+    pub new: abi::XtsNewFn,
+    pub encrypt: abi::XtsCryptFn,
+    pub decrypt: abi::XtsCryptFn,
+    pub free: abi::XtsFreeFn,
+}
+
+/// A loaded backend library. Contexts made from it keep it loaded.
+pub struct LoadedBackend {
+    pub info: BackendInfo,
+    pub(crate) fns: Functions,
+    // Dropped after everything above: unloading while a function pointer is
+    // in use would crash.
+    _lib: Library,
+    // The library is loaded as `/proc/self/fd/N`, and the dynamic linker
+    // treats a name it has loaded before as the same library: holding the
+    // descriptor keeps N, and so the name, unique while the library lives.
+    _file: File,
+}
+
+impl std::fmt::Debug for LoadedBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedBackend")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+fn problem(path: &Path, problem: BackendProblem) -> Error {
+    Error::Backend {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
+
+/// Owners trusted for backend files: root, and the daemon's own user (so a
+/// developer's unprivileged daemon can load the build's output).
+fn trusted_owner(uid: u32) -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    uid == 0 || uid == unsafe { libc::geteuid() }
+}
+
+fn check_meta(meta: &std::fs::Metadata) -> std::result::Result<(), BackendProblem> {
+    if !trusted_owner(meta.uid()) {
+        return Err(BackendProblem::NotRootOwned(meta.uid()));
+    }
+    let mode = meta.mode();
+    let sticky_dir = meta.is_dir() && mode & libc::S_ISVTX != 0;
+    // A sticky folder (like /tmp) lets others add entries but not replace
+    // ours; anything else writable by group or others is refused.
+    if mode & 0o022 != 0 && !sticky_dir {
+        return Err(BackendProblem::Writable(mode & 0o7777));
+    }
+    Ok(())
+}
+
+/// Checks a folder backends are loaded from, and every folder above it.
+pub fn check_folder(dir: &Path) -> Result<()> {
+    let canon = dir.canonicalize().map_err(|e| Error::BackendDir {
+        path: dir.to_path_buf(),
+        problem: BackendProblem::Open(e.to_string()),
+    })?;
+    for anc in canon.ancestors() {
+        let meta = std::fs::metadata(anc).map_err(|e| Error::BackendDir {
+            path: anc.to_path_buf(),
+            problem: BackendProblem::Open(e.to_string()),
+        })?;
+        check_meta(&meta).map_err(|p| Error::BackendDir {
+            path: anc.to_path_buf(),
+            problem: p,
+        })?;
+    }
+    Ok(())
+}
+
+/// Reads a NUL-terminated UTF-8 string of at most `max` bytes.
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string that stays alive while
+/// the library is loaded.
+unsafe fn read_str(
+    p: *const core::ffi::c_char,
+    what: &str,
+    max: usize,
+) -> std::result::Result<String, BackendProblem> {
+    if p.is_null() {
+        return Err(BackendProblem::Malformed(format!("{what} is null")));
+    }
+    // SAFETY: non-null, NUL-terminated per the ABI contract (caller's promise).
+    let s = unsafe { CStr::from_ptr(p) };
+    let s = s
+        .to_str()
+        .map_err(|_| BackendProblem::Malformed(format!("{what} is not UTF-8")))?;
+    if s.is_empty() || s.len() > max || s.chars().any(char::is_control) {
+        return Err(BackendProblem::Malformed(format!(
+            "{what} is empty, too long or has control characters"
+        )));
+    }
+    Ok(s.to_owned())
+}
+
+/// Loads and validates the backend at `path`.
+pub fn load(path: &Path) -> Result<LoadedBackend> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        check_folder(dir)?;
+    }
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| problem(path, BackendProblem::Open(e.to_string())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| problem(path, BackendProblem::Open(e.to_string())))?;
+    if !meta.is_file() {
+        return Err(problem(path, BackendProblem::NotAFile));
+    }
+    check_meta(&meta).map_err(|p| problem(path, p))?;
+    super::elf::check(&file).map_err(|p| problem(path, p))?;
+
+    let via_fd = PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&file)
+    ));
+    // SAFETY: loading a shared library runs its initialisers; the file passed
+    // the ownership and permission checks above through this very descriptor,
+    // which is the trust decision the ABI contract rests on.
+    let lib = unsafe { Library::open(Some(&via_fd), RTLD_NOW | RTLD_LOCAL) }
+        .map_err(|e| problem(path, BackendProblem::NotALibrary(e.to_string())))?;
+
+    // SAFETY: the symbol's type is the ABI's entry point type; a library that
+    // exports the name with another type breaks the ABI contract it claims.
+    let entry: Symbol<abi::EntryFn> = unsafe { lib.get(abi::ENTRY_SYMBOL.as_bytes()) }
+        .map_err(|_| problem(path, BackendProblem::NoEntry))?;
+    // SAFETY: calling the entry point as the ABI defines it.
+    let desc_ptr = unsafe { entry() };
+    if desc_ptr.is_null() || !desc_ptr.is_aligned() {
+        return Err(problem(path, BackendProblem::NullDescriptor));
+    }
+    // SAFETY: every ABI version starts with the u32 version field, so this
+    // read is valid whatever version the library was built for.
+    let found = unsafe { (desc_ptr as *const u32).read() };
+    if found != abi::ABI_VERSION {
+        return Err(problem(
+            path,
+            BackendProblem::AbiVersion {
+                found,
+                expected: abi::ABI_VERSION,
+            },
+        ));
+    }
+    // SAFETY: version 1 descriptors have this layout (checked size below
+    // before use of anything past the first two fields).
+    let size = unsafe { (desc_ptr as *const u32).add(1).read() } as usize;
+    if size < std::mem::size_of::<BackendDesc>() {
+        return Err(problem(
+            path,
+            BackendProblem::Malformed(format!("descriptor of {size} bytes")),
+        ));
+    }
+    // SAFETY: version and size checked; the descriptor is static data of the
+    // library, alive while `lib` is.
+    let desc: &BackendDesc = unsafe { &*desc_ptr };
+    let info_and_fns = validate(desc, path).map_err(|p| problem(path, p))?;
+    let (mut info, fns, available) = info_and_fns;
+    // SAFETY: `available` is the ABI's capability probe, callable always.
+    info.available = unsafe { available() } != 0;
+    Ok(LoadedBackend {
+        info,
+        fns,
+        _lib: lib,
+        _file: file,
+    })
+}
+
+fn validate(
+    desc: &BackendDesc,
+    path: &Path,
+) -> std::result::Result<(BackendInfo, Functions, abi::AvailableFn), BackendProblem> {
+    // SAFETY (all three): string pointers of a version-1 descriptor, static in
+    // the library; null is handled by `read_str`.
+    let name = unsafe { read_str(desc.name, "name", 64) }?;
+    let description = unsafe { read_str(desc.description, "description", 512) }?;
+    let version = unsafe { read_str(desc.version, "version", 64) }?;
+    if desc.flags & !abi::FLAG_CPU_CRYPTO != 0 {
+        return Err(BackendProblem::Malformed(format!(
+            "unknown flags {:#x}",
+            desc.flags
+        )));
+    }
+    let count = desc.cipher_count as usize;
+    if count == 0 || count > 64 || desc.ciphers.is_null() || !desc.ciphers.is_aligned() {
+        return Err(BackendProblem::Malformed(format!(
+            "cipher table of {count} entries"
+        )));
+    }
+    // SAFETY: non-null, aligned, `count` entries per the ABI.
+    let table: &[CipherDesc] = unsafe { std::slice::from_raw_parts(desc.ciphers, count) };
+    let mut ciphers = Vec::with_capacity(count);
+    for c in table {
+        // SAFETY: as for the names above.
+        let cname = unsafe { read_str(c.name, "cipher name", 64) }?;
+        if !(16..=64).contains(&c.key_bytes) || c.block_bytes != 16 {
+            return Err(BackendProblem::Malformed(format!(
+                "cipher {cname}: key {} bytes, block {} bytes",
+                c.key_bytes, c.block_bytes
+            )));
+        }
+        ciphers.push(CipherInfo {
+            name: cname,
+            key_bytes: c.key_bytes as usize,
+            block_bytes: 16,
+        });
+    }
+    let missing = |f: &str| BackendProblem::Malformed(format!("function {f} missing"));
+    let available = desc.available.ok_or_else(|| missing("available"))?;
+    let fns = Functions {
+        new: desc.xts_new.ok_or_else(|| missing("xts_new"))?,
+        encrypt: desc.xts_encrypt.ok_or_else(|| missing("xts_encrypt"))?,
+        decrypt: desc.xts_decrypt.ok_or_else(|| missing("xts_decrypt"))?,
+        free: desc.xts_free.ok_or_else(|| missing("xts_free"))?,
+    };
+    let info = BackendInfo {
+        name,
+        description,
+        version,
+        uses_cpu_crypto: desc.flags & abi::FLAG_CPU_CRYPTO != 0,
+        available: false,
+        ciphers,
+        path: path.to_path_buf(),
+    };
+    Ok((info, fns, available))
+}
+
+/// Calls a backend's `xts_new`.
+pub(crate) fn new_context(
+    b: &LoadedBackend,
+    index: usize,
+    key: &[u8],
+) -> std::result::Result<*mut XtsCtx, Status> {
+    let mut out: *mut XtsCtx = std::ptr::null_mut();
+    // SAFETY: `index` is within the validated table, `key` is a live slice,
+    // `out` a local; the backend is available (checked by the caller).
+    let st = unsafe { (b.fns.new)(index as u32, key.as_ptr(), key.len(), &mut out) };
+    if st != abi::STATUS_OK {
+        return Err(st);
+    }
+    if out.is_null() {
+        return Err(abi::STATUS_INTERNAL);
+    }
+    Ok(out)
+}

@@ -1,0 +1,64 @@
+//! The daemon library's one error type.
+
+use std::path::PathBuf;
+
+/// Why a backend library was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendProblem {
+    #[error("not owned by root (owner uid {0})")]
+    NotRootOwned(u32),
+    #[error("writable by group or others (mode {0:o})")]
+    Writable(u32),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("cannot open: {0}")]
+    Open(String),
+    #[error("not a loadable shared library: {0}")]
+    NotALibrary(String),
+    #[error("no `tcd_backend_entry` symbol: not a tcd backend")]
+    NoEntry,
+    #[error("entry point returned no descriptor")]
+    NullDescriptor,
+    #[error("built for backend ABI version {found}, this daemon speaks version {expected}")]
+    AbiVersion { found: u32, expected: u32 },
+    #[error("malformed descriptor: {0}")]
+    Malformed(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("backend {}: {problem}", path.display())]
+    Backend {
+        path: PathBuf,
+        problem: BackendProblem,
+    },
+    #[error("backend folder {}: {problem}", path.display())]
+    BackendDir {
+        path: PathBuf,
+        problem: BackendProblem,
+    },
+    #[error("backend {backend} is not available on this processor")]
+    BackendUnavailable { backend: String },
+    #[error("backend {backend} has no cipher {cipher}")]
+    NoSuchCipher { backend: String, cipher: String },
+    #[error("no loaded backend provides cipher {0}")]
+    UnsupportedCipher(String),
+    #[error("unknown encryption algorithm {0}")]
+    UnknownChain(String),
+    #[error("key material of {got} bytes where {expected} are needed")]
+    KeyLength { expected: usize, got: usize },
+    #[error("{len} bytes is not a whole number of {unit}-byte data units")]
+    Alignment { len: usize, unit: usize },
+    #[error("{units} data units from number {first_unit} pass the last unit number")]
+    UnitRange { first_unit: u64, units: u64 },
+    #[error("backend {backend} failed in {call}: status {status}")]
+    BackendCall {
+        backend: String,
+        call: &'static str,
+        status: i32,
+    },
+    #[error("cannot start the cipher thread pool: {0}")]
+    ThreadPool(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,161 @@
+//! Known answers from real TrueCrypt volumes, through the loaded backends.
+//!
+//! For each TrueCrypt 7 (and 6) volume of the cryptsetup corpus made with
+//! SHA-512, derive the header key, decrypt the header through the engine's
+//! chain, check its magic and both CRC-32s, then decrypt the first sector
+//! of the data area with the master key and find the FAT serial DEAD-BABE
+//! (CAFE-BABE in a hidden volume). Every AES layer runs once on the AES-NI
+//! backend and once on the software backend, so a backend that derives or
+//! encrypts differently from TrueCrypt cannot pass.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use tcd::engine::{self, Chain, Engine};
+use tcd_tests::{backend_lib, tcrypt_images};
+
+const PASSWORD: &[u8] = b"aaaaaaaaaaaa";
+const HIDDEN_PASSWORD: &[u8] = b"bbbbbbbbbbbb";
+
+fn engine(backends: &[&str]) -> Engine {
+    let loaded = backends
+        .iter()
+        .map(|b| engine::loader::load(&backend_lib(b)).expect("backend loads"))
+        .collect();
+    Engine::new(loaded, 2).expect("engine")
+}
+
+fn read_at(f: &mut File, offset: u64, len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
+    f.seek(SeekFrom::Start(offset)).expect("seek");
+    f.read_exact(&mut buf).expect("read");
+    buf
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn be64(b: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Opens the header at `offset` and returns the FAT serial of the volume's
+/// first data sector, little-endian as blkid prints it.
+fn open_and_read_serial(
+    e: &Engine,
+    image: &str,
+    chain: &'static Chain,
+    header_at: u64,
+    password: &[u8],
+) -> u32 {
+    let path = tcrypt_images().join(image);
+    let mut f = File::open(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let header = read_at(&mut f, header_at, 512);
+    let mut header_key = [0u8; 192];
+    pbkdf2::pbkdf2_hmac::<sha2::Sha512>(password, &header[..64], 1000, &mut header_key);
+
+    // The 448 encrypted bytes are one XTS data unit numbered 0.
+    let mut area = header[64..].to_vec();
+    let hc = e
+        .volume_cipher_units(chain, &header_key, None, 448)
+        .expect("header cipher");
+    hc.decrypt(&mut area, 0).expect("decrypt header");
+    assert_eq!(
+        &area[..4],
+        b"TRUE",
+        "{image}: header magic with {:?}",
+        hc.backends()
+    );
+    assert_eq!(
+        be32(&area, 8),
+        crc32fast::hash(&area[192..448]),
+        "{image}: master key CRC"
+    );
+    assert_eq!(
+        be32(&area, 188),
+        crc32fast::hash(&area[..188]),
+        "{image}: header CRC"
+    );
+
+    let data_offset = be64(&area, 44);
+    let master = &area[192..448];
+    let vc = e.volume_cipher(chain, master, None).expect("volume cipher");
+    let mut sector = read_at(&mut f, data_offset, 512);
+    // Units count from the start of the host file, hidden volumes included.
+    vc.decrypt(&mut sector, data_offset / 512)
+        .expect("decrypt sector");
+    assert_eq!(
+        &sector[510..512],
+        &[0x55, 0xaa],
+        "{image}: boot sector signature"
+    );
+    let at = if &sector[0x52..0x57] == b"FAT32" {
+        0x43
+    } else {
+        0x27
+    };
+    u32::from_le_bytes(sector[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn chain_of(image: &str) -> &'static Chain {
+    let name = image
+        .split("-xts-")
+        .nth(1)
+        .expect("xts image")
+        .trim_end_matches("-hidden");
+    Chain::by_name(name).unwrap_or_else(|| panic!("no chain {name}"))
+}
+
+const IMAGES: &[&str] = &[
+    "tc_5-sha512-xts-aes",
+    "tc_5-sha512-xts-twofish",
+    "tc_5-sha512-xts-serpent",
+    "tc_5-sha512-xts-aes-twofish",
+    "tc_5-sha512-xts-aes-twofish-serpent",
+    "tc_5-sha512-xts-serpent-aes",
+    "tc_5-sha512-xts-serpent-twofish-aes",
+    "tc_5-sha512-xts-twofish-serpent",
+    "tc_4-sha512-xts-aes",
+    "tc_4-sha512-xts-twofish-serpent",
+    "tc_3-sha512-xts-aes",
+];
+
+#[test]
+fn truecrypt_volumes_decrypt_on_every_backend_order() {
+    for order in [&["aesni", "soft"][..], &["soft"][..]] {
+        let e = engine(order);
+        for image in IMAGES {
+            let serial = open_and_read_serial(&e, image, chain_of(image), 0, PASSWORD);
+            assert_eq!(serial, 0xDEAD_BABE, "{image} with backends {order:?}");
+        }
+    }
+}
+
+#[test]
+fn hidden_volumes_decrypt_at_their_own_unit_numbers() {
+    for order in [&["aesni", "soft"][..], &["soft"][..]] {
+        let e = engine(order);
+        for image in [
+            "tc_5-sha512-xts-aes-hidden",
+            "tc_5-sha512-xts-serpent-twofish-aes-hidden",
+        ] {
+            // The hidden header sits at 64 KiB.
+            let serial = open_and_read_serial(&e, image, chain_of(image), 65536, HIDDEN_PASSWORD);
+            assert_eq!(serial, 0xCAFE_BABE, "{image} with backends {order:?}");
+            let outer = open_and_read_serial(&e, image, chain_of(image), 0, PASSWORD);
+            assert_eq!(outer, 0xDEAD_BABE, "{image} outer with backends {order:?}");
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "header magic")]
+fn a_wrong_password_does_not_decrypt() {
+    let e = engine(&["soft"]);
+    open_and_read_serial(
+        &e,
+        "tc_5-sha512-xts-aes",
+        chain_of("tc_5-sha512-xts-aes"),
+        0,
+        b"aaaaaaaaaaab",
+    );
+}
