@@ -85,7 +85,8 @@ fn a_c_backend_built_against_the_header_loads_and_runs() {
 #[test]
 fn broken_c_backends_are_refused_by_name() {
     let dir = tempdir();
-    let cases: &[(&str, fn(&BackendProblem) -> bool)] = &[
+    type Check = fn(&BackendProblem) -> bool;
+    let cases: &[(&str, Check)] = &[
         ("WRONG_ABI", |p| {
             matches!(
                 p,

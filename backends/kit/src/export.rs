@@ -70,7 +70,7 @@ pub unsafe fn xts_crypt(
     encrypt: bool,
 ) -> Status {
     let unit = unit_size as usize;
-    if ctx.is_null() || unit == 0 || unit % 16 != 0 || len % unit != 0 {
+    if ctx.is_null() || unit == 0 || !unit.is_multiple_of(16) || !len.is_multiple_of(unit) {
         return STATUS_INVALID_ARGUMENT;
     }
     if len == 0 {

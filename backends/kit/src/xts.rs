@@ -69,7 +69,9 @@ impl<C: BlockCipher> Xts<C> {
     }
 
     fn run(&self, data: &mut [u8], first_unit: u64, unit_size: usize, encrypt: bool) {
-        debug_assert!(unit_size > 0 && unit_size % 16 == 0 && data.len() % unit_size == 0);
+        debug_assert!(
+            unit_size > 0 && unit_size.is_multiple_of(16) && data.len().is_multiple_of(unit_size)
+        );
         let mut tweaks = [0u8; CHUNK];
         let mut initial = [0u8; TWEAK_BATCH * 16];
         let mut unit = first_unit;

@@ -66,7 +66,7 @@ impl VolumeCipher {
 
     fn run(&self, data: &mut [u8], first_unit: u64, encrypt: bool) -> Result<()> {
         let unit = self.unit_size as usize;
-        if data.len() % unit != 0 {
+        if !data.len().is_multiple_of(unit) {
             return Err(Error::Alignment {
                 len: data.len(),
                 unit,

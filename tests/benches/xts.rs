@@ -1,0 +1,138 @@
+//! Cipher engine throughput: per backend and per cipher or cascade, encrypt
+//! and decrypt MB/s on 1 MiB buffers of 512-byte units (and 4096-byte units
+//! for comparison), on one thread and on all, through the loaded C ABI
+//! exactly as a mounted volume uses it; and `openssl speed -evp
+//! aes-256-xts` taken in the same run for scale.
+//!
+//! Run: `cargo build --release --workspace && cargo bench -p tcd-tests --bench xts`
+//! (`TCD_BENCH_SECONDS` sets the time per figure, default 0.4.)
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tcd::engine::{self, Engine, VolumeCipher, chain::CHAINS};
+
+const MIB: usize = 1 << 20;
+
+fn seconds() -> Duration {
+    let s: f64 = std::env::var("TCD_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.4);
+    Duration::from_secs_f64(s)
+}
+
+/// MB/s (10^6 bytes) of `f` over `buf`, repeated for the measuring time.
+fn measure(buf: &mut [u8], mut f: impl FnMut(&mut [u8])) -> f64 {
+    f(buf); // warm up
+    let budget = seconds();
+    let start = Instant::now();
+    let mut bytes = 0usize;
+    while start.elapsed() < budget {
+        f(black_box(&mut *buf));
+        bytes += buf.len();
+    }
+    bytes as f64 / start.elapsed().as_secs_f64() / 1e6
+}
+
+fn engine(order: &[&str], threads: usize) -> Engine {
+    let dir = tcd_tests::build_dir();
+    let loaded = order
+        .iter()
+        .map(|b| {
+            engine::loader::load(&dir.join(format!("libtcd_backend_{b}.so"))).unwrap_or_else(|e| {
+                panic!("{e} (build with `cargo build --release --workspace` first)")
+            })
+        })
+        .collect();
+    Engine::new(loaded, threads).expect("engine")
+}
+
+fn row(label: &str, one: &VolumeCipher, all: &VolumeCipher, unit: u32) {
+    let mut buf = vec![0x5au8; MIB];
+    let e1 = measure(&mut buf, |b| one.encrypt(b, 256).expect("encrypt"));
+    let d1 = measure(&mut buf, |b| one.decrypt(b, 256).expect("decrypt"));
+    let en = measure(&mut buf, |b| all.encrypt(b, 256).expect("encrypt"));
+    let dn = measure(&mut buf, |b| all.decrypt(b, 256).expect("decrypt"));
+    let backends = one.backends().join("+");
+    println!(
+        "{label:<22} {backends:<18} {unit:>5} {e1:>9.0} {d1:>9.0} {en:>9.0} {dn:>9.0} {:>6.2}",
+        (en + dn) / (e1 + d1)
+    );
+}
+
+fn openssl(threads: usize) -> Option<f64> {
+    let mut cmd = Command::new("openssl");
+    cmd.args([
+        "speed",
+        "-evp",
+        "aes-256-xts",
+        "-bytes",
+        "1048576",
+        "-seconds",
+        "2",
+    ]);
+    if threads > 1 {
+        cmd.args(["-multi", &threads.to_string()]);
+    }
+    let out = cmd.output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "AES-256-XTS    6189775.90k" or, with -multi, "evp  ...k"
+    let line = text.lines().rev().find(|l| l.trim_end().ends_with('k'))?;
+    let k: f64 = line
+        .split_whitespace()
+        .last()?
+        .trim_end_matches('k')
+        .parse()
+        .ok()?;
+    Some(k * 1000.0 / 1e6)
+}
+
+fn main() {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    println!("tcd XTS benchmark: 1 MiB buffers, MB/s = 10^6 bytes/s, {threads} threads for 'all'");
+    println!(
+        "{:<22} {:<18} {:>5} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "algorithm", "backends", "unit", "enc 1T", "dec 1T", "enc all", "dec all", "all/1T"
+    );
+    let orders: [&[&str]; 2] = [&["aesni", "soft"], &["soft"]];
+    let key = vec![0x42u8; 192];
+    for chain in CHAINS {
+        for order in orders {
+            let uses_aes = chain.ciphers.contains(&"AES");
+            if !uses_aes && order.len() == 1 {
+                continue; // the same backends as the first order
+            }
+            let one = engine(order, 1);
+            let all = engine(order, threads);
+            let units: &[u32] = if chain.ciphers.len() == 1 {
+                &[512, 4096]
+            } else {
+                &[512]
+            };
+            for &unit in units {
+                let c1 = one
+                    .volume_cipher_units(chain, &key, None, unit)
+                    .expect("cipher");
+                let cn = all
+                    .volume_cipher_units(chain, &key, None, unit)
+                    .expect("cipher");
+                row(chain.name, &c1, &cn, unit);
+            }
+        }
+    }
+    match (openssl(1), openssl(threads)) {
+        (Some(one), Some(all)) => println!(
+            "{:<22} {:<18} {:>5} {one:>9.0} {:>9} {all:>9.0} {:>9} {:>6.2}",
+            "openssl aes-256-xts",
+            "OpenSSL 3 EVP",
+            "1MiB",
+            "-",
+            "-",
+            all / one
+        ),
+        _ => println!("openssl speed: not available"),
+    }
+}
