@@ -57,8 +57,52 @@ pub enum Error {
         call: &'static str,
         status: i32,
     },
+    /// One message for a wrong password, a missing keyfile and a file that
+    /// is no volume, on purpose: telling them apart would leak which.
+    #[error("wrong password or keyfile, or not a volume{}", untried_note(untried))]
+    NotUnlocked { untried: Vec<String> },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("write refused: it would land in the protected hidden volume")]
+    HiddenVolumeProtected,
+    #[error("the volume is read-only")]
+    ReadOnly,
+    #[error("cancelled")]
+    Cancelled,
+    #[error(
+        "this volume's Argon2id needs {needed_mib} MiB of memory, more than the {limit_mib} MiB allowed"
+    )]
+    Argon2Memory { needed_mib: u64, limit_mib: u64 },
+    #[error("PIM {0} is out of range")]
+    InvalidPim(u32),
+    #[error("{format} has no PRF {prf}")]
+    PrfNotInFormat {
+        prf: &'static str,
+        format: &'static str,
+    },
+    #[error("password of {len} bytes is longer than the {max} bytes {format} allows")]
+    PasswordTooLong {
+        len: usize,
+        max: usize,
+        format: &'static str,
+    },
+    #[error("key derivation failed: {0}")]
+    Kdf(String),
     #[error("cannot start the cipher thread pool: {0}")]
     ThreadPool(String),
+}
+
+fn untried_note(untried: &[String]) -> String {
+    if untried.is_empty() {
+        String::new()
+    } else {
+        format!(" (not tried: {})", untried.join(", "))
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

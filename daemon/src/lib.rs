@@ -3,5 +3,6 @@
 
 pub mod engine;
 pub mod error;
+pub mod volume;
 
 pub use error::{Error, Result};

@@ -7,6 +7,7 @@
 //! it computes the same portable algorithm wider.
 
 pub mod aes;
+pub mod rustcrypto;
 pub mod serpent;
 pub mod twofish;
 
@@ -32,6 +33,15 @@ pub fn new_serpent_xts(key: &[u8]) -> Box<dyn XtsCipher> {
     xts_of(key, serpent::Serpent256::new)
 }
 
+/// XTS-Camellia-256 from 64 bytes of key.
+pub fn new_camellia_xts(key: &[u8]) -> Box<dyn XtsCipher> {
+    xts_of(key, rustcrypto::Camellia256::new)
+}
+/// XTS-Kuznyechik from 64 bytes of key.
+pub fn new_kuznyechik_xts(key: &[u8]) -> Box<dyn XtsCipher> {
+    xts_of(key, rustcrypto::Kuznyechik::new)
+}
+
 fn available() -> bool {
     // Portable code: every processor can run it.
     true
@@ -39,7 +49,7 @@ fn available() -> bool {
 
 tcd_backend_kit::export_backend! {
     name: c"soft",
-    description: c"Portable software ciphers (constant-time bitsliced AES, Twofish, Serpent); no processor crypto instructions",
+    description: c"Portable software ciphers (constant-time bitsliced AES, Twofish, Serpent, Camellia, Kuznyechik); no processor crypto instructions",
     version: c"0.1.0",
     flags: 0,
     available: available,
@@ -47,5 +57,7 @@ tcd_backend_kit::export_backend! {
         (c"AES", 32, new_aes_xts),
         (c"Twofish", 32, new_twofish_xts),
         (c"Serpent", 32, new_serpent_xts),
+        (c"Camellia", 32, new_camellia_xts),
+        (c"Kuznyechik", 32, new_kuznyechik_xts),
     ],
 }

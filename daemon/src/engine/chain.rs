@@ -28,7 +28,8 @@ const fn c(name: &'static str, ciphers: &'static [&'static str], truecrypt: bool
     }
 }
 
-/// TrueCrypt 7's algorithms (VeraCrypt reads them all too).
+/// TrueCrypt 7's algorithms (VeraCrypt reads them all too), then those only
+/// VeraCrypt has.
 pub const CHAINS: &[Chain] = &[
     c("AES", &["AES"], true),
     c("Serpent", &["Serpent"], true),
@@ -38,6 +39,18 @@ pub const CHAINS: &[Chain] = &[
     c("Serpent-AES", &["AES", "Serpent"], true),
     c("Serpent-Twofish-AES", &["AES", "Twofish", "Serpent"], true),
     c("Twofish-Serpent", &["Serpent", "Twofish"], true),
+    // VeraCrypt only.
+    c("Camellia", &["Camellia"], false),
+    c("Kuznyechik", &["Kuznyechik"], false),
+    c("Camellia-Kuznyechik", &["Kuznyechik", "Camellia"], false),
+    c("Camellia-Serpent", &["Serpent", "Camellia"], false),
+    c("Kuznyechik-AES", &["AES", "Kuznyechik"], false),
+    c(
+        "Kuznyechik-Serpent-Camellia",
+        &["Camellia", "Serpent", "Kuznyechik"],
+        false,
+    ),
+    c("Kuznyechik-Twofish", &["Twofish", "Kuznyechik"], false),
 ];
 
 impl Chain {

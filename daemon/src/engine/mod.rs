@@ -89,6 +89,12 @@ impl Engine {
         &self.backends
     }
 
+    /// Runs `f` on the engine's thread pool (for parallel work of its own,
+    /// like the header search).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }

@@ -1,0 +1,944 @@
+//! Header key derivation: PBKDF2-HMAC with each PRF of TrueCrypt 7 and
+//! VeraCrypt, the PIM, and VeraCrypt's Argon2id.
+//!
+//! PBKDF2 (PKCS #5 v2.0) is written here over the `hmac` crate rather than
+//! taken from the `pbkdf2` crate so that the iteration loop can look at a
+//! cancel flag: a trial search runs several derivations at once and stops
+//! the others as soon as one of them opens the header.
+//!
+//! The keyed HMAC state (the hash state after the ipad and opad blocks) is
+//! computed once per derivation and cloned for every iteration, so an
+//! iteration costs exactly two compression-function calls for the
+//! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160, Streebog) — what the
+//! `pbkdf2` crate and VeraCrypt do too.
+
+use crate::error::{Error, Result};
+use hmac::digest::{FixedOutput, KeyInit, Output, OutputSizeUser, Update};
+use std::sync::atomic::{AtomicBool, Ordering};
+use zeroize::Zeroize;
+
+/// Bytes of header key derived: enough for a three-cipher cascade.
+pub const HEADER_KEY_BYTES: usize = 192;
+
+/// The header salt's length in bytes.
+pub const SALT_BYTES: usize = 64;
+
+/// The largest PIM VeraCrypt accepts for a non-system volume (its
+/// `MAX_PIM_VALUE`): 15000 + 1000 * PIM still fits in a signed 32-bit int.
+pub const MAX_PIM: u32 = 2_147_468;
+
+/// How many PBKDF2 iterations run between two looks at the cancel flag.
+/// SHA-512 runs about 2 million iterations a second on one core, Whirlpool
+/// about 0.5 million, so this is at most a few milliseconds of work.
+const CANCEL_CHECK_EVERY: u32 = 4096;
+
+/// The two volume formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    TrueCrypt,
+    VeraCrypt,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::TrueCrypt => "TrueCrypt",
+            Format::VeraCrypt => "VeraCrypt",
+        }
+    }
+}
+
+/// Pseudo-random functions (and Argon2id) of header key derivation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prf {
+    Sha512,
+    Whirlpool,
+    Sha256,
+    Blake2s,
+    Streebog,
+    Ripemd160,
+    Argon2id,
+}
+
+/// Bounds on what one derivation may use.
+#[derive(Debug, Clone, Copy)]
+pub struct KdfLimits {
+    /// Argon2id memory bound in KiB; a volume needing more is refused.
+    pub argon2_max_memory_kib: u32,
+}
+
+impl Default for KdfLimits {
+    fn default() -> Self {
+        KdfLimits {
+            argon2_max_memory_kib: 1024 * 1024,
+        }
+    }
+}
+
+/// The cost of VeraCrypt's Argon2id for one PIM (parallelism is always 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Argon2Cost {
+    /// Memory in KiB (Argon2's `m_cost`).
+    pub memory_kib: u32,
+    /// Passes over the memory (Argon2's `t_cost`).
+    pub passes: u32,
+}
+
+impl Prf {
+    /// The PRFs a trial tries for `format`, in the order it tries them.
+    pub fn all(format: Format) -> &'static [Prf] {
+        match format {
+            Format::TrueCrypt => &[Prf::Ripemd160, Prf::Sha512, Prf::Whirlpool],
+            Format::VeraCrypt => &[
+                Prf::Sha512,
+                Prf::Sha256,
+                Prf::Whirlpool,
+                Prf::Blake2s,
+                Prf::Streebog,
+                Prf::Ripemd160,
+                Prf::Argon2id,
+            ],
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prf::Sha512 => "SHA-512",
+            Prf::Whirlpool => "Whirlpool",
+            Prf::Sha256 => "SHA-256",
+            Prf::Blake2s => "BLAKE2s-256",
+            Prf::Streebog => "Streebog",
+            Prf::Ripemd160 => "RIPEMD-160",
+            Prf::Argon2id => "Argon2id",
+        }
+    }
+
+    /// Parses a PRF name as users type it (`sha512`, `SHA-512`, ...).
+    /// Case, `-` and `_` do not matter.
+    pub fn by_name(name: &str) -> Option<Prf> {
+        let key: String = name
+            .trim()
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        match key.as_str() {
+            "sha512" => Some(Prf::Sha512),
+            "sha256" => Some(Prf::Sha256),
+            "whirlpool" => Some(Prf::Whirlpool),
+            "ripemd160" | "rmd160" => Some(Prf::Ripemd160),
+            "blake2s" | "blake2s256" => Some(Prf::Blake2s),
+            "streebog" | "streebog512" | "stribog" | "stribog512" => Some(Prf::Streebog),
+            "argon2id" | "argon2" => Some(Prf::Argon2id),
+            _ => None,
+        }
+    }
+
+    /// Whether `format` knows this PRF at all.
+    pub fn in_format(self, format: Format) -> bool {
+        Prf::all(format).contains(&self)
+    }
+
+    /// PBKDF2 iterations for a normal (non-system) volume; None for Argon2id,
+    /// for a PRF the format does not have, and for a PIM the format does not
+    /// accept (TrueCrypt has no PIM: any PIM but 0 is None; VeraCrypt PIMs
+    /// above [`MAX_PIM`] are None).
+    ///
+    /// TrueCrypt 7: RIPEMD-160 2000, SHA-512 1000, Whirlpool 1000.
+    /// VeraCrypt: PIM 0 gives 500000 (RIPEMD-160: 655331), any other PIM
+    /// 15000 + 1000 * PIM for every PRF.
+    pub fn iterations(self, format: Format, pim: u32) -> Option<u32> {
+        if !self.in_format(format) {
+            return None;
+        }
+        match format {
+            Format::TrueCrypt => {
+                if pim != 0 {
+                    return None;
+                }
+                match self {
+                    Prf::Ripemd160 => Some(2000),
+                    Prf::Sha512 | Prf::Whirlpool => Some(1000),
+                    _ => None,
+                }
+            }
+            Format::VeraCrypt => {
+                if self == Prf::Argon2id || pim > MAX_PIM {
+                    return None;
+                }
+                if pim == 0 {
+                    Some(if self == Prf::Ripemd160 {
+                        655_331
+                    } else {
+                        500_000
+                    })
+                } else {
+                    Some(15_000 + 1_000 * pim)
+                }
+            }
+        }
+    }
+
+    /// VeraCrypt's Argon2id cost for a PIM (0 means the default, 12): memory
+    /// min(64 + (PIM-1)*32, 1024) MiB; passes 3 + (PIM-1)/3 up to PIM 31,
+    /// 13 + (PIM-31) above. None unless this is Argon2id and the PIM is at
+    /// most [`MAX_PIM`].
+    pub fn argon2_cost(self, pim: u32) -> Option<Argon2Cost> {
+        if self != Prf::Argon2id || pim > MAX_PIM {
+            return None;
+        }
+        let pim = if pim == 0 { 12 } else { pim };
+        let memory_mib = (64 + (pim - 1).min(30) * 32).min(1024);
+        let passes = if pim <= 31 {
+            3 + (pim - 1) / 3
+        } else {
+            13 + (pim - 31)
+        };
+        Some(Argon2Cost {
+            memory_kib: memory_mib * 1024,
+            passes,
+        })
+    }
+}
+
+/// Derives the 192-byte header key from a password (keyfiles already
+/// applied) and the header's 64-byte salt. Checks `cancel` often enough that
+/// a cancelled search stops within a fraction of a second.
+#[allow(clippy::too_many_arguments)]
+pub fn derive_header_key(
+    prf: Prf,
+    format: Format,
+    pim: u32,
+    password: &[u8],
+    salt: &[u8; 64],
+    limits: &KdfLimits,
+    cancel: &AtomicBool,
+    out: &mut [u8; HEADER_KEY_BYTES],
+) -> Result<()> {
+    if !prf.in_format(format) {
+        return Err(Error::PrfNotInFormat {
+            prf: prf.name(),
+            format: format.name(),
+        });
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
+    }
+    if prf == Prf::Argon2id {
+        return argon2id(pim, password, salt, limits, cancel, out);
+    }
+    let iterations = prf.iterations(format, pim).ok_or(Error::InvalidPim(pim))?;
+    let result = match prf {
+        Prf::Sha512 => pbkdf2::<hmac::Hmac<sha2::Sha512>>(password, salt, iterations, cancel, out),
+        Prf::Sha256 => pbkdf2::<hmac::Hmac<sha2::Sha256>>(password, salt, iterations, cancel, out),
+        Prf::Whirlpool => {
+            pbkdf2::<hmac::Hmac<whirlpool::Whirlpool>>(password, salt, iterations, cancel, out)
+        }
+        Prf::Ripemd160 => {
+            pbkdf2::<hmac::Hmac<ripemd::Ripemd160>>(password, salt, iterations, cancel, out)
+        }
+        Prf::Streebog => {
+            pbkdf2::<hmac::Hmac<streebog::Streebog512>>(password, salt, iterations, cancel, out)
+        }
+        Prf::Blake2s => {
+            pbkdf2::<hmac::SimpleHmac<blake2::Blake2s256>>(password, salt, iterations, cancel, out)
+        }
+        Prf::Argon2id => Err(Error::Kdf(
+            "unreachable: Argon2id is not a PBKDF2 PRF".into(),
+        )),
+    };
+    if result.is_err() {
+        out.zeroize();
+    }
+    result
+}
+
+/// PBKDF2 with the HMAC type `M` (PKCS #5 v2.0, section 5.2): block i of the
+/// output is U1 ^ U2 ^ ... ^ Uc with U1 = PRF(P, S || INT(i)) and
+/// Uj = PRF(P, Uj-1). Every block runs `iterations` HMACs; `cancel` is read
+/// every [`CANCEL_CHECK_EVERY`] of them.
+pub(crate) fn pbkdf2<M>(
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+    cancel: &AtomicBool,
+    out: &mut [u8],
+) -> Result<()>
+where
+    M: KeyInit + Update + FixedOutput + Clone,
+{
+    if iterations == 0 {
+        return Err(Error::Kdf("PBKDF2 needs at least one iteration".into()));
+    }
+    // HMAC takes keys of any length: this cannot fail.
+    let keyed = M::new_from_slice(password).map_err(|_| Error::Kdf("HMAC key".into()))?;
+    let mut u = Output::<M>::default();
+    let mut acc = Output::<M>::default();
+    let result = pbkdf2_blocks(&keyed, salt, iterations, cancel, out, &mut u, &mut acc);
+    u.as_mut_slice().zeroize();
+    acc.as_mut_slice().zeroize();
+    // `keyed` (and every clone) wipes its hash states on drop (the hash
+    // crates' `zeroize` feature).
+    drop(keyed);
+    result
+}
+
+fn pbkdf2_blocks<M>(
+    keyed: &M,
+    salt: &[u8],
+    iterations: u32,
+    cancel: &AtomicBool,
+    out: &mut [u8],
+    u: &mut Output<M>,
+    acc: &mut Output<M>,
+) -> Result<()>
+where
+    M: Update + FixedOutput + Clone + OutputSizeUser,
+{
+    for (index, chunk) in out.chunks_mut(u.len()).enumerate() {
+        let block_number =
+            u32::try_from(index + 1).map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
+        let mut mac = keyed.clone();
+        mac.update(salt);
+        mac.update(&block_number.to_be_bytes());
+        mac.finalize_into(u);
+        acc.copy_from_slice(u);
+
+        let mut left = iterations - 1;
+        while left > 0 {
+            let run = left.min(CANCEL_CHECK_EVERY);
+            for _ in 0..run {
+                let mut mac = keyed.clone();
+                mac.update(u);
+                mac.finalize_into(u);
+                xor_into(acc, u);
+            }
+            left -= run;
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+        }
+        chunk.copy_from_slice(&acc[..chunk.len()]);
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn xor_into(acc: &mut [u8], u: &[u8]) {
+    for (a, b) in acc.iter_mut().zip(u) {
+        *a ^= *b;
+    }
+}
+
+/// VeraCrypt's Argon2id: Argon2id version 0x13, parallelism 1, no secret and
+/// no associated data, password = the password bytes after keyfiles, salt =
+/// the header's 64-byte salt, output = the whole 192-byte header key.
+fn argon2id(
+    pim: u32,
+    password: &[u8],
+    salt: &[u8; 64],
+    limits: &KdfLimits,
+    cancel: &AtomicBool,
+    out: &mut [u8; HEADER_KEY_BYTES],
+) -> Result<()> {
+    let cost = Prf::Argon2id
+        .argon2_cost(pim)
+        .ok_or(Error::InvalidPim(pim))?;
+    if cost.memory_kib > limits.argon2_max_memory_kib {
+        return Err(Error::Argon2Memory {
+            needed_mib: u64::from(cost.memory_kib) / 1024,
+            limit_mib: u64::from(limits.argon2_max_memory_kib) / 1024,
+        });
+    }
+    let params = argon2::Params::new(cost.memory_kib, cost.passes, 1, Some(HEADER_KEY_BYTES))
+        .map_err(|e| Error::Kdf(format!("Argon2id parameters: {e}")))?;
+    let blocks = params.block_count();
+    let ctx = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+
+    // Allocate the work memory ourselves so that a failed allocation is an
+    // error (not an abort) and so that it can be wiped afterwards.
+    let mut memory: Vec<argon2::Block> = Vec::new();
+    memory
+        .try_reserve_exact(blocks)
+        .map_err(|_| Error::Argon2Memory {
+            needed_mib: u64::from(cost.memory_kib) / 1024,
+            limit_mib: u64::from(limits.argon2_max_memory_kib) / 1024,
+        })?;
+    memory.resize(blocks, argon2::Block::default());
+
+    let result = ctx
+        .hash_password_into_with_memory(password, salt, out, &mut memory[..])
+        .map_err(|e| Error::Kdf(format!("Argon2id: {e}")));
+    memory.zeroize();
+    drop(memory);
+    if result.is_err() {
+        out.zeroize();
+    }
+    result?;
+    if cancel.load(Ordering::Relaxed) {
+        out.zeroize();
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::keyfile;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    const KAT: &str = include_str!("testdata/pbkdf2_kat.txt");
+    const VOLUMES: &str = include_str!("testdata/volumes.txt");
+
+    fn never() -> AtomicBool {
+        AtomicBool::new(false)
+    }
+
+    #[test]
+    fn prf_names() {
+        for (text, prf) in [
+            ("sha512", Prf::Sha512),
+            ("SHA-512", Prf::Sha512),
+            ("Sha512", Prf::Sha512),
+            ("sha256", Prf::Sha256),
+            ("SHA-256", Prf::Sha256),
+            ("whirlpool", Prf::Whirlpool),
+            ("WHIRLPOOL", Prf::Whirlpool),
+            ("ripemd160", Prf::Ripemd160),
+            ("RIPEMD-160", Prf::Ripemd160),
+            ("blake2s", Prf::Blake2s),
+            ("BLAKE2s-256", Prf::Blake2s),
+            ("streebog", Prf::Streebog),
+            ("Stribog", Prf::Streebog),
+            ("stribog512", Prf::Streebog),
+            ("argon2id", Prf::Argon2id),
+            ("Argon2ID", Prf::Argon2id),
+        ] {
+            assert_eq!(Prf::by_name(text), Some(prf), "{text}");
+        }
+        for bad in ["", "sha1", "md5", "sha-3", "blake2b", "argon2i"] {
+            assert_eq!(Prf::by_name(bad), None, "{bad}");
+        }
+        for format in [Format::TrueCrypt, Format::VeraCrypt] {
+            for &prf in Prf::all(format) {
+                assert_eq!(Prf::by_name(prf.name()), Some(prf));
+            }
+        }
+    }
+
+    #[test]
+    fn iteration_counts() {
+        let tc = Format::TrueCrypt;
+        let vc = Format::VeraCrypt;
+        assert_eq!(Prf::Ripemd160.iterations(tc, 0), Some(2000));
+        assert_eq!(Prf::Sha512.iterations(tc, 0), Some(1000));
+        assert_eq!(Prf::Whirlpool.iterations(tc, 0), Some(1000));
+        for prf in [Prf::Sha256, Prf::Blake2s, Prf::Streebog, Prf::Argon2id] {
+            assert_eq!(prf.iterations(tc, 0), None, "{prf:?} is not TrueCrypt");
+        }
+        // TrueCrypt has no PIM.
+        assert_eq!(Prf::Sha512.iterations(tc, 1), None);
+
+        for prf in [
+            Prf::Sha512,
+            Prf::Whirlpool,
+            Prf::Sha256,
+            Prf::Blake2s,
+            Prf::Streebog,
+        ] {
+            assert_eq!(prf.iterations(vc, 0), Some(500_000));
+            assert_eq!(prf.iterations(vc, 1), Some(16_000));
+            assert_eq!(prf.iterations(vc, 485), Some(500_000));
+            assert_eq!(prf.iterations(vc, 1234), Some(1_249_000));
+            assert_eq!(prf.iterations(vc, MAX_PIM), Some(2_147_483_000));
+            assert_eq!(prf.iterations(vc, MAX_PIM + 1), None);
+        }
+        assert_eq!(Prf::Ripemd160.iterations(vc, 0), Some(655_331));
+        assert_eq!(Prf::Ripemd160.iterations(vc, 10), Some(25_000));
+        assert_eq!(Prf::Argon2id.iterations(vc, 0), None);
+    }
+
+    #[test]
+    fn argon2_costs() {
+        let cost = |pim| Prf::Argon2id.argon2_cost(pim).unwrap();
+        // PIM 0 is 12: 64 + 11*32 = 416 MiB, 3 + 11/3 = 6 passes (VeraCrypt's
+        // documentation gives these numbers for PIM 12).
+        assert_eq!(
+            cost(0),
+            Argon2Cost {
+                memory_kib: 416 * 1024,
+                passes: 6
+            }
+        );
+        assert_eq!(cost(12), cost(0));
+        assert_eq!(
+            cost(1),
+            Argon2Cost {
+                memory_kib: 64 * 1024,
+                passes: 3
+            }
+        );
+        assert_eq!(
+            cost(8),
+            Argon2Cost {
+                memory_kib: 288 * 1024,
+                passes: 5
+            }
+        );
+        assert_eq!(
+            cost(30),
+            Argon2Cost {
+                memory_kib: 992 * 1024,
+                passes: 12
+            }
+        );
+        assert_eq!(
+            cost(31),
+            Argon2Cost {
+                memory_kib: 1024 * 1024,
+                passes: 13
+            }
+        );
+        assert_eq!(
+            cost(33),
+            Argon2Cost {
+                memory_kib: 1024 * 1024,
+                passes: 15
+            }
+        );
+        assert_eq!(
+            cost(1000),
+            Argon2Cost {
+                memory_kib: 1024 * 1024,
+                passes: 982
+            }
+        );
+        assert_eq!(Prf::Argon2id.argon2_cost(MAX_PIM + 1), None);
+        assert_eq!(Prf::Sha512.argon2_cost(0), None);
+    }
+
+    #[test]
+    fn argon2_memory_limit_refuses_before_allocating() {
+        let limits = KdfLimits {
+            argon2_max_memory_kib: 100 * 1024,
+        };
+        let mut out = [0u8; HEADER_KEY_BYTES];
+        let start = Instant::now();
+        let r = derive_header_key(
+            Prf::Argon2id,
+            Format::VeraCrypt,
+            0,
+            b"pw",
+            &[7; 64],
+            &limits,
+            &never(),
+            &mut out,
+        );
+        assert!(
+            matches!(
+                r,
+                Err(Error::Argon2Memory {
+                    needed_mib: 416,
+                    limit_mib: 100
+                })
+            ),
+            "{r:?}"
+        );
+        assert!(start.elapsed() < Duration::from_millis(50));
+        // PIM 1 (64 MiB) fits the same limit; a cancel before starting stops it.
+        let cancel = AtomicBool::new(true);
+        let r = derive_header_key(
+            Prf::Argon2id,
+            Format::VeraCrypt,
+            1,
+            b"pw",
+            &[7; 64],
+            &limits,
+            &cancel,
+            &mut out,
+        );
+        assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+    }
+
+    #[test]
+    fn refusals() {
+        let mut out = [0u8; HEADER_KEY_BYTES];
+        let l = KdfLimits::default();
+        let salt = [0u8; 64];
+        let r = derive_header_key(
+            Prf::Sha256,
+            Format::TrueCrypt,
+            0,
+            b"p",
+            &salt,
+            &l,
+            &never(),
+            &mut out,
+        );
+        assert!(matches!(r, Err(Error::PrfNotInFormat { .. })), "{r:?}");
+        let r = derive_header_key(
+            Prf::Sha512,
+            Format::TrueCrypt,
+            5,
+            b"p",
+            &salt,
+            &l,
+            &never(),
+            &mut out,
+        );
+        assert!(matches!(r, Err(Error::InvalidPim(5))), "{r:?}");
+        let r = derive_header_key(
+            Prf::Sha512,
+            Format::VeraCrypt,
+            MAX_PIM + 1,
+            b"p",
+            &salt,
+            &l,
+            &never(),
+            &mut out,
+        );
+        assert!(matches!(r, Err(Error::InvalidPim(_))), "{r:?}");
+    }
+
+    #[test]
+    fn cancel_stops_a_500000_iteration_derivation_quickly() {
+        for prf in [Prf::Sha512, Prf::Whirlpool, Prf::Streebog] {
+            let cancel = AtomicBool::new(false);
+            let mut out = [0u8; HEADER_KEY_BYTES];
+            let started = Instant::now();
+            let r = std::thread::scope(|s| {
+                let worker = s.spawn(|| {
+                    derive_header_key(
+                        prf,
+                        Format::VeraCrypt,
+                        0,
+                        b"password",
+                        &[1; 64],
+                        &KdfLimits::default(),
+                        &cancel,
+                        &mut out,
+                    )
+                });
+                std::thread::sleep(Duration::from_millis(50));
+                let asked = Instant::now();
+                cancel.store(true, Ordering::Relaxed);
+                let r = worker.join().expect("derivation thread");
+                (r, asked.elapsed())
+            });
+            assert!(matches!(r.0, Err(Error::Cancelled)), "{prf:?}: {:?}", r.0);
+            assert!(
+                r.1 < Duration::from_secs(1),
+                "{prf:?} took {:?} to stop",
+                r.1
+            );
+            assert!(started.elapsed() < Duration::from_secs(2));
+            assert_eq!(
+                out, [0u8; HEADER_KEY_BYTES],
+                "a cancelled derivation leaves no key"
+            );
+        }
+    }
+
+    fn run_pbkdf2(prf: &str, password: &[u8], salt: &[u8], iterations: u32, out: &mut [u8]) {
+        let c = never();
+        let r = match prf {
+            "sha256" => pbkdf2::<hmac::Hmac<sha2::Sha256>>(password, salt, iterations, &c, out),
+            "sha512" => pbkdf2::<hmac::Hmac<sha2::Sha512>>(password, salt, iterations, &c, out),
+            "streebog" => {
+                pbkdf2::<hmac::Hmac<streebog::Streebog512>>(password, salt, iterations, &c, out)
+            }
+            other => panic!("no PRF {other} in the KAT runner"),
+        };
+        r.expect("pbkdf2");
+    }
+
+    #[test]
+    fn pbkdf2_known_answers() {
+        let mut count = 0;
+        for line in KAT
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f.len(), 5, "bad KAT line {line}");
+            let iterations: u32 = f[1].parse().expect("iterations");
+            let password = hex::decode(f[2]).expect("hex");
+            let salt = hex::decode(f[3]).expect("hex");
+            let expected = hex::decode(f[4]).expect("hex");
+            let mut out = vec![0u8; expected.len()];
+            run_pbkdf2(f[0], &password, &salt, iterations, &mut out);
+            assert_eq!(hex::encode(&out), f[4], "{line}");
+            count += 1;
+        }
+        assert_eq!(count, 13);
+    }
+
+    #[test]
+    fn blake2s_hmac_is_standard() {
+        // HMAC-BLAKE2s-256 through SimpleHmac against HMAC computed by hand
+        // (RFC 2104) from the plain hash, key shorter and longer than a block.
+        use blake2::Digest;
+        fn by_hand(key: &[u8], msg: &[u8]) -> Vec<u8> {
+            let mut k = [0u8; 64];
+            if key.len() > 64 {
+                k[..32].copy_from_slice(&blake2::Blake2s256::digest(key));
+            } else {
+                k[..key.len()].copy_from_slice(key);
+            }
+            let ipad: Vec<u8> = k.iter().map(|b| b ^ 0x36).collect();
+            let opad: Vec<u8> = k.iter().map(|b| b ^ 0x5c).collect();
+            let inner = blake2::Blake2s256::new()
+                .chain_update(&ipad)
+                .chain_update(msg)
+                .finalize();
+            blake2::Blake2s256::new()
+                .chain_update(&opad)
+                .chain_update(inner)
+                .finalize()
+                .to_vec()
+        }
+        for key in [&b"key"[..], &[0xAB; 100][..]] {
+            let mut out = [0u8; 32];
+            pbkdf2::<hmac::SimpleHmac<blake2::Blake2s256>>(key, b"salt", 1, &never(), &mut out)
+                .expect("pbkdf2");
+            let mut msg = b"salt".to_vec();
+            msg.extend_from_slice(&1u32.to_be_bytes());
+            assert_eq!(out.to_vec(), by_hand(key, &msg));
+        }
+    }
+
+    // ----- the real volumes -------------------------------------------------
+
+    struct Volume {
+        name: String,
+        format: Format,
+        prf: Prf,
+        pim: u32,
+        password: Vec<u8>,
+        keyfiles: Vec<String>,
+        offset: u64,
+        magic: [u8; 4],
+    }
+
+    fn volumes() -> Vec<Volume> {
+        VOLUMES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|line| {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                assert_eq!(f.len(), 8, "bad volume line {line}");
+                Volume {
+                    name: f[0].to_string(),
+                    format: if f[1] == "tc" {
+                        Format::TrueCrypt
+                    } else {
+                        Format::VeraCrypt
+                    },
+                    prf: Prf::by_name(f[2]).expect("PRF name"),
+                    pim: f[3].parse().expect("PIM"),
+                    password: if f[4] == "-" {
+                        Vec::new()
+                    } else {
+                        f[4].as_bytes().to_vec()
+                    },
+                    keyfiles: if f[5] == "-" {
+                        Vec::new()
+                    } else {
+                        f[5].split(',').map(String::from).collect()
+                    },
+                    offset: f[6].parse().expect("offset"),
+                    magic: f[7].as_bytes().try_into().expect("4-byte magic"),
+                }
+            })
+            .collect()
+    }
+
+    fn archive() -> PathBuf {
+        if let Some(p) = std::env::var_os("TCD_TCRYPT_IMAGES") {
+            return PathBuf::from(p);
+        }
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/tcrypt-images/tcrypt-images.tar.xz")
+    }
+
+    /// Unpacks the named members of the corpus into a fresh temporary folder.
+    fn unpack(names: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let archive = archive();
+        assert!(
+            archive.is_file(),
+            "the tcrypt-images corpus is missing at {} (set TCD_TCRYPT_IMAGES)",
+            archive.display()
+        );
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let mut cmd = Command::new("tar");
+        cmd.arg("xJf").arg(&archive).arg("-C").arg(dir.path());
+        for n in names {
+            cmd.arg(format!("tcrypt-images/{n}"));
+        }
+        let out = match cmd.output() {
+            Ok(out) => out,
+            Err(e) => panic!("cannot run `tar` to unpack the corpus (tar and xz are needed): {e}"),
+        };
+        assert!(
+            out.status.success(),
+            "`tar xJf` failed (tar and xz are needed to unpack {}): {}",
+            archive.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let root = dir.path().join("tcrypt-images");
+        (dir, root)
+    }
+
+    fn read_header(path: &Path, offset: u64) -> [u8; 512] {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path).expect("volume file");
+        f.seek(SeekFrom::Start(offset)).expect("seek");
+        let mut h = [0u8; 512];
+        f.read_exact(&mut h).expect("512-byte header");
+        h
+    }
+
+    /// Decrypts bytes 64..512 as XTS-AES unit 0 and compares the magic.
+    fn shows_magic(header: &[u8; 512], key: &[u8; HEADER_KEY_BYTES], magic: &[u8; 4]) -> bool {
+        use cipher::KeyInit;
+        let c1 = aes::Aes256::new_from_slice(&key[0..32]).expect("AES key");
+        let c2 = aes::Aes256::new_from_slice(&key[32..64]).expect("AES key");
+        let xts = xts_mode::Xts128::new(c1, c2);
+        let mut area = header[64..512].to_vec();
+        xts.decrypt_sector(&mut area, xts_mode::get_tweak_default(0));
+        &area[..4] == magic
+    }
+
+    fn derive(
+        v: &Volume,
+        password: &[u8],
+        keyfiles: &[&[u8]],
+        salt: &[u8; 64],
+    ) -> [u8; HEADER_KEY_BYTES] {
+        let mixed = keyfile::apply(password, keyfiles, v.format).expect("keyfile pool");
+        let mut key = [0u8; HEADER_KEY_BYTES];
+        derive_header_key(
+            v.prf,
+            v.format,
+            v.pim,
+            &mixed,
+            salt,
+            &KdfLimits::default(),
+            &never(),
+            &mut key,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        key
+    }
+
+    /// Opens every listed volume matching `select`; for the first of them
+    /// (and any TrueCrypt one: they are cheap) also checks a wrong password.
+    fn open_volumes(select: impl Fn(&Volume) -> bool) {
+        let chosen: Vec<Volume> = volumes().into_iter().filter(|v| select(v)).collect();
+        assert!(!chosen.is_empty());
+        let mut names: Vec<&str> = chosen.iter().map(|v| v.name.as_str()).collect();
+        names.extend(
+            chosen
+                .iter()
+                .flat_map(|v| v.keyfiles.iter().map(String::as_str)),
+        );
+        names.sort_unstable();
+        names.dedup();
+        let (_dir, root) = unpack(&names);
+        for (i, v) in chosen.iter().enumerate() {
+            let header = read_header(&root.join(&v.name), v.offset);
+            let salt: [u8; 64] = header[..64].try_into().expect("salt");
+            let contents: Vec<Vec<u8>> = v
+                .keyfiles
+                .iter()
+                .map(|k| std::fs::read(root.join(k)).expect("keyfile"))
+                .collect();
+            let kfs: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
+            let started = Instant::now();
+            let key = derive(v, &v.password, &kfs, &salt);
+            assert!(
+                shows_magic(&header, &key, &v.magic),
+                "{} (header at {}) does not open",
+                v.name,
+                v.offset
+            );
+            eprintln!("{} @{}: opens ({:?})", v.name, v.offset, started.elapsed());
+
+            // Wrong inputs: every TrueCrypt volume (cheap) and the first
+            // volume of each VeraCrypt group get a wrong password; keyfile
+            // variants run for TrueCrypt and for VeraCrypt SHA-256 (the
+            // fastest 500,000-iteration PRF).
+            if i == 0 || v.format == Format::TrueCrypt {
+                let mut wrong = v.password.clone();
+                wrong.push(b'x');
+                let key = derive(v, &wrong, &kfs, &salt);
+                assert!(
+                    !shows_magic(&header, &key, &v.magic),
+                    "{}: wrong password",
+                    v.name
+                );
+            }
+            if !kfs.is_empty() && (v.format == Format::TrueCrypt || v.prf == Prf::Sha256) {
+                let key = derive(v, &v.password, &kfs[..1], &salt);
+                assert!(
+                    !shows_magic(&header, &key, &v.magic),
+                    "{}: one keyfile",
+                    v.name
+                );
+                let key = derive(v, &v.password, &[], &salt);
+                assert!(
+                    !shows_magic(&header, &key, &v.magic),
+                    "{}: no keyfile",
+                    v.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn corpus_truecrypt_volumes_open() {
+        open_volumes(|v| v.format == Format::TrueCrypt);
+    }
+
+    #[test]
+    fn corpus_veracrypt_sha512_volumes_open() {
+        open_volumes(|v| v.format == Format::VeraCrypt && v.prf == Prf::Sha512);
+    }
+
+    #[test]
+    fn corpus_veracrypt_sha256_volumes_open() {
+        open_volumes(|v| v.format == Format::VeraCrypt && v.prf == Prf::Sha256);
+    }
+
+    #[test]
+    fn corpus_veracrypt_blake2s_volumes_open() {
+        open_volumes(|v| v.format == Format::VeraCrypt && v.prf == Prf::Blake2s);
+    }
+
+    #[test]
+    fn corpus_veracrypt_whirlpool_and_ripemd160_volumes_open() {
+        open_volumes(|v| {
+            v.format == Format::VeraCrypt && matches!(v.prf, Prf::Whirlpool | Prf::Ripemd160)
+        });
+    }
+
+    #[test]
+    fn corpus_veracrypt_argon2id_pim0_opens() {
+        open_volumes(|v| v.name == "vc_1-argon2id-xts-aes");
+    }
+
+    #[test]
+    fn corpus_veracrypt_argon2id_pim8_opens() {
+        open_volumes(|v| v.name == "vcpim_1_8-argon2id-xts-aes");
+    }
+
+    #[test]
+    fn corpus_veracrypt_argon2id_pim33_opens() {
+        open_volumes(|v| v.name == "vcpim_1_33-argon2id-xts-aes");
+    }
+}

@@ -1,0 +1,203 @@
+//! An open volume: its host, its data cipher, and reads and writes of the
+//! decrypted data area at volume offsets.
+
+use super::header::{Header, Location};
+use super::kdf::{Format, Prf};
+use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
+use crate::engine::{Chain, Engine, VolumeCipher};
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The XTS data unit of TrueCrypt and VeraCrypt volumes, whatever the
+/// volume's sector size.
+pub const UNIT: u64 = 512;
+
+/// What a user may see about an open volume: no key material.
+#[derive(Debug, Clone)]
+pub struct VolumeInfo {
+    pub format: Format,
+    pub header_version: u16,
+    pub prf: Prf,
+    pub chain: &'static Chain,
+    pub location: Location,
+    pub used_backup_header: bool,
+    pub hidden: bool,
+    pub data_offset: u64,
+    pub data_size: u64,
+    pub sector_size: u32,
+    pub backends: Vec<String>,
+    /// XTS primary and secondary keys equal in some layer (a weak volume).
+    pub weak_keys: bool,
+}
+
+/// An open volume.
+#[derive(Debug)]
+pub struct OpenVolume {
+    host: File,
+    cipher: VolumeCipher,
+    info: VolumeInfo,
+    read_only: AtomicBool,
+    /// Host byte range of a hidden volume that writes must not touch.
+    protected: Option<(u64, u64)>,
+}
+
+impl OpenVolume {
+    /// Opens the volume in `host` that `creds` unlock.
+    pub fn open(
+        engine: &Engine,
+        host: File,
+        creds: Credentials<'_>,
+        target: Target,
+        opts: &SearchOptions,
+        cancel: &AtomicBool,
+        read_only: bool,
+    ) -> Result<OpenVolume> {
+        let u = unlock::unlock(engine, &host, creds, target, opts, cancel)?;
+        Self::from_unlocked(engine, host, u, opts, read_only, None)
+    }
+
+    /// Opens the outer volume with hidden-volume protection: `hidden`
+    /// unlocks the hidden volume's header, whose extent writes may then
+    /// never touch.
+    pub fn open_protected(
+        engine: &Engine,
+        host: File,
+        outer: Credentials<'_>,
+        hidden: Credentials<'_>,
+        opts: &SearchOptions,
+        cancel: &AtomicBool,
+    ) -> Result<OpenVolume> {
+        let o = unlock::unlock(engine, &host, outer, Target::Outer, opts, cancel)?;
+        let hidden_cancel = AtomicBool::new(cancel.load(Ordering::Relaxed));
+        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, &hidden_cancel)?;
+        let start = h.header.data_offset;
+        let end = start.saturating_add(h.header.data_size);
+        Self::from_unlocked(engine, host, o, opts, false, Some((start, end)))
+    }
+
+    fn from_unlocked(
+        engine: &Engine,
+        host: File,
+        u: Unlocked,
+        opts: &SearchOptions,
+        read_only: bool,
+        protected: Option<(u64, u64)>,
+    ) -> Result<OpenVolume> {
+        let h: &Header = &u.header;
+        let size = unlock::host_size(&host)?;
+        if !h.data_offset.is_multiple_of(UNIT)
+            || h.data_offset
+                .checked_add(h.data_size)
+                .is_none_or(|end| end > size)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the header's data area ({} bytes at {}) does not fit the {size}-byte host",
+                h.data_size, h.data_offset
+            )));
+        }
+        let cipher = engine.volume_cipher(u.chain, &h.master_keys[..], opts.backend.as_deref())?;
+        let info = VolumeInfo {
+            format: h.format,
+            header_version: h.version,
+            prf: u.prf,
+            chain: u.chain,
+            location: u.location,
+            used_backup_header: u.used_backup(),
+            hidden: u.location.is_hidden(),
+            data_offset: h.data_offset,
+            data_size: h.data_size,
+            sector_size: h.sector_size,
+            backends: cipher.backends().into_iter().map(str::to_owned).collect(),
+            weak_keys: h.has_equal_xts_halves(u.chain.ciphers.len()),
+        };
+        if info.weak_keys {
+            tracing::warn!("volume has equal XTS primary and secondary keys in a layer: weak");
+        }
+        Ok(OpenVolume {
+            host,
+            cipher,
+            info,
+            read_only: AtomicBool::new(read_only),
+            protected,
+        })
+    }
+
+    pub fn info(&self) -> &VolumeInfo {
+        &self.info
+    }
+
+    pub fn size(&self) -> u64 {
+        self.info.data_size
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.load(Ordering::Relaxed)
+    }
+
+    pub fn protects_hidden_volume(&self) -> bool {
+        self.protected.is_some()
+    }
+
+    /// Checks an aligned range inside the data area; returns the host offset.
+    fn host_range(&self, offset: u64, len: usize) -> Result<u64> {
+        let len = len as u64;
+        if !offset.is_multiple_of(UNIT) || !len.is_multiple_of(UNIT) {
+            return Err(Error::InvalidArgument(format!(
+                "{len} bytes at {offset} are not whole 512-byte sectors"
+            )));
+        }
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > self.info.data_size)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{len} bytes at {offset} pass the end of the volume"
+            )));
+        }
+        Ok(self.info.data_offset + offset)
+    }
+
+    /// Reads and decrypts whole sectors at `offset` of the data area.
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let at = self.host_range(offset, buf.len())?;
+        self.host.read_exact_at(buf, at).map_err(|e| Error::Io {
+            what: format!("read at {offset}"),
+            source: e,
+        })?;
+        self.cipher.decrypt(buf, at / UNIT)
+    }
+
+    /// Encrypts and writes whole sectors at `offset` of the data area.
+    /// `buf` is used as scratch: it holds ciphertext afterwards.
+    pub fn write_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        if self.is_read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let at = self.host_range(offset, buf.len())?;
+        if let Some((start, end)) = self.protected
+            && at < end
+            && at + buf.len() as u64 > start
+        {
+            // As TrueCrypt: refuse, and refuse every write from now on,
+            // so the filesystem cannot half-write around the hole.
+            self.read_only.store(true, Ordering::Relaxed);
+            tracing::warn!("write into the protected hidden volume refused; volume now read-only");
+            return Err(Error::HiddenVolumeProtected);
+        }
+        self.cipher.encrypt(buf, at / UNIT)?;
+        self.host.write_all_at(buf, at).map_err(|e| Error::Io {
+            what: format!("write at {offset}"),
+            source: e,
+        })
+    }
+
+    /// Makes written data durable in the host.
+    pub fn sync(&self) -> Result<()> {
+        self.host.sync_data().map_err(|e| Error::Io {
+            what: "sync".into(),
+            source: e,
+        })
+    }
+}
