@@ -224,3 +224,24 @@ fn a_folder_with_broken_backends_loads_the_good_ones() {
     );
     assert_eq!(bad.len(), 2, "{bad:?}");
 }
+
+#[test]
+fn each_load_gets_the_library_asked_for() {
+    // Loading one backend, using it on the engine's threads, dropping it and
+    // loading another reuses the descriptor number the first was loaded
+    // through; the dynamic linker keeps a library resident while threads
+    // hold its thread-local destructors, and must still not hand it back.
+    let chain = engine::Chain::by_name("AES").expect("chain");
+    for round in 0..8 {
+        for name in ["aesni", "soft"] {
+            let b = loader::load(&backend_lib(name)).expect("backend loads");
+            assert_eq!(b.info.name, name, "round {round}");
+            let want = if name == "soft" { 5 } else { 1 };
+            assert_eq!(b.info.ciphers.len(), want, "{name} round {round}");
+            let e = engine::Engine::new(vec![b], 2).expect("engine");
+            let vc = e.volume_cipher(chain, &[9u8; 64], None).expect("cipher");
+            let mut data = vec![0u8; 1 << 20];
+            vc.encrypt(&mut data, 0).expect("encrypt");
+        }
+    }
+}

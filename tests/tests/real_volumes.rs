@@ -70,13 +70,20 @@ fn open_and_read_serial(
         crc32fast::hash(&area[192..448]),
         "{image}: master key CRC"
     );
-    assert_eq!(
-        be32(&area, 188),
-        crc32fast::hash(&area[..188]),
-        "{image}: header CRC"
-    );
+    // Header version 3 (TrueCrypt 5) has no CRC of the header fields.
+    if u16::from_be_bytes([area[4], area[5]]) >= 4 {
+        assert_eq!(
+            be32(&area, 188),
+            crc32fast::hash(&area[..188]),
+            "{image}: header CRC"
+        );
+    }
 
-    let data_offset = be64(&area, 44);
+    // TrueCrypt 5 left the offset zero: its data follows the header sector.
+    let data_offset = match be64(&area, 44) {
+        0 if u16::from_be_bytes([area[4], area[5]]) == 3 => 512,
+        offset => offset,
+    };
     let master = &area[192..448];
     let vc = e.volume_cipher(chain, master, None).expect("volume cipher");
     let mut sector = read_at(&mut f, data_offset, 512);

@@ -9,6 +9,7 @@
 
 use crate::error::{BackendProblem, Error, Result};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW, Symbol};
+use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -51,9 +52,8 @@ pub struct LoadedBackend {
     // Dropped after everything above: unloading while a function pointer is
     // in use would crash.
     _lib: Library,
-    // The library is loaded as `/proc/self/fd/N`, and the dynamic linker
-    // treats a name it has loaded before as the same library: holding the
-    // descriptor keeps N, and so the name, unique while the library lives.
+    // Held so that N in the `/proc/self/fd/N` name the library was loaded
+    // under (see `fd_path`) is not reused while it lives.
     _file: File,
 }
 
@@ -138,6 +138,22 @@ unsafe fn read_str(
     Ok(s.to_owned())
 }
 
+/// A name for the library behind descriptor `fd` that the dynamic linker has
+/// never seen. It matches libraries by name before anything else, and a
+/// library it keeps resident after `dlclose` (thread-local destructors do
+/// that) would otherwise be handed back for a different file that later got
+/// the same descriptor number. Each reuse of a number adds one `./`, which
+/// the kernel resolves to the same file.
+fn fd_path(fd: std::os::fd::RawFd) -> PathBuf {
+    static USES: std::sync::Mutex<BTreeMap<std::os::fd::RawFd, usize>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    let mut uses = USES.lock().unwrap_or_else(|e| e.into_inner());
+    let n = uses.entry(fd).or_insert(0);
+    let path = format!("/proc/self/fd/{}{fd}", "./".repeat(*n));
+    *n += 1;
+    PathBuf::from(path)
+}
+
 /// Loads and validates the backend at `path`.
 pub fn load(path: &Path) -> Result<LoadedBackend> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -157,10 +173,7 @@ pub fn load(path: &Path) -> Result<LoadedBackend> {
     check_meta(&meta).map_err(|p| problem(path, p))?;
     super::elf::check(&file).map_err(|p| problem(path, p))?;
 
-    let via_fd = PathBuf::from(format!(
-        "/proc/self/fd/{}",
-        std::os::fd::AsRawFd::as_raw_fd(&file)
-    ));
+    let via_fd = fd_path(std::os::fd::AsRawFd::as_raw_fd(&file));
     // SAFETY: loading a shared library runs its initialisers; the file passed
     // the ownership and permission checks above through this very descriptor,
     // which is the trust decision the ABI contract rests on.

@@ -111,6 +111,35 @@ pub struct Header {
     pub master_keys: Zeroizing<[u8; MASTER_KEY_BYTES]>,
 }
 
+impl Header {
+    /// TrueCrypt 5 (header version 3) leaves the data-area offset zero: its
+    /// data area follows the one header sector, and a hidden volume's ends
+    /// where its header starts, 1536 bytes before the end of the host.
+    pub fn settle_legacy_data_area(&mut self, hidden: bool, host_size: u64) {
+        if self.version >= 4 || self.data_offset != 0 {
+            return;
+        }
+        let size = if hidden {
+            self.hidden_volume_size
+        } else {
+            self.volume_size
+        };
+        if self.data_size == 0 {
+            self.data_size = size;
+        }
+        self.data_offset = if hidden {
+            // An impossible size leaves the offset zero, which opening
+            // then refuses as overlapping the header.
+            host_size
+                .checked_sub(size)
+                .and_then(|x| x.checked_sub(1536))
+                .unwrap_or(0)
+        } else {
+            HEADER_BYTES as u64
+        };
+    }
+}
+
 impl std::fmt::Debug for Header {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Header")

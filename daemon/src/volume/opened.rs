@@ -88,6 +88,7 @@ impl OpenVolume {
         let h: &Header = &u.header;
         let size = unlock::host_size(&host)?;
         if !h.data_offset.is_multiple_of(UNIT)
+            || h.data_offset == 0
             || h.data_offset
                 .checked_add(h.data_size)
                 .is_none_or(|end| end > size)

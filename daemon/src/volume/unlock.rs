@@ -138,7 +138,12 @@ pub fn unlock(
         &[primary]
     };
     for phase in phases {
-        if let Some(found) = search(engine, host, size, creds, phase, opts, cancel, &mut untried)? {
+        if let Some(mut found) =
+            search(engine, host, size, creds, phase, opts, cancel, &mut untried)?
+        {
+            found
+                .header
+                .settle_legacy_data_area(found.location.is_hidden(), size);
             return Ok(found);
         }
         if cancel.load(Ordering::Relaxed) {
