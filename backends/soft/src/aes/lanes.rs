@@ -4,10 +4,9 @@
 //! so every permutation the cipher needs moves whole rows (groups of four
 //! lanes) and rotates lanes within a row.
 //!
-//! [`Portable`] is plain Rust over four rows of `[u32; 4]`, which the
-//! compiler turns into whatever vectors the enclosing function's target
-//! features allow (row rotations become `pshufd`). [`Zmm`] (x86_64) is one
-//! AVX-512 register; it is only ever created inside functions compiled with
+//! `Portable` (off x86_64) is plain Rust over four rows of `[u32; 4]`;
+//! [`Xmm`] is the same with one SSE2 register per row (the x86_64
+//! baseline). [`Zmm`] (x86_64) is one AVX-512 register; it is only ever created inside functions compiled with
 //! `avx512f`, reached after runtime detection.
 
 use super::sbox::Bits;
@@ -85,9 +84,11 @@ pub(crate) trait Lanes: Bits {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 #[derive(Clone, Copy)]
 pub(crate) struct Portable([[u32; 4]; 4]);
 
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn rotate_row(x: [u32; 4], k: usize) -> [u32; 4] {
     // `k` is a compile-time constant after inlining: no data dependence.
@@ -99,6 +100,7 @@ fn rotate_row(x: [u32; 4], k: usize) -> [u32; 4] {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 impl Portable {
     #[inline(always)]
     fn each(mut self, f: impl Fn(u32) -> u32) -> Self {
@@ -120,6 +122,7 @@ impl Portable {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 impl Bits for Portable {
     #[inline(always)]
     fn xor(self, other: Self) -> Self {
@@ -131,6 +134,7 @@ impl Bits for Portable {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 impl Lanes for Portable {
     #[inline(always)]
     fn load(bytes: &[u8; 64]) -> Self {
@@ -181,12 +185,124 @@ impl Lanes for Portable {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::Zmm;
+pub(crate) use x86::{Xmm, Zmm};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Bits, Lanes, grid_index, xor_index};
     use core::arch::x86_64::*;
+
+    /// Four SSE2 registers, one row each: the baseline x86_64 path.
+    /// The portable type (used off x86_64) computes the same, but as sixteen
+    /// scalars per plane the compiler must re-vectorise the whole cipher,
+    /// which takes it minutes; here the vectors are explicit. SSE2 is part
+    /// of the x86_64 baseline, so every intrinsic used is available.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Xmm([__m128i; 4]);
+
+    impl Xmm {
+        #[inline(always)]
+        fn each(self, f: impl Fn(__m128i) -> __m128i) -> Self {
+            Xmm([f(self.0[0]), f(self.0[1]), f(self.0[2]), f(self.0[3])])
+        }
+        #[inline(always)]
+        fn zip(self, o: Self, f: impl Fn(__m128i, __m128i) -> __m128i) -> Self {
+            Xmm([
+                f(self.0[0], o.0[0]),
+                f(self.0[1], o.0[1]),
+                f(self.0[2], o.0[2]),
+                f(self.0[3], o.0[3]),
+            ])
+        }
+    }
+
+    /// Row rotated left by `k` lanes (`k` is a constant after inlining).
+    #[inline(always)]
+    fn rotate_row(x: __m128i, k: usize) -> __m128i {
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        unsafe {
+            match k % 4 {
+                0 => x,
+                1 => _mm_shuffle_epi32::<0x39>(x),
+                2 => _mm_shuffle_epi32::<0x4e>(x),
+                _ => _mm_shuffle_epi32::<0x93>(x),
+            }
+        }
+    }
+
+    impl Bits for Xmm {
+        #[inline(always)]
+        fn xor(self, other: Self) -> Self {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            self.zip(other, |x, y| unsafe { _mm_xor_si128(x, y) })
+        }
+        #[inline(always)]
+        fn and(self, other: Self) -> Self {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            self.zip(other, |x, y| unsafe { _mm_and_si128(x, y) })
+        }
+    }
+
+    impl Lanes for Xmm {
+        #[inline(always)]
+        fn load(bytes: &[u8; 64]) -> Self {
+            let (rows, _) = bytes.as_chunks::<16>();
+            // SAFETY: each pointer covers 16 readable bytes; the load has
+            // no alignment requirement.
+            let row = |r: usize| unsafe { _mm_loadu_si128(rows[r].as_ptr().cast()) };
+            Xmm([row(0), row(1), row(2), row(3)])
+        }
+        #[inline(always)]
+        fn store(self, bytes: &mut [u8; 64]) {
+            let (rows, _) = bytes.as_chunks_mut::<16>();
+            for (row, x) in rows.iter_mut().zip(self.0) {
+                // SAFETY: the pointer covers 16 writable bytes; the store
+                // has no alignment requirement.
+                unsafe { _mm_storeu_si128(row.as_mut_ptr().cast(), x) }
+            }
+        }
+        #[inline(always)]
+        fn from_array(lanes: &[u32; 16]) -> Self {
+            let (rows, _) = lanes.as_chunks::<4>();
+            // SAFETY: each pointer covers 16 readable bytes; the load has
+            // no alignment requirement.
+            let row = |r: usize| unsafe { _mm_loadu_si128(rows[r].as_ptr().cast()) };
+            Xmm([row(0), row(1), row(2), row(3)])
+        }
+        #[inline(always)]
+        fn splat(x: u32) -> Self {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            let v = unsafe { _mm_set1_epi32(x as i32) };
+            Xmm([v; 4])
+        }
+        #[inline(always)]
+        fn shl<const N: u32>(self) -> Self {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            let n = unsafe { _mm_cvtsi32_si128(N as i32) };
+            // SAFETY: as above.
+            self.each(|x| unsafe { _mm_sll_epi32(x, n) })
+        }
+        #[inline(always)]
+        fn shr<const N: u32>(self) -> Self {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            let n = unsafe { _mm_cvtsi32_si128(N as i32) };
+            // SAFETY: as above.
+            self.each(|x| unsafe { _mm_srl_epi32(x, n) })
+        }
+        #[inline(always)]
+        fn grid<const DR: usize, const SHIFT: usize>(self) -> Self {
+            let r = |r: usize| {
+                let rr = (r + DR) % 4;
+                rotate_row(self.0[rr], SHIFT * rr)
+            };
+            Xmm([r(0), r(1), r(2), r(3)])
+        }
+        #[inline(always)]
+        fn lane_xor<const D: usize>(self) -> Self {
+            let d = D / 4;
+            Xmm([self.0[d], self.0[1 ^ d], self.0[2 ^ d], self.0[3 ^ d]])
+        }
+    }
 
     /// One AVX-512 register. Every method is `#[inline(always)]` and a `Zmm`
     /// is only constructed inside `#[target_feature(enable = "avx512f")]`

@@ -5,9 +5,10 @@
 //! index and no branch depends on the key or the data, in the rounds or in
 //! the key schedule, which runs the same circuit on 32-bit planes.
 //!
-//! The same generic code is compiled three times: for AVX-512F (one zmm
-//! register per plane), for AVX2, and for the baseline target. The path is
-//! chosen once, in [`Aes256::new`].
+//! The same generic code is compiled twice: for AVX-512F (one zmm register
+//! per plane) and for the baseline target (four SSE2 registers per plane on
+//! x86_64, plain `u32`s elsewhere). The path is chosen once, in
+//! [`Aes256::new`].
 
 mod bitslice;
 mod lanes;
@@ -17,7 +18,10 @@ mod sbox;
 mod tests;
 
 use bitslice::{RoundKeys, lane, run};
-use lanes::Portable;
+#[cfg(not(target_arch = "x86_64"))]
+use lanes::Portable as Baseline;
+#[cfg(target_arch = "x86_64")]
+use lanes::Xmm as Baseline;
 use tcd_backend_kit::BlockCipher;
 use zeroize::Zeroize;
 
@@ -27,7 +31,6 @@ use zeroize::Zeroize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
     Portable,
-    Avx2,
     Avx512,
 }
 
@@ -37,8 +40,6 @@ impl Path {
         match self {
             Path::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => std::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
             Path::Avx512 => std::is_x86_feature_detected!("avx512f"),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
@@ -46,10 +47,11 @@ impl Path {
     }
 
     fn best() -> Path {
-        [Path::Avx512, Path::Avx2]
-            .into_iter()
-            .find(|p| p.available())
-            .unwrap_or(Path::Portable)
+        if Path::Avx512.available() {
+            Path::Avx512
+        } else {
+            Path::Portable
+        }
     }
 }
 
@@ -149,13 +151,7 @@ pub(crate) fn expand_key(key: &[u8; 32]) -> [[u8; 4]; 60] {
 }
 
 fn run_portable<const ENCRYPT: bool>(rk: &RoundKeys, blocks: &mut [u8]) {
-    run::<Portable, ENCRYPT>(rk, blocks);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn run_avx2<const ENCRYPT: bool>(rk: &RoundKeys, blocks: &mut [u8]) {
-    run::<Portable, ENCRYPT>(rk, blocks);
+    run::<Baseline, ENCRYPT>(rk, blocks);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -171,10 +167,6 @@ impl Aes256 {
             // SAFETY: `path` is Avx512 only if `Path::available` detected
             // AVX-512F when the cipher was built.
             Path::Avx512 => unsafe { run_avx512::<ENCRYPT>(&self.rk, blocks) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `path` is Avx2 only if `Path::available` detected AVX2
-            // when the cipher was built.
-            Path::Avx2 => unsafe { run_avx2::<ENCRYPT>(&self.rk, blocks) },
             _ => run_portable::<ENCRYPT>(&self.rk, blocks),
         }
     }
