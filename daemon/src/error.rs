@@ -91,6 +91,20 @@ pub enum Error {
         max: usize,
         format: &'static str,
     },
+    #[error("the operating system's random source failed: {0}")]
+    Random(String),
+    #[error("a layer's XTS primary and secondary keys are equal: refused as weak")]
+    WeakKeys,
+    #[error("the host has {size} bytes; a volume needs at least {min}")]
+    VolumeTooSmall { size: u64, min: u64 },
+    #[error("a hidden volume of {size} bytes does not fit: the outer volume has room for {room}")]
+    HiddenDoesNotFit { size: u64, room: u64 },
+    #[error(
+        "the outer volume has an unencrypted (all-zero) sector at host byte {offset}, which would betray a hidden volume: fill the outer volume first (full format)"
+    )]
+    OuterNotFilled { offset: u64 },
+    #[error("keyfile {path}: {problem}")]
+    Keyfile { path: String, problem: String },
     #[error("key derivation failed: {0}")]
     Kdf(String),
     #[error("cannot start the cipher thread pool: {0}")]

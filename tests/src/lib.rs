@@ -94,3 +94,26 @@ pub fn tcrypt_images() -> &'static Path {
     });
     path
 }
+
+/// An engine over the built backends, in order of preference.
+pub fn engine(order: &[&str]) -> tcd::engine::Engine {
+    let loaded = order
+        .iter()
+        .map(|b| tcd::engine::loader::load(&backend_lib(b)).expect("backend loads"))
+        .collect();
+    tcd::engine::Engine::new(loaded, 2).expect("engine")
+}
+
+/// The volume serial of a FAT boot sector, as blkid prints it (DEAD-BABE is
+/// 0xDEADBABE), or None when the sector is no FAT boot sector.
+pub fn fat_serial(sector: &[u8]) -> Option<u32> {
+    if sector.len() < 512 || sector[510..512] != [0x55, 0xaa] {
+        return None;
+    }
+    let at = if &sector[0x52..0x57] == b"FAT32" {
+        0x43
+    } else {
+        0x27
+    };
+    Some(u32::from_le_bytes(sector[at..at + 4].try_into().ok()?))
+}

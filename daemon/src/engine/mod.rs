@@ -52,10 +52,15 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<LoadedBackend>, Vec<Error>)> {
 }
 
 /// The set of backends a daemon uses, in order of preference, and the thread
-/// pool that runs large requests.
+/// pools that run large requests.
 pub struct Engine {
     backends: Vec<Arc<LoadedBackend>>,
+    /// One thread per core, for work the engine runs on its own (the header
+    /// search).
     pool: Arc<rayon::ThreadPool>,
+    /// One thread fewer, for splitting a caller's request: the caller takes
+    /// a piece itself, so every core works and none is left spinning idle.
+    helpers: Arc<rayon::ThreadPool>,
 }
 
 impl Engine {
@@ -64,12 +69,18 @@ impl Engine {
     pub fn new(backends: Vec<LoadedBackend>, threads: usize) -> Result<Engine> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
+            .thread_name(|i| format!("tcd-kdf-{i}"))
+            .build()
+            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+        let helpers = rayon::ThreadPoolBuilder::new()
+            .num_threads(pool.current_num_threads().saturating_sub(1).max(1))
             .thread_name(|i| format!("tcd-crypt-{i}"))
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Engine {
             backends: backends.into_iter().map(Arc::new).collect(),
             pool: Arc::new(pool),
+            helpers: Arc::new(helpers),
         })
     }
 
@@ -169,6 +180,7 @@ impl Engine {
             let backend = self.pick(cipher, forced)?;
             layers.push(XtsKey::new(backend, cipher, &key[..])?);
         }
-        VolumeCipher::new(chain, layers, Arc::clone(&self.pool), unit_size)
+        let threads = self.pool.current_num_threads();
+        VolumeCipher::new(chain, layers, Arc::clone(&self.helpers), threads, unit_size)
     }
 }

@@ -4,7 +4,6 @@
 use super::chain::Chain;
 use super::context::XtsKey;
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Requests up to this size stay on the calling thread: splitting them costs
@@ -19,7 +18,10 @@ const LAYER_PIECE: usize = 32 * 1024;
 pub struct VolumeCipher {
     chain: &'static Chain,
     layers: Vec<XtsKey>,
+    /// Helpers besides the calling thread.
     pool: Arc<rayon::ThreadPool>,
+    /// Pieces a large request is split into: the helpers and the caller.
+    threads: usize,
     unit_size: u32,
 }
 
@@ -28,12 +30,14 @@ impl VolumeCipher {
         chain: &'static Chain,
         layers: Vec<XtsKey>,
         pool: Arc<rayon::ThreadPool>,
+        threads: usize,
         unit_size: u32,
     ) -> Result<VolumeCipher> {
         Ok(VolumeCipher {
             chain,
             layers,
             pool,
+            threads,
             unit_size,
         })
     }
@@ -76,26 +80,40 @@ impl VolumeCipher {
         if units > 0 && first_unit.checked_add(units - 1).is_none() {
             return Err(Error::UnitRange { first_unit, units });
         }
-        if data.len() <= SERIAL_MAX || self.pool.current_num_threads() < 2 {
+        if data.len() <= SERIAL_MAX || self.threads < 2 {
             return self.run_serial(data, first_unit, encrypt);
         }
-        // At least one piece per thread, pieces a whole number of pieces of
-        // layer work so every thread streams through cache-sized steps.
-        let threads = self.pool.current_num_threads();
+        // One piece per thread, each a whole number of layer pieces so every
+        // thread streams through cache-sized steps. The calling thread takes
+        // the first piece itself: it works while the pool wakes up, instead
+        // of sleeping until the pool is done.
+        let threads = self.threads;
         let per_thread = data.len().div_ceil(threads);
         let piece = per_thread.div_ceil(LAYER_PIECE).max(1) * LAYER_PIECE;
         let units_per_piece = (piece / unit) as u64;
-        self.pool.install(|| {
-            data.par_chunks_mut(piece)
-                .enumerate()
-                .try_for_each(|(i, chunk)| {
-                    self.run_serial(
-                        chunk,
-                        first_unit.wrapping_add(i as u64 * units_per_piece),
-                        encrypt,
-                    )
-                })
-        })
+        let mut chunks = data.chunks_mut(piece);
+        let Some(own) = chunks.next() else {
+            return Ok(());
+        };
+        let failed = std::sync::Mutex::new(None);
+        self.pool.in_place_scope(|s| {
+            for (i, chunk) in chunks.enumerate() {
+                let failed = &failed;
+                s.spawn(move |_| {
+                    let first = first_unit.wrapping_add((i as u64 + 1) * units_per_piece);
+                    if let Err(e) = self.run_serial(chunk, first, encrypt) {
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    }
+                });
+            }
+            if let Err(e) = self.run_serial(own, first_unit, encrypt) {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
+        });
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn run_serial(&self, data: &mut [u8], first_unit: u64, encrypt: bool) -> Result<()> {

@@ -83,6 +83,52 @@ pub fn apply(password: &[u8], keyfiles: &[&[u8]], format: Format) -> Result<Zero
     Ok(mixed)
 }
 
+/// Reads keyfiles as a user names them: a file counts with its first
+/// [`MAX_READ`] bytes; a folder stands for the files directly in it (not in
+/// its subfolders, and not hidden ones whose name starts with `.`), in
+/// byte order of their names, as TrueCrypt adds a folder's files. An empty
+/// folder is an error, since it would silently add nothing.
+pub fn read_keyfiles(paths: &[std::path::PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
+    let fail = |p: &std::path::Path, problem: String| Error::Keyfile {
+        path: p.display().to_string(),
+        problem,
+    };
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| fail(path, e.to_string()))?;
+        if !meta.is_dir() {
+            out.push(read_one(path).map_err(|e| fail(path, e.to_string()))?);
+            continue;
+        }
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| fail(path, e.to_string()))? {
+            let entry = entry.map_err(|e| fail(path, e.to_string()))?;
+            let hidden = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
+            let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
+            if is_file && !hidden {
+                files.push(entry.path());
+            }
+        }
+        if files.is_empty() {
+            return Err(fail(path, "folder has no keyfiles".into()));
+        }
+        files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+        for f in files {
+            out.push(read_one(&f).map_err(|e| fail(&f, e.to_string()))?);
+        }
+    }
+    Ok(out)
+}
+
+fn read_one(path: &std::path::Path) -> std::io::Result<Zeroizing<Vec<u8>>> {
+    use std::io::Read;
+    let mut data = Zeroizing::new(Vec::new());
+    std::fs::File::open(path)?
+        .take(MAX_READ as u64)
+        .read_to_end(&mut data)?;
+    Ok(data)
+}
+
 /// Adds one keyfile's CRC stream into `pool` (whose length is a multiple
 /// of 4), the write cursor starting at 0.
 fn mix_keyfile(pool: &mut [u8], keyfile: &[u8]) {

@@ -1,8 +1,10 @@
 //! TrueCrypt 7 and VeraCrypt volumes: header layout, key derivation,
-//! keyfiles, and opening by trial (creating and maintaining follow).
+//! keyfiles, opening by trial, creating, and maintaining.
 
+pub mod create;
 pub mod header;
 pub mod kdf;
 pub mod keyfile;
+pub mod maintain;
 pub mod opened;
 pub mod unlock;

@@ -70,8 +70,7 @@ impl OpenVolume {
         cancel: &AtomicBool,
     ) -> Result<OpenVolume> {
         let o = unlock::unlock(engine, &host, outer, Target::Outer, opts, cancel)?;
-        let hidden_cancel = AtomicBool::new(cancel.load(Ordering::Relaxed));
-        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, &hidden_cancel)?;
+        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, cancel)?;
         let start = h.header.data_offset;
         let end = start.saturating_add(h.header.data_size);
         Self::from_unlocked(engine, host, o, opts, false, Some((start, end)))

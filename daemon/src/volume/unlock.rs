@@ -106,8 +106,7 @@ struct Job {
 
 /// Opens the header `creds` unlock in `host`, trying every combination the
 /// options allow. `cancel` stops the search when set (by a caller that went
-/// away); the search also sets it once it has found the header, to stop its
-/// other trials.
+/// away); the search only reads it.
 pub fn unlock(
     engine: &Engine,
     host: &File,
@@ -117,6 +116,41 @@ pub fn unlock(
     cancel: &AtomicBool,
 ) -> Result<Unlocked> {
     let size = host_size(host)?;
+    // The trials stop on `stop`: set when one of them finds the header, or
+    // (through the watcher) when the caller cancels.
+    let stop = AtomicBool::new(cancel.load(Ordering::Relaxed));
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if cancel.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        let r = unlock_phases(engine, host, size, creds, target, opts, &stop);
+        done.store(true, Ordering::Relaxed);
+        match r {
+            Err(Error::Cancelled) | Ok(None) if cancel.load(Ordering::Relaxed) => {
+                Err(Error::Cancelled)
+            }
+            Ok(Some(found)) => Ok(found),
+            Ok(None) => Err(Error::Cancelled),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+fn unlock_phases(
+    engine: &Engine,
+    host: &File,
+    size: u64,
+    creds: Credentials<'_>,
+    target: Target,
+    opts: &SearchOptions,
+    stop: &AtomicBool,
+) -> Result<Option<Unlocked>> {
     let primary: &[Location] = match target {
         Target::Any => &[Location::Primary, Location::HiddenPrimary],
         Target::Outer => &[Location::Primary],
@@ -138,16 +172,15 @@ pub fn unlock(
         &[primary]
     };
     for phase in phases {
-        if let Some(mut found) =
-            search(engine, host, size, creds, phase, opts, cancel, &mut untried)?
+        if let Some(mut found) = search(engine, host, size, creds, phase, opts, stop, &mut untried)?
         {
             found
                 .header
                 .settle_legacy_data_area(found.location.is_hidden(), size);
-            return Ok(found);
+            return Ok(Some(found));
         }
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
         }
     }
     untried.sort();
@@ -199,6 +232,10 @@ fn search(
             passwords.push((format, p));
         }
     }
+    if passwords.is_empty() {
+        // Too long for every format: say so rather than "wrong password".
+        keyfile::check_password_len(creds.password, Format::VeraCrypt)?;
+    }
     let mut headers = Vec::new();
     for &location in locations {
         let Some(offset) = location.offset(size) else {
@@ -228,7 +265,11 @@ fn search(
         }
     }
     if jobs.is_empty() {
-        if let Some(prf) = opts.prf {
+        // Headers to try but none in a format with the PRF asked for.
+        if let Some(prf) = opts.prf
+            && !headers.is_empty()
+            && !passwords.is_empty()
+        {
             return Err(Error::PrfNotInFormat {
                 prf: prf.name(),
                 format: "the formats tried",

@@ -1,0 +1,442 @@
+//! Making volumes: a standard volume over a whole host, and a hidden volume
+//! inside an existing one.
+//!
+//! Layout of a host of `S` bytes, as TrueCrypt 7 and VeraCrypt write it:
+//!
+//! | host bytes              | holds |
+//! | ----------------------- | ----- |
+//! | 0 .. 512                | volume header |
+//! | 65536 .. 66048          | hidden volume header (random bytes if none) |
+//! | 131072 .. S − 131072    | data area of the outer volume |
+//! | S − 131072 ..           | backup of the volume header |
+//! | S − 65536 ..            | backup of the hidden volume header (or random) |
+//!
+//! Every byte of the two 128 KiB header groups that is not a header is
+//! random, so a volume without a hidden volume looks like one with. Each
+//! header is sealed under its own random salt.
+
+use super::header::{
+    ENCRYPTED_BYTES, HEADER_BYTES, Header, Location, MASTER_KEY_BYTES, SALT_BYTES,
+};
+use super::kdf::{self, Format, KdfLimits, Prf};
+use super::keyfile;
+use super::opened::UNIT;
+use super::unlock::{self, Credentials, SearchOptions, Target};
+use crate::engine::{Chain, Engine};
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use zeroize::Zeroizing;
+
+/// Bytes of one header group (a header's 64 KiB slot and the hidden one's).
+pub const GROUP_BYTES: u64 = 131072;
+/// Bytes at the end of the outer data area a hidden volume leaves to the
+/// outer filesystem (TrueCrypt's reserved end area).
+pub const HIDDEN_END_RESERVE: u64 = 4096;
+/// Header version both programs write today.
+const HEADER_VERSION: u16 = 5;
+/// Write and fill in steps of this size.
+const STEP: usize = 1 << 20;
+
+/// How the data area is prepared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Headers only: fast, but what was on the host stays, and a fresh file
+    /// keeps plaintext zeros that show which parts hold data later.
+    Quick,
+    /// Every data sector encrypted, so used and free space look alike.
+    Full,
+}
+
+/// What to make.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    pub format: Format,
+    pub chain: &'static Chain,
+    pub prf: Prf,
+    /// Sector size the volume presents: 512, or the logical sector size of
+    /// the block device it lives on. The XTS data unit stays 512 bytes.
+    pub sector_size: u32,
+    pub fill: Fill,
+    /// Force one backend for every layer.
+    pub backend: Option<String>,
+    pub limits: KdfLimits,
+}
+
+impl CreateOptions {
+    /// VeraCrypt format, AES, SHA-512, 512-byte sectors, full fill: what
+    /// VeraCrypt proposes.
+    pub fn new() -> Self {
+        CreateOptions {
+            format: Format::VeraCrypt,
+            chain: Chain::by_name("AES").unwrap_or(&crate::engine::chain::CHAINS[0]),
+            prf: Prf::Sha512,
+            sector_size: 512,
+            fill: Fill::Full,
+            backend: None,
+            limits: KdfLimits::default(),
+        }
+    }
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Where a new volume's data went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Created {
+    pub data_offset: u64,
+    pub data_size: u64,
+}
+
+/// Fills `buf` from the operating system's random source.
+pub(crate) fn random(buf: &mut [u8]) -> Result<()> {
+    getrandom::fill(buf).map_err(|e| Error::Random(e.to_string()))
+}
+
+/// The logical sector size of a block device, or 512 for a regular file.
+pub fn host_sector_size(host: &File) -> Result<u32> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = host.metadata().map_err(|e| Error::Io {
+        what: "cannot inspect the host".into(),
+        source: e,
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Ok(512);
+    }
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which points to
+    // a live c_int; the descriptor is open for the duration of the call.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(host),
+            libc::BLKSSZGET,
+            &mut size as *mut libc::c_int,
+        )
+    };
+    if rc != 0 || size < 512 {
+        return Err(Error::Io {
+            what: "cannot read the device's sector size".into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(size as u32)
+}
+
+/// How a header is sealed: its PRF, its chain, and the bounds on both.
+pub(crate) struct SealWith<'a> {
+    pub prf: Prf,
+    pub chain: &'static Chain,
+    pub limits: &'a KdfLimits,
+    pub backend: Option<&'a str>,
+}
+
+/// Encrypts `header` under a fresh salt and a key derived from `creds`:
+/// the 512 bytes to write at any header location.
+pub(crate) fn seal(
+    engine: &Engine,
+    header: &Header,
+    creds: &Credentials<'_>,
+    with: &SealWith<'_>,
+    cancel: &AtomicBool,
+) -> Result<Zeroizing<[u8; HEADER_BYTES]>> {
+    let SealWith {
+        prf,
+        chain,
+        limits,
+        backend,
+    } = *with;
+    if header.format == Format::TrueCrypt && creds.pim != 0 {
+        return Err(Error::InvalidArgument(
+            "TrueCrypt volumes have no PIM".into(),
+        ));
+    }
+    let password = keyfile::apply(creds.password, creds.keyfiles, header.format)?;
+    let mut out = Zeroizing::new([0u8; HEADER_BYTES]);
+    let mut salt = [0u8; SALT_BYTES];
+    random(&mut salt)?;
+    let mut key = Zeroizing::new([0u8; kdf::HEADER_KEY_BYTES]);
+    kdf::derive_header_key(
+        prf,
+        header.format,
+        creds.pim,
+        &password,
+        &salt,
+        limits,
+        cancel,
+        &mut key,
+    )?;
+    let mut body = header.serialize();
+    engine
+        .volume_cipher_units(chain, &key[..], backend, ENCRYPTED_BYTES as u32)?
+        .encrypt(&mut body[..], 0)?;
+    out[..SALT_BYTES].copy_from_slice(&salt);
+    out[SALT_BYTES..].copy_from_slice(&body[..]);
+    Ok(out)
+}
+
+/// Random master keys for `chain`, with no layer whose XTS halves match.
+fn master_keys(chain: &'static Chain) -> Result<Zeroizing<[u8; MASTER_KEY_BYTES]>> {
+    let mut keys = Zeroizing::new([0u8; MASTER_KEY_BYTES]);
+    random(&mut keys[..])?;
+    let probe = Header {
+        format: Format::VeraCrypt,
+        version: HEADER_VERSION,
+        min_program_version: 0,
+        hidden_volume_size: 0,
+        volume_size: 0,
+        data_offset: 0,
+        data_size: 0,
+        flags: 0,
+        sector_size: 512,
+        master_keys: keys.clone(),
+    };
+    if probe.has_equal_xts_halves(chain.ciphers.len()) {
+        // Only a broken random source gets here.
+        return Err(Error::WeakKeys);
+    }
+    Ok(keys)
+}
+
+fn new_header(
+    opts: &CreateOptions,
+    keys: Zeroizing<[u8; MASTER_KEY_BYTES]>,
+    hidden_size: u64,
+    data_offset: u64,
+    data_size: u64,
+) -> Header {
+    Header {
+        format: opts.format,
+        version: HEADER_VERSION,
+        // What TrueCrypt 7.1a and VeraCrypt 1.11+ write.
+        min_program_version: match opts.format {
+            Format::TrueCrypt => 0x0700,
+            Format::VeraCrypt => 0x010b,
+        },
+        hidden_volume_size: hidden_size,
+        volume_size: data_size,
+        data_offset,
+        data_size,
+        flags: 0,
+        sector_size: opts.sector_size,
+        master_keys: keys,
+    }
+}
+
+fn sealing(opts: &CreateOptions) -> SealWith<'_> {
+    SealWith {
+        prf: opts.prf,
+        chain: opts.chain,
+        limits: &opts.limits,
+        backend: opts.backend.as_deref(),
+    }
+}
+
+fn check_options(opts: &CreateOptions, creds: &Credentials<'_>) -> Result<()> {
+    if !opts.prf.in_format(opts.format) {
+        return Err(Error::PrfNotInFormat {
+            prf: opts.prf.name(),
+            format: opts.format.name(),
+        });
+    }
+    if opts.format == Format::TrueCrypt && !opts.chain.truecrypt {
+        return Err(Error::InvalidArgument(format!(
+            "TrueCrypt has no {} cipher",
+            opts.chain.name
+        )));
+    }
+    if !(opts.sector_size.is_power_of_two() && (512..=4096).contains(&opts.sector_size)) {
+        return Err(Error::InvalidArgument(format!(
+            "sector size {} is not 512, 1024, 2048 or 4096",
+            opts.sector_size
+        )));
+    }
+    // Refuse a too-long password before spending time on anything.
+    keyfile::check_password_len(creds.password, opts.format)
+}
+
+fn io(what: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        what: what.to_owned(),
+        source,
+    }
+}
+
+/// Writes `bytes` at `offset` of `host` and makes them durable before
+/// returning, so writes land in the order they are made.
+pub(crate) fn write_durably(host: &File, bytes: &[u8], offset: u64) -> Result<()> {
+    host.write_all_at(bytes, offset)
+        .map_err(io("cannot write a volume header"))?;
+    host.sync_data().map_err(io("cannot sync the volume"))
+}
+
+/// A 64 KiB header slot: random bytes with `header` (if any) at its start.
+fn slot(header: Option<&[u8; HEADER_BYTES]>) -> Result<Zeroizing<Vec<u8>>> {
+    let mut s = Zeroizing::new(vec![0u8; (GROUP_BYTES / 2) as usize]);
+    random(&mut s)?;
+    if let Some(h) = header {
+        s[..HEADER_BYTES].copy_from_slice(h);
+    }
+    Ok(s)
+}
+
+/// Makes a volume over all of `host` (a file of the wanted size, or a
+/// block device). `progress(done, total)` follows the data fill.
+pub fn create(
+    engine: &Engine,
+    host: &File,
+    creds: Credentials<'_>,
+    opts: &CreateOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<Created> {
+    check_options(opts, &creds)?;
+    let size = unlock::host_size(host)?;
+    let sector = u64::from(opts.sector_size);
+    let data_size = size.saturating_sub(2 * GROUP_BYTES) / sector * sector;
+    // Room for at least a small FAT filesystem, as TrueCrypt asks.
+    let min = 2 * GROUP_BYTES + 32 * 1024;
+    if data_size < 32 * 1024 {
+        return Err(Error::VolumeTooSmall { size, min });
+    }
+    let keys = master_keys(opts.chain)?;
+    let header = new_header(opts, keys, 0, GROUP_BYTES, data_size);
+    let backend = opts.backend.as_deref();
+    let primary = seal(engine, &header, &creds, &sealing(opts), cancel)?;
+    let backup = seal(engine, &header, &creds, &sealing(opts), cancel)?;
+
+    if opts.fill == Fill::Full {
+        let cipher = engine.volume_cipher(opts.chain, &header.master_keys[..], backend)?;
+        fill_encrypted(host, &cipher, GROUP_BYTES, data_size, progress, cancel)?;
+    }
+    // Headers last: an interrupted creation leaves no volume that opens.
+    let backup_at = size - GROUP_BYTES;
+    write_durably(host, &slot(None)?, GROUP_BYTES / 2)?;
+    write_durably(host, &slot(None)?, backup_at + GROUP_BYTES / 2)?;
+    write_durably(host, &slot(Some(&backup))?, backup_at)?;
+    write_durably(host, &slot(Some(&primary))?, 0)?;
+    Ok(Created {
+        data_offset: GROUP_BYTES,
+        data_size,
+    })
+}
+
+/// Encrypts zeros over `len` bytes at host offset `start` (units numbered
+/// from the start of the host), so every sector reads as random.
+fn fill_encrypted(
+    host: &File,
+    cipher: &crate::engine::VolumeCipher,
+    start: u64,
+    len: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let mut buf = vec![0u8; STEP];
+    let mut done = 0u64;
+    while done < len {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let n = (len - done).min(STEP as u64) as usize;
+        let chunk = &mut buf[..n];
+        chunk.fill(0);
+        let at = start + done;
+        cipher.encrypt(chunk, at / UNIT)?;
+        host.write_all_at(chunk, at)
+            .map_err(io("cannot write the data area"))?;
+        done += n as u64;
+        progress(done, len);
+    }
+    host.sync_data().map_err(io("cannot sync the volume"))
+}
+
+/// Makes a hidden volume of `size` bytes at the end of the outer volume's
+/// data area, leaving the outer filesystem its reserved end area.
+///
+/// The outer volume must have been fully filled: a sector that reads as
+/// zeros on the host is plaintext, and zeros around a region of random
+/// bytes would show where the hidden volume is. Such an outer volume is
+/// refused with [`Error::OuterNotFilled`]. What the outer filesystem stores
+/// is not inspected: fill the outer volume before this, and keep its data
+/// below the hidden volume's start (which this returns).
+#[allow(clippy::too_many_arguments)] // two sets of credentials, as VeraCrypt asks
+pub fn create_hidden(
+    engine: &Engine,
+    host: &File,
+    outer: Credentials<'_>,
+    hidden: Credentials<'_>,
+    size: u64,
+    opts: &CreateOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<Created> {
+    check_options(opts, &hidden)?;
+    let host_size = unlock::host_size(host)?;
+    let mut search = SearchOptions::new();
+    search.limits = opts.limits;
+    search.backend = opts.backend.clone();
+    let o = unlock::unlock(engine, host, outer, Target::Outer, &search, cancel)?;
+    let sector = u64::from(opts.sector_size);
+    let outer_end = o.header.data_offset + o.header.data_size;
+    let size = size / sector * sector;
+    let end = outer_end.saturating_sub(HIDDEN_END_RESERVE);
+    // Keep the outer's first 64 KiB (its filesystem's own header) clear.
+    let lowest = o.header.data_offset + 65536;
+    let start = end.checked_sub(size).map(|s| s / sector * sector);
+    let Some(start) = start.filter(|&s| s >= lowest && size >= 32 * 1024) else {
+        return Err(Error::HiddenDoesNotFit {
+            size,
+            room: end.saturating_sub(lowest),
+        });
+    };
+    check_outer_filled(host, o.header.data_offset, outer_end, cancel)?;
+
+    let keys = master_keys(opts.chain)?;
+    let data_size = end - start;
+    let header = new_header(opts, keys, data_size, start, data_size);
+    let backend = opts.backend.as_deref();
+    let primary = seal(engine, &header, &hidden, &sealing(opts), cancel)?;
+    let backup = seal(engine, &header, &hidden, &sealing(opts), cancel)?;
+    let cipher = engine.volume_cipher(opts.chain, &header.master_keys[..], backend)?;
+    fill_encrypted(host, &cipher, start, data_size, progress, cancel)?;
+    let backup_at = Location::HiddenBackup
+        .offset(host_size)
+        .ok_or(Error::VolumeTooSmall {
+            size: host_size,
+            min: 2 * GROUP_BYTES,
+        })?;
+    write_durably(host, &backup[..], backup_at)?;
+    write_durably(host, &primary[..], GROUP_BYTES / 2)?;
+    Ok(Created {
+        data_offset: start,
+        data_size,
+    })
+}
+
+/// Refuses an outer data area with a sector of zeros on the host.
+fn check_outer_filled(host: &File, start: u64, end: u64, cancel: &AtomicBool) -> Result<()> {
+    let mut buf = vec![0u8; STEP];
+    let mut at = start;
+    while at < end {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let n = (end - at).min(STEP as u64) as usize;
+        host.read_exact_at(&mut buf[..n], at)
+            .map_err(io("cannot read the outer volume"))?;
+        if let Some(i) = buf[..n]
+            .chunks(UNIT as usize)
+            .position(|s| s.iter().all(|&b| b == 0))
+        {
+            return Err(Error::OuterNotFilled {
+                offset: at + i as u64 * UNIT,
+            });
+        }
+        at += n as u64;
+    }
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! Changing what opens a volume (password, keyfiles, PIM, PRF, format), and
+//! backing up and restoring its headers. The master keys never change, so
+//! the data area is never touched.
+//!
+//! Crash safety: a change rewrites a volume's primary header and then its
+//! embedded backup, each made durable before the next is written. A crash
+//! before the first write completes leaves the old password working (the
+//! backup still has it); between the two writes, the new password opens the
+//! primary header and the old one the backup; after both, the new one opens
+//! both. No moment has both headers in flight.
+
+use super::create::{GROUP_BYTES, SealWith, seal, write_durably};
+use super::header::{HEADER_BYTES, Location};
+use super::kdf::{Format, Prf};
+use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::AtomicBool;
+use zeroize::Zeroizing;
+
+/// Size of a header backup file: the volume header's 64 KiB slot, then the
+/// hidden volume header's (random bytes when there is no hidden volume, so
+/// a backup does not tell whether one exists), as TrueCrypt's are.
+pub const BACKUP_FILE_BYTES: usize = GROUP_BYTES as usize;
+
+/// What a volume should open with after a change.
+#[derive(Debug, Clone, Copy)]
+pub struct Rekey<'a> {
+    pub creds: Credentials<'a>,
+    /// A new PRF, or `None` to keep the current one.
+    pub prf: Option<Prf>,
+    /// Convert to this format (`None` keeps it: a TrueCrypt volume stays
+    /// TrueCrypt).
+    pub format: Option<Format>,
+}
+
+/// One header write of a change, in the order the writes must land.
+pub struct HeaderWrite {
+    pub offset: u64,
+    pub bytes: Zeroizing<[u8; HEADER_BYTES]>,
+}
+
+impl std::fmt::Debug for HeaderWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeaderWrite")
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The header locations of the volume whose header was found at `found`,
+/// primary first. TrueCrypt 5 (header version 3) had no backup headers.
+fn locations_of(found: Location, version: u16) -> &'static [Location] {
+    match found {
+        Location::HiddenLegacy => &[Location::HiddenLegacy],
+        Location::Primary if version < 4 => &[Location::Primary],
+        Location::Primary | Location::Backup => &[Location::Primary, Location::Backup],
+        Location::HiddenPrimary | Location::HiddenBackup => {
+            &[Location::HiddenPrimary, Location::HiddenBackup]
+        }
+    }
+}
+
+/// Plans a change of credentials: unlocks with `old` and returns the header
+/// writes, primary first, that make `new` open the volume instead.
+/// [`apply`] carries them out; [`change_credentials`] does both.
+pub fn plan_rekey(
+    engine: &Engine,
+    host: &File,
+    old: Credentials<'_>,
+    target: Target,
+    new: &Rekey<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Vec<HeaderWrite>> {
+    let u = unlock::unlock(engine, host, old, target, opts, cancel)?;
+    let size = unlock::host_size(host)?;
+    let mut header = u.header.clone();
+    if header.version < 4 {
+        // Keep the on-disk form TrueCrypt 5 reads (see `settle_legacy_data_area`).
+        header.data_offset = 0;
+    }
+    let prf = new.prf.unwrap_or(u.prf);
+    if let Some(format) = new.format
+        && format != header.format
+    {
+        if format == Format::TrueCrypt && !u.chain.truecrypt {
+            return Err(Error::InvalidArgument(format!(
+                "TrueCrypt has no {} cipher",
+                u.chain.name
+            )));
+        }
+        header.format = format;
+        header.version = header.version.max(5);
+        header.min_program_version = match format {
+            Format::TrueCrypt => 0x0700,
+            Format::VeraCrypt => 0x010b,
+        };
+    }
+    if !prf.in_format(header.format) {
+        return Err(Error::PrfNotInFormat {
+            prf: prf.name(),
+            format: header.format.name(),
+        });
+    }
+    let backend = opts.backend.as_deref();
+    let mut writes = Vec::new();
+    for &location in locations_of(u.location, u.header.version) {
+        let offset = location.offset(size).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the host has no room for its {}",
+                location.describe()
+            ))
+        })?;
+        let with = SealWith {
+            prf,
+            chain: u.chain,
+            limits: &opts.limits,
+            backend,
+        };
+        let bytes = seal(engine, &header, &new.creds, &with, cancel)?;
+        writes.push(HeaderWrite { offset, bytes });
+    }
+    Ok(writes)
+}
+
+/// Carries out planned header writes in order, each durable before the next.
+pub fn apply(host: &File, writes: &[HeaderWrite]) -> Result<()> {
+    for w in writes {
+        write_durably(host, &w.bytes[..], w.offset)?;
+    }
+    Ok(())
+}
+
+/// Changes what opens the volume that `old` opens (see the module's notes
+/// on crash safety).
+pub fn change_credentials(
+    engine: &Engine,
+    host: &File,
+    old: Credentials<'_>,
+    target: Target,
+    new: &Rekey<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let writes = plan_rekey(engine, host, old, target, new, opts, cancel)?;
+    apply(host, &writes)
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io {
+        what: what.to_owned(),
+        source,
+    }
+}
+
+/// An anonymous in-memory file holding `bytes`, so the ordinary search can
+/// run over a header group that is not at the start of a host.
+fn memory_file(bytes: &[u8]) -> Result<File> {
+    // SAFETY: memfd_create takes a NUL-terminated name and flags and returns
+    // a new descriptor or -1; nothing else is touched.
+    let fd = unsafe { libc::memfd_create(c"tcd-header-group".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(Error::Io {
+            what: "cannot make an in-memory file".into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: `fd` was just returned by memfd_create and is owned by no one
+    // else.
+    let mut f = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    f.write_all(bytes)
+        .map_err(io("cannot fill an in-memory file"))?;
+    Ok(f)
+}
+
+/// Unlocks the volume or hidden header of a 128 KiB header group.
+fn unlock_group(
+    engine: &Engine,
+    group: &[u8],
+    creds: Credentials<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Unlocked> {
+    let file = memory_file(group)?;
+    let mut opts = opts.clone();
+    opts.try_backup = false;
+    unlock::unlock(engine, &file, creds, Target::Any, &opts, cancel)
+}
+
+fn read_group(host: &File, offset: u64) -> Result<Zeroizing<Vec<u8>>> {
+    let mut group = Zeroizing::new(vec![0u8; BACKUP_FILE_BYTES]);
+    host.read_exact_at(&mut group, offset)
+        .map_err(io("cannot read the volume headers"))?;
+    Ok(group)
+}
+
+/// The contents of a header backup file for the volume `creds` opens (its
+/// outer or its hidden password): both header slots of the header group
+/// that opened, as they are on disk.
+pub fn backup_headers(
+    engine: &Engine,
+    host: &File,
+    creds: Credentials<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Zeroizing<Vec<u8>>> {
+    let u = unlock::unlock(engine, host, creds, Target::Any, opts, cancel)?;
+    let size = unlock::host_size(host)?;
+    let group_at = match u.location {
+        Location::Primary | Location::HiddenPrimary => 0,
+        Location::Backup | Location::HiddenBackup => size - GROUP_BYTES,
+        Location::HiddenLegacy => {
+            return Err(Error::InvalidArgument(
+                "TrueCrypt 5 hidden volumes have no header group to back up".into(),
+            ));
+        }
+    };
+    read_group(host, group_at)
+}
+
+/// Writes the header that `creds` opens in a backup file (`backup`, as
+/// [`backup_headers`] makes) to the volume's primary and backup locations.
+/// Only the volume the password opens is restored: restoring the outer
+/// volume's header never touches the hidden volume's.
+pub fn restore_from_file(
+    engine: &Engine,
+    host: &File,
+    backup: &[u8],
+    creds: Credentials<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Location> {
+    if backup.len() != BACKUP_FILE_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "a header backup is {BACKUP_FILE_BYTES} bytes; this one is {}",
+            backup.len()
+        )));
+    }
+    let u = unlock_group(engine, backup, creds, opts, cancel)?;
+    let size = unlock::host_size(host)?;
+    check_fits(&u, size)?;
+    let (at, targets): (usize, &[Location]) = match u.location {
+        Location::Primary => (0, &[Location::Primary, Location::Backup]),
+        _ => (
+            GROUP_BYTES as usize / 2,
+            &[Location::HiddenPrimary, Location::HiddenBackup],
+        ),
+    };
+    for &t in targets {
+        let offset = t.offset(size).ok_or_else(|| {
+            Error::InvalidArgument("the host is too small for this header".into())
+        })?;
+        write_durably(host, &backup[at..at + HEADER_BYTES], offset)?;
+    }
+    Ok(u.location)
+}
+
+/// Copies the embedded backup header that `creds` opens over the damaged
+/// primary one. Returns which volume's header was restored.
+pub fn restore_from_embedded(
+    engine: &Engine,
+    host: &File,
+    creds: Credentials<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Location> {
+    let size = unlock::host_size(host)?;
+    let group_at = size.checked_sub(GROUP_BYTES).ok_or(Error::VolumeTooSmall {
+        size,
+        min: 2 * GROUP_BYTES,
+    })?;
+    let group = read_group(host, group_at)?;
+    let u = unlock_group(engine, &group, creds, opts, cancel)?;
+    check_fits(&u, size)?;
+    let (at, target) = match u.location {
+        Location::Primary => (0, Location::Primary),
+        _ => (GROUP_BYTES as usize / 2, Location::HiddenPrimary),
+    };
+    let offset = target
+        .offset(size)
+        .ok_or_else(|| Error::InvalidArgument("the host is too small for this header".into()))?;
+    write_durably(host, &group[at..at + HEADER_BYTES], offset)?;
+    Ok(if target == Location::Primary {
+        Location::Backup
+    } else {
+        Location::HiddenBackup
+    })
+}
+
+/// A header about to be restored must describe a data area inside this
+/// host, clear of the header groups.
+fn check_fits(u: &Unlocked, size: u64) -> Result<()> {
+    let h = &u.header;
+    let fits = h.data_offset >= GROUP_BYTES
+        && h.data_offset
+            .checked_add(h.data_size)
+            .is_some_and(|end| end <= size.saturating_sub(GROUP_BYTES));
+    if fits {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "this header's data area ({} bytes at {}) does not fit the {size}-byte volume: is it the backup of another volume?",
+            h.data_size, h.data_offset
+        )))
+    }
+}
