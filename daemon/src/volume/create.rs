@@ -55,9 +55,10 @@ pub struct CreateOptions {
     pub format: Format,
     pub chain: &'static Chain,
     pub prf: Prf,
-    /// Sector size the volume presents: 512, or the logical sector size of
-    /// the block device it lives on. The XTS data unit stays 512 bytes.
-    pub sector_size: u32,
+    /// Sector size the volume presents; `None`: 512 in a file, the logical
+    /// sector size of a block device (4096 on 4K-native drives). The XTS
+    /// data unit stays 512 bytes whatever this is.
+    pub sector_size: Option<u32>,
     pub fill: Fill,
     /// Force one backend for every layer.
     pub backend: Option<String>,
@@ -65,14 +66,14 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
-    /// VeraCrypt format, AES, SHA-512, 512-byte sectors, full fill: what
-    /// VeraCrypt proposes.
+    /// VeraCrypt format, AES, SHA-512, the host's sector size, full fill:
+    /// what VeraCrypt proposes.
     pub fn new() -> Self {
         CreateOptions {
             format: Format::VeraCrypt,
             chain: Chain::by_name("AES").unwrap_or(&crate::engine::chain::CHAINS[0]),
             prf: Prf::Sha512,
-            sector_size: 512,
+            sector_size: None,
             fill: Fill::Full,
             backend: None,
             limits: KdfLimits::default(),
@@ -205,6 +206,7 @@ fn master_keys(chain: &'static Chain) -> Result<Zeroizing<[u8; MASTER_KEY_BYTES]
 fn new_header(
     opts: &CreateOptions,
     keys: Zeroizing<[u8; MASTER_KEY_BYTES]>,
+    sector_size: u32,
     hidden_size: u64,
     data_offset: u64,
     data_size: u64,
@@ -222,7 +224,7 @@ fn new_header(
         data_offset,
         data_size,
         flags: 0,
-        sector_size: opts.sector_size,
+        sector_size,
         master_keys: keys,
     }
 }
@@ -236,7 +238,9 @@ fn sealing(opts: &CreateOptions) -> SealWith<'_> {
     }
 }
 
-fn check_options(opts: &CreateOptions, creds: &Credentials<'_>) -> Result<()> {
+/// Checks the options against each other and the host; returns the sector
+/// size to use.
+fn check_options(opts: &CreateOptions, creds: &Credentials<'_>, host: &File) -> Result<u32> {
     if !opts.prf.in_format(opts.format) {
         return Err(Error::PrfNotInFormat {
             prf: opts.prf.name(),
@@ -249,14 +253,21 @@ fn check_options(opts: &CreateOptions, creds: &Credentials<'_>) -> Result<()> {
             opts.chain.name
         )));
     }
-    if !(opts.sector_size.is_power_of_two() && (512..=4096).contains(&opts.sector_size)) {
+    let device = host_sector_size(host)?;
+    let sector = opts.sector_size.unwrap_or(device);
+    if !(sector.is_power_of_two() && (512..=4096).contains(&sector)) {
         return Err(Error::InvalidArgument(format!(
-            "sector size {} is not 512, 1024, 2048 or 4096",
-            opts.sector_size
+            "sector size {sector} is not 512, 1024, 2048 or 4096"
+        )));
+    }
+    if sector < device {
+        return Err(Error::InvalidArgument(format!(
+            "sector size {sector} is smaller than the device's {device}"
         )));
     }
     // Refuse a too-long password before spending time on anything.
-    keyfile::check_password_len(creds.password, opts.format)
+    keyfile::check_password_len(creds.password, opts.format)?;
+    Ok(sector)
 }
 
 fn io(what: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -294,9 +305,9 @@ pub fn create(
     progress: &mut dyn FnMut(u64, u64),
     cancel: &AtomicBool,
 ) -> Result<Created> {
-    check_options(opts, &creds)?;
+    let sector_size = check_options(opts, &creds, host)?;
     let size = unlock::host_size(host)?;
-    let sector = u64::from(opts.sector_size);
+    let sector = u64::from(sector_size);
     let data_size = size.saturating_sub(2 * GROUP_BYTES) / sector * sector;
     // Room for at least a small FAT filesystem, as TrueCrypt asks.
     let min = 2 * GROUP_BYTES + 32 * 1024;
@@ -304,7 +315,7 @@ pub fn create(
         return Err(Error::VolumeTooSmall { size, min });
     }
     let keys = master_keys(opts.chain)?;
-    let header = new_header(opts, keys, 0, GROUP_BYTES, data_size);
+    let header = new_header(opts, keys, sector_size, 0, GROUP_BYTES, data_size);
     let backend = opts.backend.as_deref();
     let primary = seal(engine, &header, &creds, &sealing(opts), cancel)?;
     let backup = seal(engine, &header, &creds, &sealing(opts), cancel)?;
@@ -374,13 +385,13 @@ pub fn create_hidden(
     progress: &mut dyn FnMut(u64, u64),
     cancel: &AtomicBool,
 ) -> Result<Created> {
-    check_options(opts, &hidden)?;
+    let sector_size = check_options(opts, &hidden, host)?;
     let host_size = unlock::host_size(host)?;
     let mut search = SearchOptions::new();
     search.limits = opts.limits;
     search.backend = opts.backend.clone();
     let o = unlock::unlock(engine, host, outer, Target::Outer, &search, cancel)?;
-    let sector = u64::from(opts.sector_size);
+    let sector = u64::from(sector_size);
     let outer_end = o.header.data_offset + o.header.data_size;
     let size = size / sector * sector;
     let end = outer_end.saturating_sub(HIDDEN_END_RESERVE);
@@ -397,7 +408,7 @@ pub fn create_hidden(
 
     let keys = master_keys(opts.chain)?;
     let data_size = end - start;
-    let header = new_header(opts, keys, data_size, start, data_size);
+    let header = new_header(opts, keys, sector_size, data_size, start, data_size);
     let backend = opts.backend.as_deref();
     let primary = seal(engine, &header, &hidden, &sealing(opts), cancel)?;
     let backup = seal(engine, &header, &hidden, &sealing(opts), cancel)?;
