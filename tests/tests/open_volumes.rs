@@ -448,3 +448,44 @@ fn a_cancelled_search_stops_promptly() {
     // A full search of a wrong password takes minutes; cancelled, seconds.
     eprintln!("cancelled search returned after {took:?}");
 }
+
+#[test]
+fn a_truecrypt_5_volume_changes_password_but_does_not_convert() {
+    let e = engine(&["aesni", "soft"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = copy_of("tc_3-sha512-xts-aes", dir.path());
+    let host = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .expect("open copy");
+    let opts = narrowed(Format::TrueCrypt, Prf::Sha512);
+    let old = Credentials {
+        password: OUTER,
+        keyfiles: &[],
+        pim: 0,
+    };
+    let new = Credentials {
+        password: b"a new password",
+        ..old
+    };
+    let no = AtomicBool::new(false);
+    let convert = maintain::Rekey {
+        creds: new,
+        prf: None,
+        format: Some(Format::VeraCrypt),
+    };
+    assert!(matches!(
+        maintain::change_credentials(&e, &host, old, Target::Any, &convert, &opts, &no),
+        Err(Error::InvalidArgument(_))
+    ));
+    let keep = maintain::Rekey {
+        format: None,
+        ..convert
+    };
+    maintain::change_credentials(&e, &host, old, Target::Any, &keep, &opts, &no).expect("change");
+    let v = open(&e, &path, new, Target::Any, &opts).expect("new password opens");
+    assert_eq!(v.info().header_version, 3);
+    assert_eq!(fat_serial(&first_sector(&v)), Some(DEAD_BABE));
+    assert!(open(&e, &path, old, Target::Any, &opts).is_err());
+}

@@ -12,6 +12,8 @@ const SERIAL_MAX: usize = 128 * 1024;
 /// Layers of a cascade are applied to pieces of this size in turn, so a
 /// piece stays in cache between layers.
 const LAYER_PIECE: usize = 32 * 1024;
+/// A large request is shared out between threads in pieces of this size.
+const PARALLEL_PIECE: usize = 64 * 1024;
 
 /// The keyed layers of one chain, in order of application.
 #[derive(Debug)]
@@ -83,32 +85,29 @@ impl VolumeCipher {
         if data.len() <= SERIAL_MAX || self.threads < 2 {
             return self.run_serial(data, first_unit, encrypt);
         }
-        // One piece per thread, each a whole number of layer pieces so every
-        // thread streams through cache-sized steps. The calling thread takes
-        // the first piece itself: it works while the pool wakes up, instead
-        // of sleeping until the pool is done.
-        let threads = self.threads;
-        let per_thread = data.len().div_ceil(threads);
-        let piece = per_thread.div_ceil(LAYER_PIECE).max(1) * LAYER_PIECE;
+        // Pieces are handed out one at a time to the caller and the helpers
+        // alike: the caller starts at once, a helper joins when it wakes, and
+        // whoever is faster takes more, so no core waits for another.
+        let piece = (PARALLEL_PIECE / unit).max(1) * unit;
         let units_per_piece = (piece / unit) as u64;
-        let mut chunks = data.chunks_mut(piece);
-        let Some(own) = chunks.next() else {
-            return Ok(());
-        };
+        let pieces = std::sync::Mutex::new(data.chunks_mut(piece).enumerate());
         let failed = std::sync::Mutex::new(None);
+        let work = || {
+            loop {
+                let next = pieces.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let Some((i, chunk)) = next else { break };
+                let first = first_unit.wrapping_add(i as u64 * units_per_piece);
+                if let Err(e) = self.run_serial(chunk, first, encrypt) {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    break;
+                }
+            }
+        };
         self.pool.in_place_scope(|s| {
-            for (i, chunk) in chunks.enumerate() {
-                let failed = &failed;
-                s.spawn(move |_| {
-                    let first = first_unit.wrapping_add((i as u64 + 1) * units_per_piece);
-                    if let Err(e) = self.run_serial(chunk, first, encrypt) {
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    }
-                });
+            for _ in 1..self.threads {
+                s.spawn(|_| work());
             }
-            if let Err(e) = self.run_serial(own, first_unit, encrypt) {
-                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-            }
+            work();
         });
         match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some(e) => Err(e),

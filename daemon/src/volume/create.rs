@@ -7,7 +7,7 @@
 //! | ----------------------- | ----- |
 //! | 0 .. 512                | volume header |
 //! | 65536 .. 66048          | hidden volume header (random bytes if none) |
-//! | 131072 .. S − 131072    | data area of the outer volume |
+//! | 131072 .. S − 131072    | data area of the outer volume (rounded down to whole sectors) |
 //! | S − 131072 ..           | backup of the volume header |
 //! | S − 65536 ..            | backup of the hidden volume header (or random) |
 //!

@@ -23,7 +23,9 @@ use zeroize::Zeroizing;
 
 /// Size of a header backup file: the volume header's 64 KiB slot, then the
 /// hidden volume header's (random bytes when there is no hidden volume, so
-/// a backup does not tell whether one exists), as TrueCrypt's are.
+/// a backup does not tell whether one exists), laid out as TrueCrypt's are.
+/// The headers are copied as they are on disk (TrueCrypt re-encrypts them
+/// under fresh salts; either way only the password opens them).
 pub const BACKUP_FILE_BYTES: usize = GROUP_BYTES as usize;
 
 /// What a volume should open with after a change.
@@ -87,6 +89,13 @@ pub fn plan_rekey(
     if let Some(format) = new.format
         && format != header.format
     {
+        if header.version < 4 {
+            // TrueCrypt 5 kept its data right after the header and has no
+            // backup header: a version-5 header cannot describe that layout.
+            return Err(Error::InvalidArgument(
+                "a TrueCrypt 5 volume cannot be converted; copy its files into a new volume".into(),
+            ));
+        }
         if format == Format::TrueCrypt && !u.chain.truecrypt {
             return Err(Error::InvalidArgument(format!(
                 "TrueCrypt has no {} cipher",
