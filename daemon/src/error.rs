@@ -105,6 +105,14 @@ pub enum Error {
     OuterNotFilled { offset: u64 },
     #[error("keyfile {path}: {problem}")]
     Keyfile { path: String, problem: String },
+    #[error("{0} is not installed")]
+    ToolMissing(String),
+    #[error("{tool} failed: {message}")]
+    ToolFailed { tool: String, message: String },
+    #[error("mount point {path} {problem}")]
+    MountPoint { path: String, problem: String },
+    #[error("{0} is busy")]
+    Busy(String),
     #[error("key derivation failed: {0}")]
     Kdf(String),
     #[error("cannot start the cipher thread pool: {0}")]

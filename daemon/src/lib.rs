@@ -1,8 +1,10 @@
-//! The tcd daemon library: the cipher engine over loaded backends (and, in
-//! later parts, volumes, mounting and the D-Bus service).
+//! The tcd daemon library: the cipher engine over loaded backends, the
+//! volume library, and mounting through FUSE and loop devices (the D-Bus
+//! service follows).
 
 pub mod engine;
 pub mod error;
+pub mod mount;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -758,12 +758,13 @@ mod tests {
             .collect()
     }
 
+    /// The corpus archive in the shared folder (`$TCD_SHARED`, else
+    /// `../shared` beside the repository), as the end-to-end tests find it.
     fn archive() -> PathBuf {
-        if let Some(p) = std::env::var_os("TCD_TCRYPT_IMAGES") {
-            return PathBuf::from(p);
-        }
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/tcrypt-images/tcrypt-images.tar.xz")
+        let shared = std::env::var_os("TCD_SHARED")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+        shared.join("tcrypt-images/tcrypt-images.tar.xz")
     }
 
     /// Unpacks the named members of the corpus into a fresh temporary folder.
@@ -771,7 +772,7 @@ mod tests {
         let archive = archive();
         assert!(
             archive.is_file(),
-            "the tcrypt-images corpus is missing at {} (set TCD_TCRYPT_IMAGES)",
+            "the tcrypt-images corpus is missing at {} (set TCD_SHARED)",
             archive.display()
         );
         let dir = tempfile::tempdir().expect("temporary folder");

@@ -1,0 +1,305 @@
+//! The decrypted data area of an open volume as one file in a FUSE
+//! filesystem, as VeraCrypt serves it where the kernel has no dm-crypt: the
+//! loop device reads and writes that file, and every request decrypts or
+//! encrypts through the engine.
+
+use crate::error::Error;
+use crate::volume::opened::{OpenVolume, UNIT};
+use fuser::{
+    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, KernelConfig,
+    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, SessionACL, WriteFlags,
+};
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// The name of the one file, in the FUSE folder.
+pub const FILE_NAME: &str = "volume";
+const FILE_INO: INodeNo = INodeNo(2);
+/// The largest request the kernel sends us, and its read-ahead: large
+/// requests keep the cipher at full width and the threads busy.
+const MAX_REQUEST: u32 = 1 << 20;
+const TTL: Duration = Duration::from_secs(3600);
+
+/// The FUSE side of a mounted volume.
+pub struct VolumeFile {
+    volume: Arc<OpenVolume>,
+    /// Serialises the read-modify-write of requests that are not whole
+    /// sectors (the loop device never sends them; other readers may).
+    partial: Mutex<()>,
+    created: SystemTime,
+}
+
+impl VolumeFile {
+    pub fn new(volume: Arc<OpenVolume>) -> Self {
+        VolumeFile {
+            volume,
+            partial: Mutex::new(()),
+            created: SystemTime::now(),
+        }
+    }
+
+    fn attr(&self, ino: INodeNo) -> Option<FileAttr> {
+        let (kind, size, perm, nlink) = match ino {
+            INodeNo::ROOT => (FileType::Directory, 0, 0o700, 2),
+            FILE_INO => (
+                FileType::RegularFile,
+                self.volume.size(),
+                if self.volume.is_read_only() {
+                    0o400
+                } else {
+                    0o600
+                },
+                1,
+            ),
+            _ => return None,
+        };
+        Some(FileAttr {
+            ino,
+            size,
+            blocks: size.div_ceil(512),
+            atime: self.created,
+            mtime: self.created,
+            ctime: self.created,
+            crtime: self.created,
+            kind,
+            perm,
+            nlink,
+            uid: 0,
+            gid: 0,
+            rdev: 0,
+            flags: 0,
+            blksize: self.volume.info().sector_size,
+        })
+    }
+
+    /// The sector-aligned span covering `len` bytes at `offset`, clipped to
+    /// the volume.
+    fn span(&self, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
+        let size = self.volume.size();
+        let end = offset.checked_add(len)?.min(size);
+        if offset >= end {
+            return None;
+        }
+        let start = offset / UNIT * UNIT;
+        let aligned_end = end.div_ceil(UNIT) * UNIT;
+        Some((start, aligned_end.min(size.div_ceil(UNIT) * UNIT), end))
+    }
+
+    fn read_bytes(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
+        let Some((start, aligned_end, end)) = self.span(offset, len) else {
+            return Ok(Vec::new());
+        };
+        let mut buf = vec![0u8; (aligned_end - start) as usize];
+        self.volume.read_at(&mut buf, start).map_err(errno)?;
+        let from = (offset - start) as usize;
+        buf.truncate(from + (end - offset) as usize);
+        buf.drain(..from);
+        Ok(buf)
+    }
+
+    fn write_bytes(&self, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+        let len = data.len() as u64;
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > self.volume.size())
+        {
+            // The file cannot grow: the volume has a fixed size.
+            return Err(Errno::ENOSPC);
+        }
+        if offset.is_multiple_of(UNIT) && len.is_multiple_of(UNIT) {
+            let mut buf = data.to_vec();
+            self.volume.write_at(&mut buf, offset).map_err(errno)?;
+            return Ok(data.len() as u32);
+        }
+        let _guard = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((start, aligned_end, _)) = self.span(offset, len) else {
+            return Ok(0);
+        };
+        let mut buf = vec![0u8; (aligned_end - start) as usize];
+        self.volume.read_at(&mut buf, start).map_err(errno)?;
+        let from = (offset - start) as usize;
+        buf[from..from + data.len()].copy_from_slice(data);
+        self.volume.write_at(&mut buf, start).map_err(errno)?;
+        Ok(data.len() as u32)
+    }
+}
+
+/// What the filesystem above sees for a failed request.
+fn errno(e: Error) -> Errno {
+    match e {
+        Error::ReadOnly => Errno::EROFS,
+        Error::HiddenVolumeProtected => Errno::EIO,
+        Error::InvalidArgument(_) => Errno::EINVAL,
+        Error::Io { source, .. } => source.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
+        other => {
+            tracing::error!("volume request failed: {other}");
+            Errno::EIO
+        }
+    }
+}
+
+impl Filesystem for VolumeFile {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // Ask for large requests; the kernel may grant less.
+        let _ = config.set_max_write(MAX_REQUEST);
+        let _ = config.set_max_readahead(MAX_REQUEST);
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match (parent, self.attr(FILE_INO)) {
+            (INodeNo::ROOT, Some(attr)) if name == FILE_NAME => {
+                reply.entry(&TTL, &attr, fuser::Generation(0));
+            }
+            _ => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.attr(ino) {
+            Some(attr) => reply.attr(&TTL, &attr),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if ino != FILE_INO {
+            return reply.error(Errno::EISDIR);
+        }
+        let writing = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
+        if writing && self.volume.is_read_only() {
+            return reply.error(Errno::EROFS);
+        }
+        // Keep the kernel's page cache of the file: the loop device above
+        // has its own, and direct I/O would cost a copy per request anyway.
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE);
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        if ino != FILE_INO {
+            return reply.error(Errno::EISDIR);
+        }
+        match self.read_bytes(offset, u64::from(size)) {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        if ino != FILE_INO {
+            return reply.error(Errno::EISDIR);
+        }
+        match self.write_bytes(offset, data) {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        // Unlike the FUSE service of TrueCrypt and VeraCrypt, flush and fsync
+        // reach the host file.
+        match self.volume.sync() {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        match self.volume.sync() {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        if ino != INodeNo::ROOT {
+            return reply.error(Errno::ENOTDIR);
+        }
+        let entries = [
+            (INodeNo::ROOT, FileType::Directory, "."),
+            (INodeNo::ROOT, FileType::Directory, ".."),
+            (FILE_INO, FileType::RegularFile, FILE_NAME),
+        ];
+        for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
+            if reply.add(*ino, i as u64 + 1, *kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let blocks = self.volume.size() / 512;
+        reply.statfs(blocks, 0, 0, 1, 0, 512, 255, 512);
+    }
+}
+
+/// Serves `volume` as `dir/volume` until the returned session is dropped
+/// or unmounted. Only root may open it.
+pub fn serve(
+    volume: Arc<OpenVolume>,
+    dir: &Path,
+    threads: usize,
+) -> std::io::Result<fuser::BackgroundSession> {
+    let mut options = vec![
+        MountOption::FSName("tcd".into()),
+        MountOption::Subtype("tcd".into()),
+        MountOption::NoDev,
+        MountOption::NoSuid,
+        MountOption::NoExec,
+    ];
+    if volume.is_read_only() {
+        options.push(MountOption::RO);
+    }
+    let mut config = Config::default();
+    config.mount_options = options;
+    config.acl = SessionACL::Owner;
+    config.n_threads = Some(threads.max(1));
+    config.clone_fd = true;
+    fuser::spawn_mount(VolumeFile::new(volume), dir, &config)
+}

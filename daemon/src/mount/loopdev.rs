@@ -1,0 +1,48 @@
+//! Loop devices over the FUSE volume file, through `losetup`.
+
+use super::tools;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Attaches a free loop device to `file` with `sector`-byte logical blocks.
+pub fn attach(file: &Path, sector: u32, read_only: bool) -> Result<PathBuf> {
+    let sector = sector.to_string();
+    let mut args = vec![
+        "--find".as_ref(),
+        "--show".as_ref(),
+        "--sector-size".as_ref(),
+        sector.as_ref(),
+    ];
+    if read_only {
+        args.push("--read-only".as_ref());
+    }
+    args.push(file.as_os_str());
+    let dev = tools::output("losetup", args)?;
+    if !dev.starts_with("/dev/loop") {
+        return Err(Error::ToolFailed {
+            tool: "losetup".into(),
+            message: format!("unexpected device name {dev:?}"),
+        });
+    }
+    Ok(PathBuf::from(dev))
+}
+
+/// Detaches a loop device.
+pub fn detach(device: &Path) -> Result<()> {
+    tools::run("losetup", ["--detach".as_ref(), device.as_os_str()]).map(|_| ())
+}
+
+/// Loop devices whose backing file lies under `folder` (left behind by a
+/// daemon that was killed).
+pub fn attached_under(folder: &Path) -> Result<Vec<PathBuf>> {
+    let list = tools::output(
+        "losetup",
+        ["--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+    )?;
+    Ok(list
+        .lines()
+        .filter_map(|l| l.split_once(char::is_whitespace))
+        .filter(|(_, back)| Path::new(back.trim()).starts_with(folder))
+        .map(|(name, _)| PathBuf::from(name))
+        .collect())
+}

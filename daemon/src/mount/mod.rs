@@ -1,0 +1,123 @@
+//! Serving an open volume to the kernel and mounting its filesystem.
+//!
+//! The data path is user space: the volume is served as a file from FUSE
+//! ([`fuse`]), a loop device is attached to that file, and the filesystem
+//! inside is mounted from the loop device. [`BlockExport`] is the one seam:
+//! ublk or NBD can serve the block device instead where a kernel has them.
+
+pub mod fuse;
+pub mod loopdev;
+pub mod mountpoint;
+pub mod tools;
+
+use crate::error::{Error, Result};
+use crate::volume::opened::OpenVolume;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A block device that presents a decrypted volume.
+pub trait BlockExport: Send + Sync {
+    /// The block device node (`/dev/loopN`).
+    fn device(&self) -> &Path;
+    /// Takes the device down (after everything above it is unmounted).
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// FUSE file plus loop device.
+pub struct FuseLoop {
+    session: Option<fuser::BackgroundSession>,
+    folder: PathBuf,
+    device: PathBuf,
+}
+
+impl FuseLoop {
+    /// Serves `volume` under `folder` (created, private to root) and attaches
+    /// a loop device with the volume's sector size.
+    pub fn start(volume: Arc<OpenVolume>, folder: &Path, threads: usize) -> Result<FuseLoop> {
+        let io = |what: &str| {
+            let what = what.to_owned();
+            move |source| Error::Io { what, source }
+        };
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(folder)
+            .map_err(io("cannot make the volume's FUSE folder"))?;
+        let read_only = volume.is_read_only();
+        let sector = volume.info().sector_size;
+        let session = match fuse::serve(volume, folder, threads) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir(folder);
+                return Err(Error::Io {
+                    what: "cannot serve the volume through FUSE".into(),
+                    source: e,
+                });
+            }
+        };
+        let file = folder.join(fuse::FILE_NAME);
+        match loopdev::attach(&file, sector, read_only) {
+            Ok(device) => Ok(FuseLoop {
+                session: Some(session),
+                folder: folder.to_path_buf(),
+                device,
+            }),
+            Err(e) => {
+                let _ = session.umount_and_join();
+                let _ = std::fs::remove_dir(folder);
+                Err(e)
+            }
+        }
+    }
+}
+
+use std::os::unix::fs::DirBuilderExt;
+
+impl BlockExport for FuseLoop {
+    fn device(&self) -> &Path {
+        &self.device
+    }
+
+    fn close(mut self: Box<Self>) -> Result<()> {
+        loopdev::detach(&self.device)?;
+        if let Some(s) = self.session.take() {
+            s.umount_and_join().map_err(|e| Error::Io {
+                what: "cannot unmount the volume's FUSE folder".into(),
+                source: e,
+            })?;
+        }
+        let _ = std::fs::remove_dir(&self.folder);
+        Ok(())
+    }
+}
+
+impl Drop for FuseLoop {
+    fn drop(&mut self) {
+        // Closed without `close` (an error path): take it all down anyway.
+        if let Some(s) = self.session.take() {
+            let _ = loopdev::detach(&self.device);
+            let _ = s.umount_and_join();
+            let _ = std::fs::remove_dir(&self.folder);
+        }
+    }
+}
+
+/// The filesystem type `blkid` finds on `device`, if any.
+pub fn detect_filesystem(device: &Path) -> Result<Option<String>> {
+    match tools::output(
+        "blkid",
+        [
+            "-p".as_ref(),
+            "-o".as_ref(),
+            "value".as_ref(),
+            "-s".as_ref(),
+            "TYPE".as_ref(),
+            device.as_os_str(),
+        ],
+    ) {
+        Ok(t) if !t.is_empty() => Ok(Some(t)),
+        Ok(_) => Ok(None),
+        // blkid exits 2 when it finds nothing.
+        Err(Error::ToolFailed { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
