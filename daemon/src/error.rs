@@ -113,6 +113,14 @@ pub enum Error {
     MountPoint { path: String, problem: String },
     #[error("{0} is busy")]
     Busy(String),
+    #[error("{0} is already mounted")]
+    AlreadyMounted(String),
+    #[error("no mounted volume {0}")]
+    NotMounted(String),
+    #[error(
+        "{0} holds no filesystem this machine can mount (mount with filesystem \"none\" to reach its block device)"
+    )]
+    NoFilesystem(String),
     #[error("key derivation failed: {0}")]
     Kdf(String),
     #[error("cannot start the cipher thread pool: {0}")]

@@ -5,6 +5,8 @@
 pub mod engine;
 pub mod error;
 pub mod mount;
+pub mod mounts;
+pub mod service;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -46,3 +46,16 @@ pub fn attached_under(folder: &Path) -> Result<Vec<PathBuf>> {
         .map(|(name, _)| PathBuf::from(name))
         .collect())
 }
+
+/// Waits (up to `limit`) until the kernel has released the backing file of
+/// a detached loop device.
+pub fn wait_released(device: &Path, limit: std::time::Duration) {
+    let Some(name) = device.file_name() else {
+        return;
+    };
+    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+    let start = std::time::Instant::now();
+    while backing.exists() && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

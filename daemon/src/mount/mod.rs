@@ -11,6 +11,7 @@ pub mod mountpoint;
 pub mod tools;
 
 use crate::error::{Error, Result};
+
 use crate::volume::opened::OpenVolume;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,11 +80,30 @@ impl BlockExport for FuseLoop {
 
     fn close(mut self: Box<Self>) -> Result<()> {
         loopdev::detach(&self.device)?;
+        // The kernel lets go of the backing file after the detach returns
+        // (and after any prober such as blkid closes the device): until
+        // then the FUSE folder is busy.
+        loopdev::wait_released(&self.device, std::time::Duration::from_secs(10));
         if let Some(s) = self.session.take() {
-            s.umount_and_join().map_err(|e| Error::Io {
-                what: "cannot unmount the volume's FUSE folder".into(),
-                source: e,
-            })?;
+            let mut tries = 0;
+            loop {
+                match mountpoint::unmount(&self.folder, false) {
+                    Ok(()) => break,
+                    Err(Error::Busy(_)) if tries < 50 => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                    Err(e) => {
+                        // Nothing of ours uses it any more: let the kernel
+                        // finish the unmount when the last user lets go.
+                        tracing::warn!("FUSE folder still busy ({e}); detaching it lazily");
+                        mountpoint::unmount(&self.folder, true)?;
+                        break;
+                    }
+                }
+            }
+            // The session ends once its mount is gone.
+            let _ = s.join();
         }
         let _ = std::fs::remove_dir(&self.folder);
         Ok(())

@@ -1,0 +1,255 @@
+//! The daemon's D-Bus API as `tcctl` calls it, and its errors as exit
+//! codes.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use zbus::zvariant::{Fd, OwnedObjectPath, OwnedValue, Value};
+use zeroize::Zeroizing;
+
+const DEFAULT_SOCKET: &str = "/run/tcd/tcd.sock";
+const PATH: &str = "/org/tcd/Tcd1";
+const INTERFACE: &str = "org.tcd.Manager1";
+
+/// Exit codes, one per kind of failure a script tells apart.
+pub mod exit {
+    pub const FAILED: u8 = 1;
+    pub const WRONG_PASSWORD: u8 = 2;
+    pub const NOT_FOUND: u8 = 3;
+    pub const ALREADY_MOUNTED: u8 = 4;
+    pub const BUSY: u8 = 5;
+    pub const PERMISSION_DENIED: u8 = 6;
+    pub const INVALID_ARGUMENT: u8 = 7;
+    pub const UNSUPPORTED_CIPHER: u8 = 8;
+    pub const NO_DAEMON: u8 = 9;
+    pub const CANCELLED: u8 = 10;
+}
+
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(message: String) -> Self {
+        Failure {
+            code: exit::INVALID_ARGUMENT,
+            message,
+        }
+    }
+    pub fn not_found(message: String) -> Self {
+        Failure {
+            code: exit::NOT_FOUND,
+            message,
+        }
+    }
+}
+
+impl From<zbus::Error> for Failure {
+    fn from(e: zbus::Error) -> Self {
+        match &e {
+            zbus::Error::MethodError(name, detail, _) => {
+                let code = match name.as_str().trim_start_matches("org.tcd.Error.") {
+                    "WrongPassword" => exit::WRONG_PASSWORD,
+                    "NotFound" => exit::NOT_FOUND,
+                    "AlreadyMounted" => exit::ALREADY_MOUNTED,
+                    "Busy" => exit::BUSY,
+                    "PermissionDenied" => exit::PERMISSION_DENIED,
+                    "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem" => {
+                        exit::INVALID_ARGUMENT
+                    }
+                    "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
+                    "Cancelled" => exit::CANCELLED,
+                    _ => exit::FAILED,
+                };
+                Failure {
+                    code,
+                    message: detail.clone().unwrap_or_else(|| name.to_string()),
+                }
+            }
+            _ => Failure {
+                code: exit::FAILED,
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+pub struct Client {
+    conn: zbus::blocking::Connection,
+}
+
+type Row = (
+    OwnedObjectPath,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+    bool,
+    bool,
+    u64,
+);
+
+/// Name, description, version, uses processor crypto, available, ciphers.
+pub type Backend = (String, String, String, bool, bool, Vec<String>);
+
+fn as_values(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
+    k.iter().map(|k| k.as_slice()).collect()
+}
+
+impl Client {
+    /// Connects to `socket`, else `$TCD_SOCKET` (clap fills it in), else
+    /// the default socket.
+    pub fn connect(socket: Option<&Path>) -> Result<Client, Failure> {
+        let path = socket.unwrap_or(Path::new(DEFAULT_SOCKET));
+        let stream = UnixStream::connect(path).map_err(|e| Failure {
+            code: exit::NO_DAEMON,
+            message: format!("cannot reach the tcd daemon at {}: {e}", path.display()),
+        })?;
+        let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+            .p2p()
+            .build()?;
+        Ok(Client { conn })
+    }
+
+    fn call<B, R>(&self, method: &str, body: &B) -> Result<R, Failure>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        let reply = self
+            .conn
+            .call_method(None::<&str>, PATH, Some(INTERFACE), method, body)?;
+        Ok(reply.body().deserialize()?)
+    }
+
+    pub fn backends(&self) -> Result<Vec<Backend>, Failure> {
+        self.call("Backends", &())
+    }
+
+    pub fn list(&self) -> Result<Vec<Row>, Failure> {
+        self.call("ListVolumes", &())
+    }
+
+    pub fn dismount(&self, name: &str, force: bool) -> Result<(), Failure> {
+        self.call("Dismount", &(name, force))
+    }
+
+    pub fn dismount_all(&self, force: bool) -> Result<u32, Failure> {
+        self.call("DismountAll", &(force,))
+    }
+
+    pub fn mount(
+        &self,
+        host: &File,
+        host_name: &str,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+    ) -> Result<OwnedObjectPath, Failure> {
+        self.call(
+            "Mount",
+            &(
+                Fd::from(host.as_fd()),
+                host_name,
+                password,
+                as_values(keyfiles),
+                options,
+            ),
+        )
+    }
+
+    pub fn header_info(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+    ) -> Result<HashMap<String, OwnedValue>, Failure> {
+        self.call(
+            "HeaderInfo",
+            &(
+                Fd::from(host.as_fd()),
+                password,
+                as_values(keyfiles),
+                options,
+            ),
+        )
+    }
+
+    /// Creates a volume, showing the daemon's progress signals as a bar.
+    pub fn create(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+    ) -> Result<(), Failure> {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let signals = zbus::blocking::MessageIterator::for_match_rule(
+            zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .interface(INTERFACE)?
+                .member("CreateProgress")?
+                .build(),
+            &self.conn,
+            Some(64),
+        )?;
+        let watcher = {
+            let bar = bar.clone();
+            std::thread::spawn(move || {
+                for msg in signals.flatten() {
+                    if let Ok((done, total)) = msg.body().deserialize::<(u64, u64)>() {
+                        bar.set_length(total);
+                        bar.set_position(done);
+                        if done >= total {
+                            break;
+                        }
+                    }
+                }
+            })
+        };
+        let r: Result<(), Failure> = self.call(
+            "Create",
+            &(
+                Fd::from(host.as_fd()),
+                password,
+                as_values(keyfiles),
+                options,
+            ),
+        );
+        bar.finish_and_clear();
+        drop(watcher);
+        r
+    }
+}
+
+/// A D-Bus value as JSON, for `--json` output.
+pub fn to_json(v: &Value<'_>) -> serde_json::Value {
+    match v {
+        Value::Bool(b) => (*b).into(),
+        Value::U8(n) => (*n).into(),
+        Value::U16(n) => (*n).into(),
+        Value::U32(n) => (*n).into(),
+        Value::U64(n) => (*n).into(),
+        Value::I16(n) => (*n).into(),
+        Value::I32(n) => (*n).into(),
+        Value::I64(n) => (*n).into(),
+        Value::F64(n) => (*n).into(),
+        Value::Str(s) => s.as_str().into(),
+        other => other.to_string().into(),
+    }
+}

@@ -1,0 +1,112 @@
+//! `tcd`: the privileged daemon that owns mounted volumes and every key.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tcd::engine::{self, Engine};
+use tcd::mounts::MountTable;
+use tcd::service::{self, Shared};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "tcd: TrueCrypt and VeraCrypt volumes, served from user space"
+)]
+struct Args {
+    /// The peer-to-peer D-Bus socket clients connect to.
+    #[arg(long, env = "TCD_SOCKET", default_value = "/run/tcd/tcd.sock")]
+    socket: PathBuf,
+    /// Folder for the daemon's FUSE mounts.
+    #[arg(long, default_value = "/run/tcd")]
+    runtime_dir: PathBuf,
+    /// Folder of cipher backend libraries (root-owned, writable by no one else).
+    #[arg(long, env = "TCD_BACKEND_DIR", default_value = "/usr/lib/tcd/backends")]
+    backend_dir: PathBuf,
+    /// Cipher threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TCD_LOG")
+                // fuser reports our own orderly unmounts as warnings.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,fuser=error")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> tcd::Result<()> {
+    let signals = block_signals();
+    let (good, bad) = engine::load_dir(&args.backend_dir)?;
+    for e in &bad {
+        tracing::warn!("backend refused: {e}");
+    }
+    if good.is_empty() {
+        return Err(tcd::Error::InvalidArgument(format!(
+            "no usable cipher backend in {}",
+            args.backend_dir.display()
+        )));
+    }
+    for b in &good {
+        tracing::info!(backend = %b.info.name, available = b.info.available, "backend loaded");
+    }
+    let engine = Arc::new(Engine::new(Engine::default_order(good), args.threads)?);
+    let table = MountTable::new(engine, &args.runtime_dir)?;
+    for done in table.clean_up_stale() {
+        tracing::info!("left by a previous daemon: {done}");
+    }
+    let shared = Shared::new(table, &args.runtime_dir);
+    let listener = service::listen(&args.socket)?;
+    tracing::info!(socket = %args.socket.display(), "listening");
+    {
+        let shared = Arc::clone(&shared);
+        let socket = args.socket.clone();
+        std::thread::spawn(move || {
+            let sig = wait_for(&signals);
+            tracing::info!("signal {sig}: dismounting everything");
+            if let Err(e) = shared.table.dismount_all(true) {
+                tracing::error!("dismount at exit: {e}");
+            }
+            let _ = std::fs::remove_file(&socket);
+            std::process::exit(0);
+        });
+    }
+    service::serve(shared, listener)
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in every thread (threads inherit the
+/// mask), so one thread can wait for them and shut down in order.
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise a sigset_t we own;
+    // pthread_sigmask only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+fn wait_for(set: &libc::sigset_t) -> i32 {
+    let mut sig = 0;
+    // SAFETY: sigwait reads the set and writes the signal number into a
+    // live i32.
+    unsafe {
+        libc::sigwait(set, &mut sig);
+    }
+    sig
+}

@@ -1,0 +1,369 @@
+//! The table of mounted volumes: mounting (open, serve, attach, mount the
+//! filesystem), dismounting in order, and cleaning up after a killed
+//! daemon. No D-Bus here: the service layer calls this.
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::mount::mountpoint::{self, Options as MountOptions};
+use crate::mount::{self, BlockExport, FuseLoop};
+use crate::volume::opened::{OpenVolume, VolumeInfo};
+use crate::volume::unlock::{Credentials, SearchOptions, Target};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+/// What the filesystem step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filesystem {
+    /// Stop at the block device (for mkfs, fsck, dd).
+    None,
+    /// Mount what `blkid` finds.
+    Auto,
+}
+
+/// A mount request, as the service layer assembles it.
+pub struct MountRequest<'a> {
+    /// The host (container file or device), opened by the caller.
+    pub host: File,
+    /// The name the caller knows the host by (shown, never opened).
+    pub host_name: String,
+    pub creds: Credentials<'a>,
+    /// The hidden volume's credentials, to protect it while the outer
+    /// volume is mounted.
+    pub protect_hidden: Option<Credentials<'a>>,
+    pub search: SearchOptions,
+    pub read_only: bool,
+    pub filesystem: Filesystem,
+    /// Where to mount; `None`: `/run/media/<uid>/tcd<N>`.
+    pub mount_point: Option<PathBuf>,
+    pub allow_non_empty: bool,
+    pub discard: bool,
+    /// The caller, who owns FAT files and the default mount point.
+    pub owner: (u32, u32),
+}
+
+/// What a caller may see of a mounted volume.
+#[derive(Debug, Clone)]
+pub struct Mounted {
+    pub id: u32,
+    pub host_name: String,
+    pub device: PathBuf,
+    pub mount_point: Option<PathBuf>,
+    pub filesystem: Option<String>,
+    pub read_only: bool,
+    pub protects_hidden: bool,
+    pub info: VolumeInfo,
+    pub owner: u32,
+}
+
+struct Entry {
+    view: Mounted,
+    host_id: (u64, u64),
+    volume: Arc<OpenVolume>,
+    export: Option<Box<dyn BlockExport>>,
+    /// A default mount point the daemon made, removed at dismount.
+    made_mount_point: bool,
+}
+
+/// Every mounted volume of the daemon.
+pub struct MountTable {
+    engine: Arc<Engine>,
+    runtime: PathBuf,
+    entries: Mutex<BTreeMap<u32, Entry>>,
+    /// Serialises mount and dismount steps on the kernel side.
+    busy: Mutex<()>,
+}
+
+impl MountTable {
+    /// A table whose FUSE folders live under `runtime` (created, private).
+    pub fn new(engine: Arc<Engine>, runtime: &Path) -> Result<MountTable> {
+        std::fs::create_dir_all(runtime.join("fuse")).map_err(|e| Error::Io {
+            what: format!("cannot make {}", runtime.display()),
+            source: e,
+        })?;
+        Ok(MountTable {
+            engine,
+            runtime: runtime.to_path_buf(),
+            entries: Mutex::new(BTreeMap::new()),
+            busy: Mutex::new(()),
+        })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u32, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes down what a killed daemon left under the runtime folder: loop
+    /// devices over its FUSE files, then the FUSE mounts themselves.
+    pub fn clean_up_stale(&self) -> Vec<String> {
+        let fuse = self.runtime.join("fuse");
+        let mut done = Vec::new();
+        if let Ok(loops) = mount::loopdev::attached_under(&fuse) {
+            for dev in loops {
+                // A filesystem still mounted from it goes first.
+                for target in mounts_of(&dev) {
+                    if mountpoint::unmount(&target, true).is_ok() {
+                        done.push(format!("unmounted {}", target.display()));
+                    }
+                }
+                if mount::loopdev::detach(&dev).is_ok() {
+                    done.push(format!("detached {}", dev.display()));
+                }
+            }
+        }
+        if let Ok(dirs) = std::fs::read_dir(&fuse) {
+            for d in dirs.flatten() {
+                let p = d.path();
+                if mountpoint::unmount(&p, true).is_ok() {
+                    done.push(format!("unmounted {}", p.display()));
+                }
+                let _ = std::fs::remove_dir(&p);
+            }
+        }
+        done
+    }
+
+    /// Opens and mounts a volume. The search stops when `cancel` is set.
+    pub fn mount(&self, req: MountRequest<'_>, cancel: &AtomicBool) -> Result<Mounted> {
+        let meta = req.host.metadata().map_err(|e| Error::Io {
+            what: "cannot inspect the volume".into(),
+            source: e,
+        })?;
+        let host_id = (meta.dev(), meta.ino());
+        if self.lock().values().any(|e| e.host_id == host_id) {
+            return Err(Error::AlreadyMounted(req.host_name));
+        }
+        // Check the mount point before the (slow) password search.
+        let given = match &req.mount_point {
+            Some(p) if req.filesystem == Filesystem::Auto => {
+                Some(mountpoint::check(p, req.allow_non_empty)?)
+            }
+            _ => None,
+        };
+        let volume = match req.protect_hidden {
+            Some(hidden) => OpenVolume::open_protected(
+                &self.engine,
+                req.host,
+                req.creds,
+                hidden,
+                &req.search,
+                cancel,
+            )?,
+            None => OpenVolume::open(
+                &self.engine,
+                req.host,
+                req.creds,
+                Target::Any,
+                &req.search,
+                cancel,
+                req.read_only,
+            )?,
+        };
+        let volume = Arc::new(volume);
+        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let id = (1..)
+            .find(|i| !self.lock().contains_key(i))
+            .unwrap_or(u32::MAX);
+        let folder = self.runtime.join("fuse").join(id.to_string());
+        let export: Box<dyn BlockExport> = Box::new(FuseLoop::start(
+            Arc::clone(&volume),
+            &folder,
+            self.engine.threads(),
+        )?);
+        let mut made = false;
+        let mut fs_type = None;
+        let mut mount_point = None;
+        if req.filesystem == Filesystem::Auto {
+            let result = (|| -> Result<()> {
+                let found = mount::detect_filesystem(export.device())?
+                    .ok_or_else(|| Error::NoFilesystem(req.host_name.clone()))?;
+                let target = match given {
+                    Some(t) => t,
+                    None => {
+                        let p = default_mount_point(req.owner.0, id)?;
+                        made = true;
+                        mountpoint::check(&p, false)?
+                    }
+                };
+                mountpoint::mount(
+                    export.device(),
+                    &target,
+                    &MountOptions {
+                        fs_type: found.clone(),
+                        read_only: volume.is_read_only(),
+                        owner: Some(req.owner),
+                        discard: req.discard,
+                    },
+                )?;
+                mount_point = Some(target.path().to_path_buf());
+                fs_type = Some(found);
+                Ok(())
+            })();
+            if let Err(e) = result {
+                let _ = export.close();
+                if made {
+                    let _ = std::fs::remove_dir(default_mount_point_path(req.owner.0, id));
+                }
+                return Err(e);
+            }
+        }
+        let view = Mounted {
+            id,
+            host_name: req.host_name,
+            device: export.device().to_path_buf(),
+            mount_point,
+            filesystem: fs_type,
+            read_only: volume.is_read_only(),
+            protects_hidden: volume.protects_hidden_volume(),
+            info: volume.info().clone(),
+            owner: req.owner.0,
+        };
+        self.lock().insert(
+            id,
+            Entry {
+                view: view.clone(),
+                host_id,
+                volume,
+                export: Some(export),
+                made_mount_point: made,
+            },
+        );
+        tracing::info!(id, device = %view.device.display(), "volume mounted");
+        Ok(view)
+    }
+
+    /// Flushes, unmounts the filesystem, detaches the loop device, stops
+    /// FUSE and drops the keys, in that order. A busy filesystem is
+    /// [`Error::Busy`] unless `force`.
+    pub fn dismount(&self, id: u32, force: bool) -> Result<Mounted> {
+        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let (mount_point, made) = {
+            let t = self.lock();
+            let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
+            (e.view.mount_point.clone(), e.made_mount_point)
+        };
+        if let Some(p) = &mount_point {
+            sync_filesystem(p);
+            mountpoint::unmount(p, force)?;
+            if made {
+                let _ = std::fs::remove_dir(p);
+            }
+        }
+        let mut entry = self
+            .lock()
+            .remove(&id)
+            .ok_or(Error::NotMounted(id.to_string()))?;
+        let _ = entry.volume.sync();
+        if let Some(export) = entry.export.take() {
+            export.close()?;
+        }
+        tracing::info!(id, "volume dismounted");
+        // The last reference to the volume (and its keys) goes here.
+        Ok(entry.view)
+    }
+
+    /// Dismounts everything; the first error is returned after trying all.
+    pub fn dismount_all(&self, force: bool) -> Result<Vec<Mounted>> {
+        let ids: Vec<u32> = self.lock().keys().copied().collect();
+        let mut done = Vec::new();
+        let mut first_error = None;
+        for id in ids {
+            match self.dismount(id, force) {
+                Ok(v) => done.push(v),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
+    }
+
+    pub fn list(&self) -> Vec<Mounted> {
+        self.lock().values().map(|e| e.view.clone()).collect()
+    }
+
+    pub fn get(&self, id: u32) -> Option<Mounted> {
+        self.lock().get(&id).map(|e| e.view.clone())
+    }
+
+    /// The mounted volume whose host, mount point or device is `name`.
+    pub fn find(&self, name: &str) -> Option<Mounted> {
+        self.lock()
+            .values()
+            .find(|e| {
+                e.view.host_name == name
+                    || e.view.device == Path::new(name)
+                    || e.view.mount_point.as_deref() == Some(Path::new(name))
+            })
+            .map(|e| e.view.clone())
+    }
+
+    /// Whether `host` (an open file) is mounted.
+    pub fn is_mounted(&self, host: &File) -> bool {
+        host.metadata()
+            .map(|m| (m.dev(), m.ino()))
+            .is_ok_and(|id| self.lock().values().any(|e| e.host_id == id))
+    }
+}
+
+impl Drop for MountTable {
+    fn drop(&mut self) {
+        let _ = self.dismount_all(true);
+    }
+}
+
+fn default_mount_point_path(uid: u32, id: u32) -> PathBuf {
+    PathBuf::from(format!("/run/media/{uid}/tcd{id}"))
+}
+
+/// Makes `/run/media/<uid>/tcd<N>`, owned by the caller.
+fn default_mount_point(uid: u32, id: u32) -> Result<PathBuf> {
+    let p = default_mount_point_path(uid, id);
+    let io = |e| Error::Io {
+        what: format!("cannot make the mount point {}", p.display()),
+        source: e,
+    };
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    match std::fs::create_dir(&p) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
+    }
+    Ok(p)
+}
+
+/// syncfs(2) on the filesystem at `path`, so a dismount loses nothing
+/// even if the unmount is lazy.
+fn sync_filesystem(path: &Path) {
+    if let Ok(f) = File::open(path) {
+        // SAFETY: syncfs takes an open descriptor and nothing else.
+        unsafe {
+            libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&f));
+        }
+    }
+}
+
+/// Mount points of filesystems mounted from `device`.
+fn mounts_of(device: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (dev, at) = (f.next()?, f.next()?);
+            (Path::new(dev) == device).then(|| PathBuf::from(at.replace("\\040", " ")))
+        })
+        .collect()
+}

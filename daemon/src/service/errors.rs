@@ -1,0 +1,51 @@
+//! Named D-Bus errors (`org.tcd.Error.*`), one per thing a client tells
+//! apart, mapped from the library's errors at the boundary.
+
+use crate::error::Error;
+
+#[derive(Debug, zbus::DBusError)]
+#[zbus(prefix = "org.tcd.Error")]
+pub enum ServiceError {
+    #[zbus(error)]
+    ZBus(zbus::Error),
+    /// Wrong password or keyfile, or not a volume (deliberately one error).
+    WrongPassword(String),
+    AlreadyMounted(String),
+    NotFound(String),
+    Busy(String),
+    PermissionDenied(String),
+    UnsupportedCipher(String),
+    InvalidArgument(String),
+    PasswordTooLong(String),
+    Cancelled(String),
+    MountPoint(String),
+    NoFilesystem(String),
+    Failed(String),
+}
+
+impl From<Error> for ServiceError {
+    fn from(e: Error) -> Self {
+        let msg = e.to_string();
+        match e {
+            Error::NotUnlocked { .. } => ServiceError::WrongPassword(msg),
+            Error::AlreadyMounted(_) => ServiceError::AlreadyMounted(msg),
+            Error::NotMounted(_) => ServiceError::NotFound(msg),
+            Error::Busy(_) => ServiceError::Busy(msg),
+            Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
+                ServiceError::UnsupportedCipher(msg)
+            }
+            Error::PasswordTooLong { .. } => ServiceError::PasswordTooLong(msg),
+            Error::Cancelled => ServiceError::Cancelled(msg),
+            Error::MountPoint { .. } => ServiceError::MountPoint(msg),
+            Error::NoFilesystem(_) => ServiceError::NoFilesystem(msg),
+            Error::InvalidArgument(_)
+            | Error::InvalidPim(_)
+            | Error::PrfNotInFormat { .. }
+            | Error::VolumeTooSmall { .. }
+            | Error::HiddenDoesNotFit { .. }
+            | Error::OuterNotFilled { .. }
+            | Error::Keyfile { .. } => ServiceError::InvalidArgument(msg),
+            _ => ServiceError::Failed(msg),
+        }
+    }
+}

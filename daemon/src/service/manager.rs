@@ -1,0 +1,560 @@
+//! `org.tcd.Manager1` at `/org/tcd/Tcd1`: mount, dismount, list, header
+//! information, create, backends. One instance per client connection, so it
+//! knows who is calling (the socket's peer credentials).
+
+use super::errors::ServiceError;
+use super::volume::{VolumeObject, object_path};
+use super::{Peer, Shared};
+use crate::engine::Chain;
+use crate::mount::{self, BlockExport, FuseLoop};
+use crate::mounts::{Filesystem, MountRequest, Mounted};
+use crate::volume::create::{self, CreateOptions, Fill};
+use crate::volume::kdf::{Format, Prf};
+use crate::volume::opened::OpenVolume;
+use crate::volume::unlock::{Credentials, SearchOptions, Target};
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::{OwnedFd, OwnedObjectPath, OwnedValue, Value};
+use zeroize::Zeroizing;
+
+type Options = HashMap<String, OwnedValue>;
+type Result<T> = std::result::Result<T, ServiceError>;
+
+/// One row of `ListVolumes`: object, host, device, mount point, filesystem,
+/// format, encryption, PRF, read-only, hidden, protects hidden, size.
+pub type VolumeRow = (
+    OwnedObjectPath,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+    bool,
+    bool,
+    u64,
+);
+
+pub struct Manager {
+    pub(super) shared: Arc<Shared>,
+    pub(super) peer: Peer,
+}
+
+fn bad(what: &str) -> ServiceError {
+    ServiceError::InvalidArgument(what.to_owned())
+}
+
+fn value<'a>(o: &'a Options, key: &str) -> Option<&'a Value<'static>> {
+    o.get(key).map(|v| &**v)
+}
+
+fn opt_str(o: &Options, key: &str) -> Result<Option<String>> {
+    match value(o, key) {
+        None => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s.to_string())),
+        Some(_) => Err(bad(&format!("option {key} must be a string"))),
+    }
+}
+
+fn opt_bool(o: &Options, key: &str) -> Result<bool> {
+    match value(o, key) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(&format!("option {key} must be a boolean"))),
+    }
+}
+
+fn opt_u32(o: &Options, key: &str) -> Result<u32> {
+    match value(o, key) {
+        None => Ok(0),
+        Some(Value::U32(n)) => Ok(*n),
+        Some(_) => Err(bad(&format!("option {key} must be a u32"))),
+    }
+}
+
+fn opt_u64(o: &Options, key: &str) -> Result<Option<u64>> {
+    match value(o, key) {
+        None => Ok(None),
+        Some(Value::U64(n)) => Ok(Some(*n)),
+        Some(_) => Err(bad(&format!("option {key} must be a u64"))),
+    }
+}
+
+fn opt_bytes(o: &Options, key: &str) -> Result<Option<Zeroizing<Vec<u8>>>> {
+    match value(o, key) {
+        None => Ok(None),
+        Some(v) => Vec::<u8>::try_from(v.try_clone().map_err(|_| bad(key))?)
+            .map(|b| Some(Zeroizing::new(b)))
+            .map_err(|_| bad(&format!("option {key} must be bytes"))),
+    }
+}
+
+fn opt_byte_lists(o: &Options, key: &str) -> Result<Vec<Zeroizing<Vec<u8>>>> {
+    match value(o, key) {
+        None => Ok(Vec::new()),
+        Some(v) => Vec::<Vec<u8>>::try_from(v.try_clone().map_err(|_| bad(key))?)
+            .map(|l| l.into_iter().map(Zeroizing::new).collect())
+            .map_err(|_| bad(&format!("option {key} must be a list of byte strings"))),
+    }
+}
+
+/// `--hash`, `--encryption`, `--backend`, format narrowing.
+fn search_options(o: &Options) -> Result<SearchOptions> {
+    let mut s = SearchOptions::new();
+    if let Some(h) = opt_str(o, "hash")? {
+        s.prf = Some(Prf::by_name(&h).ok_or_else(|| bad(&format!("unknown hash {h}")))?);
+    }
+    if let Some(c) = opt_str(o, "encryption")? {
+        s.chain =
+            Some(Chain::by_name(&c).ok_or_else(|| {
+                ServiceError::UnsupportedCipher(format!("unknown encryption {c}"))
+            })?);
+    }
+    match opt_str(o, "format")?.as_deref() {
+        None | Some("") => {}
+        Some("truecrypt") => s.format = Some(Format::TrueCrypt),
+        Some("veracrypt") => s.format = Some(Format::VeraCrypt),
+        Some(f) => return Err(bad(&format!("unknown format {f}"))),
+    }
+    s.backend = opt_str(o, "backend")?;
+    Ok(s)
+}
+
+fn host_file(fd: OwnedFd) -> File {
+    File::from(std::os::fd::OwnedFd::from(fd))
+}
+
+fn keyfile_refs(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
+    k.iter().map(|k| k.as_slice()).collect()
+}
+
+pub fn row(m: &Mounted) -> VolumeRow {
+    let show = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    (
+        object_path(m.id),
+        m.host_name.clone(),
+        m.device.display().to_string(),
+        show(&m.mount_point),
+        m.filesystem.clone().unwrap_or_default(),
+        m.info.format.name().to_owned(),
+        m.info.chain.name.to_owned(),
+        m.info.prf.name().to_owned(),
+        m.read_only,
+        m.info.hidden,
+        m.protects_hidden,
+        m.info.data_size,
+    )
+}
+
+impl Manager {
+    fn may_manage(&self, m: &Mounted) -> Result<()> {
+        if self.peer.uid == 0 || self.peer.uid == m.owner {
+            Ok(())
+        } else {
+            Err(ServiceError::PermissionDenied(format!(
+                "volume {} belongs to another user",
+                m.id
+            )))
+        }
+    }
+
+    fn resolve(&self, name: &str) -> Result<Mounted> {
+        let table = &self.shared.table;
+        let by_path = name
+            .strip_prefix(super::volume::VOLUMES_PATH)
+            .and_then(|n| n.strip_prefix('/'))
+            .and_then(|n| n.parse().ok())
+            .and_then(|id| table.get(id));
+        by_path
+            .or_else(|| table.find(name))
+            .ok_or_else(|| ServiceError::NotFound(format!("no mounted volume {name}")))
+    }
+}
+
+#[zbus::interface(name = "org.tcd.Manager1")]
+impl Manager {
+    /// Opens the volume in `host` (a descriptor the client opened with its
+    /// own rights) and mounts it. Options: `hash`, `encryption`, `format`,
+    /// `pim` (u), `readonly` (b), `filesystem` ("auto" or "none"),
+    /// `mount_point`, `allow_non_empty` (b), `discard` (b), `backend`,
+    /// `protect_hidden_password` (ay), `protect_hidden_keyfiles` (aay),
+    /// `protect_hidden_pim` (u).
+    #[allow(clippy::too_many_arguments)]
+    async fn mount(
+        &self,
+        host: OwnedFd,
+        host_name: String,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<OwnedObjectPath> {
+        let password = Zeroizing::new(password);
+        let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
+        let search = search_options(&options)?;
+        let filesystem = match opt_str(&options, "filesystem")?.as_deref() {
+            None | Some("") | Some("auto") => Filesystem::Auto,
+            Some("none") => Filesystem::None,
+            Some(f) => return Err(bad(&format!("unknown filesystem choice {f}"))),
+        };
+        let hidden_password = opt_bytes(&options, "protect_hidden_password")?;
+        let hidden_keyfiles = opt_byte_lists(&options, "protect_hidden_keyfiles")?;
+        let pim = opt_u32(&options, "pim")?;
+        let hidden_pim = opt_u32(&options, "protect_hidden_pim")?;
+        let read_only = opt_bool(&options, "readonly")?;
+        let mount_point = opt_str(&options, "mount_point")?.filter(|s| !s.is_empty());
+        let allow_non_empty = opt_bool(&options, "allow_non_empty")?;
+        let discard = opt_bool(&options, "discard")?;
+        let shared = Arc::clone(&self.shared);
+        let peer = self.peer;
+        let host = host_file(host);
+        let mounted = blocking::unblock(move || {
+            let kf = keyfile_refs(&keyfiles);
+            let hkf = keyfile_refs(&hidden_keyfiles);
+            let creds = Credentials {
+                password: &password,
+                keyfiles: &kf,
+                pim,
+            };
+            let hidden = hidden_password.as_ref().map(|p| Credentials {
+                password: p,
+                keyfiles: &hkf,
+                pim: hidden_pim,
+            });
+            let req = MountRequest {
+                host,
+                host_name,
+                creds,
+                protect_hidden: hidden,
+                search,
+                read_only,
+                filesystem,
+                mount_point: mount_point.map(Into::into),
+                allow_non_empty,
+                discard,
+                owner: (peer.uid, peer.gid),
+            };
+            shared.table.mount(req, &AtomicBool::new(false))
+        })
+        .await?;
+        let path = object_path(mounted.id);
+        self.shared.publish(conn, &mounted).await;
+        Ok(path)
+    }
+
+    /// Dismounts the volume named by its object path, host name, device or
+    /// mount point.
+    async fn dismount(
+        &self,
+        volume: String,
+        force: bool,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<()> {
+        let m = self.resolve(&volume)?;
+        self.may_manage(&m)?;
+        let shared = Arc::clone(&self.shared);
+        let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
+        self.shared.unpublish(conn, done.id).await;
+        Ok(())
+    }
+
+    /// Dismounts every volume the caller may manage; returns how many.
+    async fn dismount_all(
+        &self,
+        force: bool,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<u32> {
+        let mut n = 0;
+        for m in self.shared.table.list() {
+            if self.may_manage(&m).is_err() {
+                continue;
+            }
+            let shared = Arc::clone(&self.shared);
+            let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
+            self.shared.unpublish(conn, done.id).await;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Every mounted volume.
+    fn list_volumes(&self) -> Vec<VolumeRow> {
+        self.shared.table.list().iter().map(row).collect()
+    }
+
+    /// What a volume's header says, without mounting it. Same options as
+    /// `Mount` for the search.
+    async fn header_info(
+        &self,
+        host: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+    ) -> Result<HashMap<String, OwnedValue>> {
+        let password = Zeroizing::new(password);
+        let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
+        let search = search_options(&options)?;
+        let pim = opt_u32(&options, "pim")?;
+        let host = host_file(host);
+        let engine = Arc::clone(self.shared.table.engine());
+        let info = blocking::unblock(move || {
+            let kf = keyfile_refs(&keyfiles);
+            let creds = Credentials {
+                password: &password,
+                keyfiles: &kf,
+                pim,
+            };
+            OpenVolume::open(
+                &engine,
+                host,
+                creds,
+                Target::Any,
+                &search,
+                &AtomicBool::new(false),
+                true,
+            )
+            .map(|v| v.info().clone())
+        })
+        .await?;
+        let mut out = HashMap::new();
+        let mut put = |k: &str, v: Value<'_>| {
+            if let Ok(v) = v.try_into() {
+                out.insert(k.to_owned(), v);
+            }
+        };
+        put("format", Value::from(info.format.name()));
+        put(
+            "header_version",
+            Value::from(u32::from(info.header_version)),
+        );
+        put("encryption", Value::from(info.chain.name));
+        put("hash", Value::from(info.prf.name()));
+        put("hidden", Value::from(info.hidden));
+        put("used_backup_header", Value::from(info.used_backup_header));
+        put("data_offset", Value::from(info.data_offset));
+        put("size", Value::from(info.data_size));
+        put("sector_size", Value::from(info.sector_size));
+        put("weak_keys", Value::from(info.weak_keys));
+        put("backends", Value::from(info.backends.join(",")));
+        Ok(out)
+    }
+
+    /// Makes a volume over all of `host` (a file the client sized, or a
+    /// device) and a filesystem inside. Options: `format` ("veracrypt",
+    /// "truecrypt"), `encryption`, `hash`, `pim` (u), `sector_size` (u),
+    /// `quick` (b), `filesystem` ("ext4", "fat", "exfat", "btrfs", "xfs",
+    /// "none"), `hidden_size` (t) with `outer_password` (ay) and
+    /// `outer_keyfiles` (aay) for a hidden volume inside an existing one.
+    /// Emits `CreateProgress` while filling.
+    async fn create(
+        &self,
+        host: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> Result<()> {
+        let password = Zeroizing::new(password);
+        let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
+        let mut copts = CreateOptions::new();
+        match opt_str(&options, "format")?.as_deref() {
+            None | Some("") | Some("veracrypt") => {}
+            Some("truecrypt") => copts.format = Format::TrueCrypt,
+            Some(f) => return Err(bad(&format!("unknown format {f}"))),
+        }
+        if let Some(c) = opt_str(&options, "encryption")? {
+            copts.chain = Chain::by_name(&c).ok_or_else(|| {
+                ServiceError::UnsupportedCipher(format!("unknown encryption {c}"))
+            })?;
+        }
+        if let Some(h) = opt_str(&options, "hash")? {
+            copts.prf = Prf::by_name(&h).ok_or_else(|| bad(&format!("unknown hash {h}")))?;
+        }
+        let sector = opt_u32(&options, "sector_size")?;
+        if sector != 0 {
+            copts.sector_size = Some(sector);
+        }
+        if opt_bool(&options, "quick")? {
+            copts.fill = Fill::Quick;
+        }
+        copts.backend = opt_str(&options, "backend")?;
+        let pim = opt_u32(&options, "pim")?;
+        let filesystem = opt_str(&options, "filesystem")?.unwrap_or_else(|| "none".into());
+        let mkfs = mkfs_tool(&filesystem)?;
+        let hidden_size = opt_u64(&options, "hidden_size")?;
+        let outer_password = opt_bytes(&options, "outer_password")?;
+        let outer_keyfiles = opt_byte_lists(&options, "outer_keyfiles")?;
+        let outer_pim = opt_u32(&options, "outer_pim")?;
+        let host = host_file(host);
+        if self.shared.table.is_mounted(&host) {
+            return Err(ServiceError::AlreadyMounted("the volume is mounted".into()));
+        }
+        let engine = Arc::clone(self.shared.table.engine());
+        let runtime = self.shared.runtime.clone();
+        let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
+        let work = blocking::unblock(move || -> crate::Result<()> {
+            let kf = keyfile_refs(&keyfiles);
+            let creds = Credentials {
+                password: &password,
+                keyfiles: &kf,
+                pim,
+            };
+            let no = AtomicBool::new(false);
+            let mut last = 0u64;
+            let mut progress = |done: u64, total: u64| {
+                // At most every 1 % (and the end), to keep the bus quiet.
+                if done == total || done - last >= total / 100 {
+                    last = done;
+                    let _ = tx.try_send((done, total));
+                }
+            };
+            let made = match hidden_size {
+                Some(size) => {
+                    let outer = outer_password.as_ref().ok_or_else(|| {
+                        crate::Error::InvalidArgument(
+                            "a hidden volume needs the outer password".into(),
+                        )
+                    })?;
+                    let okf = keyfile_refs(&outer_keyfiles);
+                    let outer = Credentials {
+                        password: outer,
+                        keyfiles: &okf,
+                        pim: outer_pim,
+                    };
+                    create::create_hidden(
+                        &engine,
+                        &host,
+                        outer,
+                        creds,
+                        size,
+                        &copts,
+                        &mut progress,
+                        &no,
+                    )?
+                }
+                None => create::create(&engine, &host, creds, &copts, &mut progress, &no)?,
+            };
+            if let Some(tool) = mkfs {
+                let mut search = SearchOptions::new();
+                search.format = Some(copts.format);
+                search.prf = Some(copts.prf);
+                search.chain = Some(copts.chain);
+                let host = host.try_clone().map_err(|e| crate::Error::Io {
+                    what: "cannot reopen the volume".into(),
+                    source: e,
+                })?;
+                let target = if hidden_size.is_some() {
+                    Target::Hidden
+                } else {
+                    Target::Outer
+                };
+                let v = OpenVolume::open(&engine, host, creds, target, &search, &no, false)?;
+                let folder = runtime
+                    .join("fuse")
+                    .join(format!("create-{}", std::process::id()));
+                let export = Box::new(FuseLoop::start(Arc::new(v), &folder, engine.threads())?);
+                let r = make_filesystem(tool, export.device());
+                export.close()?;
+                r?;
+            }
+            tracing::info!(
+                offset = made.data_offset,
+                size = made.data_size,
+                "volume created"
+            );
+            Ok(())
+        });
+        let forward = async {
+            while let Ok((done, total)) = rx.recv().await {
+                let _ = Self::create_progress(&emitter, done, total).await;
+            }
+        };
+        let (result, ()) = futures_lite::future::zip(work, forward).await;
+        result.map_err(Into::into)
+    }
+
+    /// Progress of `Create`'s data fill, in bytes.
+    #[zbus(signal)]
+    async fn create_progress(
+        emitter: &SignalEmitter<'_>,
+        done: u64,
+        total: u64,
+    ) -> zbus::Result<()>;
+
+    /// The cipher backends the daemon loaded: name, description, version,
+    /// uses processor crypto instructions, available, ciphers.
+    fn backends(&self) -> Vec<(String, String, String, bool, bool, Vec<String>)> {
+        self.shared
+            .table
+            .engine()
+            .backends()
+            .iter()
+            .map(|b| {
+                (
+                    b.info.name.clone(),
+                    b.info.description.clone(),
+                    b.info.version.clone(),
+                    b.info.uses_cpu_crypto,
+                    b.info.available,
+                    b.info.ciphers.iter().map(|c| c.name.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The interface version.
+    #[zbus(property)]
+    fn version(&self) -> u32 {
+        1
+    }
+}
+
+/// The mkfs tool and its arguments for a filesystem choice.
+fn mkfs_tool(choice: &str) -> Result<Option<(&'static str, &'static [&'static str])>> {
+    Ok(match choice {
+        "none" => None,
+        "ext4" => Some(("mkfs.ext4", &["-q", "-F"][..])),
+        "fat" | "vfat" => Some(("mkfs.vfat", &[][..])),
+        "exfat" => Some(("mkfs.exfat", &[][..])),
+        "btrfs" => Some(("mkfs.btrfs", &["-q", "-f"][..])),
+        "xfs" => Some(("mkfs.xfs", &["-q", "-f"][..])),
+        other => return Err(bad(&format!("unknown filesystem {other}"))),
+    })
+}
+
+fn make_filesystem(tool: (&str, &[&str]), device: &std::path::Path) -> crate::Result<()> {
+    let mut args: Vec<&std::ffi::OsStr> = tool.1.iter().map(|a| a.as_ref()).collect();
+    args.push(device.as_os_str());
+    mount::tools::run(tool.0, args).map(|_| ())
+}
+
+impl Shared {
+    /// Shows a new volume object to every connected client (each has its
+    /// own object server on a peer-to-peer socket).
+    async fn publish(&self, _caller: &zbus::Connection, m: &Mounted) {
+        for conn in self.connections() {
+            let _ = conn
+                .object_server()
+                .at(object_path(m.id), VolumeObject::new(m.clone()))
+                .await;
+        }
+    }
+
+    async fn unpublish(&self, _caller: &zbus::Connection, id: u32) {
+        for conn in self.connections() {
+            let _ = conn
+                .object_server()
+                .remove::<VolumeObject, _>(object_path(id))
+                .await;
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The D-Bus service: `org.tcd.Manager1` and one `org.tcd.Volume1` object
+//! per mounted volume, on a peer-to-peer D-Bus socket (no bus daemon
+//! needed). The engine underneath ([`crate::mounts`]) knows nothing of
+//! D-Bus.
+
+pub mod errors;
+pub mod manager;
+pub mod volume;
+
+use crate::error::{Error, Result};
+use crate::mounts::MountTable;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Who is on the other end of a connection (from the socket).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// What every connection shares.
+pub struct Shared {
+    pub table: MountTable,
+    pub runtime: PathBuf,
+    conns: Mutex<Vec<zbus::Connection>>,
+}
+
+impl Shared {
+    pub fn new(table: MountTable, runtime: &Path) -> Arc<Shared> {
+        Arc::new(Shared {
+            table,
+            runtime: runtime.to_path_buf(),
+            conns: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn connections(&self) -> Vec<zbus::Connection> {
+        self.conns.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+fn peer_of(stream: &UnixStream) -> Result<Peer> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED writes at most `len` bytes into `cred`, a live
+    // ucred; the descriptor is the open socket.
+    let rc = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(stream),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(Error::Io {
+            what: "cannot read the client's credentials".into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(Peer {
+        uid: cred.uid,
+        gid: cred.gid,
+    })
+}
+
+/// Listens on `socket` (replacing a stale socket file) and serves every
+/// client on its own peer-to-peer connection. Only root may connect until
+/// polkit decides for others.
+pub fn listen(socket: &Path) -> Result<UnixListener> {
+    let io = |what: String| move |source| Error::Io { what, source };
+    if let Some(dir) = socket.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot make {}", dir.display())))?;
+    }
+    if UnixStream::connect(socket).is_ok() {
+        return Err(Error::InvalidArgument(format!(
+            "another daemon is listening on {}",
+            socket.display()
+        )));
+    }
+    let _ = std::fs::remove_file(socket);
+    let listener =
+        UnixListener::bind(socket).map_err(io(format!("cannot listen on {}", socket.display())))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(io(format!("cannot protect {}", socket.display())))?;
+    Ok(listener)
+}
+
+/// Accepts clients until the listener fails.
+pub fn serve(shared: Arc<Shared>, listener: UnixListener) -> Result<()> {
+    let guid = zbus::Guid::generate();
+    for stream in listener.incoming() {
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                continue;
+            }
+        };
+        let shared = Arc::clone(&shared);
+        let guid = guid.clone();
+        // The handshake runs on its own thread: a client that connects and
+        // says nothing must not stop the others.
+        std::thread::spawn(move || {
+            if let Err(e) = attach(&shared, stream, guid) {
+                tracing::warn!("client connection failed: {e}");
+            }
+        });
+    }
+    Ok(())
+}
+
+fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -> zbus::Result<()> {
+    let peer = peer_of(&stream).map_err(|e| zbus::Error::Failure(e.to_string()))?;
+    if peer.uid != 0 {
+        // Until polkit decides (the security issue), root only.
+        return Err(zbus::Error::Failure(format!(
+            "uid {} may not use tcd",
+            peer.uid
+        )));
+    }
+    let manager = manager::Manager {
+        shared: Arc::clone(shared),
+        peer,
+    };
+    let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+        .server(guid)?
+        .p2p()
+        .serve_at(volume::MANAGER_PATH, manager)?
+        .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)?
+        .build()?;
+    for m in shared.table.list() {
+        conn.object_server()
+            .at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
+    }
+    let inner: zbus::Connection = conn.into();
+    // Kept so new volumes are announced to this client too. (Connections of
+    // clients that left stay listed until the daemon restarts: a small
+    // leak, noted for the service issue.)
+    shared
+        .conns
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(inner);
+    Ok(())
+}

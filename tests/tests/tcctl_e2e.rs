@@ -1,0 +1,512 @@
+//! End to end through the real binaries: a `tcd` daemon on a peer-to-peer
+//! D-Bus socket, driven by `tcctl`, mounting through real FUSE, loop
+//! devices and filesystems. Needs root, /dev/fuse, losetup, blkid and
+//! mkfs.ext4 (CI runs as root and installs them).
+
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tcd_tests::{build_dir, require_tool, tcrypt_images};
+
+fn require_root_and_fuse() {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("Uid");
+    assert_eq!(uid, "0", "this test needs root (CI runs as root)");
+    assert!(Path::new("/dev/fuse").exists(), "this test needs /dev/fuse");
+    require_tool("losetup", "package mount");
+    require_tool("blkid", "package util-linux");
+}
+
+/// A daemon of its own, in its own folder; stopped with SIGTERM on drop.
+struct Daemon {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    fn start() -> Daemon {
+        require_root_and_fuse();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut d = Daemon { child: None, dir };
+        d.spawn();
+        d
+    }
+
+    fn spawn(&mut self) {
+        let bin = build_dir().join("tcd");
+        assert!(
+            bin.is_file(),
+            "{} missing: run `cargo build --workspace` first",
+            bin.display()
+        );
+        let child = Command::new(bin)
+            .arg("--socket")
+            .arg(self.socket())
+            .arg("--runtime-dir")
+            .arg(self.dir.path().join("run"))
+            .arg("--backend-dir")
+            .arg(build_dir())
+            .env("TCD_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start tcd");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(self.socket()).is_err() {
+            assert!(Instant::now() < deadline, "tcd did not start listening");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("tcd.sock")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs tcctl with `stdin` as its input.
+    fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = Command::new(build_dir().join("tcctl"))
+            .arg("--socket")
+            .arg(self.socket())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run tcctl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("tcctl output")
+    }
+
+    /// tcctl that must succeed; its standard output.
+    fn ok(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.tcctl(args, stdin);
+        assert!(
+            out.status.success(),
+            "tcctl {args:?} failed ({:?}): {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The exit code of a tcctl that must fail, and its message.
+    fn fails(&self, args: &[&str], stdin: &str) -> (i32, String) {
+        let out = self.tcctl(args, stdin);
+        assert!(!out.status.success(), "tcctl {args:?} should have failed");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn list(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json")
+    }
+
+    fn stop(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        // SAFETY: kill(2) with a pid we own and a signal number.
+        unsafe { libc_kill(child.id() as i32, 15) };
+        child.wait().expect("wait for tcd")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+fn blkid_uuid(device: &str) -> String {
+    let out = Command::new(require_tool("blkid", "package util-linux"))
+        .args(["-p", "-o", "value", "-s", "UUID", device])
+        .output()
+        .expect("blkid");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn mounted_under(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|m| Path::new(m).starts_with(dir))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn write_files(dir: &Path, count: usize, mib: usize) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut seed = 0x1234_5678_u64;
+    (0..count)
+        .map(|i| {
+            let p = dir.join(format!("f{i}.bin"));
+            let mut data = vec![0u8; mib << 20];
+            for chunk in data.chunks_mut(8) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                chunk.copy_from_slice(&seed.to_le_bytes()[..chunk.len()]);
+            }
+            let mut f = std::fs::File::create(&p).expect("create");
+            f.write_all(&data).expect("write");
+            f.sync_all().expect("fsync");
+            (p, Sha256::digest(&data).to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn create_mount_write_dismount_and_mount_again() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let mut d = Daemon::start();
+    let vol = d.path("data.vc");
+    let vol_s = vol.to_str().expect("utf-8 path");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mnt_s = mnt.to_str().expect("utf-8 path");
+    d.ok(
+        &[
+            "create",
+            vol_s,
+            "--size",
+            "300M",
+            "--password-stdin",
+            "--pim",
+            "1",
+            "--encryption",
+            "Serpent-Twofish-AES",
+            "--filesystem",
+            "ext4",
+        ],
+        "secret words\n",
+    );
+    d.ok(
+        &["mount", vol_s, mnt_s, "--password-stdin", "--pim", "1"],
+        "secret words\n",
+    );
+    let list = d.list();
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+    assert_eq!(list[0]["mount_point"], mnt_s);
+    assert_eq!(list[0]["encryption"], "Serpent-Twofish-AES");
+    assert_eq!(list[0]["filesystem"], "ext4");
+    let files = write_files(&mnt, 8, 24);
+    d.ok(&["dismount", mnt_s], "");
+    assert!(mounted_under(&mnt).is_empty(), "nothing left mounted");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+
+    d.ok(
+        &[
+            "mount",
+            vol_s,
+            mnt_s,
+            "--password-stdin",
+            "--pim",
+            "1",
+            "--readonly",
+        ],
+        "secret words\n",
+    );
+    for (p, sum) in &files {
+        let data = std::fs::read(p).expect("read back");
+        assert_eq!(&Sha256::digest(&data).to_vec(), sum, "{}", p.display());
+    }
+    let info: serde_json::Value = serde_json::from_str(&d.ok(
+        &["info", vol_s, "--password-stdin", "--pim", "1", "--json"],
+        "secret words\n",
+    ))
+    .expect("info --json");
+    assert_eq!(info["encryption"], "Serpent-Twofish-AES");
+    assert_eq!(info["format"], "VeraCrypt");
+    d.ok(&["dismount", "--all"], "");
+    assert!(mounted_under(&mnt).is_empty());
+    assert!(d.stop().success(), "the daemon exits cleanly on SIGTERM");
+}
+
+#[test]
+fn every_real_volume_attaches_and_shows_its_serial() {
+    let d = Daemon::start();
+    let mut names: Vec<String> = std::fs::read_dir(tcrypt_images())
+        .expect("corpus")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("-xts-") && !n.starts_with("sys_"))
+        .collect();
+    names.sort();
+    let kf1 = tcrypt_images().join("keyfile1");
+    let kf2 = tcrypt_images().join("keyfile2");
+    let mut checked = 0;
+    for name in &names {
+        let path = tcrypt_images().join(name);
+        let (kind, rest) = name.split_once('-').expect("kind-prf");
+        let hash = rest.split("-xts-").next().expect("prf");
+        let pim = kind.strip_prefix("vcpim_1_").unwrap_or("0");
+        let password = match kind {
+            "vck_1_nopw" => "",
+            "vck_1_pw72" => {
+                "aaaaaaaaaaaabbbbbbbbbbbbccccccccccccddddddddddddeeeeeeeeeeeeffffffffffff"
+            }
+            _ if pim != "0" => "cccccccccccccccccccc",
+            _ => "aaaaaaaaaaaa",
+        };
+        let mut passwords = vec![(password, "DEAD-BABE")];
+        if name.ends_with("-hidden") {
+            passwords.push(("bbbbbbbbbbbb", "CAFE-BABE"));
+        }
+        for (pw, serial) in passwords {
+            let mut args = vec![
+                "mount",
+                path.to_str().expect("utf-8"),
+                "--readonly",
+                "--filesystem",
+                "none",
+                "--password-stdin",
+                "--hash",
+                hash,
+                "--pim",
+                pim,
+            ];
+            if kind.starts_with("tck") || kind.starts_with("vck") {
+                args.extend([
+                    "-k",
+                    kf1.to_str().expect("utf-8"),
+                    "-k",
+                    kf2.to_str().expect("utf-8"),
+                ]);
+            }
+            d.ok(&args, &format!("{pw}\n"));
+            let list = d.list();
+            let device = list[0]["device"].as_str().expect("device").to_owned();
+            assert_eq!(blkid_uuid(&device), serial, "{name}");
+            d.ok(&["dismount", &device], "");
+            checked += 1;
+        }
+    }
+    let hidden = names.iter().filter(|n| n.ends_with("-hidden")).count();
+    assert!(names.len() >= 60, "corpus has {} XTS images", names.len());
+    assert_eq!(checked, names.len() + hidden);
+}
+
+#[test]
+fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
+    let d = Daemon::start();
+    let image = d.path("v.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let tc = [
+        "--hash",
+        "sha512",
+        "--volume-type",
+        "truecrypt",
+        "--filesystem",
+        "none",
+    ];
+    let mount = |extra: &[&str], pw: &str| {
+        let mut a = vec!["mount", v, "--password-stdin"];
+        a.extend_from_slice(&tc);
+        a.extend_from_slice(extra);
+        d.tcctl(&a, pw)
+    };
+
+    let out = mount(&[], "wrong\n");
+    assert_eq!(out.status.code(), Some(2), "wrong password");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("wrong password or keyfile, or not a volume")
+    );
+
+    let (code, msg) = d.fails(
+        &["mount", "/nonexistent/volume.tc", "--password-stdin"],
+        "x\n",
+    );
+    assert_eq!(code, 3, "missing file: {msg}");
+
+    let noise = d.path("noise");
+    std::fs::write(&noise, vec![0x5au8; 1 << 20]).expect("write");
+    let (code, _) = d.fails(
+        &[
+            "mount",
+            noise.to_str().expect("utf-8"),
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--volume-type",
+            "truecrypt",
+        ],
+        "x\n",
+    );
+    assert_eq!(code, 2, "not a volume");
+
+    let (code, msg) = d.fails(
+        &[
+            "mount",
+            v,
+            "/nonexistent/mnt",
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--volume-type",
+            "truecrypt",
+        ],
+        "aaaaaaaaaaaa\n",
+    );
+    assert_eq!(code, 7, "missing mount point: {msg}");
+    let (code, msg) = d.fails(
+        &[
+            "mount",
+            v,
+            "/usr",
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--volume-type",
+            "truecrypt",
+        ],
+        "aaaaaaaaaaaa\n",
+    );
+    assert_eq!(code, 7, "system folder: {msg}");
+    assert!(msg.contains("system folder"), "{msg}");
+
+    assert!(mount(&[], "aaaaaaaaaaaa\n").status.success());
+    let out = mount(&[], "aaaaaaaaaaaa\n");
+    assert_eq!(out.status.code(), Some(4), "mounted twice");
+    let (code, _) = d.fails(&["dismount", "/nothing/mounted/here"], "");
+    assert_eq!(code, 3);
+
+    assert_eq!(d.ok(&["dismount", "--all"], "").trim(), "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn protect_hidden_refuses_writes_into_the_hidden_volume() {
+    let d = Daemon::start();
+    let image = d.path("hidden.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes-hidden"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    d.ok(
+        &[
+            "mount",
+            v,
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--protect-hidden",
+        ],
+        "aaaaaaaaaaaa\nbbbbbbbbbbbb\n",
+    );
+    let list = d.list();
+    assert_eq!(list[0]["protects_hidden"], true);
+    let device = list[0]["device"].as_str().expect("device").to_owned();
+    // Overwrite the whole outer volume, as a careless user might.
+    let st = Command::new(require_tool("dd", "package coreutils"))
+        .args([
+            "if=/dev/zero",
+            &format!("of={device}"),
+            "bs=4096",
+            "oflag=direct",
+            "status=none",
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .expect("dd");
+    assert!(!st.success(), "writing over the hidden volume fails");
+    d.ok(&["dismount", &device], "");
+    d.ok(
+        &[
+            "mount",
+            v,
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--readonly",
+        ],
+        "bbbbbbbbbbbb\n",
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    assert_eq!(
+        blkid_uuid(&device),
+        "CAFE-BABE",
+        "the hidden volume survived"
+    );
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
+fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
+    let mut d = Daemon::start();
+    let image = d.path("v.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let args = [
+        "mount",
+        v,
+        "--password-stdin",
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "none",
+    ];
+    d.ok(&args, "aaaaaaaaaaaa\n");
+    // SIGKILL: nothing is cleaned up.
+    let mut child = d.child.take().expect("running");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    let run = d.path("run");
+    assert!(
+        !mounted_under(&run).is_empty(),
+        "the killed daemon left its FUSE mount"
+    );
+    d.spawn();
+    assert!(mounted_under(&run).is_empty(), "the next daemon cleaned up");
+    // And a client that goes away mid-call does not take the daemon down.
+    let mut slow = Command::new(build_dir().join("tcctl"))
+        .arg("--socket")
+        .arg(d.socket())
+        .args(["mount", v, "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tcctl");
+    slow.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"not the password\n")
+        .expect("write");
+    std::thread::sleep(Duration::from_millis(500));
+    slow.kill().expect("kill the client");
+    slow.wait().expect("wait");
+    d.ok(&args, "aaaaaaaaaaaa\n");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    assert!(d.stop().success());
+    assert!(
+        mounted_under(&run).is_empty(),
+        "SIGTERM dismounted everything"
+    );
+}
