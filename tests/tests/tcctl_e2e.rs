@@ -510,3 +510,104 @@ fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
         "SIGTERM dismounted everything"
     );
 }
+
+/// `dbus-send` on the daemon's peer-to-peer socket: what a desktop sees.
+fn dbus_send(d: &Daemon, path: &str, method: &str) -> String {
+    let out = Command::new(require_tool("dbus-send", "package dbus"))
+        .arg(format!("--peer=unix:path={}", d.socket().display()))
+        .args(["--print-reply=literal", path, method])
+        .output()
+        .expect("dbus-send");
+    assert!(
+        out.status.success(),
+        "dbus-send {method}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `<interface name="...">` block of an introspection document.
+fn interface_block(xml: &str, name: &str) -> String {
+    let start = xml
+        .find(&format!("<interface name=\"{name}\">"))
+        .unwrap_or_else(|| panic!("no interface {name} in {xml}"));
+    let end = start + xml[start..].find("</interface>").expect("end of interface");
+    xml[start..end].to_owned()
+}
+
+#[test]
+fn the_shipped_introspection_and_object_manager_match_the_daemon() {
+    let d = Daemon::start();
+    let image = d.path("v.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let dist = tcd_tests::repo_dir().join("dist/dbus");
+    let live = dbus_send(
+        &d,
+        "/org/tcd/Tcd1",
+        "org.freedesktop.DBus.Introspectable.Introspect",
+    );
+    let shipped = std::fs::read_to_string(dist.join("org.tcd.Manager1.xml")).expect("shipped XML");
+    assert_eq!(
+        interface_block(&live, "org.tcd.Manager1"),
+        interface_block(&shipped, "org.tcd.Manager1"),
+        "dist/dbus/org.tcd.Manager1.xml is out of date"
+    );
+    let managed = dbus_send(
+        &d,
+        "/org/tcd/Tcd1",
+        "org.freedesktop.DBus.ObjectManager.GetManagedObjects",
+    );
+    assert!(
+        !managed.contains("org.tcd.Volume1"),
+        "no volume yet: {managed}"
+    );
+
+    d.ok(
+        &[
+            "mount",
+            v,
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+        ],
+        "aaaaaaaaaaaa\n",
+    );
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let live = dbus_send(
+        &d,
+        &object,
+        "org.freedesktop.DBus.Introspectable.Introspect",
+    );
+    let shipped = std::fs::read_to_string(dist.join("org.tcd.Volume1.xml")).expect("shipped XML");
+    assert_eq!(
+        interface_block(&live, "org.tcd.Volume1"),
+        interface_block(&shipped, "org.tcd.Volume1"),
+        "dist/dbus/org.tcd.Volume1.xml is out of date"
+    );
+    let managed = dbus_send(
+        &d,
+        "/org/tcd/Tcd1",
+        "org.freedesktop.DBus.ObjectManager.GetManagedObjects",
+    );
+    assert!(
+        managed.contains(&object) && managed.contains("org.tcd.Volume1"),
+        "{managed}"
+    );
+    assert!(
+        managed.contains("AES") && managed.contains("TrueCrypt"),
+        "{managed}"
+    );
+    d.ok(&["dismount", &object], "");
+    let managed = dbus_send(
+        &d,
+        "/org/tcd/Tcd1",
+        "org.freedesktop.DBus.ObjectManager.GetManagedObjects",
+    );
+    assert!(
+        !managed.contains(&object),
+        "the object went with the volume: {managed}"
+    );
+}
