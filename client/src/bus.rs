@@ -184,6 +184,79 @@ impl Client {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
+    pub fn change_password(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+        new_password: &[u8],
+        new_keyfiles: &[Zeroizing<Vec<u8>>],
+        new_options: HashMap<&str, Value<'_>>,
+    ) -> Result<(), Failure> {
+        self.call(
+            "ChangePassword",
+            &(
+                Fd::from(host.as_fd()),
+                password,
+                as_values(keyfiles),
+                options,
+                new_password,
+                as_values(new_keyfiles),
+                new_options,
+            ),
+        )
+    }
+
+    pub fn backup_headers(
+        &self,
+        host: &File,
+        out: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+    ) -> Result<(), Failure> {
+        self.call(
+            "BackupHeaders",
+            &(
+                Fd::from(host.as_fd()),
+                Fd::from(out.as_fd()),
+                password,
+                as_values(keyfiles),
+                options,
+            ),
+        )
+    }
+
+    /// From `backup`, or from the embedded backup header when `None`.
+    pub fn restore_headers(
+        &self,
+        host: &File,
+        backup: Option<&File>,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: HashMap<&str, Value<'_>>,
+    ) -> Result<String, Failure> {
+        let h = Fd::from(host.as_fd());
+        match backup {
+            Some(b) => self.call(
+                "RestoreHeaders",
+                &(
+                    h,
+                    Fd::from(b.as_fd()),
+                    password,
+                    as_values(keyfiles),
+                    options,
+                ),
+            ),
+            None => self.call(
+                "RestoreEmbeddedHeader",
+                &(h, password, as_values(keyfiles), options),
+            ),
+        }
+    }
+
     /// Creates a volume, showing the daemon's progress signals as a bar.
     pub fn create(
         &self,

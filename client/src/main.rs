@@ -133,6 +133,47 @@ enum Command {
         #[arg(long)]
         hidden_size: Option<String>,
     },
+    /// Change a volume's password, keyfiles, PIM or hash (or convert it
+    /// with --to). With --password-stdin: the old password, then the new.
+    ChangePassword {
+        volume: PathBuf,
+        #[command(flatten)]
+        secrets: Secrets,
+        #[command(flatten)]
+        search: Search,
+        /// A keyfile for the new credentials (repeatable).
+        #[arg(long = "new-keyfile")]
+        new_keyfiles: Vec<PathBuf>,
+        #[arg(long, default_value_t = 0)]
+        new_pim: u32,
+        /// A new hash (PRF).
+        #[arg(long)]
+        new_hash: Option<String>,
+        /// Convert the volume: veracrypt or truecrypt.
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Save both header slots (128 KiB) to a new file.
+    BackupHeader {
+        volume: PathBuf,
+        backup: PathBuf,
+        #[command(flatten)]
+        secrets: Secrets,
+        #[command(flatten)]
+        search: Search,
+    },
+    /// Restore a header from a backup file, or with --embedded from the
+    /// backup header inside the volume.
+    RestoreHeader {
+        volume: PathBuf,
+        backup: Option<PathBuf>,
+        #[arg(long)]
+        embedded: bool,
+        #[command(flatten)]
+        secrets: Secrets,
+        #[command(flatten)]
+        search: Search,
+    },
     /// The daemon's cipher backends.
     Backends {
         #[arg(long)]
@@ -412,6 +453,128 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     );
                 }
             }
+            Ok(())
+        }
+        Command::ChangePassword {
+            volume,
+            secrets,
+            search,
+            new_keyfiles,
+            new_pim,
+            new_hash,
+            to,
+        } => {
+            let host = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&volume)
+                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let mut pw = Passwords::new(secrets.password_stdin);
+            let old = pw.ask(&format!("Current password for {}: ", volume.display()))?;
+            let new = pw.ask("New password: ")?;
+            if !secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
+                return Err(Failure::usage("the passwords differ".into()));
+            }
+            let keyfiles = read_keyfiles(&secrets.keyfiles)?;
+            let new_kf = read_keyfiles(&new_keyfiles)?;
+            let mut n: HashMap<&str, Value> = HashMap::new();
+            if new_pim != 0 {
+                n.insert("pim", Value::from(new_pim));
+            }
+            if let Some(h) = new_hash {
+                n.insert("hash", Value::from(h));
+            }
+            if let Some(f) = to {
+                n.insert("format", Value::from(f));
+            }
+            let c = Client::connect(cli.socket.as_deref())?;
+            c.change_password(
+                &host,
+                &old,
+                &keyfiles,
+                search_options(&search, secrets.pim),
+                &new,
+                &new_kf,
+                n,
+            )?;
+            println!("{}: password changed", volume.display());
+            Ok(())
+        }
+        Command::BackupHeader {
+            volume,
+            backup,
+            secrets,
+            search,
+        } => {
+            let host = File::open(&volume)
+                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let mut pw = Passwords::new(secrets.password_stdin);
+            let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+            let keyfiles = read_keyfiles(&secrets.keyfiles)?;
+            let out = {
+                use std::os::unix::fs::OpenOptionsExt;
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&backup)
+                    .map_err(|e| Failure::usage(format!("{}: {e}", backup.display())))?
+            };
+            let c = Client::connect(cli.socket.as_deref())?;
+            let r = c.backup_headers(
+                &host,
+                &out,
+                &password,
+                &keyfiles,
+                search_options(&search, secrets.pim),
+            );
+            if r.is_err() {
+                let _ = std::fs::remove_file(&backup);
+            }
+            r?;
+            println!(
+                "headers of {} saved to {}",
+                volume.display(),
+                backup.display()
+            );
+            Ok(())
+        }
+        Command::RestoreHeader {
+            volume,
+            backup,
+            embedded,
+            secrets,
+            search,
+        } => {
+            let host = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&volume)
+                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let file = match (&backup, embedded) {
+                (Some(b), false) => Some(
+                    File::open(b)
+                        .map_err(|e| Failure::not_found(format!("{}: {e}", b.display())))?,
+                ),
+                (None, true) => None,
+                _ => {
+                    return Err(Failure::usage(
+                        "give a backup file or --embedded (not both)".into(),
+                    ));
+                }
+            };
+            let mut pw = Passwords::new(secrets.password_stdin);
+            let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+            let keyfiles = read_keyfiles(&secrets.keyfiles)?;
+            let c = Client::connect(cli.socket.as_deref())?;
+            let used = c.restore_headers(
+                &host,
+                file.as_ref(),
+                &password,
+                &keyfiles,
+                search_options(&search, secrets.pim),
+            )?;
+            println!("{}: restored from the {used}", volume.display());
             Ok(())
         }
         Command::Create {

@@ -52,8 +52,15 @@ impl Daemon {
             .arg(self.dir.path().join("run"))
             .arg("--backend-dir")
             .arg(build_dir())
-            .env("TCD_LOG", "warn")
+            .env("TCD_LOG", "info,fuser=error")
             .stdin(Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.dir.path().join("tcd.log"))
+                    .expect("daemon log"),
+            )
             .spawn()
             .expect("start tcd");
         self.child = Some(child);
@@ -83,12 +90,15 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run tcctl");
-        child
+        // tcctl may refuse before reading its input (a missing file).
+        let written = child
             .stdin
             .take()
             .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
+            .write_all(stdin.as_bytes());
+        if let Err(e) = written {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+        }
         child.wait_with_output().expect("tcctl output")
     }
 
@@ -502,6 +512,19 @@ fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
     std::thread::sleep(Duration::from_millis(500));
     slow.kill().expect("kill the client");
     slow.wait().expect("wait");
+    // The daemon notices and stops the abandoned search.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
+        if log.contains("client went away: cancelling its request") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the search was not cancelled: {log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     d.ok(&args, "aaaaaaaaaaaa\n");
     assert_eq!(d.list().as_array().map(Vec::len), Some(1));
     assert!(d.stop().success());
@@ -610,4 +633,88 @@ fn the_shipped_introspection_and_object_manager_match_the_daemon() {
         !managed.contains(&object),
         "the object went with the volume: {managed}"
     );
+}
+
+#[test]
+fn change_password_backup_and_restore_headers() {
+    let d = Daemon::start();
+    let image = d.path("v.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let tc = ["--hash", "sha512", "--volume-type", "truecrypt"];
+    let with = |cmd: &[&'static str]| -> Vec<String> {
+        cmd.iter().chain(tc.iter()).map(|s| s.to_string()).collect()
+    };
+    let run = |args: Vec<String>, stdin: &str| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        d.tcctl(&a, stdin)
+    };
+    let mount_none = |pw: &str| {
+        let mut a = with(&[
+            "mount",
+            "--password-stdin",
+            "--filesystem",
+            "none",
+            "--readonly",
+        ]);
+        a.insert(1, v.to_owned());
+        run(a, &format!("{pw}\n"))
+    };
+
+    let mut a = with(&["change-password", "--password-stdin"]);
+    a.insert(1, v.to_owned());
+    assert!(run(a, "aaaaaaaaaaaa\nnew password\n").status.success());
+    assert_eq!(
+        mount_none("aaaaaaaaaaaa").status.code(),
+        Some(2),
+        "old password refused"
+    );
+    assert!(mount_none("new password").status.success());
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    assert_eq!(blkid_uuid(&device), "DEAD-BABE");
+    d.ok(&["dismount", "--all"], "");
+
+    let backup = d.path("v.hdr");
+    let mut a = with(&["backup-header", "--password-stdin"]);
+    a.insert(1, v.to_owned());
+    a.insert(2, backup.to_str().expect("utf-8").to_owned());
+    assert!(run(a, "new password\n").status.success());
+    assert_eq!(std::fs::metadata(&backup).expect("backup").len(), 131072);
+
+    // Lose both headers; the backup file brings the volume back.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&image)
+        .expect("open");
+    let len = f.metadata().expect("meta").len();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&[0u8; 512], 0).expect("wipe");
+    f.write_all_at(&[0u8; 512], len - 131072).expect("wipe");
+    assert_eq!(mount_none("new password").status.code(), Some(2));
+    let mut a = with(&["restore-header", "--password-stdin"]);
+    a.insert(1, v.to_owned());
+    a.insert(2, backup.to_str().expect("utf-8").to_owned());
+    assert!(run(a, "new password\n").status.success());
+    assert!(
+        mount_none("new password").status.success(),
+        "restored from the file"
+    );
+    d.ok(&["dismount", "--all"], "");
+
+    // Lose the primary header only; the embedded backup restores it.
+    f.write_all_at(&[0u8; 512], 0).expect("wipe");
+    let mut a = with(&["restore-header", "--embedded", "--password-stdin"]);
+    a.insert(1, v.to_owned());
+    let out = run(a, "new password\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut first = [0u8; 512];
+    f.read_exact_at(&mut first, 0).expect("read");
+    assert!(first.iter().any(|&b| b != 0), "the primary header is back");
+    assert!(mount_none("new password").status.success());
+    d.ok(&["dismount", "--all"], "");
 }

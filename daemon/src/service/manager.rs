@@ -10,6 +10,7 @@ use crate::mount::{self, BlockExport, FuseLoop};
 use crate::mounts::{Filesystem, MountRequest, Mounted};
 use crate::volume::create::{self, CreateOptions, Fill};
 use crate::volume::kdf::{Format, Prf};
+use crate::volume::maintain;
 use crate::volume::opened::OpenVolume;
 use crate::volume::unlock::{Credentials, SearchOptions, Target};
 use std::collections::HashMap;
@@ -43,6 +44,48 @@ pub type VolumeRow = (
 pub struct Manager {
     pub(super) shared: Arc<Shared>,
     pub(super) peer: Peer,
+    /// A duplicate of the client's socket, to notice the client leaving.
+    pub(super) socket: Arc<std::os::fd::OwnedFd>,
+}
+
+/// Set once the client of `socket` has gone away (or `done` is dropped):
+/// a long search for a client that left stops instead of holding the cores.
+struct Departure {
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+}
+
+impl Departure {
+    fn watch(socket: &Arc<std::os::fd::OwnedFd>) -> Departure {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let (c, d, fd) = (Arc::clone(&cancel), Arc::clone(&done), Arc::clone(socket));
+        std::thread::spawn(move || {
+            use std::os::fd::AsRawFd;
+            use std::sync::atomic::Ordering;
+            while !d.load(Ordering::Relaxed) {
+                let mut p = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLRDHUP,
+                    revents: 0,
+                };
+                // SAFETY: one live pollfd, count 1; poll only writes revents.
+                let n = unsafe { libc::poll(&mut p, 1, 100) };
+                if n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
+                    tracing::info!("client went away: cancelling its request");
+                    c.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        });
+        Departure { cancel, done }
+    }
+}
+
+impl Drop for Departure {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 fn bad(what: &str) -> ServiceError {
@@ -125,6 +168,24 @@ fn search_options(o: &Options) -> Result<SearchOptions> {
     Ok(s)
 }
 
+/// A password and keyfile contents, wiped on drop.
+struct Secret {
+    password: Zeroizing<Vec<u8>>,
+    keyfiles: Vec<Zeroizing<Vec<u8>>>,
+}
+
+impl Secret {
+    fn new(password: Vec<u8>, keyfiles: Vec<Vec<u8>>) -> Self {
+        Secret {
+            password: Zeroizing::new(password),
+            keyfiles: keyfiles.into_iter().map(Zeroizing::new).collect(),
+        }
+    }
+    fn keyfile_refs(&self) -> Vec<&[u8]> {
+        keyfile_refs(&self.keyfiles)
+    }
+}
+
 fn host_file(fd: OwnedFd) -> File {
     File::from(std::os::fd::OwnedFd::from(fd))
 }
@@ -156,6 +217,51 @@ pub fn row(m: &Mounted) -> VolumeRow {
 }
 
 impl Manager {
+    async fn restore(
+        &self,
+        host: OwnedFd,
+        backup: Option<OwnedFd>,
+        secret: Secret,
+        options: Options,
+    ) -> Result<String> {
+        let search = search_options(&options)?;
+        let pim = opt_u32(&options, "pim")?;
+        let host = host_file(host);
+        if self.shared.table.is_mounted(&host) {
+            return Err(ServiceError::AlreadyMounted(
+                "dismount the volume before restoring its header".into(),
+            ));
+        }
+        let backup = backup.map(host_file);
+        let engine = Arc::clone(self.shared.table.engine());
+        let location = blocking::unblock(move || {
+            let kf = secret.keyfile_refs();
+            let creds = Credentials {
+                password: &secret.password,
+                keyfiles: &kf,
+                pim,
+            };
+            let no = AtomicBool::new(false);
+            match backup {
+                None => maintain::restore_from_embedded(&engine, &host, creds, &search, &no),
+                Some(f) => {
+                    let mut bytes = Zeroizing::new(Vec::new());
+                    std::io::Read::read_to_end(
+                        &mut std::io::Read::take(f, maintain::BACKUP_FILE_BYTES as u64 + 1),
+                        &mut bytes,
+                    )
+                    .map_err(|e| crate::Error::Io {
+                        what: "cannot read the header backup".into(),
+                        source: e,
+                    })?;
+                    maintain::restore_from_file(&engine, &host, &bytes, creds, &search, &no)
+                }
+            }
+        })
+        .await?;
+        Ok(location.describe().to_owned())
+    }
+
     fn may_manage(&self, m: &Mounted) -> Result<()> {
         if self.peer.uid == 0 || self.peer.uid == m.owner {
             Ok(())
@@ -217,6 +323,8 @@ impl Manager {
         let shared = Arc::clone(&self.shared);
         let peer = self.peer;
         let host = host_file(host);
+        let departure = Departure::watch(&self.socket);
+        let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
             let kf = keyfile_refs(&keyfiles);
             let hkf = keyfile_refs(&hidden_keyfiles);
@@ -243,9 +351,10 @@ impl Manager {
                 discard,
                 owner: (peer.uid, peer.gid),
             };
-            shared.table.mount(req, &AtomicBool::new(false))
+            shared.table.mount(req, &cancel)
         })
         .await?;
+        drop(departure);
         let path = object_path(mounted.id);
         self.shared.publish(conn, &mounted).await;
         Ok(path)
@@ -306,6 +415,8 @@ impl Manager {
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host);
         let engine = Arc::clone(self.shared.table.engine());
+        let departure = Departure::watch(&self.socket);
+        let cancel = Arc::clone(&departure.cancel);
         let info = blocking::unblock(move || {
             let kf = keyfile_refs(&keyfiles);
             let creds = Credentials {
@@ -313,16 +424,8 @@ impl Manager {
                 keyfiles: &kf,
                 pim,
             };
-            OpenVolume::open(
-                &engine,
-                host,
-                creds,
-                Target::Any,
-                &search,
-                &AtomicBool::new(false),
-                true,
-            )
-            .map(|v| v.info().clone())
+            OpenVolume::open(&engine, host, creds, Target::Any, &search, &cancel, true)
+                .map(|v| v.info().clone())
         })
         .await?;
         let mut out = HashMap::new();
@@ -489,6 +592,132 @@ impl Manager {
         done: u64,
         total: u64,
     ) -> zbus::Result<()>;
+
+    /// Changes what opens a volume: new password, keyfiles, PIM, hash, or
+    /// format (`new_format`: "truecrypt" or "veracrypt"; absent keeps it).
+    /// `options` as for `HeaderInfo` select the volume; `new_options`:
+    /// `pim` (u), `hash` (s), `format` (s). Works on a mounted volume too.
+    #[allow(clippy::too_many_arguments)]
+    async fn change_password(
+        &self,
+        host: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+        new_password: Vec<u8>,
+        new_keyfiles: Vec<Vec<u8>>,
+        new_options: Options,
+    ) -> Result<()> {
+        let old = Secret::new(password, keyfiles);
+        let new = Secret::new(new_password, new_keyfiles);
+        let search = search_options(&options)?;
+        let pim = opt_u32(&options, "pim")?;
+        let new_pim = opt_u32(&new_options, "pim")?;
+        let new_prf = match opt_str(&new_options, "hash")? {
+            Some(h) => Some(Prf::by_name(&h).ok_or_else(|| bad(&format!("unknown hash {h}")))?),
+            None => None,
+        };
+        let new_format = match opt_str(&new_options, "format")?.as_deref() {
+            None | Some("") => None,
+            Some("truecrypt") => Some(Format::TrueCrypt),
+            Some("veracrypt") => Some(Format::VeraCrypt),
+            Some(f) => return Err(bad(&format!("unknown format {f}"))),
+        };
+        let host = host_file(host);
+        let engine = Arc::clone(self.shared.table.engine());
+        blocking::unblock(move || {
+            let (okf, nkf) = (old.keyfile_refs(), new.keyfile_refs());
+            let rekey = maintain::Rekey {
+                creds: Credentials {
+                    password: &new.password,
+                    keyfiles: &nkf,
+                    pim: new_pim,
+                },
+                prf: new_prf,
+                format: new_format,
+            };
+            let creds = Credentials {
+                password: &old.password,
+                keyfiles: &okf,
+                pim,
+            };
+            maintain::change_credentials(
+                &engine,
+                &host,
+                creds,
+                Target::Any,
+                &rekey,
+                &search,
+                &AtomicBool::new(false),
+            )
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Writes both header slots of the volume that the password opens to
+    /// `backup` (a file the client opened for writing): 128 KiB, the same
+    /// whether or not a hidden volume exists.
+    async fn backup_headers(
+        &self,
+        host: OwnedFd,
+        backup: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+    ) -> Result<()> {
+        let secret = Secret::new(password, keyfiles);
+        let search = search_options(&options)?;
+        let pim = opt_u32(&options, "pim")?;
+        let (host, mut backup) = (host_file(host), host_file(backup));
+        let engine = Arc::clone(self.shared.table.engine());
+        blocking::unblock(move || {
+            let kf = secret.keyfile_refs();
+            let creds = Credentials {
+                password: &secret.password,
+                keyfiles: &kf,
+                pim,
+            };
+            let bytes =
+                maintain::backup_headers(&engine, &host, creds, &search, &AtomicBool::new(false))?;
+            std::io::Write::write_all(&mut backup, &bytes)
+                .and_then(|()| backup.sync_all())
+                .map_err(|e| crate::Error::Io {
+                    what: "cannot write the header backup".into(),
+                    source: e,
+                })
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Restores the header the password opens from `backup` (a header
+    /// backup file's descriptor) to the volume's primary and backup
+    /// places. Returns which header it restored.
+    async fn restore_headers(
+        &self,
+        host: OwnedFd,
+        backup: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+    ) -> Result<String> {
+        self.restore(host, Some(backup), Secret::new(password, keyfiles), options)
+            .await
+    }
+
+    /// Copies the embedded backup header the password opens over the
+    /// damaged primary one. Returns which header it used.
+    async fn restore_embedded_header(
+        &self,
+        host: OwnedFd,
+        password: Vec<u8>,
+        keyfiles: Vec<Vec<u8>>,
+        options: Options,
+    ) -> Result<String> {
+        self.restore(host, None, Secret::new(password, keyfiles), options)
+            .await
+    }
 
     /// The cipher backends the daemon loaded: name, description, version,
     /// uses processor crypto instructions, available, ciphers.

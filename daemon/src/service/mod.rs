@@ -127,9 +127,14 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
             peer.uid
         )));
     }
+    let socket = stream
+        .try_clone()
+        .map(|s| Arc::new(std::os::fd::OwnedFd::from(s)))
+        .map_err(|e| zbus::Error::Failure(e.to_string()))?;
     let manager = manager::Manager {
         shared: Arc::clone(shared),
         peer,
+        socket,
     };
     let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .server(guid)?
