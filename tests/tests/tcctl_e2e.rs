@@ -718,3 +718,168 @@ fn change_password_backup_and_restore_headers() {
     assert!(mount_none("new password").status.success());
     d.ok(&["dismount", "--all"], "");
 }
+
+fn fsck_clean(d: &Daemon, volume: &str, pim: &str) {
+    d.ok(
+        &[
+            "mount",
+            volume,
+            "--password-stdin",
+            "--pim",
+            pim,
+            "--filesystem",
+            "none",
+            "--readonly",
+        ],
+        "durable\n",
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let st = Command::new(require_tool("fsck.ext4", "package e2fsprogs"))
+        .args(["-n", "-f", &device])
+        .stdout(Stdio::null())
+        .status()
+        .expect("fsck");
+    assert!(st.success(), "fsck finds the filesystem clean");
+    d.ok(&["dismount", &device], "");
+}
+
+#[test]
+fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let d = Daemon::start();
+    let small = d.path("small");
+    std::fs::create_dir(&small).expect("mkdir");
+    let st = Command::new(require_tool("mount", "package mount"))
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=40M",
+            "tcd-test",
+            small.to_str().expect("utf-8"),
+        ])
+        .status()
+        .expect("mount tmpfs");
+    assert!(st.success(), "mount a small tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _tmpfs = Unmount(small.clone());
+    // A sparse (quick) 48 MiB container on a 64 MiB tmpfs.
+    let vol = small.join("v.vc");
+    let v = vol.to_str().expect("utf-8");
+    d.ok(
+        &[
+            "create",
+            v,
+            "--size",
+            "48M",
+            "--quick",
+            "--filesystem",
+            "ext4",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        "durable\n",
+    );
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = mnt.to_str().expect("utf-8");
+    d.ok(
+        &["mount", v, m, "--pim", "1", "--password-stdin"],
+        "durable\n",
+    );
+    // Leave the host filesystem 12 MiB: a ballast file takes the rest.
+    let out = Command::new(require_tool("df", "package coreutils"))
+        .args(["-B1", "--output=avail"])
+        .arg(&small)
+        .output()
+        .expect("df");
+    let avail: u64 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("df figure");
+    let ballast = small.join("ballast");
+    std::fs::write(&ballast, vec![1u8; (avail - (12 << 20)) as usize]).expect("ballast");
+    let kept = write_files(&mnt, 1, 4);
+    // Far more than the tmpfs can hold.
+    let big: Vec<u8> = vec![0x33; 1 << 20];
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(mnt.join("too-big"))?;
+        for _ in 0..30 {
+            f.write_all(&big)?;
+        }
+        f.sync_all()
+    })();
+    assert!(result.is_err(), "writing past the host's space fails");
+    d.ok(&["dismount", m, "--force"], "");
+    // The user frees space on the host; the journal may need replaying.
+    std::fs::remove_file(&ballast).expect("free the host");
+    d.ok(
+        &["mount", v, m, "--pim", "1", "--password-stdin"],
+        "durable\n",
+    );
+    for (p, sum) in &kept {
+        let data = std::fs::read(p).expect("the fsynced file is there");
+        assert_eq!(&Sha256::digest(&data).to_vec(), sum);
+    }
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
+fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let mut d = Daemon::start();
+    let vol = d.path("v.vc");
+    let v = vol.to_str().expect("utf-8");
+    d.ok(
+        &[
+            "create",
+            v,
+            "--size",
+            "128M",
+            "--filesystem",
+            "ext4",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        "durable\n",
+    );
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = mnt.to_str().expect("utf-8");
+    d.ok(
+        &["mount", v, m, "--pim", "1", "--password-stdin"],
+        "durable\n",
+    );
+    let mut writer = Command::new(require_tool("dd", "package coreutils"))
+        .args([
+            "if=/dev/urandom",
+            &format!("of={m}/big"),
+            "bs=1M",
+            "count=100",
+            "oflag=direct",
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dd");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut child = d.child.take().expect("running");
+    child.kill().expect("SIGKILL the daemon");
+    child.wait().expect("wait");
+    let _ = writer.wait();
+    // The next daemon cleans up; the journal replays on the next mount.
+    d.spawn();
+    d.ok(
+        &["mount", v, m, "--pim", "1", "--password-stdin"],
+        "durable\n",
+    );
+    d.ok(&["dismount", m], "");
+    fsck_clean(&d, v, "1");
+}
