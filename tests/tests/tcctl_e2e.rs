@@ -768,7 +768,7 @@ fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
         }
     }
     let _tmpfs = Unmount(small.clone());
-    // A sparse (quick) 48 MiB container on a 64 MiB tmpfs.
+    // A sparse (quick) 48 MiB container on a 40 MiB tmpfs.
     let vol = small.join("v.vc");
     let v = vol.to_str().expect("utf-8");
     d.ok(

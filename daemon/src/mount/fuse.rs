@@ -192,6 +192,7 @@ impl Filesystem for VolumeFile {
         if ino != FILE_INO {
             return reply.error(Errno::EISDIR);
         }
+        tracing::trace!(offset, size, "read");
         match self.read_bytes(offset, u64::from(size)) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(e),
@@ -213,6 +214,7 @@ impl Filesystem for VolumeFile {
         if ino != FILE_INO {
             return reply.error(Errno::EISDIR);
         }
+        tracing::trace!(offset, size = data.len(), "write");
         match self.write_bytes(offset, data) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(e),

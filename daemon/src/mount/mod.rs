@@ -55,6 +55,7 @@ impl FuseLoop {
                 });
             }
         };
+        raise_fuse_read_ahead(folder);
         let file = folder.join(fuse::FILE_NAME);
         match loopdev::attach(&file, sector, read_only) {
             Ok(device) => Ok(FuseLoop {
@@ -118,6 +119,26 @@ impl Drop for FuseLoop {
             let _ = s.umount_and_join();
             let _ = std::fs::remove_dir(&self.folder);
         }
+    }
+}
+
+/// FUSE may only lower its read-ahead below the kernel's default of
+/// 128 KiB, so the loop device would read the volume file 128 KiB at a time,
+/// on one core. Root raises it afterwards, as for any other disk. A
+/// failure only costs speed.
+fn raise_fuse_read_ahead(folder: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(folder) else {
+        return;
+    };
+    let dev = meta.dev();
+    let knob = format!(
+        "/sys/class/bdi/{}:{}/read_ahead_kb",
+        libc::major(dev),
+        libc::minor(dev)
+    );
+    if let Err(e) = std::fs::write(&knob, "1024") {
+        tracing::debug!("cannot raise {knob}: {e}");
     }
 }
 
