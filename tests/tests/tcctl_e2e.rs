@@ -883,3 +883,67 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
     d.ok(&["dismount", m], "");
     fsck_clean(&d, v, "1");
 }
+
+#[test]
+fn a_client_killed_mid_create_leaves_no_volume_behind() {
+    let d = Daemon::start();
+    let vol = d.path("big.vc");
+    let v = vol.to_str().expect("utf-8");
+    let mut client = Command::new(build_dir().join("tcctl"))
+        .arg("--socket")
+        .arg(d.socket())
+        .args([
+            "create",
+            v,
+            "--size",
+            "3G",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tcctl");
+    client
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"half made\n")
+        .expect("write");
+    std::thread::sleep(Duration::from_millis(400));
+    client.kill().expect("kill the client");
+    client.wait().expect("wait");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
+        if log.contains("client went away: cancelling its request") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fill was not cancelled: {log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The headers come last: the half-filled file is no volume.
+    let (code, _) = d.fails(
+        &[
+            "mount",
+            v,
+            "--pim",
+            "1",
+            "--password-stdin",
+            "--filesystem",
+            "none",
+        ],
+        "half made\n",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(
+        d.list().as_array().map(Vec::len),
+        Some(0),
+        "nothing mounted"
+    );
+}

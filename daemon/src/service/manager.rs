@@ -504,6 +504,10 @@ impl Manager {
         let engine = Arc::clone(self.shared.table.engine());
         let runtime = self.shared.runtime.clone();
         let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
+        // A client that goes away stops the fill; the headers are written
+        // last, so what is left opens as nothing.
+        let departure = Departure::watch(&self.socket);
+        let cancel = Arc::clone(&departure.cancel);
         let work = blocking::unblock(move || -> crate::Result<()> {
             let kf = keyfile_refs(&keyfiles);
             let creds = Credentials {
@@ -511,7 +515,7 @@ impl Manager {
                 keyfiles: &kf,
                 pim,
             };
-            let no = AtomicBool::new(false);
+            let no = &*cancel;
             let mut last = 0u64;
             let mut progress = |done: u64, total: u64| {
                 // At most every 1 % (and the end), to keep the bus quiet.
@@ -541,10 +545,10 @@ impl Manager {
                         size,
                         &copts,
                         &mut progress,
-                        &no,
+                        no,
                     )?
                 }
-                None => create::create(&engine, &host, creds, &copts, &mut progress, &no)?,
+                None => create::create(&engine, &host, creds, &copts, &mut progress, no)?,
             };
             if let Some(tool) = mkfs {
                 let mut search = SearchOptions::new();
@@ -560,7 +564,7 @@ impl Manager {
                 } else {
                     Target::Outer
                 };
-                let v = OpenVolume::open(&engine, host, creds, target, &search, &no, false)?;
+                let v = OpenVolume::open(&engine, host, creds, target, &search, no, false)?;
                 let folder = runtime
                     .join("fuse")
                     .join(format!("create-{}", std::process::id()));
