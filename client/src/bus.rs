@@ -80,7 +80,21 @@ impl From<zbus::Error> for Failure {
 
 pub struct Client {
     conn: zbus::blocking::Connection,
+    /// The daemon's bus name on a message bus; none on its own socket.
+    destination: Option<&'static str>,
 }
+
+/// Where the daemon is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Where<'a> {
+    Socket(&'a Path),
+    Session,
+    System,
+    /// The default socket if it exists, else the system bus.
+    Default,
+}
+
+const BUS_NAME: &str = "org.tcd.Tcd1";
 
 type Row = (
     OwnedObjectPath,
@@ -105,18 +119,41 @@ fn as_values(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
 }
 
 impl Client {
-    /// Connects to `socket`, else `$TCD_SOCKET` (clap fills it in), else
-    /// the default socket.
-    pub fn connect(socket: Option<&Path>) -> Result<Client, Failure> {
-        let path = socket.unwrap_or(Path::new(DEFAULT_SOCKET));
-        let stream = UnixStream::connect(path).map_err(|e| Failure {
+    /// Connects to the daemon: on a socket (`--socket`, `$TCD_SOCKET`),
+    /// on a bus (`--session`, `--system`), or by default on the default
+    /// socket if it exists, else on the system bus.
+    pub fn connect(at: Where<'_>) -> Result<Client, Failure> {
+        let no_daemon = |message: String| Failure {
             code: exit::NO_DAEMON,
-            message: format!("cannot reach the tcd daemon at {}: {e}", path.display()),
+            message,
+        };
+        let bus = |b: zbus::Result<zbus::blocking::Connection>, which: &str| {
+            b.map(|conn| Client {
+                conn,
+                destination: Some(BUS_NAME),
+            })
+            .map_err(|e| no_daemon(format!("cannot reach the {which} bus: {e}")))
+        };
+        let path = match at {
+            Where::Session => return bus(zbus::blocking::Connection::session(), "session"),
+            Where::System => return bus(zbus::blocking::Connection::system(), "system"),
+            Where::Socket(p) => p,
+            Where::Default if Path::new(DEFAULT_SOCKET).exists() => Path::new(DEFAULT_SOCKET),
+            Where::Default => return bus(zbus::blocking::Connection::system(), "system"),
+        };
+        let stream = UnixStream::connect(path).map_err(|e| {
+            no_daemon(format!(
+                "cannot reach the tcd daemon at {}: {e}",
+                path.display()
+            ))
         })?;
         let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
             .p2p()
             .build()?;
-        Ok(Client { conn })
+        Ok(Client {
+            conn,
+            destination: None,
+        })
     }
 
     fn call<B, R>(&self, method: &str, body: &B) -> Result<R, Failure>
@@ -126,7 +163,7 @@ impl Client {
     {
         let reply = self
             .conn
-            .call_method(None::<&str>, PATH, Some(INTERFACE), method, body)?;
+            .call_method(self.destination, PATH, Some(INTERFACE), method, body)?;
         Ok(reply.body().deserialize()?)
     }
 

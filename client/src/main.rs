@@ -20,9 +20,16 @@ use zeroize::Zeroizing;
     about = "Mount, create and manage TrueCrypt and VeraCrypt volumes through tcd"
 )]
 struct Cli {
-    /// The daemon's socket (default: $TCD_SOCKET, then /run/tcd/tcd.sock).
+    /// The daemon's socket (default: $TCD_SOCKET, then /run/tcd/tcd.sock
+    /// if it exists, then the system bus).
     #[arg(long, global = true, env = "TCD_SOCKET")]
     socket: Option<PathBuf>,
+    /// Talk to a daemon on the session bus.
+    #[arg(long, global = true, conflicts_with = "system")]
+    session: bool,
+    /// Talk to a daemon on the system bus.
+    #[arg(long, global = true)]
+    system: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -300,9 +307,15 @@ fn absolute(p: &Path) -> String {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    let at = match (&cli.socket, cli.session, cli.system) {
+        (_, true, _) => bus::Where::Session,
+        (_, _, true) => bus::Where::System,
+        (Some(p), _, _) => bus::Where::Socket(p),
+        _ => bus::Where::Default,
+    };
     match cli.command {
         Command::Backends { json } => {
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let list = c.backends()?;
             if json {
                 let v: Vec<_> = list
@@ -327,7 +340,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::List { json } => {
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let rows = c.list()?;
             if json {
                 let v: Vec<_> = rows
@@ -357,7 +370,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Dismount { target, all, force } => {
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             match (all, target) {
                 (true, _) => {
                     let n = c.dismount_all(force)?;
@@ -407,7 +420,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
                 o.insert("protect_hidden_password", Value::from(hidden_pw.to_vec()));
             }
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let path = c.mount(&host, &absolute(&volume), &password, &keyfiles, o)?;
             let row = c.list()?.into_iter().find(|r| r.0 == path);
             match row {
@@ -430,7 +443,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut pw = Passwords::new(secrets.password_stdin);
             let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let info = c.header_info(
                 &host,
                 &password,
@@ -487,7 +500,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             if let Some(f) = to {
                 n.insert("format", Value::from(f));
             }
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             c.change_password(
                 &host,
                 &old,
@@ -520,7 +533,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     .open(&backup)
                     .map_err(|e| Failure::usage(format!("{}: {e}", backup.display())))?
             };
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let r = c.backup_headers(
                 &host,
                 &out,
@@ -566,7 +579,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut pw = Passwords::new(secrets.password_stdin);
             let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let used = c.restore_headers(
                 &host,
                 file.as_ref(),
@@ -633,7 +646,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             if secrets.pim != 0 {
                 o.insert("pim", Value::from(secrets.pim));
             }
-            let c = Client::connect(cli.socket.as_deref())?;
+            let c = Client::connect(at)?;
             let result = c.create(&host, &password, &keyfiles, o);
             if result.is_err() && size.is_some() && hidden.is_none() {
                 // Leave no half-made container behind.

@@ -25,6 +25,13 @@ struct Args {
     /// Cipher threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Serve on the session bus as org.tcd.Tcd1 (development).
+    #[arg(long, conflicts_with = "system")]
+    session: bool,
+    /// Serve on the system bus as org.tcd.Tcd1 (needs the policy file in
+    /// dist/dbus).
+    #[arg(long)]
+    system: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -67,8 +74,11 @@ fn run(args: &Args) -> tcd::Result<()> {
         tracing::info!("left by a previous daemon: {done}");
     }
     let shared = Shared::new(table, &args.runtime_dir);
-    let listener = service::listen(&args.socket)?;
-    tracing::info!(socket = %args.socket.display(), "listening");
+    let bus = match (args.session, args.system) {
+        (true, _) => Some(service::Bus::Session),
+        (_, true) => Some(service::Bus::System),
+        _ => None,
+    };
     {
         let shared = Arc::clone(&shared);
         let socket = args.socket.clone();
@@ -82,7 +92,22 @@ fn run(args: &Args) -> tcd::Result<()> {
             std::process::exit(0);
         });
     }
-    service::serve(shared, listener)
+    match bus {
+        Some(bus) => {
+            let _conn = service::serve_bus(shared, bus)?;
+            tracing::info!(name = service::BUS_NAME, ?bus, "serving on the bus");
+            // The connection serves on its own threads; the signal thread
+            // ends the process.
+            loop {
+                std::thread::park();
+            }
+        }
+        None => {
+            let listener = service::listen(&args.socket)?;
+            tracing::info!(socket = %args.socket.display(), "listening");
+            service::serve(shared, listener)
+        }
+    }
 }
 
 /// Blocks SIGTERM, SIGINT and SIGHUP in every thread (threads inherit the

@@ -947,3 +947,84 @@ fn a_client_killed_mid_create_leaves_no_volume_behind() {
         "nothing mounted"
     );
 }
+
+#[test]
+fn the_daemon_serves_on_a_real_session_bus_too() {
+    require_root_and_fuse();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(require_tool("dbus-daemon", "package dbus"))
+        .args(["--session", "--fork", "--print-address=1", "--print-pid=1"])
+        .output()
+        .expect("dbus-daemon");
+    assert!(out.status.success(), "dbus-daemon starts");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let address = lines.next().expect("address").to_owned();
+    let bus_pid: i32 = lines
+        .next()
+        .and_then(|p| p.trim().parse().ok())
+        .expect("pid");
+    struct Kill(i32);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            // SAFETY: kill(2) with a pid and a signal number.
+            unsafe { libc_kill(self.0, 15) };
+        }
+    }
+    let _bus = Kill(bus_pid);
+    let mut daemon = Command::new(build_dir().join("tcd"))
+        .args(["--session", "--runtime-dir"])
+        .arg(dir.path().join("run"))
+        .arg("--backend-dir")
+        .arg(build_dir())
+        .env("DBUS_SESSION_BUS_ADDRESS", &address)
+        .env("TCD_LOG", "warn")
+        .spawn()
+        .expect("tcd --session");
+    let _daemon = Kill(daemon.id() as i32);
+    let tcctl = |args: &[&str], stdin: &str| -> Output {
+        let mut c = Command::new(build_dir().join("tcctl"))
+            .arg("--session")
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tcctl");
+        let _ = c.stdin.take().expect("stdin").write_all(stdin.as_bytes());
+        c.wait_with_output().expect("output")
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !tcctl(&["list"], "").status.success() {
+        assert!(Instant::now() < deadline, "tcd did not appear on the bus");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let image = tcrypt_images().join("tc_5-sha512-xts-aes");
+    let out = tcctl(
+        &[
+            "mount",
+            image.to_str().expect("utf-8"),
+            "--readonly",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+            "--hash",
+            "sha512",
+        ],
+        "aaaaaaaaaaaa\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: serde_json::Value =
+        serde_json::from_slice(&tcctl(&["list", "--json"], "").stdout).expect("json");
+    let device = list[0]["device"].as_str().expect("device").to_owned();
+    assert_eq!(blkid_uuid(&device), "DEAD-BABE");
+    assert!(tcctl(&["dismount", "--all"], "").status.success());
+    // SAFETY: kill(2) with our child's pid.
+    unsafe { libc_kill(daemon.id() as i32, 15) };
+    assert!(daemon.wait().expect("wait").success());
+}

@@ -43,9 +43,11 @@ pub type VolumeRow = (
 
 pub struct Manager {
     pub(super) shared: Arc<Shared>,
-    pub(super) peer: Peer,
+    /// The client on a peer-to-peer socket; `None` on a bus, where each
+    /// call's sender is asked of the bus.
+    pub(super) peer: Option<Peer>,
     /// A duplicate of the client's socket, to notice the client leaving.
-    pub(super) socket: Arc<std::os::fd::OwnedFd>,
+    pub(super) socket: Option<Arc<std::os::fd::OwnedFd>>,
 }
 
 /// Set once the client of `socket` has gone away (or `done` is dropped):
@@ -56,9 +58,12 @@ struct Departure {
 }
 
 impl Departure {
-    fn watch(socket: &Arc<std::os::fd::OwnedFd>) -> Departure {
+    fn watch(socket: Option<&Arc<std::os::fd::OwnedFd>>) -> Departure {
         let cancel = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
+        let Some(socket) = socket else {
+            return Departure { cancel, done };
+        };
         let (c, d, fd) = (Arc::clone(&cancel), Arc::clone(&done), Arc::clone(socket));
         std::thread::spawn(move || {
             use std::os::fd::AsRawFd;
@@ -262,8 +267,37 @@ impl Manager {
         Ok(location.describe().to_owned())
     }
 
-    fn may_manage(&self, m: &Mounted) -> Result<()> {
-        if self.peer.uid == 0 || self.peer.uid == m.owner {
+    /// Who is calling: the socket's peer, or the bus's word for the sender.
+    async fn caller(
+        &self,
+        header: &zbus::message::Header<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<Peer> {
+        if let Some(p) = self.peer {
+            return Ok(p);
+        }
+        let sender = header
+            .sender()
+            .ok_or_else(|| ServiceError::PermissionDenied("a call without a sender".into()))?;
+        let creds = zbus::fdo::DBusProxy::new(conn)
+            .await?
+            .get_connection_credentials(sender.clone().into())
+            .await
+            .map_err(|e| {
+                ServiceError::PermissionDenied(format!("cannot identify the caller: {e}"))
+            })?;
+        let uid = creds.unix_user_id().ok_or_else(|| {
+            ServiceError::PermissionDenied("the bus does not know the caller's user".into())
+        })?;
+        let gid = creds
+            .unix_group_ids()
+            .and_then(|g| g.first().copied())
+            .unwrap_or(uid);
+        Ok(Peer { uid, gid })
+    }
+
+    fn may_manage(&self, peer: Peer, m: &Mounted) -> Result<()> {
+        if peer.uid == 0 || peer.uid == m.owner {
             Ok(())
         } else {
             Err(ServiceError::PermissionDenied(format!(
@@ -302,6 +336,7 @@ impl Manager {
         password: Vec<u8>,
         keyfiles: Vec<Vec<u8>>,
         options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<OwnedObjectPath> {
         let password = Zeroizing::new(password);
@@ -321,9 +356,9 @@ impl Manager {
         let allow_non_empty = opt_bool(&options, "allow_non_empty")?;
         let discard = opt_bool(&options, "discard")?;
         let shared = Arc::clone(&self.shared);
-        let peer = self.peer;
+        let peer = self.caller(&header, conn).await?;
         let host = host_file(host);
-        let departure = Departure::watch(&self.socket);
+        let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
             let kf = keyfile_refs(&keyfiles);
@@ -366,10 +401,12 @@ impl Manager {
         &self,
         volume: String,
         force: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
+        let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume)?;
-        self.may_manage(&m)?;
+        self.may_manage(peer, &m)?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
         self.shared.unpublish(conn, done.id).await;
@@ -380,11 +417,13 @@ impl Manager {
     async fn dismount_all(
         &self,
         force: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<u32> {
+        let peer = self.caller(&header, conn).await?;
         let mut n = 0;
         for m in self.shared.table.list() {
-            if self.may_manage(&m).is_err() {
+            if self.may_manage(peer, &m).is_err() {
                 continue;
             }
             let shared = Arc::clone(&self.shared);
@@ -415,7 +454,7 @@ impl Manager {
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host);
         let engine = Arc::clone(self.shared.table.engine());
-        let departure = Departure::watch(&self.socket);
+        let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let info = blocking::unblock(move || {
             let kf = keyfile_refs(&keyfiles);
@@ -506,7 +545,7 @@ impl Manager {
         let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
         // A client that goes away stops the fill; the headers are written
         // last, so what is left opens as nothing.
-        let departure = Departure::watch(&self.socket);
+        let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let work = blocking::unblock(move || -> crate::Result<()> {
             let kf = keyfile_refs(&keyfiles);

@@ -133,8 +133,8 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         .map_err(|e| zbus::Error::Failure(e.to_string()))?;
     let manager = manager::Manager {
         shared: Arc::clone(shared),
-        peer,
-        socket,
+        peer: Some(peer),
+        socket: Some(socket),
     };
     let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .server(guid)?
@@ -156,4 +156,46 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         .unwrap_or_else(|p| p.into_inner())
         .push(inner);
     Ok(())
+}
+
+/// Which message bus to serve on instead of a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bus {
+    System,
+    Session,
+}
+
+/// The well-known name on a bus.
+pub const BUS_NAME: &str = "org.tcd.Tcd1";
+
+/// Serves the API on a message bus under [`BUS_NAME`]; the connection
+/// lives as long as the returned value.
+pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connection> {
+    let fail =
+        |e: zbus::Error| Error::InvalidArgument(format!("cannot serve on the {bus:?} bus: {e}"));
+    let builder = match bus {
+        Bus::System => zbus::blocking::connection::Builder::system(),
+        Bus::Session => zbus::blocking::connection::Builder::session(),
+    }
+    .map_err(fail)?;
+    let manager = manager::Manager {
+        shared: Arc::clone(&shared),
+        peer: None,
+        socket: None,
+    };
+    let conn = builder
+        .name(BUS_NAME)
+        .map_err(fail)?
+        .serve_at(volume::MANAGER_PATH, manager)
+        .map_err(fail)?
+        .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)
+        .map_err(fail)?
+        .build()
+        .map_err(fail)?;
+    shared
+        .conns
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(conn.clone().into());
+    Ok(conn)
 }
