@@ -585,6 +585,30 @@ fn the_shipped_introspection_and_object_manager_match_the_daemon() {
         !managed.contains("org.tcd.Volume1"),
         "no volume yet: {managed}"
     );
+    // Clients that left are forgotten: only the asking one remains.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new(require_tool("dbus-send", "package dbus"))
+            .arg(format!("--peer=unix:path={}", d.socket().display()))
+            .args([
+                "--print-reply=literal",
+                "/org/tcd/Tcd1",
+                "org.freedesktop.DBus.Properties.Get",
+                "string:org.tcd.Manager1",
+                "string:Clients",
+            ])
+            .output()
+            .expect("dbus-send");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("uint32 1") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "departed clients are still held: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     d.ok(
         &[

@@ -788,6 +788,13 @@ impl Manager {
     fn version(&self) -> u32 {
         1
     }
+
+    /// Client connections the daemon holds (on its own socket, the ones
+    /// whose client has not hung up).
+    #[zbus(property)]
+    fn clients(&self) -> u32 {
+        u32::try_from(self.shared.connection_count()).unwrap_or(u32::MAX)
+    }
 }
 
 /// The mkfs tool and its arguments for a filesystem choice.

@@ -25,7 +25,10 @@ pub struct Peer {
 pub struct Shared {
     pub table: MountTable,
     pub runtime: PathBuf,
-    conns: Mutex<Vec<zbus::Connection>>,
+    /// Every live client connection, to announce volumes to; peer
+    /// connections leave the list when their client hangs up.
+    conns: Mutex<Vec<(u64, zbus::Connection)>>,
+    next_conn: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -34,11 +37,33 @@ impl Shared {
             table,
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
+            next_conn: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
+    fn add_connection(&self, conn: zbus::Connection) -> u64 {
+        let id = self
+            .next_conn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((id, conn));
+        id
+    }
+
+    /// How many client connections are live (for tests and logs).
+    pub fn connection_count(&self) -> usize {
+        self.conns.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     fn connections(&self) -> Vec<zbus::Connection> {
-        self.conns.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(_, c)| c.clone())
+            .collect()
     }
 }
 
@@ -131,6 +156,7 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         .try_clone()
         .map(|s| Arc::new(std::os::fd::OwnedFd::from(s)))
         .map_err(|e| zbus::Error::Failure(e.to_string()))?;
+    let watch = Arc::clone(&socket);
     let manager = manager::Manager {
         shared: Arc::clone(shared),
         peer: Some(peer),
@@ -147,14 +173,32 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
             .at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
     }
     let inner: zbus::Connection = conn.into();
-    // Kept so new volumes are announced to this client too. (Connections of
-    // clients that left stay listed until the daemon restarts: a small
-    // leak, noted for the service issue.)
-    shared
-        .conns
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(inner);
+    let id = shared.add_connection(inner);
+    // Forget the connection when its client hangs up.
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        use std::os::fd::AsRawFd;
+        loop {
+            let mut p = libc::pollfd {
+                fd: watch.as_raw_fd(),
+                events: libc::POLLRDHUP,
+                revents: 0,
+            };
+            // SAFETY: one live pollfd, count 1; poll only writes revents.
+            let n = unsafe { libc::poll(&mut p, 1, -1) };
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if n != 0 {
+                break;
+            }
+        }
+        shared
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(i, _)| *i != id);
+    });
     Ok(())
 }
 
@@ -192,10 +236,6 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connec
         .map_err(fail)?
         .build()
         .map_err(fail)?;
-    shared
-        .conns
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(conn.clone().into());
+    shared.add_connection(conn.clone().into());
     Ok(conn)
 }
