@@ -162,16 +162,16 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         peer: Some(peer),
         socket: Some(socket),
     };
-    let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+    let mut builder = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .server(guid)?
         .p2p()
         .serve_at(volume::MANAGER_PATH, manager)?
-        .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)?
-        .build()?;
+        .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)?;
+    // The volumes mounted so far, in place before the client's first call.
     for m in shared.table.list() {
-        conn.object_server()
-            .at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
+        builder = builder.serve_at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
     }
+    let conn = builder.build()?;
     let inner: zbus::Connection = conn.into();
     let id = shared.add_connection(inner);
     // Forget the connection when its client hangs up.
