@@ -172,8 +172,14 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         builder = builder.serve_at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
     }
     let conn = builder.build()?;
-    let inner: zbus::Connection = conn.into();
+    let inner: zbus::Connection = conn.clone().into();
     let id = shared.add_connection(inner);
+    // A volume mounted while this client was connecting: announced now
+    // (`at` leaves objects already served alone).
+    for m in shared.table.list() {
+        conn.object_server()
+            .at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
+    }
     // Forget the connection when its client hangs up.
     let shared = Arc::clone(shared);
     std::thread::spawn(move || {
