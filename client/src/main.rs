@@ -241,6 +241,16 @@ impl Passwords {
     }
 }
 
+/// The container, opened with the user's own rights (the daemon gets the
+/// descriptor, never the path).
+fn open_volume(path: &Path, write: bool) -> Result<File, Failure> {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .open(path)
+        .map_err(|e| Failure::not_found(format!("{}: {e}", path.display())))
+}
+
 fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
     use std::io::Read;
     let mut out = Vec::new();
@@ -399,11 +409,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             allow_non_empty,
             discard,
         } => {
-            let host = OpenOptions::new()
-                .read(true)
-                .write(!readonly)
-                .open(&volume)
-                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let host = open_volume(&volume, !readonly)?;
             let mut pw = Passwords::new(secrets.password_stdin);
             let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
@@ -438,8 +444,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             search,
             json,
         } => {
-            let host = File::open(&volume)
-                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let host = open_volume(&volume, false)?;
             let mut pw = Passwords::new(secrets.password_stdin);
             let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
@@ -477,11 +482,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             new_hash,
             to,
         } => {
-            let host = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&volume)
-                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let host = open_volume(&volume, true)?;
             let mut pw = Passwords::new(secrets.password_stdin);
             let old = pw.ask(&format!("Current password for {}: ", volume.display()))?;
             let new = pw.ask("New password: ")?;
@@ -519,8 +520,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             secrets,
             search,
         } => {
-            let host = File::open(&volume)
-                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let host = open_volume(&volume, false)?;
             let mut pw = Passwords::new(secrets.password_stdin);
             let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
@@ -559,11 +559,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             secrets,
             search,
         } => {
-            let host = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&volume)
-                .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+            let host = open_volume(&volume, true)?;
             let file = match (&backup, embedded) {
                 (Some(b), false) => Some(
                     File::open(b)

@@ -117,3 +117,54 @@ pub fn fat_serial(sector: &[u8]) -> Option<u32> {
     };
     Some(u32::from_le_bytes(sector[at..at + 4].try_into().ok()?))
 }
+
+/// Panics with a clear message unless the test runs as root (loop devices,
+/// mounts; CI runs as root).
+pub fn require_root() {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("Uid line");
+    assert_eq!(uid, "0", "this test needs root (CI runs as root)");
+}
+
+/// Root, /dev/fuse, losetup and blkid: what serving a volume needs.
+pub fn require_root_and_fuse() {
+    require_root();
+    assert!(Path::new("/dev/fuse").exists(), "this test needs /dev/fuse");
+    require_tool("losetup", "package mount");
+    require_tool("blkid", "package util-linux");
+}
+
+/// A new host file of `size` bytes, open for reading and writing.
+pub fn new_host(path: &Path, size: u64) -> std::fs::File {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .expect("create host file");
+    f.set_len(size).expect("size host file");
+    f
+}
+
+/// An existing file, open for reading and writing.
+pub fn open_rw(path: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The filesystem UUID `blkid` reads on `device` (a FAT serial: DEAD-BABE).
+pub fn blkid_uuid(device: &Path) -> String {
+    let out = Command::new(require_tool("blkid", "package util-linux"))
+        .args(["-p", "-o", "value", "-s", "UUID"])
+        .arg(device)
+        .output()
+        .expect("blkid");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}

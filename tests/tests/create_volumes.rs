@@ -5,7 +5,6 @@
 //! `tcplay_interop.rs`.)
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +16,7 @@ use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::maintain::{self, Rekey};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
-use tcd_tests::engine;
+use tcd_tests::{engine, new_host as host, open_rw as rw};
 
 const MIB: u64 = 1 << 20;
 
@@ -36,25 +35,6 @@ fn fast(password: &[u8], format: Format) -> Credentials<'_> {
         keyfiles: &[],
         pim: if format == Format::VeraCrypt { 1 } else { 0 },
     }
-}
-
-fn host(path: &Path, size: u64) -> File {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .expect("create host file");
-    f.set_len(size).expect("size host file");
-    f
-}
-
-fn rw(path: &Path) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .expect("open host")
 }
 
 fn narrowed(format: Format, prf: Prf, chain: &'static Chain) -> SearchOptions {

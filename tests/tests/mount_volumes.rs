@@ -18,20 +18,7 @@ use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
-use tcd_tests::{engine, require_tool, tcrypt_images};
-
-fn require_root_and_fuse() {
-    let status = std::fs::read_to_string("/proc/self/status").expect("status");
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("Uid");
-    assert_eq!(uid, "0", "this test needs root (CI runs as root)");
-    assert!(Path::new("/dev/fuse").exists(), "this test needs /dev/fuse");
-    require_tool("losetup", "package mount");
-    require_tool("blkid", "package util-linux");
-}
+use tcd_tests::{blkid_uuid, engine, require_root_and_fuse, require_tool, tcrypt_images};
 
 fn creds(password: &[u8]) -> Credentials<'_> {
     Credentials {
@@ -39,15 +26,6 @@ fn creds(password: &[u8]) -> Credentials<'_> {
         keyfiles: &[],
         pim: 0,
     }
-}
-
-fn blkid_uuid(device: &Path) -> String {
-    let out = Command::new(require_tool("blkid", "package util-linux"))
-        .args(["-p", "-o", "value", "-s", "UUID"])
-        .arg(device)
-        .output()
-        .expect("blkid");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 fn serve(

@@ -8,19 +8,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::{build_dir, require_tool, tcrypt_images};
+use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
 
-fn require_root_and_fuse() {
-    let status = std::fs::read_to_string("/proc/self/status").expect("status");
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("Uid");
-    assert_eq!(uid, "0", "this test needs root (CI runs as root)");
-    assert!(Path::new("/dev/fuse").exists(), "this test needs /dev/fuse");
-    require_tool("losetup", "package mount");
-    require_tool("blkid", "package util-linux");
+fn blkid_uuid(device: &str) -> String {
+    tcd_tests::blkid_uuid(Path::new(device))
 }
 
 /// A daemon of its own, in its own folder; stopped with SIGTERM on drop.
@@ -124,6 +115,19 @@ impl Daemon {
         )
     }
 
+    /// Waits (up to 30 s) until the daemon's log says `line`.
+    fn wait_for_log(&self, line: &str, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = std::fs::read_to_string(self.path("tcd.log")).unwrap_or_default();
+            if log.contains(line) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: {log}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn list(&self) -> serde_json::Value {
         serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json")
     }
@@ -147,14 +151,6 @@ impl Drop for Daemon {
 unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
-fn blkid_uuid(device: &str) -> String {
-    let out = Command::new(require_tool("blkid", "package util-linux"))
-        .args(["-p", "-o", "value", "-s", "UUID", device])
-        .output()
-        .expect("blkid");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 fn mounted_under(dir: &Path) -> Vec<String> {
@@ -513,18 +509,10 @@ fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
     slow.kill().expect("kill the client");
     slow.wait().expect("wait");
     // The daemon notices and stops the abandoned search.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let log = std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
-        if log.contains("client went away: cancelling its request") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the search was not cancelled: {log}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    d.wait_for_log(
+        "client went away: cancelling its request",
+        "the search was not cancelled",
+    );
     d.ok(&args, "aaaaaaaaaaaa\n");
     assert_eq!(d.list().as_array().map(Vec::len), Some(1));
     assert!(d.stop().success());
@@ -939,18 +927,10 @@ fn a_client_killed_mid_create_leaves_no_volume_behind() {
     std::thread::sleep(Duration::from_millis(400));
     client.kill().expect("kill the client");
     client.wait().expect("wait");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let log = std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
-        if log.contains("client went away: cancelling its request") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the fill was not cancelled: {log}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    d.wait_for_log(
+        "client went away: cancelling its request",
+        "the fill was not cancelled",
+    );
     // The headers come last: the half-filled file is no volume.
     let (code, _) = d.fails(
         &[

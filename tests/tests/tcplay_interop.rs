@@ -7,7 +7,6 @@
 //! "SERPENT-256-XTS,TWOFISH-256-XTS" is TrueCrypt's "Twofish-Serpent".
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,20 +18,7 @@ use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
-use tcd_tests::{engine, require_tool};
-
-fn require_root() {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("Uid line");
-    assert_eq!(
-        uid, "0",
-        "this test needs root for loop devices (CI runs as root)"
-    );
-}
+use tcd_tests::{engine, new_host as host, open_rw as rw, require_root, require_tool};
 
 /// A loop device over a file, detached on drop.
 struct Loop(PathBuf);
@@ -156,25 +142,6 @@ fn converse(cmd: &str, answers: &[(&str, &str)]) -> String {
     let text = seen.lock().expect("lock").clone();
     assert!(status.success(), "{cmd} failed: {text}");
     text
-}
-
-fn host(path: &Path, size: u64) -> File {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .expect("host file");
-    f.set_len(size).expect("size");
-    f
-}
-
-fn rw(path: &Path) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .expect("open")
 }
 
 /// tcplay's name for a chain: its ciphers in order of application.
