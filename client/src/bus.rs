@@ -58,9 +58,8 @@ impl From<zbus::Error> for Failure {
                     "AlreadyMounted" => exit::ALREADY_MOUNTED,
                     "Busy" => exit::BUSY,
                     "PermissionDenied" => exit::PERMISSION_DENIED,
-                    "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem" => {
-                        exit::INVALID_ARGUMENT
-                    }
+                    "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem"
+                    | "InvalidPolicy" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
                     _ => exit::FAILED,
@@ -109,10 +108,34 @@ type Row = (
     bool,
     bool,
     u64,
+    String,
 );
 
-/// Name, description, version, uses processor crypto, available, ciphers.
-pub type Backend = (String, String, String, bool, bool, Vec<String>);
+/// Name, description, version, file, SHA-256, uses processor crypto,
+/// available, allowed, loaded, ciphers, why skipped.
+pub type Backend = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+    bool,
+    bool,
+    bool,
+    Vec<String>,
+    String,
+);
+
+/// Text, file, hardware acceleration, all allowed, allowed, preferred.
+pub type PolicyView = (String, String, String, bool, Vec<String>, Vec<String>);
+
+/// Encryption, backends, encrypt, decrypt, mean MB/s, AES on hardware.
+pub type CipherBench = (String, String, f64, f64, f64, bool);
+/// PRF, iterations, iterations per second, seconds per trial.
+pub type KdfBench = (String, u32, f64, f64);
+/// Threads, processor AES, cipher rows, PRF rows.
+pub type Bench = (u32, bool, Vec<CipherBench>, Vec<KdfBench>);
 
 fn as_values(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
     k.iter().map(|k| k.as_slice()).collect()
@@ -167,8 +190,81 @@ impl Client {
         Ok(reply.body().deserialize()?)
     }
 
-    pub fn backends(&self) -> Result<Vec<Backend>, Failure> {
+    /// Whether the processor has AES instructions, and every backend.
+    pub fn backends(&self) -> Result<(bool, Vec<Backend>), Failure> {
         self.call("Backends", &())
+    }
+
+    pub fn policy(&self) -> Result<PolicyView, Failure> {
+        self.call("Policy", &())
+    }
+
+    /// Notes on volumes that keep their old backends.
+    pub fn set_policy(&self, text: &str) -> Result<Vec<String>, Failure> {
+        self.call("SetPolicy", &(text,))
+    }
+
+    pub fn benchmark(&self, buffer_bytes: u64, show: bool) -> Result<Bench, Failure> {
+        self.with_progress(
+            "BenchmarkProgress",
+            "{bar:40} {pos}/{len} {msg}",
+            show,
+            |m| {
+                m.body()
+                    .deserialize::<(u32, u32)>()
+                    .ok()
+                    .map(|(d, t)| (u64::from(d), u64::from(t)))
+            },
+            || self.call("Benchmark", &(buffer_bytes,)),
+        )
+    }
+
+    /// Runs `call` while a progress bar follows the signal `member`
+    /// (`progress` reads (done, total) from one).
+    fn with_progress<T>(
+        &self,
+        member: &'static str,
+        template: &str,
+        show: bool,
+        progress: fn(&zbus::Message) -> Option<(u64, u64)>,
+        call: impl FnOnce() -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        let bar = if show {
+            indicatif::ProgressBar::new(0)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let signals = zbus::blocking::MessageIterator::for_match_rule(
+            zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .interface(INTERFACE)?
+                .member(member)?
+                .build(),
+            &self.conn,
+            Some(64),
+        )?;
+        let watcher = {
+            let bar = bar.clone();
+            std::thread::spawn(move || {
+                for msg in signals.flatten() {
+                    if let Some((done, total)) = progress(&msg) {
+                        bar.set_length(total);
+                        bar.set_position(done);
+                        if done >= total {
+                            break;
+                        }
+                    }
+                }
+            })
+        };
+        let r = call();
+        bar.finish_and_clear();
+        drop(watcher);
+        r
     }
 
     pub fn list(&self) -> Result<Vec<Row>, Failure> {
@@ -302,48 +398,23 @@ impl Client {
         keyfiles: &[Zeroizing<Vec<u8>>],
         options: HashMap<&str, Value<'_>>,
     ) -> Result<(), Failure> {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        let signals = zbus::blocking::MessageIterator::for_match_rule(
-            zbus::MatchRule::builder()
-                .msg_type(zbus::message::Type::Signal)
-                .interface(INTERFACE)?
-                .member("CreateProgress")?
-                .build(),
-            &self.conn,
-            Some(64),
-        )?;
-        let watcher = {
-            let bar = bar.clone();
-            std::thread::spawn(move || {
-                for msg in signals.flatten() {
-                    if let Ok((done, total)) = msg.body().deserialize::<(u64, u64)>() {
-                        bar.set_length(total);
-                        bar.set_position(done);
-                        if done >= total {
-                            break;
-                        }
-                    }
-                }
-            })
-        };
-        let r: Result<(), Failure> = self.call(
-            "Create",
-            &(
-                Fd::from(host.as_fd()),
-                password,
-                as_values(keyfiles),
-                options,
-            ),
-        );
-        bar.finish_and_clear();
-        drop(watcher);
-        r
+        self.with_progress(
+            "CreateProgress",
+            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
+            true,
+            |m| m.body().deserialize::<(u64, u64)>().ok(),
+            || {
+                self.call(
+                    "Create",
+                    &(
+                        Fd::from(host.as_fd()),
+                        password,
+                        as_values(keyfiles),
+                        options,
+                    ),
+                )
+            },
+        )
     }
 }
 

@@ -181,10 +181,53 @@ enum Command {
         #[command(flatten)]
         search: Search,
     },
-    /// The daemon's cipher backends.
+    /// The daemon's cipher backends, loaded or not, and what the policy
+    /// allows.
     Backends {
         #[arg(long)]
         json: bool,
+    },
+    /// The backend policy: show it, or change it (administrators).
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+    /// TrueCrypt's benchmark, run by the daemon on the backends mounted
+    /// volumes would use.
+    Benchmark {
+        /// Buffer size: bytes, or with K, M, G (decimal as TrueCrypt: 100M
+        /// is 100,000,000 bytes).
+        #[arg(long, default_value = "100M")]
+        size: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyAction {
+    /// Print the policy in force.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the policy; settings not given stay as they are.
+    Set {
+        /// auto (processor AES where present) or disabled (software only).
+        #[arg(long)]
+        hardware_acceleration: Option<String>,
+        /// Only these backends may be used (comma-separated).
+        #[arg(long, value_delimiter = ',', conflicts_with = "allow_all")]
+        allow: Option<Vec<String>>,
+        /// Every backend may be used.
+        #[arg(long)]
+        allow_all: bool,
+        /// Order of preference (comma-separated backend names).
+        #[arg(long, value_delimiter = ',')]
+        prefer: Option<Vec<String>>,
+        /// Take the whole policy from this TOML file ("-": standard input).
+        #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer"])]
+        file: Option<PathBuf>,
     },
 }
 
@@ -309,6 +352,115 @@ fn search_options(s: &Search, pim: u32) -> HashMap<&'static str, Value<'static>>
     o
 }
 
+fn yes_no(b: bool) -> &'static str {
+    if b { "Yes" } else { "No" }
+}
+
+fn mbs(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.0}")
+    } else {
+        "-".into()
+    }
+}
+
+fn print_backends(cpu_aes: bool, list: &[bus::Backend], policy: &bus::PolicyView, json: bool) {
+    if json {
+        let v: Vec<_> = list
+            .iter()
+            .map(|b| {
+                serde_json::json!({"name": b.0, "description": b.1, "version": b.2,
+                    "file": b.3, "sha256": b.4, "uses_cpu_crypto": b.5, "available": b.6,
+                    "allowed": b.7, "loaded": b.8, "ciphers": b.9,
+                    "problem": if b.10.is_empty() { serde_json::Value::Null } else { b.10.clone().into() }})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"cpu_aes": cpu_aes, "hardware_acceleration": policy.2,
+                "policy_file": policy.1, "backends": v})
+        );
+        return;
+    }
+    println!(
+        "Processor (CPU) in this computer provides hardware acceleration for AES: {}",
+        yes_no(cpu_aes)
+    );
+    println!(
+        "Hardware acceleration by policy: {} ({})\n",
+        policy.2, policy.1
+    );
+    println!(
+        "{:<8} {:<8} {:<10} {:<9} {:<7} {:<6} CIPHERS",
+        "BACKEND", "VERSION", "CPU CRYPTO", "AVAILABLE", "ALLOWED", "LOADED"
+    );
+    for b in list.iter().filter(|b| b.10.is_empty()) {
+        println!(
+            "{:<8} {:<8} {:<10} {:<9} {:<7} {:<6} {}",
+            b.0,
+            b.2,
+            yes_no(b.5),
+            yes_no(b.6),
+            yes_no(b.7),
+            yes_no(b.8),
+            b.9.join(", ")
+        );
+    }
+    println!();
+    for b in list {
+        if b.10.is_empty() {
+            println!("{}  {}: {}", b.4, b.0, b.3);
+        } else {
+            println!("{}  skipped {}: {}", b.4, b.3, b.10);
+        }
+    }
+}
+
+/// A policy as TOML, from its settings.
+fn policy_text(acceleration: &str, allowed: Option<&[String]>, prefer: &[String]) -> String {
+    let list = |names: &[String]| {
+        let quoted: Vec<String> = names
+            .iter()
+            .map(|n| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let mut t = format!(
+        "hardware_acceleration = \"{}\"\n",
+        acceleration.replace(['\\', '"'], "")
+    );
+    if let Some(a) = allowed {
+        t.push_str(&format!("allowed = {}\n", list(a)));
+    }
+    if !prefer.is_empty() {
+        t.push_str(&format!("prefer = {}\n", list(prefer)));
+    }
+    t
+}
+
+/// A size in decimal units, as TrueCrypt's benchmark states them.
+fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1_000,
+                'M' => 1_000_000,
+                'G' => 1_000_000_000,
+                _ => return Err(Failure::usage(format!("bad size {s}"))),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Failure::usage(format!("bad size {s}")))
+}
+
 fn absolute(p: &Path) -> String {
     std::path::absolute(p)
         .unwrap_or_else(|_| p.to_path_buf())
@@ -326,25 +478,131 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Backends { json } => {
             let c = Client::connect(at)?;
-            let list = c.backends()?;
+            let (cpu_aes, list) = c.backends()?;
+            let policy = c.policy()?;
+            print_backends(cpu_aes, &list, &policy, json);
+            Ok(())
+        }
+        Command::Policy { action } => {
+            let c = Client::connect(at)?;
+            match action {
+                PolicyAction::Show { json } => {
+                    let p = c.policy()?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"file": p.1, "hardware_acceleration": p.2,
+                                "allowed": if p.3 { serde_json::Value::Null } else { p.4.clone().into() },
+                                "prefer": p.5, "text": p.0})
+                        );
+                    } else {
+                        println!("# {}", p.1);
+                        print!("{}", p.0);
+                    }
+                    Ok(())
+                }
+                PolicyAction::Set {
+                    hardware_acceleration,
+                    allow,
+                    allow_all,
+                    prefer,
+                    file,
+                } => {
+                    let text = match file {
+                        Some(f) if f.as_os_str() == "-" => {
+                            let mut t = String::new();
+                            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+                                .map_err(|e| Failure::usage(format!("standard input: {e}")))?;
+                            t
+                        }
+                        Some(f) => std::fs::read_to_string(&f)
+                            .map_err(|e| Failure::usage(format!("{}: {e}", f.display())))?,
+                        None => {
+                            let now = c.policy()?;
+                            let allowed = if allow_all {
+                                None
+                            } else {
+                                allow.or(if now.3 { None } else { Some(now.4) })
+                            };
+                            policy_text(
+                                hardware_acceleration.as_deref().unwrap_or(&now.2),
+                                allowed.as_deref(),
+                                &prefer.unwrap_or(now.5),
+                            )
+                        }
+                    };
+                    let kept = c.set_policy(&text)?;
+                    for note in &kept {
+                        println!("{note}");
+                    }
+                    let p = c.policy()?;
+                    println!("policy in force ({}):", p.1);
+                    print!("{}", p.0);
+                    Ok(())
+                }
+            }
+        }
+        Command::Benchmark { size, json } => {
+            let bytes = parse_decimal_size(&size)?;
+            let c = Client::connect(at)?;
+            let show = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let (threads, cpu_aes, mut ciphers, mut kdfs) = c.benchmark(bytes, show)?;
+            ciphers.sort_by(|a, b| b.4.total_cmp(&a.4));
+            kdfs.sort_by(|a, b| b.2.total_cmp(&a.2));
             if json {
-                let v: Vec<_> = list
+                let rows: Vec<_> = ciphers
                     .iter()
-                    .map(|(n, d, ver, cpu, avail, ciphers)| {
-                        serde_json::json!({"name": n, "description": d, "version": ver,
-                            "uses_cpu_crypto": cpu, "available": avail, "ciphers": ciphers})
+                    .map(|r| {
+                        serde_json::json!({"encryption": r.0, "backends": r.1, "encrypt_mbs": r.2,
+                            "decrypt_mbs": r.3, "mean_mbs": r.4, "hardware_aes": r.5})
                     })
                     .collect();
-                println!("{}", serde_json::Value::Array(v));
+                let prfs: Vec<_> = kdfs
+                    .iter()
+                    .map(|k| {
+                        serde_json::json!({"prf": k.0, "iterations": k.1,
+                            "iterations_per_second": k.2, "trial_seconds": k.3})
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::json!({"buffer_bytes": bytes, "threads": threads,
+                        "cpu_aes": cpu_aes, "ciphers": rows, "prfs": prfs})
+                );
             } else {
-                println!("{:<8} {:<9} {:<5} CIPHERS", "BACKEND", "AVAILABLE", "CPU");
-                for (n, _, _, cpu, avail, ciphers) in list {
+                println!(
+                    "Buffer {} MB on {threads} threads; processor AES instructions: {}",
+                    bytes as f64 / 1e6,
+                    yes_no(cpu_aes)
+                );
+                println!(
+                    "{:<28} {:<11} {:>9} {:>9} {:>9}  AES ON",
+                    "ALGORITHM", "BACKENDS", "ENCRYPT", "DECRYPT", "MEAN"
+                );
+                for r in &ciphers {
+                    let hw = if !r.0.contains("AES") {
+                        "-"
+                    } else if r.5 {
+                        "hardware"
+                    } else {
+                        "software"
+                    };
                     println!(
-                        "{n:<8} {:<9} {:<5} {}",
-                        if avail { "yes" } else { "no" },
-                        if cpu { "yes" } else { "no" },
-                        ciphers.join(", ")
+                        "{:<28} {:<11} {:>9} {:>9} {:>9}  {hw}",
+                        r.0,
+                        r.1,
+                        mbs(r.2),
+                        mbs(r.3),
+                        mbs(r.4)
                     );
+                }
+                println!("(MB/s, 10^6 bytes per second)\n");
+                println!(
+                    "{:<12} {:>10} {:>14} {:>14}",
+                    "PRF", "ITERATIONS", "ITER/S (1 CPU)", "HEADER TRIAL"
+                );
+                for k in &kdfs {
+                    println!("{:<12} {:>10} {:>14.0} {:>12.2} s", k.0, k.1, k.2, k.3);
                 }
             }
             Ok(())
@@ -359,21 +617,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         serde_json::json!({"object": r.0.as_str(), "volume": r.1, "device": r.2,
                             "mount_point": r.3, "filesystem": r.4, "format": r.5,
                             "encryption": r.6, "hash": r.7, "read_only": r.8, "hidden": r.9,
-                            "protects_hidden": r.10, "size": r.11})
+                            "protects_hidden": r.10, "size": r.11, "backends": r.12})
                     })
                     .collect();
                 println!("{}", serde_json::Value::Array(v));
             } else {
                 for r in rows {
                     println!(
-                        "{}  {}  {}  {}  {}  {}{}",
+                        "{}  {}  {}  {}  {}  {}{}  [{}]",
                         r.1,
                         r.2,
                         if r.3.is_empty() { "-" } else { &r.3 },
                         r.6,
                         r.5,
                         if r.8 { "read-only" } else { "read-write" },
-                        if r.9 { ", hidden" } else { "" }
+                        if r.9 { ", hidden" } else { "" },
+                        r.12
                     );
                 }
             }

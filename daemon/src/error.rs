@@ -123,6 +123,15 @@ pub enum Error {
     NoFilesystem(String),
     #[error("key derivation failed: {0}")]
     Kdf(String),
+    #[error("policy {source_name}, line {line}, column {column}: {message}")]
+    Policy {
+        source_name: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("backend {0} is not allowed by the policy")]
+    BackendNotAllowed(String),
     #[error("cannot start the cipher thread pool: {0}")]
     ThreadPool(String),
 }

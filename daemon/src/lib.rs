@@ -2,10 +2,13 @@
 //! volume library, and mounting through FUSE and loop devices (the D-Bus
 //! service follows).
 
+pub mod backends;
+pub mod benchmark;
 pub mod engine;
 pub mod error;
 pub mod mount;
 pub mod mounts;
+pub mod policy;
 pub mod service;
 pub mod volume;
 

@@ -3,6 +3,7 @@
 use clap::Parser;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tcd::backends::Backends;
 use tcd::engine::{self, Engine};
 use tcd::mounts::MountTable;
 use tcd::service::{self, Shared};
@@ -22,6 +23,13 @@ struct Args {
     /// Folder of cipher backend libraries (root-owned, writable by no one else).
     #[arg(long, env = "TCD_BACKEND_DIR", default_value = "/usr/lib/tcd/backends")]
     backend_dir: PathBuf,
+    /// The backend policy (TOML; a missing file allows every backend).
+    #[arg(long, env = "TCD_POLICY", default_value = "/etc/tcd/policy.toml")]
+    policy: PathBuf,
+    /// Load one backend, print what it says about itself, and exit (the
+    /// daemon runs itself so to describe backends it may not load).
+    #[arg(long, hide = true, value_name = "FILE")]
+    probe_backend: Option<PathBuf>,
     /// Cipher threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -44,6 +52,9 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    if let Some(file) = &args.probe_backend {
+        return std::process::ExitCode::from(engine::catalog::probe_main(file));
+    }
     match run(&args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -55,25 +66,20 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: &Args) -> tcd::Result<()> {
     let signals = block_signals();
-    let (good, bad) = engine::load_dir(&args.backend_dir)?;
-    for e in &bad {
-        tracing::warn!("backend refused: {e}");
-    }
-    if good.is_empty() {
-        return Err(tcd::Error::InvalidArgument(format!(
-            "no usable cipher backend in {}",
-            args.backend_dir.display()
-        )));
-    }
-    for b in &good {
-        tracing::info!(backend = %b.info.name, available = b.info.available, "backend loaded");
-    }
-    let engine = Arc::new(Engine::new(Engine::default_order(good), args.threads)?);
+    // The daemon describes backends by running itself: /proc/self/exe
+    // stays right even if the binary on disk is replaced meanwhile.
+    let backends = Backends::discover(
+        &args.backend_dir,
+        std::path::Path::new("/proc/self/exe"),
+        &args.policy,
+    )?;
+    let engine = Arc::new(Engine::with_shared(Vec::new(), args.threads)?);
     let table = MountTable::new(engine, &args.runtime_dir)?;
+    backends.install(&table)?;
     for done in table.clean_up_stale() {
         tracing::info!("left by a previous daemon: {done}");
     }
-    let shared = Shared::new(table, &args.runtime_dir);
+    let shared = Shared::new(table, backends, &args.runtime_dir);
     let bus = match (args.session, args.system) {
         (true, _) => Some(service::Bus::Session),
         (_, true) => Some(service::Bus::System),
@@ -83,7 +89,19 @@ fn run(args: &Args) -> tcd::Result<()> {
         let shared = Arc::clone(&shared);
         let socket = args.socket.clone();
         std::thread::spawn(move || {
-            let sig = wait_for(&signals);
+            let mut sig = wait_for(&signals);
+            while sig == libc::SIGHUP {
+                match shared.backends.reload(&shared.table) {
+                    Ok(applied) => {
+                        tracing::info!(moved = applied.moved.len(), "SIGHUP: policy reloaded");
+                        shared.announce_moved(&applied.moved);
+                    }
+                    Err(e) => {
+                        tracing::error!("SIGHUP: policy refused, the last good one stays: {e}")
+                    }
+                }
+                sig = wait_for(&signals);
+            }
             tracing::info!("signal {sig}: dismounting everything");
             if let Err(e) = shared.table.dismount_all(true) {
                 tracing::error!("dismount at exit: {e}");

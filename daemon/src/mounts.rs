@@ -288,6 +288,33 @@ impl MountTable {
         }
     }
 
+    /// Moves every mounted volume to the engine's backends as they now
+    /// stand (after a policy change), without dismounting.
+    pub fn rebind_all(&self) -> crate::backends::Applied {
+        let mut applied = crate::backends::Applied::default();
+        for e in self.lock().values_mut() {
+            match e.volume.rebind(&self.engine) {
+                Ok(None) => {}
+                Ok(Some(now)) => {
+                    tracing::info!(volume = e.view.id, backends = %now.join(","), "volume moved to other backends");
+                    e.view.info.backends = now;
+                    applied.moved.push(e.view.clone());
+                }
+                Err(err) => {
+                    let note = format!(
+                        "volume {} ({}) keeps {} until dismounted: {err}",
+                        e.view.id,
+                        e.view.host_name,
+                        e.view.info.backends.join(",")
+                    );
+                    tracing::warn!("{note}");
+                    applied.kept.push(note);
+                }
+            }
+        }
+        applied
+    }
+
     pub fn list(&self) -> Vec<Mounted> {
         self.lock().values().map(|e| e.view.clone()).collect()
     }

@@ -4,6 +4,8 @@
 //! A test that needs a tool or a file fails with a message naming it; it
 //! never skips (CI installs everything).
 
+pub mod daemon;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -6,151 +6,13 @@
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tcd_tests::daemon::{Daemon, send_signal};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
 
 fn blkid_uuid(device: &str) -> String {
     tcd_tests::blkid_uuid(Path::new(device))
-}
-
-/// A daemon of its own, in its own folder; stopped with SIGTERM on drop.
-struct Daemon {
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-}
-
-impl Daemon {
-    fn start() -> Daemon {
-        require_root_and_fuse();
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut d = Daemon { child: None, dir };
-        d.spawn();
-        d
-    }
-
-    fn spawn(&mut self) {
-        let bin = build_dir().join("tcd");
-        assert!(
-            bin.is_file(),
-            "{} missing: run `cargo build --workspace` first",
-            bin.display()
-        );
-        let child = Command::new(bin)
-            .arg("--socket")
-            .arg(self.socket())
-            .arg("--runtime-dir")
-            .arg(self.dir.path().join("run"))
-            .arg("--backend-dir")
-            .arg(build_dir())
-            .env("TCD_LOG", "info,fuser=error")
-            .stdin(Stdio::null())
-            .stderr(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(self.dir.path().join("tcd.log"))
-                    .expect("daemon log"),
-            )
-            .spawn()
-            .expect("start tcd");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::os::unix::net::UnixStream::connect(self.socket()).is_err() {
-            assert!(Instant::now() < deadline, "tcd did not start listening");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.dir.path().join("tcd.sock")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Runs tcctl with `stdin` as its input.
-    fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = Command::new(build_dir().join("tcctl"))
-            .arg("--socket")
-            .arg(self.socket())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run tcctl");
-        // tcctl may refuse before reading its input (a missing file).
-        let written = child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes());
-        if let Err(e) = written {
-            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
-        }
-        child.wait_with_output().expect("tcctl output")
-    }
-
-    /// tcctl that must succeed; its standard output.
-    fn ok(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.tcctl(args, stdin);
-        assert!(
-            out.status.success(),
-            "tcctl {args:?} failed ({:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The exit code of a tcctl that must fail, and its message.
-    fn fails(&self, args: &[&str], stdin: &str) -> (i32, String) {
-        let out = self.tcctl(args, stdin);
-        assert!(!out.status.success(), "tcctl {args:?} should have failed");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// Waits (up to 30 s) until the daemon's log says `line`.
-    fn wait_for_log(&self, line: &str, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let log = std::fs::read_to_string(self.path("tcd.log")).unwrap_or_default();
-            if log.contains(line) {
-                return;
-            }
-            assert!(Instant::now() < deadline, "{what}: {log}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn list(&self) -> serde_json::Value {
-        serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json")
-    }
-
-    fn stop(&mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
-        // SAFETY: kill(2) with a pid we own and a signal number.
-        unsafe { libc_kill(child.id() as i32, 15) };
-        child.wait().expect("wait for tcd")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if self.child.is_some() {
-            let _ = self.stop();
-        }
-    }
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 fn mounted_under(dir: &Path) -> Vec<String> {
@@ -480,9 +342,7 @@ fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
     ];
     d.ok(&args, "aaaaaaaaaaaa\n");
     // SIGKILL: nothing is cleaned up.
-    let mut child = d.child.take().expect("running");
-    child.kill().expect("kill");
-    child.wait().expect("wait");
+    d.kill();
     let run = d.path("run");
     assert!(
         !mounted_under(&run).is_empty(),
@@ -882,9 +742,7 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
         .spawn()
         .expect("dd");
     std::thread::sleep(Duration::from_millis(300));
-    let mut child = d.child.take().expect("running");
-    child.kill().expect("SIGKILL the daemon");
-    child.wait().expect("wait");
+    d.kill();
     let _ = writer.wait();
     // The next daemon cleans up; the journal replays on the next mount.
     d.spawn();
@@ -971,8 +829,7 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     struct Kill(i32);
     impl Drop for Kill {
         fn drop(&mut self) {
-            // SAFETY: kill(2) with a pid and a signal number.
-            unsafe { libc_kill(self.0, 15) };
+            send_signal(self.0 as u32, 15);
         }
     }
     let _bus = Kill(bus_pid);
@@ -1028,7 +885,6 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     let device = list[0]["device"].as_str().expect("device").to_owned();
     assert_eq!(blkid_uuid(&device), "DEAD-BABE");
     assert!(tcctl(&["dismount", "--all"], "").status.success());
-    // SAFETY: kill(2) with our child's pid.
-    unsafe { libc_kill(daemon.id() as i32, 15) };
+    send_signal(daemon.id(), 15);
     assert!(daemon.wait().expect("wait").success());
 }

@@ -4,6 +4,7 @@
 //! Like rustls' `CryptoProvider`, an [`Engine`] is a value built at start-up
 //! from the backends the policy allows; nothing here is global.
 
+pub mod catalog;
 pub mod chain;
 pub mod context;
 mod elf;
@@ -17,29 +18,15 @@ pub use volume_cipher::VolumeCipher;
 
 use crate::error::{Error, Result};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use zeroize::Zeroizing;
-
-/// File names of backend libraries in a folder.
-const BACKEND_PREFIX: &str = "libtcd_backend_";
 
 /// Loads every `libtcd_backend_*.so` in `dir`, in name order. Broken ones are
 /// returned as errors beside the good ones, so the caller can log and go on.
+/// (The daemon goes through [`catalog::Catalog`] instead, which loads only
+/// what its policy allows.)
 pub fn load_dir(dir: &Path) -> Result<(Vec<LoadedBackend>, Vec<Error>)> {
-    loader::check_folder(dir)?;
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::BackendDir {
-        path: dir.to_path_buf(),
-        problem: crate::error::BackendProblem::Open(e.to_string()),
-    })?;
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(BACKEND_PREFIX) && n.ends_with(".so"))
-        })
-        .collect();
-    paths.sort();
+    let paths = catalog::backend_files(dir)?;
     let mut good = Vec::new();
     let mut bad = Vec::new();
     for p in paths {
@@ -54,7 +41,9 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<LoadedBackend>, Vec<Error>)> {
 /// The set of backends a daemon uses, in order of preference, and the thread
 /// pools that run large requests.
 pub struct Engine {
-    backends: Vec<Arc<LoadedBackend>>,
+    /// Replaced as a whole when the policy changes; volumes keyed before
+    /// keep their own references until re-keyed or dismounted.
+    backends: RwLock<Vec<Arc<LoadedBackend>>>,
     /// One thread per core, for work the engine runs on its own (the header
     /// search).
     pool: Arc<rayon::ThreadPool>,
@@ -67,6 +56,11 @@ impl Engine {
     /// An engine over `backends`, preferred in the given order, with
     /// `threads` worker threads (0: one per core).
     pub fn new(backends: Vec<LoadedBackend>, threads: usize) -> Result<Engine> {
+        Self::with_shared(backends.into_iter().map(Arc::new).collect(), threads)
+    }
+
+    /// As [`Engine::new`] over backends that may already be in use elsewhere.
+    pub fn with_shared(backends: Vec<Arc<LoadedBackend>>, threads: usize) -> Result<Engine> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("tcd-kdf-{i}"))
@@ -78,7 +72,7 @@ impl Engine {
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Engine {
-            backends: backends.into_iter().map(Arc::new).collect(),
+            backends: RwLock::new(backends),
             pool: Arc::new(pool),
             helpers: Arc::new(helpers),
         })
@@ -96,8 +90,18 @@ impl Engine {
         backends
     }
 
-    pub fn backends(&self) -> &[Arc<LoadedBackend>] {
-        &self.backends
+    /// The backends in use, in order of preference.
+    pub fn backends(&self) -> Vec<Arc<LoadedBackend>> {
+        self.backends
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the backends new keys are made with. Keys made before keep
+    /// their backends loaded until they are dropped.
+    pub fn set_backends(&self, backends: Vec<Arc<LoadedBackend>>) {
+        *self.backends.write().unwrap_or_else(|p| p.into_inner()) = backends;
     }
 
     /// Runs `f` on the engine's thread pool (for parallel work of its own,
@@ -112,7 +116,8 @@ impl Engine {
 
     /// The backend that serves `cipher`: `forced` if given, else the first
     /// available one in order of preference that has it.
-    pub fn pick(&self, cipher: &str, forced: Option<&str>) -> Result<&Arc<LoadedBackend>> {
+    pub fn pick(&self, cipher: &str, forced: Option<&str>) -> Result<Arc<LoadedBackend>> {
+        let backends = self.backends.read().unwrap_or_else(|p| p.into_inner());
         let has = |b: &&Arc<LoadedBackend>| {
             b.info.available
                 && b.info
@@ -122,8 +127,7 @@ impl Engine {
         };
         match forced {
             Some(name) => {
-                let b = self
-                    .backends
+                let b = backends
                     .iter()
                     .find(|b| b.info.name == name)
                     .ok_or_else(|| Error::NoSuchCipher {
@@ -135,15 +139,18 @@ impl Engine {
                         backend: name.to_owned(),
                     });
                 }
-                Some(b).filter(has).ok_or_else(|| Error::NoSuchCipher {
-                    backend: name.to_owned(),
-                    cipher: cipher.to_owned(),
-                })
+                Some(b)
+                    .filter(has)
+                    .cloned()
+                    .ok_or_else(|| Error::NoSuchCipher {
+                        backend: name.to_owned(),
+                        cipher: cipher.to_owned(),
+                    })
             }
-            None => self
-                .backends
+            None => backends
                 .iter()
                 .find(has)
+                .cloned()
                 .ok_or_else(|| Error::UnsupportedCipher(cipher.to_owned())),
         }
     }
@@ -178,7 +185,7 @@ impl Engine {
         for (i, cipher) in chain.ciphers.iter().enumerate() {
             chain.layer_key(master, i, &mut key[..]);
             let backend = self.pick(cipher, forced)?;
-            layers.push(XtsKey::new(backend, cipher, &key[..])?);
+            layers.push(XtsKey::new(&backend, cipher, &key[..])?);
         }
         let threads = self.pool.current_num_threads();
         VolumeCipher::new(chain, layers, Arc::clone(&self.helpers), threads, unit_size)

@@ -3,6 +3,7 @@
 //! loop device reads and writes that file, and every request decrypts or
 //! encrypts through the engine.
 
+use super::readahead::{ReadAhead, Source};
 use crate::error::Error;
 use crate::volume::opened::{OpenVolume, UNIT};
 use fuser::{
@@ -26,6 +27,7 @@ const TTL: Duration = Duration::from_secs(3600);
 /// The FUSE side of a mounted volume.
 pub struct VolumeFile {
     volume: Arc<OpenVolume>,
+    ahead: ReadAhead<Plain>,
     /// Serialises the read-modify-write of requests that are not whole
     /// sectors (the loop device never sends them; other readers may).
     partial: Mutex<()>,
@@ -35,6 +37,7 @@ pub struct VolumeFile {
 impl VolumeFile {
     pub fn new(volume: Arc<OpenVolume>) -> Self {
         VolumeFile {
+            ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume)))),
             volume,
             partial: Mutex::new(()),
             created: SystemTime::now(),
@@ -75,31 +78,6 @@ impl VolumeFile {
         })
     }
 
-    /// The sector-aligned span covering `len` bytes at `offset`, clipped to
-    /// the volume.
-    fn span(&self, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
-        let size = self.volume.size();
-        let end = offset.checked_add(len)?.min(size);
-        if offset >= end {
-            return None;
-        }
-        let start = offset / UNIT * UNIT;
-        let aligned_end = end.div_ceil(UNIT) * UNIT;
-        Some((start, aligned_end.min(size.div_ceil(UNIT) * UNIT), end))
-    }
-
-    fn read_bytes(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
-        let Some((start, aligned_end, end)) = self.span(offset, len) else {
-            return Ok(Vec::new());
-        };
-        let mut buf = vec![0u8; (aligned_end - start) as usize];
-        self.volume.read_at(&mut buf, start).map_err(errno)?;
-        let from = (offset - start) as usize;
-        buf.truncate(from + (end - offset) as usize);
-        buf.drain(..from);
-        Ok(buf)
-    }
-
     fn write_bytes(&self, offset: u64, data: &[u8]) -> Result<u32, Errno> {
         let len = data.len() as u64;
         if offset
@@ -111,19 +89,53 @@ impl VolumeFile {
         }
         if offset.is_multiple_of(UNIT) && len.is_multiple_of(UNIT) {
             let mut buf = data.to_vec();
-            self.volume.write_at(&mut buf, offset).map_err(errno)?;
+            let written = self.volume.write_at(&mut buf, offset).map_err(errno);
+            self.ahead.written(offset, len);
+            written?;
             return Ok(data.len() as u32);
         }
         let _guard = self.partial.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((start, aligned_end, _)) = self.span(offset, len) else {
+        let Some((start, aligned_end, _)) = span(&self.volume, offset, len) else {
             return Ok(0);
         };
         let mut buf = vec![0u8; (aligned_end - start) as usize];
         self.volume.read_at(&mut buf, start).map_err(errno)?;
         let from = (offset - start) as usize;
         buf[from..from + data.len()].copy_from_slice(data);
-        self.volume.write_at(&mut buf, start).map_err(errno)?;
+        let written = self.volume.write_at(&mut buf, start).map_err(errno);
+        self.ahead.written(start, aligned_end - start);
+        written?;
         Ok(data.len() as u32)
+    }
+}
+
+/// The sector-aligned span covering `len` bytes at `offset`, clipped to
+/// the volume: (aligned start, aligned end, end).
+fn span(volume: &OpenVolume, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
+    let size = volume.size();
+    let end = offset.checked_add(len)?.min(size);
+    if offset >= end {
+        return None;
+    }
+    let start = offset / UNIT * UNIT;
+    let aligned_end = end.div_ceil(UNIT) * UNIT;
+    Some((start, aligned_end.min(size.div_ceil(UNIT) * UNIT), end))
+}
+
+/// Plaintext straight from the volume, for reads and read-ahead.
+struct Plain(Arc<OpenVolume>);
+
+impl Source for Plain {
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
+        let Some((start, aligned_end, end)) = span(&self.0, offset, len) else {
+            return Ok(Vec::new());
+        };
+        let mut buf = vec![0u8; (aligned_end - start) as usize];
+        self.0.read_at(&mut buf, start).map_err(errno)?;
+        let from = (offset - start) as usize;
+        buf.truncate(from + (end - offset) as usize);
+        buf.drain(..from);
+        Ok(buf)
     }
 }
 
@@ -195,7 +207,7 @@ impl Filesystem for VolumeFile {
             return reply.error(Errno::EISDIR);
         }
         tracing::trace!(offset, size, "read");
-        match self.read_bytes(offset, u64::from(size)) {
+        match self.ahead.read(offset, u64::from(size)) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(e),
         }

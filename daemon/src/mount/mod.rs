@@ -8,6 +8,7 @@
 pub mod fuse;
 pub mod loopdev;
 pub mod mountpoint;
+mod readahead;
 pub mod tools;
 
 use crate::error::{Error, Result};

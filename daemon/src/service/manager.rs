@@ -25,7 +25,8 @@ type Options = HashMap<String, OwnedValue>;
 type Result<T> = std::result::Result<T, ServiceError>;
 
 /// One row of `ListVolumes`: object, host, device, mount point, filesystem,
-/// format, encryption, PRF, read-only, hidden, protects hidden, size.
+/// format, encryption, PRF, read-only, hidden, protects hidden, size,
+/// backends (","-joined, one per layer).
 pub type VolumeRow = (
     OwnedObjectPath,
     String,
@@ -39,7 +40,33 @@ pub type VolumeRow = (
     bool,
     bool,
     u64,
+    String,
 );
+
+/// One row of `Backends`: name, description, version, file, SHA-256,
+/// uses processor crypto instructions, available on this processor,
+/// allowed by the policy, loaded in the daemon, ciphers, and why it was
+/// skipped (empty if it was not).
+pub type BackendRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+    bool,
+    bool,
+    bool,
+    Vec<String>,
+    String,
+);
+
+/// One cipher row of `Benchmark`: encryption, backends, encrypt, decrypt
+/// and mean MB/s, AES on processor instructions.
+pub type CipherBenchRow = (String, String, f64, f64, f64, bool);
+/// One key-derivation row of `Benchmark`: PRF, default iterations,
+/// iterations per second on one core, seconds per header trial.
+pub type KdfBenchRow = (String, u32, f64, f64);
 
 pub struct Manager {
     pub(super) shared: Arc<Shared>,
@@ -152,7 +179,9 @@ fn opt_byte_lists(o: &Options, key: &str) -> Result<Vec<Zeroizing<Vec<u8>>>> {
 }
 
 /// `--hash`, `--encryption`, `--backend`, format narrowing.
-fn search_options(o: &Options) -> Result<SearchOptions> {
+/// The search options of a call; a forced backend must exist and be
+/// allowed by the policy.
+fn search_options(o: &Options, backends: &crate::backends::Backends) -> Result<SearchOptions> {
     let mut s = SearchOptions::new();
     if let Some(h) = opt_str(o, "hash")? {
         s.prf = Some(Prf::by_name(&h).ok_or_else(|| bad(&format!("unknown hash {h}")))?);
@@ -169,7 +198,10 @@ fn search_options(o: &Options) -> Result<SearchOptions> {
         Some("veracrypt") => s.format = Some(Format::VeraCrypt),
         Some(f) => return Err(bad(&format!("unknown format {f}"))),
     }
-    s.backend = opt_str(o, "backend")?;
+    s.backend = opt_str(o, "backend")?.filter(|b| !b.is_empty());
+    if let Some(name) = &s.backend {
+        backends.check_forced(name)?;
+    }
     Ok(s)
 }
 
@@ -218,7 +250,25 @@ pub fn row(m: &Mounted) -> VolumeRow {
         m.info.hidden,
         m.protects_hidden,
         m.info.data_size,
+        m.info.backends.join(","),
     )
+}
+
+/// Whether the processor has AES instructions (TrueCrypt's "hardware
+/// acceleration for AES").
+pub fn cpu_has_aes() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("aes")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
 }
 
 impl Manager {
@@ -229,7 +279,7 @@ impl Manager {
         secret: Secret,
         options: Options,
     ) -> Result<String> {
-        let search = search_options(&options)?;
+        let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host);
         if self.shared.table.is_mounted(&host) {
@@ -341,7 +391,7 @@ impl Manager {
     ) -> Result<OwnedObjectPath> {
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
-        let search = search_options(&options)?;
+        let search = search_options(&options, &self.shared.backends)?;
         let filesystem = match opt_str(&options, "filesystem")?.as_deref() {
             None | Some("") | Some("auto") => Filesystem::Auto,
             Some("none") => Filesystem::None,
@@ -450,7 +500,7 @@ impl Manager {
     ) -> Result<HashMap<String, OwnedValue>> {
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
-        let search = search_options(&options)?;
+        let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host);
         let engine = Arc::clone(self.shared.table.engine());
@@ -653,7 +703,7 @@ impl Manager {
     ) -> Result<()> {
         let old = Secret::new(password, keyfiles);
         let new = Secret::new(new_password, new_keyfiles);
-        let search = search_options(&options)?;
+        let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let new_pim = opt_u32(&new_options, "pim")?;
         let new_prf = match opt_str(&new_options, "hash")? {
@@ -710,7 +760,7 @@ impl Manager {
         options: Options,
     ) -> Result<()> {
         let secret = Secret::new(password, keyfiles);
-        let search = search_options(&options)?;
+        let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let (host, mut backup) = (host_file(host), host_file(backup));
         let engine = Arc::clone(self.shared.table.engine());
@@ -762,26 +812,173 @@ impl Manager {
             .await
     }
 
-    /// The cipher backends the daemon loaded: name, description, version,
-    /// uses processor crypto instructions, available, ciphers.
-    fn backends(&self) -> Vec<(String, String, String, bool, bool, Vec<String>)> {
-        self.shared
-            .table
-            .engine()
-            .backends()
+    /// Every backend file found, loaded or not, and whether the processor
+    /// has AES instructions.
+    fn backends(&self) -> (bool, Vec<BackendRow>) {
+        let policy = self.shared.backends.policy();
+        let rows = self
+            .shared
+            .backends
+            .catalog
+            .found
             .iter()
-            .map(|b| {
-                (
-                    b.info.name.clone(),
-                    b.info.description.clone(),
-                    b.info.version.clone(),
-                    b.info.uses_cpu_crypto,
-                    b.info.available,
-                    b.info.ciphers.iter().map(|c| c.name.clone()).collect(),
-                )
+            .map(|f| {
+                let file = f.file.display().to_string();
+                match &f.described {
+                    Ok(d) => (
+                        d.name.clone(),
+                        d.description.clone(),
+                        d.version.clone(),
+                        file,
+                        f.sha256.clone(),
+                        d.uses_cpu_crypto,
+                        d.available,
+                        policy.allows(f),
+                        f.is_loaded(),
+                        d.ciphers.clone(),
+                        String::new(),
+                    ),
+                    Err(why) => (
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        file,
+                        f.sha256.clone(),
+                        false,
+                        false,
+                        false,
+                        false,
+                        Vec::new(),
+                        why.clone(),
+                    ),
+                }
             })
-            .collect()
+            .collect();
+        (cpu_has_aes(), rows)
     }
+
+    /// The backend policy: its text, its file, `hardware_acceleration`,
+    /// whether every backend is allowed, the allowed names (when not), and
+    /// the order of preference. Open to everyone.
+    fn policy(&self) -> (String, String, String, bool, Vec<String>, Vec<String>) {
+        let p = self.shared.backends.policy();
+        (
+            p.to_text(),
+            self.shared.backends.policy_path().display().to_string(),
+            p.hardware_acceleration.name().to_owned(),
+            p.allowed.is_none(),
+            p.allowed.clone().unwrap_or_default(),
+            p.prefer.clone(),
+        )
+    }
+
+    /// Replaces the policy (root only) and applies it at once: mounted
+    /// volumes move to allowed backends without a dismount. Returns a note
+    /// for each volume that keeps its old backends until dismounted.
+    async fn set_policy(
+        &self,
+        text: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<String>> {
+        let peer = self.caller(&header, conn).await?;
+        if peer.uid != 0 {
+            return Err(ServiceError::PermissionDenied(
+                "only an administrator may change the backend policy".into(),
+            ));
+        }
+        if text.len() > 64 * 1024 {
+            return Err(bad("a policy of more than 64 KiB"));
+        }
+        let shared = Arc::clone(&self.shared);
+        let applied = blocking::unblock(move || {
+            let applied = shared.backends.set(&text, &shared.table);
+            (shared, applied)
+        })
+        .await;
+        let (shared, applied) = applied;
+        let applied = applied?;
+        tracing::info!(uid = peer.uid, "policy changed over D-Bus");
+        shared.announce_moved_async(&applied.moved).await;
+        Ok(applied.kept)
+    }
+
+    /// TrueCrypt's benchmark, on the engine mounted volumes use: every
+    /// encryption algorithm on each choice of allowed backends over a
+    /// buffer of `buffer_bytes` (0: 100 MB) on all cores, and the header
+    /// key derivation of each PRF. Returns the threads used, whether the
+    /// processor has AES instructions, the cipher rows and the PRF rows.
+    /// Emits `BenchmarkProgress`.
+    async fn benchmark(
+        &self,
+        buffer_bytes: u64,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> Result<(u32, bool, Vec<CipherBenchRow>, Vec<KdfBenchRow>)> {
+        const DEFAULT: u64 = 100_000_000;
+        const MAX: u64 = 1 << 30;
+        let size = if buffer_bytes == 0 {
+            DEFAULT
+        } else {
+            buffer_bytes
+        };
+        if size > MAX {
+            return Err(bad("a benchmark buffer of more than 1 GiB"));
+        }
+        let engine = Arc::clone(self.shared.table.engine());
+        let departure = Departure::watch(self.socket.as_ref());
+        let cancel = Arc::clone(&departure.cancel);
+        let (tx, rx) = async_channel::unbounded();
+        let work = blocking::unblock(move || {
+            crate::benchmark::run(&engine, size, &cancel, |done, total| {
+                let _ = tx.try_send((done, total));
+            })
+        });
+        let forward = async {
+            while let Ok((done, total)) = rx.recv().await {
+                let _ = Self::benchmark_progress(&emitter, done, total).await;
+            }
+        };
+        let (report, ()) = futures_lite::future::zip(work, forward).await;
+        let report = report?;
+        Ok((
+            report.threads,
+            cpu_has_aes(),
+            report
+                .ciphers
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.encryption.to_owned(),
+                        r.backends,
+                        r.encrypt_mbs,
+                        r.decrypt_mbs,
+                        r.mean_mbs,
+                        r.hardware_aes,
+                    )
+                })
+                .collect(),
+            report
+                .kdfs
+                .into_iter()
+                .map(|k| {
+                    (
+                        k.prf.to_owned(),
+                        k.iterations,
+                        k.per_second,
+                        k.trial_seconds,
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// Steps of `Benchmark` done, of `total`.
+    #[zbus(signal)]
+    async fn benchmark_progress(
+        emitter: &SignalEmitter<'_>,
+        done: u32,
+        total: u32,
+    ) -> zbus::Result<()>;
 
     /// The interface version.
     #[zbus(property)]

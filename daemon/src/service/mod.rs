@@ -7,6 +7,7 @@ pub mod errors;
 pub mod manager;
 pub mod volume;
 
+use crate::backends::Backends;
 use crate::error::{Error, Result};
 use crate::mounts::MountTable;
 use std::os::unix::fs::PermissionsExt;
@@ -24,6 +25,7 @@ pub struct Peer {
 /// What every connection shares.
 pub struct Shared {
     pub table: MountTable,
+    pub backends: Backends,
     pub runtime: PathBuf,
     /// Every live client connection, to announce volumes to; peer
     /// connections leave the list when their client hangs up.
@@ -32,9 +34,10 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(table: MountTable, runtime: &Path) -> Arc<Shared> {
+    pub fn new(table: MountTable, backends: Backends, runtime: &Path) -> Arc<Shared> {
         Arc::new(Shared {
             table,
+            backends,
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             next_conn: std::sync::atomic::AtomicU64::new(0),
@@ -55,6 +58,33 @@ impl Shared {
     /// How many client connections are live (for tests and logs).
     pub fn connection_count(&self) -> usize {
         self.conns.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Tells every client that volumes moved to other backends (their
+    /// `Backends` property changed).
+    pub async fn announce_moved_async(&self, moved: &[crate::mounts::Mounted]) {
+        for conn in self.connections() {
+            for m in moved {
+                let Ok(iface) = conn
+                    .object_server()
+                    .interface::<_, volume::VolumeObject>(volume::object_path(m.id))
+                    .await
+                else {
+                    continue;
+                };
+                iface.get_mut().await.set(m.clone());
+                let _ = iface
+                    .get()
+                    .await
+                    .backends_changed(iface.signal_emitter())
+                    .await;
+            }
+        }
+    }
+
+    /// As [`Shared::announce_moved_async`], from a plain thread.
+    pub fn announce_moved(&self, moved: &[crate::mounts::Mounted]) {
+        zbus::block_on(self.announce_moved_async(moved));
     }
 
     fn connections(&self) -> Vec<zbus::Connection> {

@@ -22,6 +22,11 @@ impl VolumeObject {
     pub fn new(m: Mounted) -> Self {
         VolumeObject { m }
     }
+
+    /// Takes the volume's new state (the caller emits the change).
+    pub fn set(&mut self, m: Mounted) {
+        self.m = m;
+    }
 }
 
 #[zbus::interface(name = "org.tcd.Volume1")]

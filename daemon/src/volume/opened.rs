@@ -1,7 +1,7 @@
 //! An open volume: its host, its data cipher, and reads and writes of the
 //! decrypted data area at volume offsets.
 
-use super::header::{Header, Location};
+use super::header::{Header, Location, MASTER_KEY_BYTES};
 use super::kdf::{Format, Prf};
 use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
 use crate::engine::{Chain, Engine, VolumeCipher};
@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use zeroize::Zeroizing;
 
 /// The XTS data unit of TrueCrypt and VeraCrypt volumes, whatever the
 /// volume's sector size.
@@ -27,6 +29,8 @@ pub struct VolumeInfo {
     pub data_offset: u64,
     pub data_size: u64,
     pub sector_size: u32,
+    /// The backend serving each layer when the volume was opened; see
+    /// [`OpenVolume::backends`] for now.
     pub backends: Vec<String>,
     /// XTS primary and secondary keys equal in some layer (a weak volume).
     pub weak_keys: bool,
@@ -36,7 +40,15 @@ pub struct VolumeInfo {
 #[derive(Debug)]
 pub struct OpenVolume {
     host: File,
-    cipher: VolumeCipher,
+    /// Swapped whole when the policy moves the volume to other backends;
+    /// a request in flight finishes with the cipher it started with, which
+    /// computes the same bytes.
+    cipher: RwLock<Arc<VolumeCipher>>,
+    /// Kept to key the cipher again on other backends (the backends' own
+    /// contexts hold expanded copies of it anyway).
+    master_keys: Zeroizing<[u8; MASTER_KEY_BYTES]>,
+    /// The backend asked for at mount, if any.
+    forced: Option<String>,
     info: VolumeInfo,
     read_only: AtomicBool,
     /// Host byte range of a hidden volume that writes must not touch.
@@ -117,7 +129,9 @@ impl OpenVolume {
         }
         Ok(OpenVolume {
             host,
-            cipher,
+            cipher: RwLock::new(Arc::new(cipher)),
+            master_keys: h.master_keys.clone(),
+            forced: opts.backend.clone(),
             info,
             read_only: AtomicBool::new(read_only),
             protected,
@@ -126,6 +140,43 @@ impl OpenVolume {
 
     pub fn info(&self) -> &VolumeInfo {
         &self.info
+    }
+
+    fn cipher(&self) -> Arc<VolumeCipher> {
+        Arc::clone(&self.cipher.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The backend serving each layer now, in order of application.
+    pub fn backends(&self) -> Vec<String> {
+        self.cipher()
+            .backends()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Keys the cipher again from `engine`'s backends, as they now stand,
+    /// and swaps it in where that changes a backend. A backend forced at
+    /// mount is kept if the engine still has it. Returns the new backends,
+    /// or None when nothing changed.
+    pub fn rebind(&self, engine: &Engine) -> Result<Option<Vec<String>>> {
+        let old = self.cipher();
+        let forced = self
+            .forced
+            .as_deref()
+            .filter(|f| engine.backends().iter().any(|b| b.info.name == *f));
+        let new = engine.volume_cipher_units(
+            old.chain(),
+            &self.master_keys[..],
+            forced,
+            old.unit_size(),
+        )?;
+        if new.backends() == old.backends() {
+            return Ok(None);
+        }
+        let names = new.backends().into_iter().map(str::to_owned).collect();
+        *self.cipher.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(new);
+        Ok(Some(names))
     }
 
     pub fn size(&self) -> u64 {
@@ -166,7 +217,7 @@ impl OpenVolume {
             what: format!("read at {offset}"),
             source: e,
         })?;
-        self.cipher.decrypt(buf, at / UNIT)
+        self.cipher().decrypt(buf, at / UNIT)
     }
 
     /// Encrypts and writes whole sectors at `offset` of the data area.
@@ -186,7 +237,7 @@ impl OpenVolume {
             tracing::warn!("write into the protected hidden volume refused; volume now read-only");
             return Err(Error::HiddenVolumeProtected);
         }
-        self.cipher.encrypt(buf, at / UNIT)?;
+        self.cipher().encrypt(buf, at / UNIT)?;
         self.host.write_all_at(buf, at).map_err(|e| Error::Io {
             what: format!("write at {offset}"),
             source: e,

@@ -1,0 +1,199 @@
+//! TrueCrypt's Tools > Benchmark, run inside the daemon on the engine a
+//! mounted volume would use: every encryption algorithm on each choice of
+//! backends that may serve it, over one buffer on all cores, and the header
+//! key derivation of each PRF.
+
+use crate::engine::Engine;
+use crate::engine::chain::{CHAINS, Chain};
+use crate::error::{Error, Result};
+use crate::volume::kdf::{self, Format, KdfLimits, Prf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use zeroize::Zeroizing;
+
+/// The PIM the PBKDF2 timing runs at (16,000 iterations), scaled to the
+/// default iteration counts for the report.
+const TIMING_PIM: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CipherRow {
+    pub encryption: &'static str,
+    /// The backends that served it, "+"-joined in order of first use.
+    pub backends: String,
+    pub encrypt_mbs: f64,
+    pub decrypt_mbs: f64,
+    pub mean_mbs: f64,
+    /// AES ran on processor instructions in this row.
+    pub hardware_aes: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KdfRow {
+    pub prf: &'static str,
+    /// Iterations of a VeraCrypt volume at the default PIM.
+    pub iterations: u32,
+    /// PBKDF2 iterations (of the whole 192-byte header key) per second, on
+    /// one core.
+    pub per_second: f64,
+    /// Seconds one header trial takes at the default PIM, on one core.
+    pub trial_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub threads: u32,
+    pub buffer_bytes: u64,
+    pub ciphers: Vec<CipherRow>,
+    pub kdfs: Vec<KdfRow>,
+}
+
+/// One row to measure: an algorithm, and the backend forced for it (None:
+/// each cipher from the preferred backend).
+fn plan(engine: &Engine) -> Vec<(&'static Chain, Option<String>)> {
+    let backends = engine.backends();
+    let mut rows = Vec::new();
+    for chain in CHAINS {
+        let mut seen: Vec<String> = Vec::new();
+        let mut choices: Vec<Option<String>> = vec![None];
+        for b in &backends {
+            let serves_all = chain.ciphers.iter().all(|c| {
+                b.info
+                    .ciphers
+                    .iter()
+                    .any(|i| i.name.eq_ignore_ascii_case(c))
+            });
+            if b.info.available && serves_all {
+                choices.push(Some(b.info.name.clone()));
+            }
+        }
+        for forced in choices {
+            let Ok(label) = label(engine, chain, forced.as_deref()) else {
+                continue;
+            };
+            if !seen.contains(&label) {
+                seen.push(label);
+                rows.push((chain, forced));
+            }
+        }
+    }
+    rows
+}
+
+fn label(engine: &Engine, chain: &'static Chain, forced: Option<&str>) -> Result<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in chain.ciphers {
+        let name = engine.pick(c, forced)?.info.name.clone();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names.join("+"))
+}
+
+/// How many steps [`run`] reports progress over.
+pub fn steps(engine: &Engine) -> u32 {
+    let prfs = Prf::all(Format::VeraCrypt)
+        .iter()
+        .filter(|p| **p != Prf::Argon2id)
+        .count();
+    u32::try_from(plan(engine).len() + prfs).unwrap_or(u32::MAX)
+}
+
+/// Runs the benchmark over a buffer of `buffer_bytes` (rounded down to
+/// whole 512-byte units, at least one), calling `progress(done, total)`
+/// after each step.
+pub fn run(
+    engine: &Engine,
+    buffer_bytes: u64,
+    cancel: &AtomicBool,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<Report> {
+    let len = usize::try_from(buffer_bytes)
+        .map_err(|_| Error::InvalidArgument("buffer too large".into()))?
+        / 512
+        * 512;
+    let len = len.max(512);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len)
+        .map_err(|_| Error::InvalidArgument(format!("cannot allocate {len} bytes")))?;
+    buf.resize(len, 0u8);
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = (i % 251) as u8;
+    }
+    let rows = plan(engine);
+    let total = steps(engine);
+    let mut done = 0;
+    let mut ciphers = Vec::new();
+    for (chain, forced) in rows {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let mut key = Zeroizing::new(vec![0u8; chain.key_bytes()]);
+        getrandom::fill(&mut key[..]).map_err(|e| Error::Random(e.to_string()))?;
+        let cipher = engine.volume_cipher(chain, &key, forced.as_deref())?;
+        let t = Instant::now();
+        cipher.encrypt(&mut buf, 0)?;
+        let enc = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        cipher.decrypt(&mut buf, 0)?;
+        let dec = t.elapsed().as_secs_f64();
+        let mb = len as f64 / 1e6;
+        let rate = |s: f64| if s > 0.0 { mb / s } else { f64::INFINITY };
+        let layers = cipher.backends();
+        let hardware_aes = chain.ciphers.iter().zip(&layers).any(|(c, b)| {
+            *c == "AES"
+                && engine
+                    .backends()
+                    .iter()
+                    .any(|l| l.info.name == *b && l.info.uses_cpu_crypto)
+        });
+        ciphers.push(CipherRow {
+            encryption: chain.name,
+            backends: label(engine, chain, forced.as_deref())?,
+            encrypt_mbs: rate(enc),
+            decrypt_mbs: rate(dec),
+            mean_mbs: rate((enc + dec) / 2.0),
+            hardware_aes,
+        });
+        done += 1;
+        progress(done, total);
+    }
+    let mut kdfs = Vec::new();
+    let salt = [0x5au8; kdf::SALT_BYTES];
+    let timed = Prf::Sha512
+        .iterations(Format::VeraCrypt, TIMING_PIM)
+        .unwrap_or(16_000);
+    for &prf in Prf::all(Format::VeraCrypt) {
+        let Some(iterations) = prf.iterations(Format::VeraCrypt, 0) else {
+            continue;
+        };
+        let mut out = Zeroizing::new([0u8; kdf::HEADER_KEY_BYTES]);
+        let t = Instant::now();
+        kdf::derive_header_key(
+            prf,
+            Format::VeraCrypt,
+            TIMING_PIM,
+            b"benchmark",
+            &salt,
+            &KdfLimits::default(),
+            cancel,
+            &mut out,
+        )?;
+        let secs = t.elapsed().as_secs_f64().max(1e-9);
+        let per_second = f64::from(timed) / secs;
+        kdfs.push(KdfRow {
+            prf: prf.name(),
+            iterations,
+            per_second,
+            trial_seconds: f64::from(iterations) / per_second,
+        });
+        done += 1;
+        progress(done, total);
+    }
+    Ok(Report {
+        threads: u32::try_from(engine.threads()).unwrap_or(u32::MAX),
+        buffer_bytes: len as u64,
+        ciphers,
+        kdfs,
+    })
+}

@@ -1,0 +1,186 @@
+//! A `tcd` daemon of a test's own, on a peer-to-peer socket in a temporary
+//! folder, driven through the real `tcctl`.
+
+use crate::{build_dir, require_root_and_fuse};
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A daemon of its own, in its own folder; stopped with SIGTERM on drop.
+pub struct Daemon {
+    child: Option<Child>,
+    pub dir: tempfile::TempDir,
+    /// Extra arguments of `tcd` (a policy, a backend folder).
+    args: Vec<OsString>,
+}
+
+impl Daemon {
+    pub fn start() -> Daemon {
+        Self::start_with(&[])
+    }
+
+    /// A daemon with extra arguments; `--backend-dir` among them replaces
+    /// the build folder.
+    pub fn start_with(args: &[&OsStr]) -> Daemon {
+        require_root_and_fuse();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut d = Daemon {
+            child: None,
+            dir,
+            args: args.iter().map(|a| a.to_os_string()).collect(),
+        };
+        d.spawn();
+        d
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
+    }
+
+    /// Sends `sig` to the daemon.
+    pub fn signal(&self, sig: i32) {
+        send_signal(self.pid(), sig);
+    }
+
+    /// SIGKILL: the daemon cleans up nothing.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().expect("SIGKILL the daemon");
+        child.wait().expect("wait");
+    }
+
+    pub fn spawn(&mut self) {
+        let bin = build_dir().join("tcd");
+        assert!(
+            bin.is_file(),
+            "{} missing: run `cargo build --workspace` first",
+            bin.display()
+        );
+        let child = Command::new(bin)
+            .arg("--socket")
+            .arg(self.socket())
+            .arg("--runtime-dir")
+            .arg(self.dir.path().join("run"))
+            .args(
+                (!self.args.iter().any(|a| a == "--backend-dir"))
+                    .then(|| [OsString::from("--backend-dir"), build_dir().into()])
+                    .into_iter()
+                    .flatten(),
+            )
+            .args(&self.args)
+            .env("TCD_LOG", "info,fuser=error")
+            .stdin(Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.dir.path().join("tcd.log"))
+                    .expect("daemon log"),
+            )
+            .spawn()
+            .expect("start tcd");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(self.socket()).is_err() {
+            assert!(Instant::now() < deadline, "tcd did not start listening");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("tcd.sock")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs tcctl with `stdin` as its input.
+    pub fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = Command::new(build_dir().join("tcctl"))
+            .arg("--socket")
+            .arg(self.socket())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run tcctl");
+        // tcctl may refuse before reading its input (a missing file).
+        let written = child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes());
+        if let Err(e) = written {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+        }
+        child.wait_with_output().expect("tcctl output")
+    }
+
+    /// tcctl that must succeed; its standard output.
+    pub fn ok(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.tcctl(args, stdin);
+        assert!(
+            out.status.success(),
+            "tcctl {args:?} failed ({:?}): {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The exit code of a tcctl that must fail, and its message.
+    pub fn fails(&self, args: &[&str], stdin: &str) -> (i32, String) {
+        let out = self.tcctl(args, stdin);
+        assert!(!out.status.success(), "tcctl {args:?} should have failed");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Waits (up to 30 s) until the daemon's log says `line`.
+    pub fn wait_for_log(&self, line: &str, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = std::fs::read_to_string(self.path("tcd.log")).unwrap_or_default();
+            if log.contains(line) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: {log}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn list(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json")
+    }
+
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        send_signal(child.id(), 15);
+        child.wait().expect("wait for tcd")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// kill(2): sends `sig` to process `pid`.
+pub fn send_signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) takes a pid and a signal number; no memory is shared.
+    unsafe { libc_kill(pid as i32, sig) };
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
