@@ -192,6 +192,12 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_parses_as_the_default() {
+        let text = include_str!("../../dist/etc/policy.toml");
+        assert_eq!(Policy::parse(text, "dist").unwrap(), Policy::default());
+    }
+
+    #[test]
     fn text_round_trips() {
         let p = Policy {
             hardware_acceleration: Acceleration::Disabled,
