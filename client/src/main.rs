@@ -409,10 +409,11 @@ fn print_backends(cpu_aes: bool, list: &[bus::Backend], policy: &bus::PolicyView
     println!();
     for b in list {
         if b.10.is_empty() {
-            println!("{}  {}: {}", b.4, b.0, b.3);
+            println!("{}: {}", b.0, b.1);
         } else {
-            println!("{}  skipped {}: {}", b.4, b.3, b.10);
+            println!("skipped: {}", b.10);
         }
+        println!("  {}\n  sha256 {}", b.3, b.4);
     }
 }
 

@@ -20,9 +20,11 @@ struct Args {
     /// Folder for the daemon's FUSE mounts.
     #[arg(long, default_value = "/run/tcd")]
     runtime_dir: PathBuf,
-    /// Folder of cipher backend libraries (root-owned, writable by no one else).
-    #[arg(long, env = "TCD_BACKEND_DIR", default_value = "/usr/lib/tcd/backends")]
-    backend_dir: PathBuf,
+    /// Folder of cipher backend libraries (root-owned, writable by no one
+    /// else). Default: /usr/lib/tcd/backends when installed, else the
+    /// daemon's own folder if it holds backends (a development build).
+    #[arg(long, env = "TCD_BACKEND_DIR")]
+    backend_dir: Option<PathBuf>,
     /// The backend policy (TOML; a missing file allows every backend).
     #[arg(long, env = "TCD_POLICY", default_value = "/etc/tcd/policy.toml")]
     policy: PathBuf,
@@ -68,8 +70,10 @@ fn run(args: &Args) -> tcd::Result<()> {
     let signals = block_signals();
     // The daemon describes backends by running itself: /proc/self/exe
     // stays right even if the binary on disk is replaced meanwhile.
+    let backend_dir = args.backend_dir.clone().unwrap_or_else(default_backend_dir);
+    tracing::info!(folder = %backend_dir.display(), "cipher backends");
     let backends = Backends::discover(
-        &args.backend_dir,
+        &backend_dir,
         std::path::Path::new("/proc/self/exe"),
         &args.policy,
     )?;
@@ -126,6 +130,20 @@ fn run(args: &Args) -> tcd::Result<()> {
             service::serve(shared, listener)
         }
     }
+}
+
+/// Where backends are when no folder is named: the installed folder, or
+/// next to a development build's binary.
+fn default_backend_dir() -> PathBuf {
+    let installed = PathBuf::from("/usr/lib/tcd/backends");
+    if installed.is_dir() {
+        return installed;
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.to_path_buf()))
+        .filter(|d| engine::catalog::backend_files(d).is_ok_and(|files| !files.is_empty()));
+    beside.unwrap_or(installed)
 }
 
 /// Blocks SIGTERM, SIGINT and SIGHUP in every thread (threads inherit the

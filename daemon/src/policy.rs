@@ -79,8 +79,20 @@ impl Policy {
         Ok(policy)
     }
 
-    /// Reads the policy file; a missing file is the default policy.
+    /// Reads the policy file; a missing file is the default policy. The
+    /// file, like a backend, must be owned by root (or the daemon's user)
+    /// and writable by no one else: whoever can write it decides which
+    /// code handles every key.
     pub fn load(path: &Path) -> Result<Policy> {
+        let trusted = std::fs::metadata(path).map(|m| crate::engine::loader::check_meta(&m));
+        if let Ok(Err(problem)) = trusted {
+            return Err(Error::Policy {
+                source_name: path.display().to_string(),
+                line: 1,
+                column: 1,
+                message: format!("not trusted: {problem}"),
+            });
+        }
         match std::fs::read_to_string(path) {
             Ok(text) => Policy::parse(&text, &path.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Policy::default()),
@@ -195,6 +207,25 @@ mod tests {
     fn the_shipped_example_parses_as_the_default() {
         let text = include_str!("../../dist/etc/policy.toml");
         assert_eq!(Policy::parse(text, "dist").unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn a_policy_file_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.toml");
+        std::fs::write(&path, "hardware_acceleration = \"auto\"\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(Policy::load(&path).unwrap(), Policy::default());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        match Policy::load(&path) {
+            Err(Error::Policy { message, .. }) => assert!(message.contains("not trusted")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            Policy::load(&dir.path().join("absent.toml")).unwrap(),
+            Policy::default()
+        );
     }
 
     #[test]

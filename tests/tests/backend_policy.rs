@@ -70,6 +70,10 @@ fn policy(text: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn create(d: &Daemon, vol: &Path, size: &str, filesystem: &str) {
+    create_with(d, vol, size, filesystem, "AES");
+}
+
+fn create_with(d: &Daemon, vol: &Path, size: &str, filesystem: &str, encryption: &str) {
     let v = vol.to_str().expect("utf-8");
     d.ok(
         &[
@@ -78,7 +82,7 @@ fn create(d: &Daemon, vol: &Path, size: &str, filesystem: &str) {
             "--size",
             size,
             "--encryption",
-            "AES",
+            encryption,
             "--hash",
             "sha512",
             "--pim",
@@ -499,4 +503,57 @@ fn a_policy_with_an_error_is_refused_and_the_last_good_one_stays() {
     let shown = json(&d.ok(&["policy", "show", "--json"], ""));
     assert_eq!(shown["hardware_acceleration"], "disabled");
     wait_aesni_unmapped(&d);
+}
+
+#[test]
+fn a_volume_no_allowed_backend_serves_keeps_its_backend_until_dismounted() {
+    require_cpu_aes();
+    let (_p, path) = policy("");
+    let d = Daemon::start_with(&[OsStr::new("--policy"), path.as_os_str()]);
+    let vol = d.path("t.vc");
+    let v = vol.to_str().expect("utf-8");
+    create_with(&d, &vol, "4M", "none", "Twofish");
+    d.ok(&mount_args(v, &["--filesystem", "none"]), "policy test\n");
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let before = read_first(&device);
+
+    // Only aesni allowed: it has no Twofish, so the volume stays on soft,
+    // and the call says so.
+    let out = d.ok(&["policy", "set", "--allow", "aesni"], "");
+    assert!(
+        out.contains("keeps soft until dismounted"),
+        "a note names the volume: {out}"
+    );
+    assert_eq!(d.list()[0]["backends"], "soft");
+    assert_eq!(read_first(&device), before, "still served");
+    let list = json(&d.ok(&["backends", "--json"], ""));
+    assert_eq!(backend(&list, "soft")["allowed"], false);
+    assert_eq!(
+        backend(&list, "soft")["loaded"],
+        true,
+        "in use by the volume"
+    );
+
+    // Once dismounted, it cannot be mounted again under this policy.
+    d.ok(&["dismount", &device], "");
+    let (code, msg) = d.fails(
+        &mount_args(v, &["--filesystem", "none", "--encryption", "Twofish"]),
+        "policy test\n",
+    );
+    assert_eq!(code, 8, "unsupported cipher: {msg}");
+    let list = json(&d.ok(&["backends", "--json"], ""));
+    assert_eq!(
+        backend(&list, "soft")["loaded"],
+        false,
+        "unloaded when unused"
+    );
+}
+
+/// The first 64 KiB of a device, read around the page cache.
+fn read_first(device: &str) -> Vec<u8> {
+    let dev = open_direct(device, false);
+    let mut store = Vec::new();
+    let buf = aligned(&mut store, 64 << 10);
+    dev.read_exact_at(buf, 0).expect("read");
+    buf.to_vec()
 }

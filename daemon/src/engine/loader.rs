@@ -79,7 +79,7 @@ fn trusted_owner(uid: u32) -> bool {
     uid == 0 || uid == unsafe { libc::geteuid() }
 }
 
-fn check_meta(meta: &std::fs::Metadata) -> std::result::Result<(), BackendProblem> {
+pub(crate) fn check_meta(meta: &std::fs::Metadata) -> std::result::Result<(), BackendProblem> {
     if !trusted_owner(meta.uid()) {
         return Err(BackendProblem::NotRootOwned(meta.uid()));
     }

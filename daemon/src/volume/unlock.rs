@@ -165,6 +165,13 @@ fn unlock_phases(
         Target::Outer => &[Location::Backup],
         Target::Hidden => &[Location::HiddenBackup, Location::HiddenLegacy],
     };
+    // Asked for one algorithm that no allowed backend serves: say so,
+    // rather than search for nothing and report a wrong password.
+    if let Some(chain) = opts.chain {
+        for cipher in chain.ciphers {
+            engine.pick(cipher, opts.backend.as_deref())?;
+        }
+    }
     let mut untried = Vec::new();
     let phases: &[&[Location]] = if opts.try_backup {
         &[primary, backup]
