@@ -64,6 +64,8 @@ struct Entry {
     host_id: (u64, u64),
     volume: Arc<OpenVolume>,
     export: Option<Box<dyn BlockExport>>,
+    /// The driver process of a filesystem the kernel lacks.
+    userfs: Option<mount::userfs::UserFs>,
     /// A default mount point the daemon made, removed at dismount.
     made_mount_point: bool,
 }
@@ -116,6 +118,17 @@ impl MountTable {
                 if mount::loopdev::detach(&dev).is_ok() {
                     done.push(format!("detached {}", dev.display()));
                 }
+            }
+        }
+        // A driver's staging mount, if the daemon died between its mount
+        // and the bind.
+        if let Ok(dirs) = std::fs::read_dir(self.runtime.join("fs")) {
+            for d in dirs.flatten() {
+                let p = d.path();
+                if mountpoint::unmount(&p, true).is_ok() {
+                    done.push(format!("unmounted {}", p.display()));
+                }
+                let _ = std::fs::remove_dir(&p);
             }
         }
         if let Ok(dirs) = std::fs::read_dir(&fuse) {
@@ -176,10 +189,12 @@ impl MountTable {
             Arc::clone(&volume),
             &folder,
             self.engine.threads(),
+            req.discard,
         )?);
         let mut made = false;
         let mut fs_type = None;
         let mut mount_point = None;
+        let mut userfs = None;
         if req.filesystem == Filesystem::Auto {
             let result = (|| -> Result<()> {
                 let found = mount::detect_filesystem(export.device())?
@@ -192,16 +207,23 @@ impl MountTable {
                         mountpoint::check(&p, false)?
                     }
                 };
-                mountpoint::mount(
-                    export.device(),
-                    &target,
-                    &MountOptions {
-                        fs_type: found.clone(),
-                        read_only: volume.is_read_only(),
-                        owner: Some(req.owner),
-                        discard: req.discard,
-                    },
-                )?;
+                let options = MountOptions {
+                    fs_type: found.clone(),
+                    read_only: volume.is_read_only(),
+                    owner: Some(req.owner),
+                    discard: req.discard,
+                };
+                if mount::userfs::needed(&found) {
+                    let staging = self.runtime.join("fs").join(id.to_string());
+                    userfs = Some(mount::userfs::mount(
+                        export.device(),
+                        &target,
+                        &options,
+                        &staging,
+                    )?);
+                } else {
+                    mountpoint::mount(export.device(), &target, &options)?;
+                }
                 mount_point = Some(target.path().to_path_buf());
                 fs_type = Some(found);
                 Ok(())
@@ -232,6 +254,7 @@ impl MountTable {
                 host_id,
                 volume,
                 export: Some(export),
+                userfs,
                 made_mount_point: made,
             },
         );
@@ -254,6 +277,11 @@ impl MountTable {
             mountpoint::unmount(p, force)?;
             if made {
                 let _ = std::fs::remove_dir(p);
+            }
+            // A driver process writes what it holds as it stops.
+            let userfs = self.lock().get_mut(&id).and_then(|e| e.userfs.take());
+            if let Some(u) = userfs {
+                u.wait_gone();
             }
         }
         let mut entry = self

@@ -47,7 +47,9 @@ fn serve(
         read_only,
     )
     .expect("volume opens");
-    Box::new(FuseLoop::start(Arc::new(v), &runtime.join(name), 2).expect("FUSE and loop device"))
+    Box::new(
+        FuseLoop::start(Arc::new(v), &runtime.join(name), 2, false).expect("FUSE and loop device"),
+    )
 }
 
 #[test]
@@ -259,7 +261,8 @@ fn writes_into_a_protected_hidden_volume_fail_at_the_block_device() {
     let into = hidden_start - v.info().data_offset;
     let runtime = dir.path().join("run");
     std::fs::create_dir(&runtime).expect("mkdir");
-    let export = Box::new(FuseLoop::start(Arc::new(v), &runtime.join("p"), 2).expect("export"));
+    let export =
+        Box::new(FuseLoop::start(Arc::new(v), &runtime.join("p"), 2, false).expect("export"));
     let dev = OpenOptions::new()
         .write(true)
         .custom_flags_direct()

@@ -115,6 +115,203 @@ fn create_mount_write_dismount_and_mount_again() {
     assert!(d.stop().success(), "the daemon exits cleanly on SIGTERM");
 }
 
+/// The mount options of the filesystem mounted on `dir`.
+fn mount_options(dir: &Path) -> String {
+    let want = dir.to_str().expect("utf-8");
+    std::fs::read_to_string("/proc/self/mounts")
+        .expect("mounts")
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(1) == Some(&want)).then(|| f.get(3).copied().unwrap_or("").to_owned())
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn fat_and_exfat_volumes_with_a_cascade_mount_write_and_check_clean() {
+    // This kernel, like many without dm-crypt, has neither vfat nor exfat:
+    // the daemon mounts them through FUSE drivers where the kernel lacks
+    // them, and through the kernel where it has them.
+    for (filesystem, blkid_type, driver, fsck, package) in [
+        ("fat", "vfat", "fusefat", "fsck.vfat", "fusefat, dosfstools"),
+        (
+            "exfat",
+            "exfat",
+            "mount.exfat-fuse",
+            "fsck.exfat",
+            "exfat-fuse, exfatprogs",
+        ),
+    ] {
+        require_tool(&format!("mkfs.{filesystem}"), package);
+        require_tool(driver, package);
+        let fsck = require_tool(fsck, package);
+        let d = Daemon::start();
+        let vol = d.path("data.vc");
+        let vol_s = vol.to_str().expect("utf-8 path");
+        let mnt = d.path("mnt");
+        std::fs::create_dir(&mnt).expect("mkdir");
+        let mnt_s = mnt.to_str().expect("utf-8 path");
+        let pw = "fat words\n";
+        let common = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
+        let args = |first: &[&'static str]| -> Vec<&'static str> { [first, &common[..]].concat() };
+        d.ok(
+            &[
+                &args(&[
+                    "create",
+                    "--size",
+                    "200M",
+                    "--encryption",
+                    "AES-Twofish-Serpent",
+                    "--filesystem",
+                    filesystem,
+                ])[..],
+                &[vol_s],
+            ]
+            .concat(),
+            pw,
+        );
+        d.ok(&[&args(&["mount"])[..], &[vol_s, mnt_s]].concat(), pw);
+        let list = d.list();
+        assert_eq!(list[0]["filesystem"], blkid_type);
+        assert_eq!(list[0]["encryption"], "AES-Twofish-Serpent");
+        let opts = mount_options(&mnt);
+        for o in ["nosuid", "nodev"] {
+            assert!(
+                opts.split(',').any(|x| x == o),
+                "{filesystem}: {o} in {opts}"
+            );
+        }
+        let files = write_files(&mnt, 4, 24);
+        for (p, _) in &files {
+            let m = std::fs::metadata(p).expect("stat");
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(m.uid(), 0, "{filesystem}: files belong to the caller");
+            assert_eq!(m.mode() & 0o077, 0, "{filesystem}: private to the caller");
+        }
+        d.ok(&["dismount", mnt_s], "");
+        assert!(mounted_under(&mnt).is_empty(), "nothing left mounted");
+
+        // The filesystem checks clean on the block device.
+        d.ok(
+            &[&args(&["mount", "--filesystem", "none"])[..], &[vol_s]].concat(),
+            pw,
+        );
+        let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+        let out = Command::new(&fsck)
+            .args(["-n", &device])
+            .output()
+            .expect("run fsck");
+        assert!(
+            out.status.success(),
+            "{filesystem}: fsck: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        d.ok(&["dismount", &device], "");
+
+        d.ok(
+            &[&args(&["mount", "--readonly"])[..], &[vol_s, mnt_s]].concat(),
+            pw,
+        );
+        for (p, sum) in &files {
+            let data = std::fs::read(p).expect("read back");
+            assert_eq!(&Sha256::digest(&data).to_vec(), sum, "{}", p.display());
+        }
+        assert!(
+            std::fs::write(mnt.join("new"), b"x").is_err(),
+            "{filesystem}: read-only"
+        );
+        d.ok(&["dismount", "--all"], "");
+        assert!(mounted_under(&mnt).is_empty());
+    }
+}
+
+/// Bytes the host file really holds (holes left out).
+fn allocated(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).expect("stat").blocks() * 512
+}
+
+#[test]
+fn discard_reaches_the_host_only_when_the_mount_allows_it() {
+    let fstrim = require_tool("fstrim", "package util-linux");
+    let fsck = require_tool("fsck.ext4", "package e2fsprogs");
+    let d = Daemon::start();
+    let vol = d.path("trim.vc");
+    let vol_s = vol.to_str().expect("utf-8 path");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mnt_s = mnt.to_str().expect("utf-8 path");
+    let pw = "trim words\n";
+    let base = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
+    let mount = |extra: &[&str]| {
+        let mut a = vec!["mount", vol_s, mnt_s];
+        a.extend_from_slice(&base);
+        a.extend_from_slice(extra);
+        d.ok(&a, pw);
+    };
+    let mut create = vec!["create", vol_s, "--size", "64M", "--filesystem", "ext4"];
+    create.extend_from_slice(&base);
+    d.ok(&create, pw);
+    let trim = || {
+        Command::new(&fstrim)
+            .arg(&mnt)
+            .output()
+            .expect("run fstrim")
+    };
+    let fill = || {
+        let data = vec![0x5au8; 24 << 20];
+        std::fs::write(mnt.join("big"), &data).expect("write");
+        Command::new("sync").status().expect("sync");
+        std::fs::remove_file(mnt.join("big")).expect("rm");
+        Command::new("sync").status().expect("sync");
+    };
+
+    // Off by default: discards stop at the volume (the filesystem is told
+    // they are not supported, which ext4 takes quietly), and the host keeps
+    // every block, so which blocks are free stays hidden.
+    mount(&[]);
+    fill();
+    let before = allocated(&vol);
+    let _ = trim();
+    assert_eq!(allocated(&vol), before, "nothing discarded");
+    d.ok(&["dismount", mnt_s], "");
+
+    // Allowed for this mount: the freed blocks become holes in the host.
+    mount(&["--discard"]);
+    fill();
+    let before = allocated(&vol);
+    let out = trim();
+    assert!(
+        out.status.success(),
+        "fstrim: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = allocated(&vol);
+    assert!(
+        after + (20 << 20) < before,
+        "the host lost at least 20 MiB of blocks: {before} -> {after}"
+    );
+    d.ok(&["dismount", mnt_s], "");
+
+    // And the filesystem is whole.
+    let mut a = vec!["mount", vol_s, "--filesystem", "none"];
+    a.extend_from_slice(&base);
+    d.ok(&a, pw);
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let st = Command::new(&fsck)
+        .args(["-n", "-f", &device])
+        .output()
+        .expect("fsck");
+    assert!(
+        st.status.success(),
+        "fsck: {}",
+        String::from_utf8_lossy(&st.stdout)
+    );
+    d.ok(&["dismount", &device], "");
+}
+
 #[test]
 fn every_real_volume_attaches_and_shows_its_serial() {
     let d = Daemon::start();

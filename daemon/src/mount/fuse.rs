@@ -31,15 +31,19 @@ pub struct VolumeFile {
     /// Serialises the read-modify-write of requests that are not whole
     /// sectors (the loop device never sends them; other readers may).
     partial: Mutex<()>,
+    /// Discards (TRIM) reach the host; off unless the mount allows them,
+    /// since they show which blocks hold data.
+    discard: bool,
     created: SystemTime,
 }
 
 impl VolumeFile {
-    pub fn new(volume: Arc<OpenVolume>) -> Self {
+    pub fn new(volume: Arc<OpenVolume>, discard: bool) -> Self {
         VolumeFile {
             ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume)))),
             volume,
             partial: Mutex::new(()),
+            discard,
             created: SystemTime::now(),
         }
     }
@@ -235,6 +239,41 @@ impl Filesystem for VolumeFile {
         }
     }
 
+    /// The loop device turns discards into hole punches of this file.
+    /// Zeroing a range is refused, so the kernel writes zeros instead
+    /// (a hole would read back as garbage, not zeros).
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        if ino != FILE_INO {
+            return reply.error(Errno::EISDIR);
+        }
+        let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        if !self.discard || mode != punch {
+            return reply.error(Errno::EOPNOTSUPP);
+        }
+        tracing::trace!(offset, length, "discard");
+        // Only whole sectors inside the volume.
+        let start = offset.div_ceil(UNIT) * UNIT;
+        let end = offset.saturating_add(length).min(self.volume.size()) / UNIT * UNIT;
+        if start >= end {
+            return reply.ok();
+        }
+        let result = self.volume.discard(start, end - start).map_err(errno);
+        self.ahead.written(start, end - start);
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
     fn flush(
         &self,
         _req: &Request,
@@ -301,6 +340,7 @@ pub fn serve(
     volume: Arc<OpenVolume>,
     dir: &Path,
     threads: usize,
+    discard: bool,
 ) -> std::io::Result<fuser::BackgroundSession> {
     let mut options = vec![
         MountOption::FSName("tcd".into()),
@@ -317,5 +357,5 @@ pub fn serve(
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(VolumeFile::new(volume), dir, &config)
+    fuser::spawn_mount(VolumeFile::new(volume, discard), dir, &config)
 }

@@ -10,6 +10,7 @@ pub mod loopdev;
 pub mod mountpoint;
 mod readahead;
 pub mod tools;
+pub mod userfs;
 
 use crate::error::{Error, Result};
 
@@ -35,7 +36,13 @@ pub struct FuseLoop {
 impl FuseLoop {
     /// Serves `volume` under `folder` (created, private to root) and attaches
     /// a loop device with the volume's sector size.
-    pub fn start(volume: Arc<OpenVolume>, folder: &Path, threads: usize) -> Result<FuseLoop> {
+    /// `discard`: let discards (TRIM) through to the host.
+    pub fn start(
+        volume: Arc<OpenVolume>,
+        folder: &Path,
+        threads: usize,
+        discard: bool,
+    ) -> Result<FuseLoop> {
         let io = |what: &str| {
             let what = what.to_owned();
             move |source| Error::Io { what, source }
@@ -46,7 +53,7 @@ impl FuseLoop {
             .map_err(io("cannot make the volume's FUSE folder"))?;
         let read_only = volume.is_read_only();
         let sector = volume.info().sector_size;
-        let session = match fuse::serve(volume, folder, threads) {
+        let session = match fuse::serve(volume, folder, threads, discard) {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir(folder);

@@ -31,6 +31,11 @@ impl Target {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The folder, opened without following links.
+    pub(super) fn dir(&self) -> &File {
+        &self.dir
+    }
 }
 
 fn refuse(path: &Path, why: &str) -> Error {
@@ -91,7 +96,7 @@ pub struct Options {
     pub discard: bool,
 }
 
-fn c_string(bytes: &[u8]) -> Result<CString> {
+pub(super) fn c_string(bytes: &[u8]) -> Result<CString> {
     CString::new(bytes).map_err(|_| Error::InvalidArgument("a path holds a NUL byte".into()))
 }
 

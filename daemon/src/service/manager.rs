@@ -657,7 +657,12 @@ impl Manager {
                 let folder = runtime
                     .join("fuse")
                     .join(format!("create-{}", std::process::id()));
-                let export = Box::new(FuseLoop::start(Arc::new(v), &folder, engine.threads())?);
+                let export = Box::new(FuseLoop::start(
+                    Arc::new(v),
+                    &folder,
+                    engine.threads(),
+                    false,
+                )?);
                 let r = make_filesystem(tool, export.device());
                 export.close()?;
                 r?;

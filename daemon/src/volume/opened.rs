@@ -244,6 +244,49 @@ impl OpenVolume {
         })
     }
 
+    /// Discards (TRIM) whole sectors at `offset` of the data area: the
+    /// host's blocks there are deallocated (a hole in a file; a discard on
+    /// a device that supports it). Their contents read back as garbage
+    /// afterwards, as on any discarded block. Refused like a write in the
+    /// protected hidden volume.
+    pub fn discard(&self, offset: u64, len: u64) -> Result<()> {
+        if self.is_read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let size = usize::try_from(len)
+            .map_err(|_| Error::InvalidArgument(format!("a discard of {len} bytes")))?;
+        let at = self.host_range(offset, size)?;
+        if let Some((start, end)) = self.protected
+            && at < end
+            && at + len > start
+        {
+            self.read_only.store(true, Ordering::Relaxed);
+            tracing::warn!(
+                "discard into the protected hidden volume refused; volume now read-only"
+            );
+            return Err(Error::HiddenVolumeProtected);
+        }
+        let (Ok(at), Ok(len)) = (i64::try_from(at), i64::try_from(len)) else {
+            return Err(Error::InvalidArgument("a discard past 2^63".into()));
+        };
+        // SAFETY: fallocate(2) on a descriptor we own, with plain integers.
+        let rc = unsafe {
+            libc::fallocate(
+                std::os::fd::AsRawFd::as_raw_fd(&self.host),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                at,
+                len,
+            )
+        };
+        if rc != 0 {
+            return Err(Error::Io {
+                what: format!("discard at {offset}"),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(())
+    }
+
     /// Makes written data durable in the host.
     pub fn sync(&self) -> Result<()> {
         self.host.sync_data().map_err(|e| Error::Io {

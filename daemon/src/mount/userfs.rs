@@ -1,0 +1,195 @@
+//! Filesystems the kernel lacks, mounted through a FUSE driver: FAT through
+//! `fusefat`, exFAT through `mount.exfat-fuse`. Many kernels without
+//! dm-crypt (containers, locked-down hosts) also lack vfat and exfat.
+//!
+//! The driver mounts on a staging folder under the daemon's runtime folder
+//! (root's alone), and the daemon then bind-mounts that onto the checked
+//! mount point through its `O_NOFOLLOW` descriptor, so a driver that
+//! resolves paths itself is never handed a folder a user could swap.
+
+use super::mountpoint::{Options, Target, c_string};
+use super::tools;
+use crate::error::{Error, Result};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a driver's process may take to go after its unmount.
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// A filesystem served by a driver process.
+#[derive(Debug)]
+pub struct UserFs {
+    pid: Option<u32>,
+}
+
+/// The driver for `fs_type`, if there is one.
+fn driver(fs_type: &str) -> Option<&'static str> {
+    match fs_type {
+        "vfat" => Some("fusefat"),
+        "exfat" => Some("mount.exfat-fuse"),
+        _ => None,
+    }
+}
+
+/// Whether the running kernel mounts `fs_type` itself.
+pub fn kernel_has(fs_type: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs_type))
+}
+
+/// Whether `fs_type` goes through a driver here: the kernel lacks it and a
+/// driver exists.
+pub fn needed(fs_type: &str) -> bool {
+    driver(fs_type).is_some() && !kernel_has(fs_type)
+}
+
+/// Mounts `device` (of `options.fs_type`) on `target` through its driver,
+/// staging in `staging` (made, root's alone).
+pub fn mount(device: &Path, target: &Target, options: &Options, staging: &Path) -> Result<UserFs> {
+    let tool = driver(&options.fs_type)
+        .ok_or_else(|| Error::InvalidArgument(format!("no driver for {}", options.fs_type)))?;
+    let io = |what: String| move |source| Error::Io { what, source };
+    std::fs::create_dir_all(staging).map_err(io(format!("cannot make {}", staging.display())))?;
+    let mut opts = vec![
+        // Users reach files only as their modes allow.
+        "allow_other".to_owned(),
+        "default_permissions".to_owned(),
+        "nosuid".to_owned(),
+        "nodev".to_owned(),
+        // Names the device in the mount table, so a later daemon finds it.
+        format!("fsname={}", device.display()),
+    ];
+    opts.push(match (tool, options.read_only) {
+        (_, true) => "ro".to_owned(),
+        ("fusefat", false) => "rw+".to_owned(),
+        (_, false) => "rw".to_owned(),
+    });
+    if let Some((uid, gid)) = options.owner {
+        opts.push(format!("uid={uid},gid={gid},umask=077"));
+    }
+    let opts = opts.join(",");
+    let args: Vec<&std::ffi::OsStr> = match tool {
+        // fusefat takes the image and folder first.
+        "fusefat" => vec![
+            device.as_os_str(),
+            staging.as_os_str(),
+            "-o".as_ref(),
+            opts.as_ref(),
+        ],
+        _ => vec![
+            "-o".as_ref(),
+            opts.as_ref(),
+            device.as_os_str(),
+            staging.as_os_str(),
+        ],
+    };
+    // Both drivers mount, then go to the background: success means
+    // mounted.
+    tools::run(tool, args)?;
+    let fs = UserFs {
+        pid: driver_pid(staging),
+    };
+    if let Err(e) = bind(staging, target, options.read_only) {
+        let _ = super::mountpoint::unmount(staging, true);
+        fs.wait_gone();
+        return Err(e);
+    }
+    // The staging mount is no longer needed: the bind holds the filesystem.
+    let _ = super::mountpoint::unmount(staging, true);
+    let _ = std::fs::remove_dir(staging);
+    Ok(fs)
+}
+
+impl UserFs {
+    /// After the unmount: waits until the driver has written everything
+    /// and gone, so the loop device under it can go too.
+    pub fn wait_gone(&self) {
+        let Some(pid) = self.pid else {
+            return;
+        };
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        let start = Instant::now();
+        while proc.exists() && start.elapsed() < EXIT_WAIT {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The driver process serving `staging` (found by its command line).
+fn driver_pid(staging: &Path) -> Option<u32> {
+    let want = staging.as_os_str().as_bytes();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == want)
+            .then_some(pid)
+    })
+}
+
+/// Sets nosuid, nodev (and read-only) on the staging mount, then
+/// bind-mounts it onto `target` through its descriptor; the bind keeps
+/// those flags. No path a user controls is used.
+fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<()> {
+    let dev_of = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.dev())
+            .map_err(|e| Error::Io {
+                what: format!("{}", p.display()),
+                source: e,
+            })
+    };
+    if dev_of(staging)? == dev_of(staging.parent().unwrap_or(Path::new("/")))? {
+        return Err(Error::ToolFailed {
+            tool: "FUSE filesystem driver".into(),
+            message: "reported success but mounted nothing".into(),
+        });
+    }
+    let staged = c_string(staging.as_os_str().as_bytes())?;
+    let at = c_string(format!("/proc/self/fd/{}", target.dir().as_raw_fd()).as_bytes())?;
+    let none = c_string(b"none")?;
+    let empty = c_string(b"")?;
+    let call = |source: &std::ffi::CStr, to: &std::ffi::CStr, flags: libc::c_ulong, what: &str| {
+        // SAFETY: NUL-terminated strings that outlive the call; mount(2)
+        // keeps none of them.
+        let rc = unsafe {
+            libc::mount(
+                source.as_ptr(),
+                to.as_ptr(),
+                none.as_ptr(),
+                flags,
+                empty.as_ptr().cast(),
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Error::Io {
+                what: format!("cannot {what} ({})", target.path().display()),
+                source: std::io::Error::last_os_error(),
+            })
+        }
+    };
+    let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV;
+    if read_only {
+        flags |= libc::MS_RDONLY;
+    }
+    call(
+        &none,
+        &staged,
+        flags,
+        "set nosuid and nodev on the filesystem",
+    )?;
+    call(
+        &staged,
+        &at,
+        libc::MS_BIND,
+        "bind the filesystem to its mount point",
+    )
+}
