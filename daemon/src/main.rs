@@ -98,7 +98,7 @@ fn run(args: &Args) -> tcd::Result<()> {
                 match shared.backends.reload(&shared.table) {
                     Ok(applied) => {
                         tracing::info!(moved = applied.moved.len(), "SIGHUP: policy reloaded");
-                        shared.announce_moved(&applied.moved);
+                        shared.announce_changed(&applied.moved);
                     }
                     Err(e) => {
                         tracing::error!("SIGHUP: policy refused, the last good one stays: {e}")

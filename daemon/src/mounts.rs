@@ -73,6 +73,9 @@ struct Entry {
 /// Every mounted volume of the daemon.
 pub struct MountTable {
     engine: Arc<Engine>,
+    /// Told the id of a volume that hidden-volume protection made
+    /// read-only.
+    read_only_events: Mutex<Option<std::sync::mpsc::Sender<u32>>>,
     runtime: PathBuf,
     entries: Mutex<BTreeMap<u32, Entry>>,
     /// Serialises mount and dismount steps on the kernel side.
@@ -88,6 +91,7 @@ impl MountTable {
         })?;
         Ok(MountTable {
             engine,
+            read_only_events: Mutex::new(None),
             runtime: runtime.to_path_buf(),
             entries: Mutex::new(BTreeMap::new()),
             busy: Mutex::new(()),
@@ -184,6 +188,17 @@ impl MountTable {
         let id = (1..)
             .find(|i| !self.lock().contains_key(i))
             .unwrap_or(u32::MAX);
+        if let Some(tx) = self
+            .read_only_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            let tx = Mutex::new(tx);
+            volume.on_read_only(move || {
+                let _ = tx.lock().map(|t| t.send(id));
+            });
+        }
         let folder = self.runtime.join("fuse").join(id.to_string());
         let export: Box<dyn BlockExport> = Box::new(FuseLoop::start(
             Arc::clone(&volume),
@@ -314,6 +329,22 @@ impl MountTable {
             Some(e) => Err(e),
             None => Ok(done),
         }
+    }
+
+    /// Where to send the id of a volume that became read-only.
+    pub fn watch_read_only(&self, to: std::sync::mpsc::Sender<u32>) {
+        *self
+            .read_only_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(to);
+    }
+
+    /// Records that volume `id` is read-only now; its new view.
+    pub fn mark_read_only(&self, id: u32) -> Option<Mounted> {
+        let mut t = self.lock();
+        let e = t.get_mut(&id)?;
+        e.view.read_only = e.volume.is_read_only();
+        Some(e.view.clone())
     }
 
     /// Moves every mounted volume to the engine's backends as they now

@@ -499,6 +499,31 @@ fn protect_hidden_refuses_writes_into_the_hidden_volume() {
         .status()
         .expect("dd");
     assert!(!st.success(), "writing over the hidden volume fails");
+    // The volume turned read-only, and says so on D-Bus (the daemon
+    // updates its view right after the refused write).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let list = d.list();
+        if list[0]["read_only"] == true {
+            break list[0].clone();
+        }
+        assert!(Instant::now() < deadline, "never read-only: {list}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let object = row["object"].as_str().expect("object path").to_owned();
+    let out = Command::new(require_tool("dbus-send", "package dbus"))
+        .arg(format!("--peer=unix:path={}", d.socket().display()))
+        .args([
+            "--print-reply=literal",
+            &object,
+            "org.freedesktop.DBus.Properties.Get",
+            "string:org.tcd.Volume1",
+            "string:ReadOnly",
+        ])
+        .output()
+        .expect("dbus-send");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("boolean true"), "ReadOnly: {text}");
     d.ok(&["dismount", &device], "");
     d.ok(
         &[

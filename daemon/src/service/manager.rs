@@ -904,7 +904,7 @@ impl Manager {
         let (shared, applied) = applied;
         let applied = applied?;
         tracing::info!(uid = peer.uid, "policy changed over D-Bus");
-        shared.announce_moved_async(&applied.moved).await;
+        shared.announce_changed_async(&applied.moved).await;
         Ok(applied.kept)
     }
 

@@ -35,13 +35,29 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(table: MountTable, backends: Backends, runtime: &Path) -> Arc<Shared> {
-        Arc::new(Shared {
+        let shared = Arc::new(Shared {
             table,
             backends,
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             next_conn: std::sync::atomic::AtomicU64::new(0),
-        })
+        });
+        // Volumes that hidden-volume protection made read-only: update
+        // their objects and tell clients.
+        let (tx, rx) = std::sync::mpsc::channel::<u32>();
+        shared.table.watch_read_only(tx);
+        let weak = Arc::downgrade(&shared);
+        std::thread::spawn(move || {
+            for id in rx {
+                let Some(shared) = weak.upgrade() else {
+                    break;
+                };
+                if let Some(m) = shared.table.mark_read_only(id) {
+                    shared.announce_changed(&[m]);
+                }
+            }
+        });
+        shared
     }
 
     fn add_connection(&self, conn: zbus::Connection) -> u64 {
@@ -60,11 +76,11 @@ impl Shared {
         self.conns.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Tells every client that volumes moved to other backends (their
-    /// `Backends` property changed).
-    pub async fn announce_moved_async(&self, moved: &[crate::mounts::Mounted]) {
+    /// Tells every client that volumes changed (moved to other backends,
+    /// or became read-only): their `Backends` and `ReadOnly` properties.
+    pub async fn announce_changed_async(&self, changed: &[crate::mounts::Mounted]) {
         for conn in self.connections() {
-            for m in moved {
+            for m in changed {
                 let Ok(iface) = conn
                     .object_server()
                     .interface::<_, volume::VolumeObject>(volume::object_path(m.id))
@@ -73,18 +89,16 @@ impl Shared {
                     continue;
                 };
                 iface.get_mut().await.set(m.clone());
-                let _ = iface
-                    .get()
-                    .await
-                    .backends_changed(iface.signal_emitter())
-                    .await;
+                let object = iface.get().await;
+                let _ = object.backends_changed(iface.signal_emitter()).await;
+                let _ = object.read_only_changed(iface.signal_emitter()).await;
             }
         }
     }
 
-    /// As [`Shared::announce_moved_async`], from a plain thread.
-    pub fn announce_moved(&self, moved: &[crate::mounts::Mounted]) {
-        zbus::block_on(self.announce_moved_async(moved));
+    /// As [`Shared::announce_changed_async`], from a plain thread.
+    pub fn announce_changed(&self, changed: &[crate::mounts::Mounted]) {
+        zbus::block_on(self.announce_changed_async(changed));
     }
 
     fn connections(&self) -> Vec<zbus::Connection> {

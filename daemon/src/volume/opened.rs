@@ -37,7 +37,6 @@ pub struct VolumeInfo {
 }
 
 /// An open volume.
-#[derive(Debug)]
 pub struct OpenVolume {
     host: File,
     /// Swapped whole when the policy moves the volume to other backends;
@@ -49,10 +48,24 @@ pub struct OpenVolume {
     master_keys: Zeroizing<[u8; MASTER_KEY_BYTES]>,
     /// The backend asked for at mount, if any.
     forced: Option<String>,
+    /// Called once when hidden-volume protection makes the volume
+    /// read-only (so the service can tell clients).
+    on_read_only: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
     info: VolumeInfo,
     read_only: AtomicBool,
     /// Host byte range of a hidden volume that writes must not touch.
     protected: Option<(u64, u64)>,
+}
+
+impl std::fmt::Debug for OpenVolume {
+    /// No key material: what a user may see.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenVolume")
+            .field("info", &self.info)
+            .field("read_only", &self.is_read_only())
+            .field("protected", &self.protected)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenVolume {
@@ -132,6 +145,7 @@ impl OpenVolume {
             cipher: RwLock::new(Arc::new(cipher)),
             master_keys: h.master_keys.clone(),
             forced: opts.backend.clone(),
+            on_read_only: std::sync::OnceLock::new(),
             info,
             read_only: AtomicBool::new(read_only),
             protected,
@@ -187,6 +201,22 @@ impl OpenVolume {
         self.read_only.load(Ordering::Relaxed)
     }
 
+    /// Sets what to call when protection makes the volume read-only.
+    pub fn on_read_only(&self, f: impl Fn() + Send + Sync + 'static) {
+        let _ = self.on_read_only.set(Box::new(f));
+    }
+
+    /// Hidden-volume protection triggered: refuse every write from now on.
+    fn protect(&self, what: &str) -> Error {
+        tracing::warn!("{what} into the protected hidden volume refused; volume now read-only");
+        if !self.read_only.swap(true, Ordering::Relaxed)
+            && let Some(f) = self.on_read_only.get()
+        {
+            f();
+        }
+        Error::HiddenVolumeProtected
+    }
+
     pub fn protects_hidden_volume(&self) -> bool {
         self.protected.is_some()
     }
@@ -233,9 +263,7 @@ impl OpenVolume {
         {
             // As TrueCrypt: refuse, and refuse every write from now on,
             // so the filesystem cannot half-write around the hole.
-            self.read_only.store(true, Ordering::Relaxed);
-            tracing::warn!("write into the protected hidden volume refused; volume now read-only");
-            return Err(Error::HiddenVolumeProtected);
+            return Err(self.protect("write"));
         }
         self.cipher().encrypt(buf, at / UNIT)?;
         self.host.write_all_at(buf, at).map_err(|e| Error::Io {
