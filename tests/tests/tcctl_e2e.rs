@@ -966,8 +966,28 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
     std::thread::sleep(Duration::from_millis(300));
     d.kill();
     let _ = writer.wait();
-    // The next daemon cleans up; the journal replays on the next mount.
+    // The next daemon cleans up. The journal needs replaying, which a
+    // read-only mount cannot do: it mounts without replaying.
     d.spawn();
+    d.ok(
+        &[
+            "mount",
+            v,
+            m,
+            "--pim",
+            "1",
+            "--password-stdin",
+            "--readonly",
+        ],
+        "durable\n",
+    );
+    assert!(mnt.join("lost+found").is_dir(), "the filesystem is mounted");
+    d.wait_for_log(
+        "the journal needs recovery; mounting read-only without replaying it",
+        "a killed daemon leaves the journal to replay",
+    );
+    d.ok(&["dismount", m], "");
+    // Read-write, the journal replays.
     d.ok(
         &["mount", v, m, "--pim", "1", "--password-stdin"],
         "durable\n",

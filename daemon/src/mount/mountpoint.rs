@@ -121,18 +121,36 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<()> {
     let source = c_string(device.as_os_str().as_bytes())?;
     let at = c_string(format!("/proc/self/fd/{}", target.dir.as_raw_fd()).as_bytes())?;
     let fs_type = c_string(options.fs_type.as_bytes())?;
-    let data = c_string(data.join(",").as_bytes())?;
-    // SAFETY: every pointer is a NUL-terminated string that outlives the
-    // call; mount(2) reads them and keeps none.
-    let rc = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            at.as_ptr(),
-            fs_type.as_ptr(),
-            flags,
-            data.as_ptr().cast(),
-        )
+    let call = |data: &[String]| -> Result<i32> {
+        let data = c_string(data.join(",").as_bytes())?;
+        // SAFETY: every pointer is a NUL-terminated string that outlives
+        // the call; mount(2) reads them and keeps none.
+        Ok(unsafe {
+            libc::mount(
+                source.as_ptr(),
+                at.as_ptr(),
+                fs_type.as_ptr(),
+                flags,
+                data.as_ptr().cast(),
+            )
+        })
     };
+    let mut rc = call(&data)?;
+    // A journal that needs replaying cannot be replayed read-only (a
+    // volume whose daemon was killed): mount without replaying it, as
+    // the kernel suggests, rather than not at all.
+    if rc != 0
+        && options.read_only
+        && matches!(options.fs_type.as_str(), "ext3" | "ext4")
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EROFS)
+    {
+        tracing::warn!(
+            "{}: the journal needs recovery; mounting read-only without replaying it",
+            device.display()
+        );
+        data.push("noload".into());
+        rc = call(&data)?;
+    }
     if rc != 0 {
         return Err(Error::Io {
             what: format!(

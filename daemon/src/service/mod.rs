@@ -212,17 +212,29 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         .serve_at(volume::MANAGER_PATH, manager)?
         .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)?;
     // The volumes mounted so far, in place before the client's first call.
-    for m in shared.table.list() {
-        builder = builder.serve_at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
+    let first = shared.table.list();
+    for m in &first {
+        builder = builder.serve_at(
+            volume::object_path(m.id),
+            volume::VolumeObject::new(m.clone()),
+        )?;
     }
     let conn = builder.build()?;
     let inner: zbus::Connection = conn.clone().into();
     let id = shared.add_connection(inner);
-    // A volume mounted while this client was connecting: announced now
-    // (`at` leaves objects already served alone).
-    for m in shared.table.list() {
+    // Volumes mounted or dismounted while this client was connecting
+    // (announcements went only to the connections listed then): settled
+    // now. `at` leaves objects already served alone.
+    let now = shared.table.list();
+    for m in &now {
+        conn.object_server().at(
+            volume::object_path(m.id),
+            volume::VolumeObject::new(m.clone()),
+        )?;
+    }
+    for gone in first.iter().filter(|m| !now.iter().any(|n| n.id == m.id)) {
         conn.object_server()
-            .at(volume::object_path(m.id), volume::VolumeObject::new(m))?;
+            .remove::<volume::VolumeObject, _>(volume::object_path(gone.id))?;
     }
     // Forget the connection when its client hangs up.
     let shared = Arc::clone(shared);
