@@ -137,14 +137,30 @@ pub type KdfBench = (String, u32, f64, f64);
 /// Threads, processor AES, cipher rows, PRF rows.
 pub type Bench = (u32, bool, Vec<CipherBench>, Vec<KdfBench>);
 
+/// The system bus, if the daemon has its name there or the bus can start
+/// it.
+fn system_bus_with_daemon() -> Option<zbus::blocking::Connection> {
+    let conn = zbus::blocking::Connection::system().ok()?;
+    let dbus = zbus::blocking::fdo::DBusProxy::new(&conn).ok()?;
+    let name = zbus::names::BusName::try_from(BUS_NAME).ok()?;
+    let owned = dbus.name_has_owner(name).unwrap_or(false);
+    let activatable = || {
+        dbus.list_activatable_names()
+            .map(|names| names.iter().any(|n| n.as_str() == BUS_NAME))
+            .unwrap_or(false)
+    };
+    (owned || activatable()).then_some(conn)
+}
+
 fn as_values(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
     k.iter().map(|k| k.as_slice()).collect()
 }
 
 impl Client {
     /// Connects to the daemon: on a socket (`--socket`, `$TCD_SOCKET`),
-    /// on a bus (`--session`, `--system`), or by default on the default
-    /// socket if it exists, else on the system bus.
+    /// on a bus (`--session`, `--system`), or by default on the system bus
+    /// if the daemon is there (or can be started there), else on the
+    /// default socket.
     pub fn connect(at: Where<'_>) -> Result<Client, Failure> {
         let no_daemon = |message: String| Failure {
             code: exit::NO_DAEMON,
@@ -161,8 +177,15 @@ impl Client {
             Where::Session => return bus(zbus::blocking::Connection::session(), "session"),
             Where::System => return bus(zbus::blocking::Connection::system(), "system"),
             Where::Socket(p) => p,
-            Where::Default if Path::new(DEFAULT_SOCKET).exists() => Path::new(DEFAULT_SOCKET),
-            Where::Default => return bus(zbus::blocking::Connection::system(), "system"),
+            Where::Default => match system_bus_with_daemon() {
+                Some(conn) => {
+                    return Ok(Client {
+                        conn,
+                        destination: Some(BUS_NAME),
+                    });
+                }
+                None => Path::new(DEFAULT_SOCKET),
+            },
         };
         let stream = UnixStream::connect(path).map_err(|e| {
             no_daemon(format!(

@@ -1129,4 +1129,42 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     assert!(tcctl(&["dismount", "--all"], "").status.success());
     send_signal(daemon.id(), 15);
     assert!(daemon.wait().expect("wait").success());
+
+    // With no socket or bus named, tcctl looks for the daemon on the
+    // system bus first (here the same private bus, named as the system
+    // bus), then on the default socket.
+    let mut daemon = Command::new(build_dir().join("tcd"))
+        .args(["--system", "--runtime-dir"])
+        .arg(dir.path().join("run"))
+        .arg("--backend-dir")
+        .arg(build_dir())
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
+        .env("TCD_LOG", "warn")
+        .spawn()
+        .expect("tcd --system");
+    let _daemon = Kill(daemon.id() as i32);
+    let plain_list = || {
+        Command::new(build_dir().join("tcctl"))
+            .args(["list", "--json"])
+            .env_remove("TCD_SOCKET")
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
+            .output()
+            .expect("tcctl")
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = plain_list();
+        if out.status.success() {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tcctl did not find tcd on the system bus: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    send_signal(daemon.id(), 15);
+    assert!(daemon.wait().expect("wait").success());
 }
