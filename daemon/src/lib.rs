@@ -6,6 +6,7 @@ pub mod backends;
 pub mod benchmark;
 pub mod engine;
 pub mod error;
+pub mod hardening;
 pub mod mount;
 pub mod mounts;
 pub mod policy;

@@ -67,6 +67,12 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: &Args) -> tcd::Result<()> {
+    let hardened = tcd::hardening::harden()?;
+    if hardened.memory_locked {
+        tracing::info!("memory locked; core dumps off");
+    } else {
+        tracing::warn!("core dumps off, but memory could not be locked: secrets may reach swap");
+    }
     let signals = block_signals();
     // The daemon describes backends by running itself: /proc/self/exe
     // stays right even if the binary on disk is replaced meanwhile.
