@@ -218,6 +218,10 @@ impl Client {
         self.call("Backends", &())
     }
 
+    pub fn wipe_cache(&self) -> Result<u32, Failure> {
+        self.call("WipeCache", &())
+    }
+
     pub fn policy(&self) -> Result<PolicyView, Failure> {
         self.call("Policy", &())
     }

@@ -87,6 +87,13 @@ enum Command {
         /// Pass discards (TRIM) down; reveals which blocks are used.
         #[arg(long)]
         discard: bool,
+        /// Keep this password (and keyfiles, PIM) in the daemon's locked
+        /// memory, for --cached, until wiped or the daemon stops.
+        #[arg(long)]
+        cache: bool,
+        /// Try the passwords cached for you, without asking for one.
+        #[arg(long)]
+        cached: bool,
     },
     /// Dismount a volume by container, mount point or device, or all.
     Dismount {
@@ -181,6 +188,8 @@ enum Command {
         #[command(flatten)]
         search: Search,
     },
+    /// Wipe your passwords cached in the daemon (root: everyone's).
+    WipeCache,
     /// The daemon's cipher backends, loaded or not, and what the policy
     /// allows.
     Backends {
@@ -477,6 +486,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         _ => bus::Where::Default,
     };
     match cli.command {
+        Command::WipeCache => {
+            let c = Client::connect(at)?;
+            let n = c.wipe_cache()?;
+            println!("{n} cached password(s) wiped");
+            Ok(())
+        }
         Command::Backends { json } => {
             let c = Client::connect(at)?;
             let (cpu_aes, list) = c.backends()?;
@@ -668,16 +683,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             protect_hidden,
             allow_non_empty,
             discard,
+            cache,
+            cached,
         } => {
             let host = open_volume(&volume, !readonly)?;
             let mut pw = Passwords::new(secrets.password_stdin);
-            let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+            let password = if cached {
+                zeroize::Zeroizing::new(Vec::new())
+            } else {
+                pw.ask(&format!("Password for {}: ", volume.display()))?
+            };
             let keyfiles = read_keyfiles(&secrets.keyfiles)?;
             let mut o = search_options(&search, secrets.pim);
             o.insert("readonly", Value::from(readonly));
             o.insert("filesystem", Value::from(filesystem));
             o.insert("allow_non_empty", Value::from(allow_non_empty));
             o.insert("discard", Value::from(discard));
+            o.insert("cache", Value::from(cache));
+            o.insert("use_cache", Value::from(cached));
             if let Some(m) = &mount_point {
                 o.insert("mount_point", Value::from(absolute(m)));
             }

@@ -4,6 +4,7 @@
 
 pub mod backends;
 pub mod benchmark;
+pub mod cache;
 pub mod engine;
 pub mod error;
 pub mod hardening;

@@ -113,6 +113,7 @@ fn run(args: &Args) -> tcd::Result<()> {
                 sig = wait_for(&signals);
             }
             tracing::info!("signal {sig}: dismounting everything");
+            shared.cache.wipe(None);
             if let Err(e) = shared.table.dismount_all(true) {
                 tracing::error!("dismount at exit: {e}");
             }

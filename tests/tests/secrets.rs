@@ -1,5 +1,6 @@
 //! Secrets stay inside the daemon: after a session of creating, mounting,
-//! writing, changing a password, a wrong password and a header backup, the
+//! writing, changing a password, a wrong password, a header backup and the
+//! password cache (cached, used, wiped), the
 //! daemon's whole log at trace level and every message it sent on the bus
 //! (replies, errors, signals), as `dbus-monitor` saw them, hold no
 //! password. The daemon cannot be dumped and its memory is locked.
@@ -182,8 +183,22 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
         &second,
     );
     run(with(&["info", "--json"], &[v]), &second);
-    run(with(&["mount"], &[v, m]), &second);
+    // TrueCrypt's password cache: asked for at one mount, used by the
+    // next without a password, gone after a wipe.
+    run(with(&["mount", "--cache"], &[v, m]), &second);
+    ok(&["dismount", m], "");
+    ok(&["mount", v, m, "--cached"], "");
     assert_eq!(std::fs::read(mnt.join("note")).expect("read"), b"hello");
+    ok(&["dismount", m], "");
+    let wiped = ok(&["wipe-cache"], "");
+    assert!(
+        String::from_utf8_lossy(&wiped.stdout).starts_with("1 cached"),
+        "{}",
+        String::from_utf8_lossy(&wiped.stdout)
+    );
+    let again = tcctl(&["mount", v, m, "--cached"], "");
+    assert_eq!(again.status.code(), Some(2), "nothing cached any more");
+    run(with(&["mount"], &[v, m]), &second);
 
     // The running daemon: no core dumps, memory locked.
     let pid = daemon.0.id();

@@ -5,6 +5,7 @@
 use super::errors::ServiceError;
 use super::volume::{VolumeObject, object_path};
 use super::{Peer, Shared};
+use crate::cache::Cached;
 use crate::engine::Chain;
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::mounts::{Filesystem, MountRequest, Mounted};
@@ -405,38 +406,75 @@ impl Manager {
         let mount_point = opt_str(&options, "mount_point")?.filter(|s| !s.is_empty());
         let allow_non_empty = opt_bool(&options, "allow_non_empty")?;
         let discard = opt_bool(&options, "discard")?;
+        let cache = opt_bool(&options, "cache")?;
+        let use_cache = opt_bool(&options, "use_cache")?;
         let shared = Arc::clone(&self.shared);
         let peer = self.caller(&header, conn).await?;
         let host = host_file(host);
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
-            let kf = keyfile_refs(&keyfiles);
-            let hkf = keyfile_refs(&hidden_keyfiles);
-            let creds = Credentials {
-                password: &password,
-                keyfiles: &kf,
+            let given = Cached {
+                password,
+                keyfiles,
                 pim,
             };
-            let hidden = hidden_password.as_ref().map(|p| Credentials {
-                password: p,
-                keyfiles: &hkf,
-                pim: hidden_pim,
-            });
-            let req = MountRequest {
-                host,
-                host_name,
-                creds,
-                protect_hidden: hidden,
-                search,
-                read_only,
-                filesystem,
-                mount_point: mount_point.map(Into::into),
-                allow_non_empty,
-                discard,
-                owner: (peer.uid, peer.gid),
+            // Cached passwords first (the caller's own), then the one given,
+            // if one was.
+            let mut candidates = if use_cache {
+                shared.cache.for_user(peer.uid)
+            } else {
+                Vec::new()
             };
-            shared.table.mount(req, &cancel)
+            let gave = !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty();
+            if gave {
+                candidates.push(given.clone());
+            }
+            let hkf = keyfile_refs(&hidden_keyfiles);
+            let mut last = crate::Error::NotUnlocked {
+                untried: Vec::new(),
+            };
+            for c in &candidates {
+                let host = host.try_clone().map_err(|e| crate::Error::Io {
+                    what: "cannot use the volume's descriptor".into(),
+                    source: e,
+                })?;
+                let kf = keyfile_refs(&c.keyfiles);
+                let creds = Credentials {
+                    password: &c.password,
+                    keyfiles: &kf,
+                    pim: c.pim,
+                };
+                let hidden = hidden_password.as_ref().map(|p| Credentials {
+                    password: p,
+                    keyfiles: &hkf,
+                    pim: hidden_pim,
+                });
+                let req = MountRequest {
+                    host,
+                    host_name: host_name.clone(),
+                    creds,
+                    protect_hidden: hidden,
+                    search: search.clone(),
+                    read_only,
+                    filesystem,
+                    mount_point: mount_point.clone().map(Into::into),
+                    allow_non_empty,
+                    discard,
+                    owner: (peer.uid, peer.gid),
+                };
+                match shared.table.mount(req, &cancel) {
+                    Ok(m) => {
+                        if cache {
+                            shared.cache.add(peer.uid, c.clone());
+                        }
+                        return Ok(m);
+                    }
+                    Err(e @ crate::Error::NotUnlocked { .. }) => last = e,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(last)
         })
         .await?;
         drop(departure);
@@ -906,6 +944,22 @@ impl Manager {
         tracing::info!(uid = peer.uid, "policy changed over D-Bus");
         shared.announce_changed_async(&applied.moved).await;
         Ok(applied.kept)
+    }
+
+    /// Wipes the caller's cached passwords (root: everyone's); returns how
+    /// many were wiped.
+    async fn wipe_cache(
+        &self,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<u32> {
+        let peer = self.caller(&header, conn).await?;
+        let n = self
+            .shared
+            .cache
+            .wipe(if peer.uid == 0 { None } else { Some(peer.uid) });
+        tracing::info!(uid = peer.uid, wiped = n, "password cache wiped");
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     /// TrueCrypt's benchmark, on the engine mounted volumes use: every

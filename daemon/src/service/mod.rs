@@ -26,6 +26,8 @@ pub struct Peer {
 pub struct Shared {
     pub table: MountTable,
     pub backends: Backends,
+    /// Passwords users asked to have cached (off unless asked).
+    pub cache: crate::cache::PasswordCache,
     pub runtime: PathBuf,
     /// Every live client connection, to announce volumes to; peer
     /// connections leave the list when their client hangs up.
@@ -38,6 +40,7 @@ impl Shared {
         let shared = Arc::new(Shared {
             table,
             backends,
+            cache: crate::cache::PasswordCache::default(),
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             next_conn: std::sync::atomic::AtomicU64::new(0),
