@@ -160,7 +160,15 @@ impl MountTable {
         // Check the mount point before the (slow) password search.
         let given = match &req.mount_point {
             Some(p) if req.filesystem == Filesystem::Auto => {
-                Some(mountpoint::check(p, req.allow_non_empty)?)
+                let t = mountpoint::check(p, req.allow_non_empty)?;
+                // A user mounts only on a folder of their own.
+                if req.owner.0 != 0 && t.owner() != Some(req.owner.0) {
+                    return Err(Error::MountPoint {
+                        path: p.display().to_string(),
+                        problem: "is not the caller's own folder".into(),
+                    });
+                }
+                Some(t)
             }
             _ => None,
         };
@@ -217,7 +225,7 @@ impl MountTable {
                 let target = match given {
                     Some(t) => t,
                     None => {
-                        let p = default_mount_point(req.owner.0, id)?;
+                        let p = default_mount_point(req.owner, id)?;
                         made = true;
                         mountpoint::check(&p, false)?
                     }
@@ -413,8 +421,9 @@ fn default_mount_point_path(uid: u32, id: u32) -> PathBuf {
 }
 
 /// Makes `/run/media/<uid>/tcd<N>`, owned by the caller.
-fn default_mount_point(uid: u32, id: u32) -> Result<PathBuf> {
-    let p = default_mount_point_path(uid, id);
+/// Makes `/run/media/<uid>/tcd<id>`, owned by the user.
+fn default_mount_point(owner: (u32, u32), id: u32) -> Result<PathBuf> {
+    let p = default_mount_point_path(owner.0, id);
     let io = |e| Error::Io {
         what: format!("cannot make the mount point {}", p.display()),
         source: e,
@@ -427,6 +436,7 @@ fn default_mount_point(uid: u32, id: u32) -> Result<PathBuf> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(io(e)),
     }
+    std::os::unix::fs::chown(&p, Some(owner.0), Some(owner.1)).map_err(io)?;
     Ok(p)
 }
 

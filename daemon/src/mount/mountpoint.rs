@@ -32,6 +32,12 @@ impl Target {
         &self.path
     }
 
+    /// The uid owning the folder.
+    pub fn owner(&self) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        self.dir.metadata().ok().map(|m| m.uid())
+    }
+
     /// The folder, opened without following links.
     pub(super) fn dir(&self) -> &File {
         &self.dir

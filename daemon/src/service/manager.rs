@@ -2,6 +2,7 @@
 //! information, create, backends. One instance per client connection, so it
 //! knows who is calling (the socket's peer credentials).
 
+use super::authority::Action;
 use super::errors::ServiceError;
 use super::volume::{VolumeObject, object_path};
 use super::{Peer, Shared};
@@ -76,6 +77,8 @@ pub struct Manager {
     pub(super) peer: Option<Peer>,
     /// A duplicate of the client's socket, to notice the client leaving.
     pub(super) socket: Option<Arc<std::os::fd::OwnedFd>>,
+    /// Serving on the system bus, where polkit knows callers by bus name.
+    pub(super) on_system_bus: bool,
 }
 
 /// Set once the client of `socket` has gone away (or `done` is dropped):
@@ -324,8 +327,8 @@ impl Manager {
         header: &zbus::message::Header<'_>,
         conn: &zbus::Connection,
     ) -> Result<Peer> {
-        if let Some(p) = self.peer {
-            return Ok(p);
+        if let Some(p) = &self.peer {
+            return Ok(p.clone());
         }
         let sender = header
             .sender()
@@ -344,18 +347,31 @@ impl Manager {
             .unix_group_ids()
             .and_then(|g| g.first().copied())
             .unwrap_or(uid);
-        Ok(Peer { uid, gid })
+        Ok(Peer {
+            uid,
+            gid,
+            pid: creds.process_id(),
+            system_bus_name: self.on_system_bus.then(|| sender.to_string()),
+        })
     }
 
-    fn may_manage(&self, peer: Peer, m: &Mounted) -> Result<()> {
+    /// A user manages their own volumes; another user's only with the
+    /// `manage-others` right (administrators).
+    async fn may_manage(&self, peer: &Peer, m: &Mounted) -> Result<()> {
         if peer.uid == 0 || peer.uid == m.owner {
-            Ok(())
-        } else {
-            Err(ServiceError::PermissionDenied(format!(
-                "volume {} belongs to another user",
-                m.id
-            )))
+            return Ok(());
         }
+        self.shared
+            .authority()
+            .check(peer, Action::ManageOthers)
+            .await
+            .map_err(|e| match e {
+                ServiceError::PermissionDenied(why) => ServiceError::PermissionDenied(format!(
+                    "volume {} belongs to another user: {why}",
+                    m.id
+                )),
+                other => other,
+            })
     }
 
     fn resolve(&self, name: &str) -> Result<Mounted> {
@@ -411,6 +427,10 @@ impl Manager {
         let shared = Arc::clone(&self.shared);
         let peer = self.caller(&header, conn).await?;
         let host = host_file(host);
+        self.shared
+            .authority()
+            .check(&peer, Action::for_host(&host))
+            .await?;
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
@@ -494,7 +514,7 @@ impl Manager {
     ) -> Result<()> {
         let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume)?;
-        self.may_manage(peer, &m)?;
+        self.may_manage(&peer, &m).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
         self.shared.unpublish(conn, done.id).await;
@@ -511,7 +531,8 @@ impl Manager {
         let peer = self.caller(&header, conn).await?;
         let mut n = 0;
         for m in self.shared.table.list() {
-            if self.may_manage(peer, &m).is_err() {
+            // Everyone's for root; a user's own otherwise.
+            if peer.uid != 0 && m.owner != peer.uid {
                 continue;
             }
             let shared = Arc::clone(&self.shared);
@@ -522,9 +543,21 @@ impl Manager {
         Ok(n)
     }
 
-    /// Every mounted volume.
-    fn list_volumes(&self) -> Vec<VolumeRow> {
-        self.shared.table.list().iter().map(row).collect()
+    /// The caller's mounted volumes (root: every one).
+    async fn list_volumes(
+        &self,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<VolumeRow>> {
+        let peer = self.caller(&header, conn).await?;
+        Ok(self
+            .shared
+            .table
+            .list()
+            .iter()
+            .filter(|m| peer.uid == 0 || m.owner == peer.uid)
+            .map(row)
+            .collect())
     }
 
     /// What a volume's header says, without mounting it. Same options as
@@ -585,6 +618,7 @@ impl Manager {
     /// "none"), `hidden_size` (t) with `outer_password` (ay) and
     /// `outer_keyfiles` (aay) for a hidden volume inside an existing one.
     /// Emits `CreateProgress` while filling.
+    #[allow(clippy::too_many_arguments)]
     async fn create(
         &self,
         host: OwnedFd,
@@ -592,6 +626,8 @@ impl Manager {
         keyfiles: Vec<Vec<u8>>,
         options: Options,
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
@@ -625,6 +661,14 @@ impl Manager {
         let outer_keyfiles = opt_byte_lists(&options, "outer_keyfiles")?;
         let outer_pim = opt_u32(&options, "outer_pim")?;
         let host = host_file(host);
+        let peer = self.caller(&header, conn).await?;
+        self.shared
+            .authority()
+            .check(&peer, Action::for_host(&host))
+            .await?;
+        // The new filesystem's root belongs to its creator (ext4; FAT and
+        // exFAT get their owner at mount).
+        let root_owner = (peer.uid != 0).then_some((peer.uid, peer.gid));
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted("the volume is mounted".into()));
         }
@@ -701,7 +745,7 @@ impl Manager {
                     engine.threads(),
                     false,
                 )?);
-                let r = make_filesystem(tool, export.device());
+                let r = make_filesystem(tool, export.device(), root_owner);
                 export.close()?;
                 r?;
             }
@@ -925,11 +969,10 @@ impl Manager {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Vec<String>> {
         let peer = self.caller(&header, conn).await?;
-        if peer.uid != 0 {
-            return Err(ServiceError::PermissionDenied(
-                "only an administrator may change the backend policy".into(),
-            ));
-        }
+        self.shared
+            .authority()
+            .check(&peer, Action::SetPolicy)
+            .await?;
         if text.len() > 64 * 1024 {
             return Err(bad("a policy of more than 64 KiB"));
         }
@@ -1066,8 +1109,17 @@ fn mkfs_tool(choice: &str) -> Result<Option<(&'static str, &'static [&'static st
     })
 }
 
-fn make_filesystem(tool: (&str, &[&str]), device: &std::path::Path) -> crate::Result<()> {
+fn make_filesystem(
+    tool: (&str, &[&str]),
+    device: &std::path::Path,
+    root_owner: Option<(u32, u32)>,
+) -> crate::Result<()> {
     let mut args: Vec<&std::ffi::OsStr> = tool.1.iter().map(|a| a.as_ref()).collect();
+    let owner = root_owner.map(|(u, g)| format!("root_owner={u}:{g}"));
+    if let (Some(owner), "mkfs.ext4") = (&owner, tool.0) {
+        args.push("-E".as_ref());
+        args.push(owner.as_ref());
+    }
     args.push(device.as_os_str());
     mount::tools::run(tool.0, args).map(|_| ())
 }

@@ -3,6 +3,7 @@
 //! needed). The engine underneath ([`crate::mounts`]) knows nothing of
 //! D-Bus.
 
+pub mod authority;
 pub mod errors;
 pub mod manager;
 pub mod volume;
@@ -15,12 +16,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Who is on the other end of a connection (from the socket).
-#[derive(Debug, Clone, Copy)]
-pub struct Peer {
-    pub uid: u32,
-    pub gid: u32,
-}
+/// Who is on the other end of a connection or call.
+pub type Peer = authority::Caller;
 
 /// What every connection shares.
 pub struct Shared {
@@ -28,6 +25,8 @@ pub struct Shared {
     pub backends: Backends,
     /// Passwords users asked to have cached (off unless asked).
     pub cache: crate::cache::PasswordCache,
+    /// polkit, once serving on a bus found it; else root only.
+    authority: std::sync::OnceLock<authority::Authority>,
     pub runtime: PathBuf,
     /// Every live client connection, to announce volumes to; peer
     /// connections leave the list when their client hangs up.
@@ -41,6 +40,7 @@ impl Shared {
             table,
             backends,
             cache: crate::cache::PasswordCache::default(),
+            authority: std::sync::OnceLock::new(),
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             next_conn: std::sync::atomic::AtomicU64::new(0),
@@ -72,6 +72,11 @@ impl Shared {
             .unwrap_or_else(|p| p.into_inner())
             .push((id, conn));
         id
+    }
+
+    /// Who decides what callers may do.
+    pub fn authority(&self) -> &authority::Authority {
+        self.authority.get_or_init(authority::Authority::root_only)
     }
 
     /// How many client connections are live (for tests and logs).
@@ -141,6 +146,8 @@ fn peer_of(stream: &UnixStream) -> Result<Peer> {
     Ok(Peer {
         uid: cred.uid,
         gid: cred.gid,
+        pid: u32::try_from(cred.pid).ok(),
+        system_bus_name: None,
     })
 }
 
@@ -208,6 +215,7 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         shared: Arc::clone(shared),
         peer: Some(peer),
         socket: Some(socket),
+        on_system_bus: false,
     };
     let mut builder = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .server(guid)?
@@ -287,10 +295,14 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connec
         Bus::Session => zbus::blocking::connection::Builder::session(),
     }
     .map_err(fail)?;
+    let _ = shared
+        .authority
+        .set(zbus::block_on(authority::Authority::connect()));
     let manager = manager::Manager {
         shared: Arc::clone(&shared),
         peer: None,
         socket: None,
+        on_system_bus: bus == Bus::System,
     };
     let conn = builder
         .name(BUS_NAME)
