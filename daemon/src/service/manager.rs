@@ -135,7 +135,10 @@ fn value<'a>(o: &'a Options, key: &str) -> Option<&'a Value<'static>> {
 fn opt_str(o: &Options, key: &str) -> Result<Option<String>> {
     match value(o, key) {
         None => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(s.to_string())),
+        Some(Value::Str(s)) => {
+            bounded(&format!("option {key}"), s.as_str())?;
+            Ok(Some(s.to_string()))
+        }
         Some(_) => Err(bad(&format!("option {key} must be a string"))),
     }
 }
@@ -227,8 +230,59 @@ impl Secret {
     }
 }
 
-fn host_file(fd: OwnedFd) -> File {
-    File::from(std::os::fd::OwnedFd::from(fd))
+/// Longest string argument or option the daemon takes (a path or a
+/// name); longer ones are refused rather than carried around.
+const MAX_STRING: usize = 4096;
+/// Keyfiles per call, and bytes of each (TrueCrypt reads the first MiB).
+const MAX_KEYFILES: usize = 256;
+const MAX_KEYFILE_BYTES: usize = 1 << 20;
+
+/// The caller's descriptor of a container: a regular file or a block
+/// device, nothing else (a directory, pipe or socket is refused by name).
+fn host_file(fd: OwnedFd) -> Result<File> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = File::from(std::os::fd::OwnedFd::from(fd));
+    let kind = file
+        .metadata()
+        .map_err(|e| bad(&format!("the descriptor cannot be inspected: {e}")))?
+        .file_type();
+    let what = if kind.is_file() || kind.is_block_device() {
+        return Ok(file);
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else {
+        "not a file"
+    };
+    Err(bad(&format!(
+        "the descriptor is {what}, not a container file or block device"
+    )))
+}
+
+/// Refuses a string longer than [`MAX_STRING`].
+fn bounded(what: &str, s: &str) -> Result<()> {
+    if s.len() > MAX_STRING {
+        return Err(bad(&format!(
+            "{what} of {} bytes (at most {MAX_STRING})",
+            s.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses more keyfiles, or larger ones, than a client sends.
+fn bounded_keyfiles(k: &[Vec<u8>]) -> Result<()> {
+    if k.len() > MAX_KEYFILES || k.iter().any(|f| f.len() > MAX_KEYFILE_BYTES) {
+        return Err(bad(&format!(
+            "at most {MAX_KEYFILES} keyfiles of at most 1 MiB each"
+        )));
+    }
+    Ok(())
 }
 
 fn keyfile_refs(k: &[Zeroizing<Vec<u8>>]) -> Vec<&[u8]> {
@@ -285,13 +339,13 @@ impl Manager {
     ) -> Result<String> {
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
-        let host = host_file(host);
+        let host = host_file(host)?;
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted(
                 "dismount the volume before restoring its header".into(),
             ));
         }
-        let backup = backup.map(host_file);
+        let backup = backup.map(host_file).transpose()?;
         let engine = Arc::clone(self.shared.table.engine());
         let location = blocking::unblock(move || {
             let kf = secret.keyfile_refs();
@@ -406,6 +460,8 @@ impl Manager {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<OwnedObjectPath> {
+        bounded_keyfiles(&keyfiles)?;
+        bounded("the host name", &host_name)?;
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
         let search = search_options(&options, &self.shared.backends)?;
@@ -426,7 +482,7 @@ impl Manager {
         let use_cache = opt_bool(&options, "use_cache")?;
         let shared = Arc::clone(&self.shared);
         let peer = self.caller(&header, conn).await?;
-        let host = host_file(host);
+        let host = host_file(host)?;
         self.shared
             .authority()
             .check(&peer, Action::for_host(&host))
@@ -512,6 +568,7 @@ impl Manager {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
+        bounded("the volume name", &volume)?;
         let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume)?;
         self.may_manage(&peer, &m).await?;
@@ -569,11 +626,12 @@ impl Manager {
         keyfiles: Vec<Vec<u8>>,
         options: Options,
     ) -> Result<HashMap<String, OwnedValue>> {
+        bounded_keyfiles(&keyfiles)?;
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
-        let host = host_file(host);
+        let host = host_file(host)?;
         let engine = Arc::clone(self.shared.table.engine());
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
@@ -629,6 +687,7 @@ impl Manager {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
+        bounded_keyfiles(&keyfiles)?;
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
         let mut copts = CreateOptions::new();
@@ -660,7 +719,7 @@ impl Manager {
         let outer_password = opt_bytes(&options, "outer_password")?;
         let outer_keyfiles = opt_byte_lists(&options, "outer_keyfiles")?;
         let outer_pim = opt_u32(&options, "outer_pim")?;
-        let host = host_file(host);
+        let host = host_file(host)?;
         let peer = self.caller(&header, conn).await?;
         self.shared
             .authority()
@@ -788,6 +847,8 @@ impl Manager {
         new_keyfiles: Vec<Vec<u8>>,
         new_options: Options,
     ) -> Result<()> {
+        bounded_keyfiles(&keyfiles)?;
+        bounded_keyfiles(&new_keyfiles)?;
         let old = Secret::new(password, keyfiles);
         let new = Secret::new(new_password, new_keyfiles);
         let search = search_options(&options, &self.shared.backends)?;
@@ -803,7 +864,7 @@ impl Manager {
             Some("veracrypt") => Some(Format::VeraCrypt),
             Some(f) => return Err(bad(&format!("unknown format {f}"))),
         };
-        let host = host_file(host);
+        let host = host_file(host)?;
         let engine = Arc::clone(self.shared.table.engine());
         blocking::unblock(move || {
             let (okf, nkf) = (old.keyfile_refs(), new.keyfile_refs());
@@ -846,10 +907,11 @@ impl Manager {
         keyfiles: Vec<Vec<u8>>,
         options: Options,
     ) -> Result<()> {
+        bounded_keyfiles(&keyfiles)?;
         let secret = Secret::new(password, keyfiles);
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
-        let (host, mut backup) = (host_file(host), host_file(backup));
+        let (host, mut backup) = (host_file(host)?, host_file(backup)?);
         let engine = Arc::clone(self.shared.table.engine());
         blocking::unblock(move || {
             let kf = secret.keyfile_refs();
@@ -882,6 +944,7 @@ impl Manager {
         keyfiles: Vec<Vec<u8>>,
         options: Options,
     ) -> Result<String> {
+        bounded_keyfiles(&keyfiles)?;
         self.restore(host, Some(backup), Secret::new(password, keyfiles), options)
             .await
     }
@@ -895,6 +958,7 @@ impl Manager {
         keyfiles: Vec<Vec<u8>>,
         options: Options,
     ) -> Result<String> {
+        bounded_keyfiles(&keyfiles)?;
         self.restore(host, None, Secret::new(password, keyfiles), options)
             .await
     }
