@@ -45,14 +45,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TCD_LOG")
-                // fuser reports our own orderly unmounts as warnings.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,fuser=error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    init_logging();
     let args = Args::parse();
     if let Some(file) = &args.probe_backend {
         return std::process::ExitCode::from(engine::catalog::probe_main(file));
@@ -137,6 +130,47 @@ fn run(args: &Args) -> tcd::Result<()> {
             service::serve(shared, listener)
         }
     }
+}
+
+/// Logs to journald when systemd connected standard error to the journal
+/// (`$JOURNAL_STREAM` names that stream), else to standard error.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("TCD_LOG")
+            // fuser reports our own orderly unmounts as warnings.
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,fuser=error"))
+    };
+    if stderr_is_journal()
+        && let Ok(journal) = tracing_journald::layer()
+    {
+        tracing_subscriber::registry()
+            .with(filter())
+            .with(journal.with_syslog_identifier("tcd".into()))
+            .init();
+        return;
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Whether standard error is the journal stream systemd set up
+/// (`$JOURNAL_STREAM` is "device:inode" of it).
+fn stderr_is_journal() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(stream) = std::env::var_os("JOURNAL_STREAM") else {
+        return false;
+    };
+    let Some((dev, ino)) = stream.to_str().and_then(|s| s.split_once(':')) else {
+        return false;
+    };
+    let (Ok(dev), Ok(ino)) = (dev.parse::<u64>(), ino.parse::<u64>()) else {
+        return false;
+    };
+    std::fs::metadata("/proc/self/fd/2").is_ok_and(|m| m.dev() == dev && m.ino() == ino)
 }
 
 /// Where backends are when no folder is named: the installed folder, or

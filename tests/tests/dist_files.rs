@@ -10,10 +10,17 @@ fn the_systemd_units_verify() {
     let analyze = require_tool("systemd-analyze", "package systemd");
     let dir = tempfile::tempdir().expect("temp dir");
     for unit in ["tcd.service", "tcd-bus.service"] {
-        let text = std::fs::read_to_string(repo_dir().join("dist/systemd").join(unit))
-            .expect("unit file");
-        assert!(text.contains("ExecStart=/usr/bin/tcd "), "{unit}: installed path");
-        for needed in ["LimitCORE=0", "NoNewPrivileges=yes", "CapabilityBoundingSet="] {
+        let text =
+            std::fs::read_to_string(repo_dir().join("dist/systemd").join(unit)).expect("unit file");
+        assert!(
+            text.contains("ExecStart=/usr/bin/tcd "),
+            "{unit}: installed path"
+        );
+        for needed in [
+            "LimitCORE=0",
+            "NoNewPrivileges=yes",
+            "CapabilityBoundingSet=",
+        ] {
             assert!(text.contains(needed), "{unit}: {needed}");
         }
         let here = text.replace(
@@ -37,7 +44,8 @@ fn the_systemd_units_verify() {
 
 #[test]
 fn the_tmpfiles_entry_makes_the_runtime_folder_private() {
-    let text = std::fs::read_to_string(repo_dir().join("dist/tmpfiles/tcd.conf")).expect("tmpfiles");
+    let text =
+        std::fs::read_to_string(repo_dir().join("dist/tmpfiles/tcd.conf")).expect("tmpfiles");
     let line = text
         .lines()
         .find(|l| l.starts_with("d /run/tcd "))
