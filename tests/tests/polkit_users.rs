@@ -324,6 +324,34 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
         assert_eq!(rows[0]["volume"], vol.as_str());
     }
     let (one, two) = (Some(ids[0]), Some(ids[1]));
+
+    // The plumbing is root's: neither user reads the decrypted volume
+    // through its FUSE file or its loop device, only through the mount.
+    let rows = list(None);
+    for r in rows.as_array().expect("rows") {
+        let device = r["device"].as_str().expect("device");
+        let fuse_files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("run/fuse"))
+            .expect("FUSE folders")
+            .flatten()
+            .map(|e| e.path().join("volume"))
+            .collect();
+        assert!(!fuse_files.is_empty());
+        for who in [one, two] {
+            let (uid, gid) = who.expect("user");
+            for path in fuse_files.iter().map(|p| s(p)).chain([device.to_owned()]) {
+                let st = Command::new(&setpriv)
+                    .arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={gid}"))
+                    .arg("--clear-groups")
+                    .args(["head", "-c", "1", &path])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .expect("head");
+                assert!(!st.success(), "uid {uid} read {path}");
+            }
+        }
+    }
     let vol1 = s(&homes[0].join("v.vc"));
     let mnt1 = s(&homes[0].join("mnt"));
 
