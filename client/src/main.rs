@@ -20,8 +20,8 @@ use zeroize::Zeroizing;
     about = "Mount, create and manage TrueCrypt and VeraCrypt volumes through tcd"
 )]
 struct Cli {
-    /// The daemon's socket (default: $TCD_SOCKET, then /run/tcd/tcd.sock
-    /// if it exists, then the system bus).
+    /// The daemon's socket (default: $TCD_SOCKET, then the system bus if
+    /// tcd is there, then /run/tcd/tcd.sock).
     #[arg(long, global = true, env = "TCD_SOCKET")]
     socket: Option<PathBuf>,
     /// Talk to a daemon on the session bus.
@@ -190,6 +190,10 @@ enum Command {
     },
     /// Wipe your passwords cached in the daemon (root: everyone's).
     WipeCache,
+    /// Write the manual page and shell completions into a folder (for
+    /// packaging).
+    #[command(hide = true)]
+    GenerateDist { dir: PathBuf },
     /// The daemon's cipher backends, loaded or not, and what the policy
     /// allows.
     Backends {
@@ -373,6 +377,26 @@ fn search_options(s: &Search, pim: u32) -> HashMap<&'static str, Value<'static>>
     o
 }
 
+/// `tcctl.1` and the bash, zsh and fish completions, into `dir`.
+fn generate_dist(dir: &Path) -> Result<(), Failure> {
+    use clap::CommandFactory;
+    let fail = |e: std::io::Error| Failure::usage(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut page)
+        .map_err(fail)?;
+    std::fs::write(dir.join("tcctl.1"), page).map_err(fail)?;
+    for shell in [
+        clap_complete::Shell::Bash,
+        clap_complete::Shell::Zsh,
+        clap_complete::Shell::Fish,
+    ] {
+        clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
+    }
+    Ok(())
+}
+
 fn yes_no(b: bool) -> &'static str {
     if b { "Yes" } else { "No" }
 }
@@ -498,6 +522,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         _ => bus::Where::Default,
     };
     match cli.command {
+        Command::GenerateDist { dir } => generate_dist(&dir),
         Command::WipeCache => {
             let c = Client::connect(at)?;
             let n = c.wipe_cache()?;

@@ -32,6 +32,10 @@ struct Args {
     /// daemon runs itself so to describe backends it may not load).
     #[arg(long, hide = true, value_name = "FILE")]
     probe_backend: Option<PathBuf>,
+    /// Write the manual page (tcd.8) into this folder and exit (for
+    /// packaging).
+    #[arg(long, hide = true, value_name = "DIR")]
+    generate_man: Option<PathBuf>,
     /// Cipher threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -47,6 +51,22 @@ struct Args {
 fn main() -> std::process::ExitCode {
     init_logging();
     let args = Args::parse();
+    if let Some(dir) = &args.generate_man {
+        use clap::CommandFactory;
+        let mut page = Vec::new();
+        let written = clap_mangen::Man::new(Args::command().name("tcd"))
+            .section("8")
+            .render(&mut page)
+            .and_then(|()| std::fs::create_dir_all(dir))
+            .and_then(|()| std::fs::write(dir.join("tcd.8"), page));
+        return match written {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tcd: {}: {e}", dir.display());
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(file) = &args.probe_backend {
         return std::process::ExitCode::from(engine::catalog::probe_main(file));
     }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the Debian package (target/debian/tcd_*.deb): release binaries,
+# man pages and completions generated from the command-line definitions,
+# then cargo-deb (`cargo install cargo-deb`).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release --workspace
+rm -rf target/release/dist
+mkdir -p target/release/dist
+target/release/tcctl generate-dist target/release/dist
+target/release/tcd --generate-man target/release/dist
+gzip -9nf target/release/dist/tcctl.1 target/release/dist/tcd.8
+cargo deb -p tcd --no-build --no-strip
+ls target/debian/tcd_*.deb
