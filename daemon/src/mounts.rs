@@ -37,7 +37,7 @@ pub struct MountRequest<'a> {
     pub search: SearchOptions,
     pub read_only: bool,
     pub filesystem: Filesystem,
-    /// Where to mount; `None`: `/run/media/<uid>/tcd<N>`.
+    /// Where to mount; `None`: `/run/media/<user>/tcd<N>`.
     pub mount_point: Option<PathBuf>,
     pub allow_non_empty: bool,
     pub discard: bool,
@@ -416,12 +416,46 @@ impl Drop for MountTable {
     }
 }
 
+/// `/run/media/<user>/tcd<id>`, as udisks names mount points (the uid
+/// for a user without a name).
 fn default_mount_point_path(uid: u32, id: u32) -> PathBuf {
-    PathBuf::from(format!("/run/media/{uid}/tcd{id}"))
+    let user = user_name(uid).unwrap_or_else(|| uid.to_string());
+    PathBuf::from(format!("/run/media/{user}/tcd{id}"))
 }
 
-/// Makes `/run/media/<uid>/tcd<N>`, owned by the caller.
-/// Makes `/run/media/<uid>/tcd<id>`, owned by the user.
+/// The login name of `uid`, from the password database; only names safe
+/// as one path component.
+fn user_name(uid: u32) -> Option<String> {
+    let mut pwd: libc::passwd = zeroed_passwd();
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes into `pwd` and `buf`, both live and of the
+    // sizes given, and sets `result` to `&pwd` or null.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_name points to a NUL-terminated string in `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
+        .to_str()
+        .ok()?
+        .to_owned();
+    let safe = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    safe.then_some(name)
+}
+
+fn zeroed_passwd() -> libc::passwd {
+    // SAFETY: passwd is a plain C struct of pointers and integers, for
+    // which all-zero bytes (null pointers, zero ids) are a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
+/// Makes `/run/media/<user>/tcd<id>`, owned by the user.
 fn default_mount_point(owner: (u32, u32), id: u32) -> Result<PathBuf> {
     let p = default_mount_point_path(owner.0, id);
     let io = |e| Error::Io {

@@ -415,6 +415,33 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     );
     ok(None, &["dismount", &mnt1], "");
     assert_eq!(list(one).as_array().map(Vec::len), Some(0));
+    // Without a mount point, a user gets one of their own under
+    // /run/media/<user>, removed again at dismount.
+    ok(
+        one,
+        &[
+            "mount",
+            &vol1,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        pw,
+    );
+    let made = list(one)[0]["mount_point"]
+        .as_str()
+        .expect("mount point")
+        .to_owned();
+    assert!(
+        made.starts_with(&format!("/run/media/{}/tcd", USERS[0])),
+        "{made}"
+    );
+    let note = std::fs::read_to_string(Path::new(&made).join("note")).expect("note");
+    assert_eq!(note.trim(), "mine");
+    ok(one, &["dismount", &made], "");
+    assert!(!Path::new(&made).exists(), "the made mount point is gone");
     // The second user dismounts their own.
     ok(two, &["dismount", &s(&homes[1].join("mnt"))], "");
     assert_eq!(list(None).as_array().map(Vec::len), Some(0));
