@@ -336,10 +336,15 @@ impl Manager {
         backup: Option<OwnedFd>,
         secret: Secret,
         options: Options,
+        peer: &Peer,
     ) -> Result<String> {
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host)?;
+        self.shared
+            .authority()
+            .check(peer, Action::for_host(&host))
+            .await?;
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted(
                 "dismount the volume before restoring its header".into(),
@@ -625,6 +630,8 @@ impl Manager {
         password: Vec<u8>,
         keyfiles: Vec<Vec<u8>>,
         options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<HashMap<String, OwnedValue>> {
         bounded_keyfiles(&keyfiles)?;
         let password = Zeroizing::new(password);
@@ -632,6 +639,10 @@ impl Manager {
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host)?;
+        self.shared
+            .authority()
+            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .await?;
         let engine = Arc::clone(self.shared.table.engine());
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
@@ -846,6 +857,8 @@ impl Manager {
         new_password: Vec<u8>,
         new_keyfiles: Vec<Vec<u8>>,
         new_options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
         bounded_keyfiles(&keyfiles)?;
         bounded_keyfiles(&new_keyfiles)?;
@@ -865,6 +878,10 @@ impl Manager {
             Some(f) => return Err(bad(&format!("unknown format {f}"))),
         };
         let host = host_file(host)?;
+        self.shared
+            .authority()
+            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .await?;
         let engine = Arc::clone(self.shared.table.engine());
         blocking::unblock(move || {
             let (okf, nkf) = (old.keyfile_refs(), new.keyfile_refs());
@@ -899,6 +916,7 @@ impl Manager {
     /// Writes both header slots of the volume that the password opens to
     /// `backup` (a file the client opened for writing): 128 KiB, the same
     /// whether or not a hidden volume exists.
+    #[allow(clippy::too_many_arguments)]
     async fn backup_headers(
         &self,
         host: OwnedFd,
@@ -906,12 +924,18 @@ impl Manager {
         password: Vec<u8>,
         keyfiles: Vec<Vec<u8>>,
         options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
         bounded_keyfiles(&keyfiles)?;
         let secret = Secret::new(password, keyfiles);
         let search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let (host, mut backup) = (host_file(host)?, host_file(backup)?);
+        self.shared
+            .authority()
+            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .await?;
         let engine = Arc::clone(self.shared.table.engine());
         blocking::unblock(move || {
             let kf = secret.keyfile_refs();
@@ -936,6 +960,7 @@ impl Manager {
     /// Restores the header the password opens from `backup` (a header
     /// backup file's descriptor) to the volume's primary and backup
     /// places. Returns which header it restored.
+    #[allow(clippy::too_many_arguments)]
     async fn restore_headers(
         &self,
         host: OwnedFd,
@@ -943,10 +968,19 @@ impl Manager {
         password: Vec<u8>,
         keyfiles: Vec<Vec<u8>>,
         options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<String> {
         bounded_keyfiles(&keyfiles)?;
-        self.restore(host, Some(backup), Secret::new(password, keyfiles), options)
-            .await
+        let peer = self.caller(&header, conn).await?;
+        self.restore(
+            host,
+            Some(backup),
+            Secret::new(password, keyfiles),
+            options,
+            &peer,
+        )
+        .await
     }
 
     /// Copies the embedded backup header the password opens over the
@@ -957,9 +991,12 @@ impl Manager {
         password: Vec<u8>,
         keyfiles: Vec<Vec<u8>>,
         options: Options,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<String> {
         bounded_keyfiles(&keyfiles)?;
-        self.restore(host, None, Secret::new(password, keyfiles), options)
+        let peer = self.caller(&header, conn).await?;
+        self.restore(host, None, Secret::new(password, keyfiles), options, &peer)
             .await
     }
 
@@ -1079,17 +1116,39 @@ impl Manager {
         &self,
         buffer_bytes: u64,
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(u32, bool, Vec<CipherBenchRow>, Vec<KdfBenchRow>)> {
         const DEFAULT: u64 = 100_000_000;
-        const MAX: u64 = 1 << 30;
+        // The buffer is locked memory: up to 1 GiB for root, a quarter of
+        // that for others.
+        const MAX_ROOT: u64 = 1 << 30;
+        const MAX_USER: u64 = 256 << 20;
+        let peer = self.caller(&header, conn).await?;
+        let max = if peer.uid == 0 { MAX_ROOT } else { MAX_USER };
         let size = if buffer_bytes == 0 {
             DEFAULT
         } else {
             buffer_bytes
         };
-        if size > MAX {
-            return Err(bad("a benchmark buffer of more than 1 GiB"));
+        if size > max {
+            return Err(bad(&format!(
+                "a benchmark buffer of more than {} MiB",
+                max >> 20
+            )));
         }
+        // One at a time: it takes every core.
+        use std::sync::atomic::Ordering;
+        if self.shared.benchmark_running.swap(true, Ordering::AcqRel) {
+            return Err(ServiceError::Busy("a benchmark is already running".into()));
+        }
+        struct Done<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, std::sync::atomic::Ordering::Release);
+            }
+        }
+        let _done = Done(&self.shared.benchmark_running);
         let engine = Arc::clone(self.shared.table.engine());
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);

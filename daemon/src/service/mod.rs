@@ -25,6 +25,8 @@ pub struct Shared {
     pub backends: Backends,
     /// Passwords users asked to have cached (off unless asked).
     pub cache: crate::cache::PasswordCache,
+    /// A benchmark is running (one at a time: it takes every core).
+    pub benchmark_running: std::sync::atomic::AtomicBool,
     /// polkit, once serving on a bus found it; else root only.
     authority: std::sync::OnceLock<authority::Authority>,
     pub runtime: PathBuf,
@@ -41,6 +43,7 @@ impl Shared {
             backends,
             cache: crate::cache::PasswordCache::default(),
             authority: std::sync::OnceLock::new(),
+            benchmark_running: std::sync::atomic::AtomicBool::new(false),
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             next_conn: std::sync::atomic::AtomicU64::new(0),
