@@ -111,29 +111,10 @@ type Row = (
     String,
 );
 
-/// Name, description, version, file, SHA-256, uses processor crypto,
-/// available, allowed, loaded, ciphers, why skipped.
-pub type Backend = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    bool,
-    bool,
-    bool,
-    bool,
-    Vec<String>,
-    String,
-);
+pub use tcd_proto::dbus::{
+    BackendRow as Backend, CipherBenchRow as CipherBench, KdfBenchRow as KdfBench, PolicyView,
+};
 
-/// Text, file, hardware acceleration, all allowed, allowed, preferred.
-pub type PolicyView = (String, String, String, bool, Vec<String>, Vec<String>);
-
-/// Encryption, backends, encrypt, decrypt, mean MB/s, AES on hardware.
-pub type CipherBench = (String, String, f64, f64, f64, bool);
-/// PRF, iterations, iterations per second, seconds per trial.
-pub type KdfBench = (String, u32, f64, f64);
 /// Threads, processor AES, cipher rows, PRF rows.
 pub type Bench = (u32, bool, Vec<CipherBench>, Vec<KdfBench>);
 

@@ -1,6 +1,7 @@
 //! Types shared by the daemon, the client and the cipher backends.
 //!
 //! `abi` is the versioned C ABI a cipher backend exports (mirrored by
-//! `include/tcd_backend.h`). D-Bus types join later.
+//! `include/tcd_backend.h`); `dbus` the rows of the D-Bus API.
 
 pub mod abi;
+pub mod dbus;

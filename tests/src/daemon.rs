@@ -184,3 +184,65 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// A child process stopped with SIGTERM and reaped on drop, even when a
+/// test fails first.
+pub struct Stopped(pub Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // Not once reaped: its pid may belong to another process by now.
+        if let Ok(None) = self.0.try_wait() {
+            send_signal(self.0.id(), 15);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// A private dbus-daemon of the test's own, stopped on drop.
+pub struct PrivateBus {
+    pub address: String,
+    pid: u32,
+}
+
+impl PrivateBus {
+    /// A session bus.
+    pub fn session() -> PrivateBus {
+        Self::start(&["--session"])
+    }
+
+    /// A bus from `config` (the address is the one it listens on,
+    /// `listen`).
+    pub fn from_config(config: &std::path::Path, listen: &str) -> PrivateBus {
+        let mut bus = Self::start(&[&format!("--config-file={}", config.display())]);
+        bus.address = listen.to_owned();
+        bus
+    }
+
+    fn start(args: &[&str]) -> PrivateBus {
+        let out = Command::new(crate::require_tool("dbus-daemon", "package dbus"))
+            .args(args)
+            .args(["--fork", "--print-address=1", "--print-pid=1"])
+            .output()
+            .expect("dbus-daemon");
+        assert!(
+            out.status.success(),
+            "dbus-daemon starts: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines();
+        let address = lines.next().expect("address").trim().to_owned();
+        let pid = lines
+            .next()
+            .and_then(|p| p.trim().parse().ok())
+            .expect("pid");
+        PrivateBus { address, pid }
+    }
+}
+
+impl Drop for PrivateBus {
+    fn drop(&mut self) {
+        send_signal(self.pid, 15);
+    }
+}

@@ -38,6 +38,27 @@ where
     }
 }
 
+/// The error of a `Mount` with a password of "password".
+fn mount_error(
+    conn: &zbus::blocking::Connection,
+    fd: std::os::fd::BorrowedFd<'_>,
+    host_name: &str,
+    keyfiles: &[Vec<u8>],
+    options: &HashMap<&str, Value>,
+) -> (String, String) {
+    error_of(
+        conn,
+        "Mount",
+        &(
+            Fd::from(fd),
+            host_name,
+            b"password".to_vec(),
+            keyfiles,
+            options,
+        ),
+    )
+}
+
 #[test]
 fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
     let d = Daemon::start();
@@ -91,17 +112,7 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
         (read_end.as_fd(), "a socket"),
         (null.as_fd(), "a character device"),
     ] {
-        let (name, msg) = error_of(
-            &conn,
-            "Mount",
-            &(
-                Fd::from(fd),
-                "x",
-                b"password".to_vec(),
-                &no_keyfiles,
-                &options,
-            ),
-        );
+        let (name, msg) = mount_error(&conn, fd, "x", &no_keyfiles, &options);
         assert_eq!(name, invalid, "{what}: {msg}");
         assert!(msg.contains(what), "{what}: {msg}");
     }
@@ -112,69 +123,37 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
     let huge = "x".repeat(1 << 20);
     let (name, msg) = error_of(&conn, "Dismount", &(huge.as_str(), false));
     assert_eq!(name, invalid, "{msg}");
-    let (name, msg) = error_of(
+    let (name, msg) = mount_error(
         &conn,
-        "Mount",
-        &(
-            Fd::from(host.as_file().as_fd()),
-            huge.as_str(),
-            b"password".to_vec(),
-            &no_keyfiles,
-            &options,
-        ),
+        host.as_file().as_fd(),
+        huge.as_str(),
+        &no_keyfiles,
+        &options,
     );
     assert_eq!(name, invalid, "{msg}");
     let many: Vec<Vec<u8>> = (0..300).map(|_| vec![1u8; 16]).collect();
-    let (name, msg) = error_of(
-        &conn,
-        "Mount",
-        &(
-            Fd::from(host.as_file().as_fd()),
-            "x",
-            b"password".to_vec(),
-            &many,
-            &options,
-        ),
-    );
+    let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &many, &options);
     assert_eq!(name, invalid, "{msg}");
     let odd: HashMap<&str, Value> = HashMap::from([("pim", Value::from("twelve"))]);
-    let (name, msg) = error_of(
-        &conn,
-        "Mount",
-        &(
-            Fd::from(host.as_file().as_fd()),
-            "x",
-            b"password".to_vec(),
-            &no_keyfiles,
-            &odd,
-        ),
-    );
+    let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &no_keyfiles, &odd);
     assert_eq!(name, invalid, "{msg}");
     let long_option: HashMap<&str, Value> =
         HashMap::from([("mount_point", Value::from(huge.as_str()))]);
-    let (name, msg) = error_of(
+    let (name, msg) = mount_error(
         &conn,
-        "Mount",
-        &(
-            Fd::from(host.as_file().as_fd()),
-            "x",
-            b"password".to_vec(),
-            &no_keyfiles,
-            &long_option,
-        ),
+        host.as_file().as_fd(),
+        "x",
+        &no_keyfiles,
+        &long_option,
     );
     assert_eq!(name, invalid, "{msg}");
     // A file that is no volume: the one error for all such cases.
-    let (name, _) = error_of(
+    let (name, _) = mount_error(
         &conn,
-        "Mount",
-        &(
-            Fd::from(host.as_file().as_fd()),
-            "x",
-            b"password".to_vec(),
-            &no_keyfiles,
-            &HashMap::from([("pim", Value::from(1u32)), ("hash", Value::from("sha512"))]),
-        ),
+        host.as_file().as_fd(),
+        "x",
+        &no_keyfiles,
+        &HashMap::from([("pim", Value::from(1u32)), ("hash", Value::from("sha512"))]),
     );
     assert_eq!(name, "org.tcd.Error.WrongPassword");
 
@@ -192,19 +171,7 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
             &(),
         )
         .expect("Backends");
-    type Row = (
-        String,
-        String,
-        String,
-        String,
-        String,
-        bool,
-        bool,
-        bool,
-        bool,
-        Vec<String>,
-        String,
-    );
-    let (_, rows): (bool, Vec<Row>) = reply.body().deserialize().expect("rows");
+    let (_, rows): (bool, Vec<tcd_proto::dbus::BackendRow>) =
+        reply.body().deserialize().expect("rows");
     assert!(!rows.is_empty());
 }

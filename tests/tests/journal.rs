@@ -9,7 +9,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::send_signal;
+use tcd_tests::daemon::{Stopped, send_signal};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
 const JOURNAL: &str = "/run/systemd/journal/socket";
@@ -84,19 +84,21 @@ fn under_systemd_the_daemon_logs_to_the_journal() {
     let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
     let meta = stderr.metadata().expect("stat");
     let socket = dir.path().join("tcd.sock");
-    let mut daemon = Command::new(build_dir().join("tcd"))
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--runtime-dir")
-        .arg(dir.path().join("run"))
-        .arg("--policy")
-        .arg(dir.path().join("policy.toml"))
-        .env("JOURNAL_STREAM", format!("{}:{}", meta.dev(), meta.ino()))
-        .env("TCD_LOG", "info")
-        .stderr(stderr)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("tcd");
+    let daemon = Stopped(
+        Command::new(build_dir().join("tcd"))
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--runtime-dir")
+            .arg(dir.path().join("run"))
+            .arg("--policy")
+            .arg(dir.path().join("policy.toml"))
+            .env("JOURNAL_STREAM", format!("{}:{}", meta.dev(), meta.ino()))
+            .env("TCD_LOG", "info")
+            .stderr(stderr)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("tcd"),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while !socket.exists() {
         assert!(Instant::now() < deadline, "tcd did not start");
@@ -147,8 +149,9 @@ fn under_systemd_the_daemon_logs_to_the_journal() {
         found.contains(&marker) || found.contains(&socket.display().to_string()),
         "{found}"
     );
-    send_signal(daemon.id(), 15);
-    assert!(daemon.wait().expect("wait").success());
+    let mut daemon = daemon;
+    send_signal(daemon.0.id(), 15);
+    assert!(daemon.0.wait().expect("wait").success());
     let on_stderr = std::fs::read_to_string(&stderr_path).expect("stderr");
     assert!(
         on_stderr.is_empty(),

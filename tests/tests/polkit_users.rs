@@ -15,9 +15,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::send_signal;
+use tcd_tests::daemon::{PrivateBus, Stopped};
 use tcd_tests::{build_dir, repo_dir, require_root_and_fuse, require_tool};
 
 const ACTIONS: &str = "/usr/share/polkit-1/actions/org.tcd.policy";
@@ -32,14 +32,6 @@ impl Drop for Installed {
         for p in &self.0 {
             let _ = std::fs::remove_file(p);
         }
-    }
-}
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        send_signal(self.0.id(), 15);
-        let _ = self.0.wait();
     }
 }
 
@@ -156,28 +148,8 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
         "unix:path={}",
         dir.path().join("system_bus_socket").display()
     );
-    let out = Command::new(require_tool("dbus-daemon", "package dbus"))
-        .arg(format!("--config-file={}", conf.display()))
-        .args(["--fork", "--print-pid=1"])
-        .output()
-        .expect("dbus-daemon");
-    assert!(
-        out.status.success(),
-        "the system bus starts: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bus_pid: u32 = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("bus pid");
-    struct Bus(u32);
-    impl Drop for Bus {
-        fn drop(&mut self) {
-            send_signal(self.0, 15);
-        }
-    }
-    let _bus = Bus(bus_pid);
-    let _polkit = Killed(
+    let _bus = PrivateBus::from_config(&conf, &address);
+    let _polkit = Stopped(
         Command::new(POLKITD)
             .arg("--no-debug")
             .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
@@ -188,7 +160,7 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     );
     wait_for_name(&address, "org.freedesktop.PolicyKit1");
     let log = dir.path().join("tcd.log");
-    let _tcd = Killed(
+    let _tcd = Stopped(
         Command::new(build_dir().join("tcd"))
             .args(["--system", "--runtime-dir"])
             .arg(dir.path().join("run"))

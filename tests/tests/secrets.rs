@@ -7,22 +7,14 @@
 //! Needs root, /dev/fuse, dbus-daemon, dbus-monitor, dbus-send, mkfs.ext4.
 
 use std::io::Write;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::send_signal;
+use tcd_tests::daemon::{PrivateBus, Stopped};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
 const FIRST: &str = "Kx7-first-secret-Qm2";
 const SECOND: &str = "Vb4-second-secret-Lp9";
 const WRONG: &str = "Hz1-wrong-secret-Tc6";
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        send_signal(self.0.id(), 15);
-        let _ = self.0.wait();
-    }
-}
 
 /// Blocks of `dbus-monitor` output (one per message) sent by `sender`.
 fn sent_by<'a>(monitor: &'a str, sender: &str) -> Vec<&'a str> {
@@ -58,28 +50,11 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
     require_tool("mkfs.ext4", "package e2fsprogs");
     let monitor_tool = require_tool("dbus-monitor", "package dbus");
     let dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(require_tool("dbus-daemon", "package dbus"))
-        .args(["--session", "--fork", "--print-address=1", "--print-pid=1"])
-        .output()
-        .expect("dbus-daemon");
-    assert!(out.status.success(), "dbus-daemon starts");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut lines = text.lines();
-    let address = lines.next().expect("address").to_owned();
-    let bus_pid: u32 = lines
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .expect("pid");
-    struct Bus(u32);
-    impl Drop for Bus {
-        fn drop(&mut self) {
-            send_signal(self.0, 15);
-        }
-    }
-    let _bus = Bus(bus_pid);
+    let bus = PrivateBus::session();
+    let address = bus.address.clone();
 
     let capture = dir.path().join("bus.txt");
-    let monitor = Killed(
+    let monitor = Stopped(
         Command::new(monitor_tool)
             .args(["--address", &address])
             .stdout(std::fs::File::create(&capture).expect("capture"))
@@ -88,7 +63,7 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
             .expect("dbus-monitor"),
     );
     let log = dir.path().join("tcd.log");
-    let daemon = Killed(
+    let daemon = Stopped(
         Command::new(build_dir().join("tcd"))
             .args(["--session", "--runtime-dir"])
             .arg(dir.path().join("run"))

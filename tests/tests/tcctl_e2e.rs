@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::{Daemon, send_signal};
+use tcd_tests::daemon::{Daemon, PrivateBus, send_signal};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
 
 fn blkid_uuid(device: &str) -> String {
@@ -1056,25 +1056,14 @@ fn a_client_killed_mid_create_leaves_no_volume_behind() {
 fn the_daemon_serves_on_a_real_session_bus_too() {
     require_root_and_fuse();
     let dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(require_tool("dbus-daemon", "package dbus"))
-        .args(["--session", "--fork", "--print-address=1", "--print-pid=1"])
-        .output()
-        .expect("dbus-daemon");
-    assert!(out.status.success(), "dbus-daemon starts");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut lines = text.lines();
-    let address = lines.next().expect("address").to_owned();
-    let bus_pid: i32 = lines
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .expect("pid");
+    let bus = PrivateBus::session();
+    let address = bus.address.clone();
     struct Kill(i32);
     impl Drop for Kill {
         fn drop(&mut self) {
             send_signal(self.0 as u32, 15);
         }
     }
-    let _bus = Kill(bus_pid);
     let mut daemon = Command::new(build_dir().join("tcd"))
         .args(["--session", "--runtime-dir"])
         .arg(dir.path().join("run"))

@@ -45,30 +45,7 @@ pub type VolumeRow = (
     String,
 );
 
-/// One row of `Backends`: name, description, version, file, SHA-256,
-/// uses processor crypto instructions, available on this processor,
-/// allowed by the policy, loaded in the daemon, ciphers, and why it was
-/// skipped (empty if it was not).
-pub type BackendRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    bool,
-    bool,
-    bool,
-    bool,
-    Vec<String>,
-    String,
-);
-
-/// One cipher row of `Benchmark`: encryption, backends, encrypt, decrypt
-/// and mean MB/s, AES on processor instructions.
-pub type CipherBenchRow = (String, String, f64, f64, f64, bool);
-/// One key-derivation row of `Benchmark`: PRF, default iterations,
-/// iterations per second on one core, seconds per header trial.
-pub type KdfBenchRow = (String, u32, f64, f64);
+pub use tcd_proto::dbus::{BackendRow, CipherBenchRow, KdfBenchRow, PolicyView};
 
 pub struct Manager {
     pub(super) shared: Arc<Shared>,
@@ -509,7 +486,7 @@ impl Manager {
             };
             let gave = !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty();
             if gave {
-                candidates.push(given.clone());
+                candidates.push(given);
             }
             let hkf = keyfile_refs(&hidden_keyfiles);
             let mut last = crate::Error::NotUnlocked {
@@ -1048,7 +1025,7 @@ impl Manager {
     /// The backend policy: its text, its file, `hardware_acceleration`,
     /// whether every backend is allowed, the allowed names (when not), and
     /// the order of preference. Open to everyone.
-    fn policy(&self) -> (String, String, String, bool, Vec<String>, Vec<String>) {
+    fn policy(&self) -> PolicyView {
         let p = self.shared.backends.policy();
         (
             p.to_text(),
