@@ -45,7 +45,7 @@ pub type VolumeRow = (
     String,
 );
 
-pub use tcd_proto::dbus::{BackendRow, CipherBenchRow, KdfBenchRow, PolicyView};
+pub use tcd_proto::dbus::{BackendRow, CipherBenchRow, KdfBenchRow};
 
 pub struct Manager {
     pub(super) shared: Arc<Shared>,
@@ -1025,7 +1025,8 @@ impl Manager {
     /// The backend policy: its text, its file, `hardware_acceleration`,
     /// whether every backend is allowed, the allowed names (when not), and
     /// the order of preference. Open to everyone.
-    fn policy(&self) -> PolicyView {
+    // A literal tuple: zbus makes its fields separate out arguments.
+    fn policy(&self) -> (String, String, String, bool, Vec<String>, Vec<String>) {
         let p = self.shared.backends.policy();
         (
             p.to_text(),
