@@ -275,6 +275,44 @@ impl Client {
         r
     }
 
+    /// (name, system, favorite) rows.
+    #[allow(clippy::type_complexity)]
+    pub fn list_favorites(
+        &self,
+    ) -> Result<Vec<(String, bool, HashMap<String, OwnedValue>)>, Failure> {
+        self.call("ListFavorites", &())
+    }
+
+    pub fn add_favorite(
+        &self,
+        favorite: HashMap<&str, Value<'_>>,
+        system: bool,
+    ) -> Result<(), Failure> {
+        self.call("AddFavorite", &(favorite, system))
+    }
+
+    pub fn remove_favorite(&self, name: &str, system: bool) -> Result<bool, Failure> {
+        self.call("RemoveFavorite", &(name, system))
+    }
+
+    /// The daemon's `AutoDismounted` signals (volume, host, owner, reason,
+    /// error), as they come, until the connection ends.
+    pub fn auto_dismounts(
+        &self,
+    ) -> Result<impl Iterator<Item = (OwnedObjectPath, String, u32, String, String)>, Failure> {
+        let mut rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(INTERFACE)?
+            .member("AutoDismounted")?
+            .path(PATH)?;
+        if let Some(d) = self.destination {
+            rule = rule.sender(d)?;
+        }
+        let messages =
+            zbus::blocking::MessageIterator::for_match_rule(rule.build(), &self.conn, None)?;
+        Ok(messages.filter_map(|m| m.ok()?.body().deserialize().ok()))
+    }
+
     pub fn list(&self) -> Result<Vec<Row>, Failure> {
         self.call("ListVolumes", &())
     }

@@ -3,6 +3,10 @@
 //! descriptors, never paths.
 
 mod bus;
+mod favorites;
+mod keystore;
+mod notify;
+mod prompt;
 
 use bus::{Client, Failure};
 use clap::{Parser, Subcommand};
@@ -30,6 +34,10 @@ struct Cli {
     /// Talk to a daemon on the system bus.
     #[arg(long, global = true)]
     system: bool,
+    /// Also report the result as a desktop notification (the default when
+    /// no terminal is attached).
+    #[arg(long, global = true)]
+    notify: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,6 +71,23 @@ struct Search {
     backend: Option<String>,
 }
 
+/// TrueCrypt's auto-dismount preferences, for one mount.
+#[derive(clap::Args, Clone, Default)]
+struct AutoDismount {
+    /// Dismount it when you log out (your last session ends).
+    #[arg(long)]
+    dismount_on_logout: bool,
+    /// Dismount it before the machine sleeps.
+    #[arg(long)]
+    dismount_before_sleep: bool,
+    /// Dismount it after this many seconds without reads or writes.
+    #[arg(long, value_name = "SECONDS")]
+    dismount_idle: Option<u32>,
+    /// Automatic dismounts go ahead even with files open.
+    #[arg(long)]
+    force_dismount: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Mount a volume (its filesystem, or only its block device).
@@ -94,6 +119,8 @@ enum Command {
         /// Try the passwords cached for you, without asking for one.
         #[arg(long)]
         cached: bool,
+        #[command(flatten)]
+        auto_dismount: AutoDismount,
     },
     /// Dismount a volume by container, mount point or device, or all.
     Dismount {
@@ -190,6 +217,15 @@ enum Command {
     },
     /// Wipe your passwords cached in the daemon (root: everyone's).
     WipeCache,
+    /// Favorite volumes: add, remove, list, mount, forget a kept password.
+    Favorites {
+        #[command(subcommand)]
+        action: favorites::Action,
+    },
+    /// Stay and report the daemon's automatic dismounts of your volumes
+    /// (with --notify as desktop notifications; run by the session's
+    /// autostart).
+    Watch,
     /// Write the manual page and shell completions into a folder (for
     /// packaging).
     #[command(hide = true)]
@@ -270,7 +306,8 @@ fn parse_size(s: &str) -> Result<u64, Failure> {
         .ok_or_else(|| Failure::usage(format!("bad size {s}")))
 }
 
-/// Passwords from standard input (one line each) or a terminal prompt.
+/// Passwords from standard input (one line each), a terminal prompt, or
+/// without a terminal a graphical one.
 struct Passwords {
     stdin: bool,
     lines: Option<std::io::StdinLock<'static>>,
@@ -290,6 +327,9 @@ impl Passwords {
                 .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
+        }
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return prompt::ask(prompt);
         }
         let p = rpassword::prompt_password(prompt)
             .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
@@ -521,8 +561,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         (Some(p), _, _) => bus::Where::Socket(p),
         _ => bus::Where::Default,
     };
+    let notify = notify::wanted(cli.notify);
     match cli.command {
         Command::GenerateDist { dir } => generate_dist(&dir),
+        Command::Favorites { action } => favorites::run(action, at, notify),
+        Command::Watch => favorites::watch(at, notify),
         Command::WipeCache => {
             let c = Client::connect(at)?;
             let n = c.wipe_cache()?;
@@ -692,23 +735,33 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Dismount { target, all, force } => {
-            let c = Client::connect(at)?;
-            match (all, target) {
-                (true, _) => {
-                    let n = c.dismount_all(force)?;
-                    eprintln!("{n} volume(s) dismounted");
-                    Ok(())
+            let what = match (&target, all) {
+                (Some(t), false) => t.clone(),
+                _ => "all volumes".into(),
+            };
+            let result = (|| {
+                let c = Client::connect(at)?;
+                match (all, target) {
+                    (true, _) => {
+                        let n = c.dismount_all(force)?;
+                        eprintln!("{n} volume(s) dismounted");
+                        Ok((format!("Dismounted {n} volume(s)"), String::new()))
+                    }
+                    (false, Some(t)) => {
+                        let name = if Path::new(&t).exists() {
+                            absolute(Path::new(&t))
+                        } else {
+                            t
+                        };
+                        c.dismount(&name, force)?;
+                        Ok((format!("Dismounted {name}"), String::new()))
+                    }
+                    (false, None) => {
+                        Err(Failure::usage("name a volume to dismount, or --all".into()))
+                    }
                 }
-                (false, Some(t)) => {
-                    let name = if Path::new(&t).exists() {
-                        absolute(Path::new(&t))
-                    } else {
-                        t
-                    };
-                    c.dismount(&name, force)
-                }
-                (false, None) => Err(Failure::usage("name a volume to dismount, or --all".into())),
-            }
+            })();
+            notify::outcome(notify, &format!("Cannot dismount {what}"), result)
         }
         Command::Mount {
             volume,
@@ -722,42 +775,67 @@ fn run(cli: Cli) -> Result<(), Failure> {
             discard,
             cache,
             cached,
-        } => {
-            let host = open_volume(&volume, !readonly)?;
-            let mut pw = Passwords::new(secrets.password_stdin);
-            let password = if cached {
-                zeroize::Zeroizing::new(Vec::new())
-            } else {
-                pw.ask(&format!("Password for {}: ", volume.display()))?
-            };
-            let keyfiles = read_keyfiles(&secrets.keyfiles)?;
-            let mut o = search_options(&search, secrets.pim);
-            o.insert("readonly", Value::from(readonly));
-            o.insert("filesystem", Value::from(filesystem));
-            o.insert("allow_non_empty", Value::from(allow_non_empty));
-            o.insert("discard", Value::from(discard));
-            o.insert("cache", Value::from(cache));
-            o.insert("use_cache", Value::from(cached));
-            if let Some(m) = &mount_point {
-                o.insert("mount_point", Value::from(absolute(m)));
-            }
-            let hidden_pw;
-            if protect_hidden {
-                hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
-                o.insert("protect_hidden_password", Value::from(hidden_pw.to_vec()));
-            }
-            let c = Client::connect(at)?;
-            let path = c.mount(&host, &absolute(&volume), &password, &keyfiles, o)?;
-            let row = c.list()?.into_iter().find(|r| r.0 == path);
-            match row {
-                Some(r) if !r.3.is_empty() => {
-                    println!("{} mounted on {} ({})", volume.display(), r.3, r.2)
+            auto_dismount,
+        } => notify::outcome(
+            notify,
+            &format!("Cannot mount {}", volume.display()),
+            (|| {
+                let host = open_volume(&volume, !readonly)?;
+                let mut pw = Passwords::new(secrets.password_stdin);
+                let password = if cached {
+                    zeroize::Zeroizing::new(Vec::new())
+                } else {
+                    pw.ask(&format!("Password for {}: ", volume.display()))?
+                };
+                let keyfiles = read_keyfiles(&secrets.keyfiles)?;
+                let mut o = search_options(&search, secrets.pim);
+                o.insert("readonly", Value::from(readonly));
+                o.insert("filesystem", Value::from(filesystem));
+                o.insert("allow_non_empty", Value::from(allow_non_empty));
+                o.insert("discard", Value::from(discard));
+                o.insert("cache", Value::from(cache));
+                o.insert("use_cache", Value::from(cached));
+                o.insert(
+                    "dismount_on_logout",
+                    Value::from(auto_dismount.dismount_on_logout),
+                );
+                o.insert(
+                    "dismount_before_sleep",
+                    Value::from(auto_dismount.dismount_before_sleep),
+                );
+                o.insert(
+                    "dismount_idle_seconds",
+                    Value::from(auto_dismount.dismount_idle.unwrap_or(0)),
+                );
+                o.insert("force_dismount", Value::from(auto_dismount.force_dismount));
+                if let Some(m) = &mount_point {
+                    o.insert("mount_point", Value::from(absolute(m)));
                 }
-                Some(r) => println!("{} attached as {}", volume.display(), r.2),
-                None => println!("{} mounted", volume.display()),
-            }
-            Ok(())
-        }
+                let hidden_pw;
+                if protect_hidden {
+                    hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
+                    o.insert("protect_hidden_password", Value::from(hidden_pw.to_vec()));
+                }
+                let c = Client::connect(at)?;
+                let path = c.mount(&host, &absolute(&volume), &password, &keyfiles, o)?;
+                let row = c.list()?.into_iter().find(|r| r.0 == path);
+                let shown = volume.display();
+                match row {
+                    Some(r) if !r.3.is_empty() => {
+                        println!("{shown} mounted on {} ({})", r.3, r.2);
+                        Ok((format!("Mounted {shown} at {}", r.3), r.2))
+                    }
+                    Some(r) => {
+                        println!("{shown} attached as {}", r.2);
+                        Ok((format!("Attached {shown} as {}", r.2), String::new()))
+                    }
+                    None => {
+                        println!("{shown} mounted");
+                        Ok((format!("Mounted {shown}"), String::new()))
+                    }
+                }
+            })(),
+        ),
         Command::Info {
             volume,
             secrets,

@@ -7,6 +7,8 @@ pub mod benchmark;
 pub mod cache;
 pub mod engine;
 pub mod error;
+pub mod events;
+pub mod favorites;
 pub mod hardening;
 pub mod mount;
 pub mod mounts;

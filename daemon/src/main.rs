@@ -36,6 +36,17 @@ struct Args {
     /// packaging).
     #[arg(long, hide = true, value_name = "DIR")]
     generate_man: Option<PathBuf>,
+    /// Folder of the daemon's state (users' favorites).
+    #[arg(long, env = "TCD_STATE_DIR", default_value = "/var/lib/tcd")]
+    state_dir: PathBuf,
+    /// The system's favorites (TOML, root's), mounted by the daemon when
+    /// marked auto_mount.
+    #[arg(
+        long,
+        env = "TCD_SYSTEM_FAVORITES",
+        default_value = "/etc/tcd/favorites.toml"
+    )]
+    system_favorites: PathBuf,
     /// Cipher threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -102,7 +113,8 @@ fn run(args: &Args) -> tcd::Result<()> {
     for done in table.clean_up_stale() {
         tracing::info!("left by a previous daemon: {done}");
     }
-    let shared = Shared::new(table, backends, &args.runtime_dir);
+    let favorites = tcd::favorites::Favorites::new(&args.state_dir, &args.system_favorites);
+    let shared = Shared::new(table, backends, favorites, &args.runtime_dir);
     let bus = match (args.session, args.system) {
         (true, _) => Some(service::Bus::Session),
         (_, true) => Some(service::Bus::System),
@@ -136,8 +148,9 @@ fn run(args: &Args) -> tcd::Result<()> {
     }
     match bus {
         Some(bus) => {
-            let _conn = service::serve_bus(shared, bus)?;
+            let _conn = service::serve_bus(Arc::clone(&shared), bus)?;
             tracing::info!(name = service::BUS_NAME, ?bus, "serving on the bus");
+            service::automation::start(&shared);
             // The connection serves on its own threads; the signal thread
             // ends the process.
             loop {
@@ -147,6 +160,7 @@ fn run(args: &Args) -> tcd::Result<()> {
         None => {
             let listener = service::listen(&args.socket)?;
             tracing::info!(socket = %args.socket.display(), "listening");
+            service::automation::start(&shared);
             service::serve(shared, listener)
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::favorites::AutoDismount;
 use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::opened::{OpenVolume, VolumeInfo};
@@ -43,6 +44,9 @@ pub struct MountRequest<'a> {
     pub discard: bool,
     /// The caller, who owns FAT files and the default mount point.
     pub owner: (u32, u32),
+    /// The favorite this mount is of, if any.
+    pub favorite: Option<String>,
+    pub auto_dismount: AutoDismount,
 }
 
 /// What a caller may see of a mounted volume.
@@ -57,6 +61,12 @@ pub struct Mounted {
     pub protects_hidden: bool,
     pub info: VolumeInfo,
     pub owner: u32,
+    /// The favorite it was mounted as.
+    pub favorite: Option<String>,
+    pub auto_dismount: AutoDismount,
+    /// The host's device number when the host is a block device (to
+    /// dismount when that device goes away).
+    pub host_device: Option<u64>,
 }
 
 struct Entry {
@@ -154,6 +164,8 @@ impl MountTable {
             source: e,
         })?;
         let host_id = (meta.dev(), meta.ino());
+        let host_device =
+            std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()).then(|| meta.rdev());
         if self.lock().values().any(|e| e.host_id == host_id) {
             return Err(Error::AlreadyMounted(req.host_name));
         }
@@ -269,6 +281,9 @@ impl MountTable {
             protects_hidden: volume.protects_hidden_volume(),
             info: volume.info().clone(),
             owner: req.owner.0,
+            favorite: req.favorite,
+            auto_dismount: req.auto_dismount,
+            host_device,
         };
         self.lock().insert(
             id,
@@ -380,6 +395,14 @@ impl MountTable {
             }
         }
         applied
+    }
+
+    /// Each mounted volume with how long it has had no I/O.
+    pub fn idle_times(&self) -> Vec<(Mounted, std::time::Duration)> {
+        self.lock()
+            .values()
+            .map(|e| (e.view.clone(), e.volume.idle_for()))
+            .collect()
     }
 
     pub fn list(&self) -> Vec<Mounted> {

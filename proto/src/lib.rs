@@ -1,7 +1,9 @@
 //! Types shared by the daemon, the client and the cipher backends.
 //!
 //! `abi` is the versioned C ABI a cipher backend exports (mirrored by
-//! `include/tcd_backend.h`); `dbus` the rows of the D-Bus API.
+//! `include/tcd_backend.h`); `dbus` the rows of the D-Bus API; `devices` the stable device names
+//! favorites keep.
 
 pub mod abi;
 pub mod dbus;
+pub mod devices;

@@ -69,6 +69,29 @@ impl Daemon {
                     .into_iter()
                     .flatten(),
             )
+            // Favorites of the test's own, never the machine's.
+            .args(
+                (!self.args.iter().any(|a| a == "--state-dir"))
+                    .then(|| {
+                        [
+                            OsString::from("--state-dir"),
+                            self.dir.path().join("state").into(),
+                        ]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
+            .args(
+                (!self.args.iter().any(|a| a == "--system-favorites"))
+                    .then(|| {
+                        [
+                            OsString::from("--system-favorites"),
+                            self.dir.path().join("system-favorites.toml").into(),
+                        ]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .args(&self.args)
             .env("TCD_LOG", "info,fuser=error")
             .stdin(Stdio::null())

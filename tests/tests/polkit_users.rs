@@ -166,6 +166,10 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
             .arg(dir.path().join("run"))
             .arg("--policy")
             .arg(dir.path().join("policy.toml"))
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .arg("--system-favorites")
+            .arg(dir.path().join("system-favorites.toml"))
             .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
             .stderr(std::fs::File::create(&log).expect("log"))
             .spawn()
@@ -417,4 +421,93 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     // The second user dismounts their own.
     ok(two, &["dismount", &s(&homes[1].join("mnt"))], "");
     assert_eq!(list(None).as_array().map(Vec::len), Some(0));
+
+    // Favorites: each user's own list, the system's for all to see and
+    // only root to change.
+    let favorites = |who: Option<(u32, u32)>| -> Vec<(String, bool, String)> {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(who, &["favorites", "list", "--json"], "")).expect("json");
+        v.as_array()
+            .expect("rows")
+            .iter()
+            .map(|f| {
+                (
+                    f["name"].as_str().expect("name").to_owned(),
+                    f["system"].as_bool().expect("system"),
+                    f["host"].as_str().expect("host").to_owned(),
+                )
+            })
+            .collect()
+    };
+    for (who, home) in ids.iter().zip(&homes) {
+        let who = Some(*who);
+        let vol = s(&home.join("v.vc"));
+        ok(
+            who,
+            &[
+                "favorites",
+                "add",
+                "mine",
+                &vol,
+                "--mount-point",
+                &s(&home.join("mnt")),
+                "--pim",
+                "1",
+            ],
+            "",
+        );
+        assert_eq!(
+            favorites(who),
+            vec![("mine".to_owned(), false, vol.clone())]
+        );
+    }
+    let vol2 = s(&homes[1].join("v.vc"));
+    denied(
+        two,
+        &["favorites", "add", "shared", &vol2, "--system-favorite"],
+        "",
+        "add a system favorite",
+    );
+    ok(
+        None,
+        &["favorites", "add", "shared", &vol1, "--system-favorite"],
+        "",
+    );
+    for (who, home) in ids.iter().zip(&homes) {
+        let mut seen = favorites(Some(*who));
+        seen.sort();
+        assert_eq!(
+            seen,
+            vec![
+                ("mine".to_owned(), false, s(&home.join("v.vc"))),
+                ("shared".to_owned(), true, vol1.clone()),
+            ],
+            "own favorite and the system's, never the other user's"
+        );
+    }
+    // A favorite mounts with its own settings, and remembers how it opened.
+    ok(one, &["favorites", "mount", "mine", "--password-stdin"], pw);
+    assert_eq!(list(one)[0]["mount_point"], mnt1.as_str());
+    let rows: serde_json::Value =
+        serde_json::from_str(&ok(one, &["favorites", "list", "--json"], "")).expect("json");
+    let mine = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|f| f["name"] == "mine")
+        .expect("mine");
+    assert_eq!(mine["hash"], "SHA-512");
+    ok(one, &["dismount", &mnt1], "");
+    denied(
+        two,
+        &["favorites", "remove", "shared", "--system-favorite"],
+        "",
+        "remove a system favorite",
+    );
+    ok(two, &["favorites", "remove", "mine"], "");
+    assert_eq!(
+        favorites(two),
+        vec![("shared".to_owned(), true, vol1.clone())]
+    );
+    assert_eq!(favorites(one).len(), 2, "the other user's favorite stays");
 }

@@ -31,6 +31,8 @@ pub enum Action {
     ManageOthers,
     /// Change the backend policy.
     SetPolicy,
+    /// Add or remove system favorites (mounted by the daemon as root).
+    ManageSystemFavorites,
 }
 
 impl Action {
@@ -40,6 +42,7 @@ impl Action {
             Action::UseDevice => "org.tcd.use-device",
             Action::ManageOthers => "org.tcd.manage-others",
             Action::SetPolicy => "org.tcd.set-policy",
+            Action::ManageSystemFavorites => "org.tcd.manage-system-favorites",
         }
     }
 

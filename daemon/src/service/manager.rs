@@ -8,6 +8,7 @@ use super::volume::{VolumeObject, object_path};
 use super::{Peer, Shared};
 use crate::cache::Cached;
 use crate::engine::Chain;
+use crate::favorites::{AutoDismount, Favorite, Owner};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::mounts::{Filesystem, MountRequest, Mounted};
 use crate::volume::create::{self, CreateOptions, Fill};
@@ -242,6 +243,28 @@ fn host_file(fd: OwnedFd) -> Result<File> {
 }
 
 /// Refuses a string longer than [`MAX_STRING`].
+/// The descriptor a client sent is the favorite's own volume (its file,
+/// or the device its stable name points to now).
+fn same_volume(host: &File, fav: &Favorite) -> Result<()> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let wrong = || {
+        bad(&format!(
+            "the volume given is not favorite {}'s {}",
+            fav.name, fav.host
+        ))
+    };
+    let given = host.metadata().map_err(|_| wrong())?;
+    let path = crate::favorites::auto::locate(fav)
+        .ok_or_else(|| ServiceError::NotFound(format!("{} is not present", fav.host)))?;
+    let want = std::fs::metadata(&path).map_err(|_| wrong())?;
+    let same = if want.file_type().is_block_device() {
+        given.file_type().is_block_device() && given.rdev() == want.rdev()
+    } else {
+        given.dev() == want.dev() && given.ino() == want.ino()
+    };
+    if same { Ok(()) } else { Err(wrong()) }
+}
+
 fn bounded(what: &str, s: &str) -> Result<()> {
     if s.len() > MAX_STRING {
         return Err(bad(&format!(
@@ -410,6 +433,35 @@ impl Manager {
             })
     }
 
+    /// Whose list a change goes to: the caller's, or the system's for
+    /// those polkit lets manage it.
+    async fn favorites_owner(&self, peer: &Peer, system: bool) -> Result<Owner> {
+        if !system {
+            return Ok(Owner::User(peer.uid));
+        }
+        self.shared
+            .authority()
+            .check(peer, Action::ManageSystemFavorites)
+            .await?;
+        Ok(Owner::System)
+    }
+
+    /// The caller's favorite `name` (or the system's, when asked or when
+    /// the caller has none of that name).
+    fn find_favorite(&self, peer: &Peer, name: &str, system: bool) -> Result<(Owner, Favorite)> {
+        bounded("the favorite name", name)?;
+        let mut owners = vec![Owner::System];
+        if !system {
+            owners.insert(0, Owner::User(peer.uid));
+        }
+        for owner in owners {
+            if let Some(f) = self.shared.favorites.get(owner, name)? {
+                return Ok((owner, f));
+            }
+        }
+        Err(ServiceError::NotFound(format!("no favorite {name}")))
+    }
+
     fn resolve(&self, name: &str) -> Result<Mounted> {
         let table = &self.shared.table;
         let by_path = name
@@ -430,7 +482,11 @@ impl Manager {
     /// `pim` (u), `readonly` (b), `filesystem` ("auto" or "none"),
     /// `mount_point`, `allow_non_empty` (b), `discard` (b), `backend`,
     /// `protect_hidden_password` (ay), `protect_hidden_keyfiles` (aay),
-    /// `protect_hidden_pim` (u).
+    /// `protect_hidden_pim` (u), `cache` (b), `use_cache` (b),
+    /// `dismount_on_logout` (b), `dismount_before_sleep` (b),
+    /// `dismount_idle_seconds` (u), `force_dismount` (b); `favorite` (the
+    /// caller's favorite this volume is, whose settings then apply) and
+    /// `favorite_system` (b: the system's favorite of that name).
     #[allow(clippy::too_many_arguments)]
     async fn mount(
         &self,
@@ -460,8 +516,16 @@ impl Manager {
         let mount_point = opt_str(&options, "mount_point")?.filter(|s| !s.is_empty());
         let allow_non_empty = opt_bool(&options, "allow_non_empty")?;
         let discard = opt_bool(&options, "discard")?;
-        let cache = opt_bool(&options, "cache")?;
-        let use_cache = opt_bool(&options, "use_cache")?;
+        let mut cache = opt_bool(&options, "cache")?;
+        let mut use_cache = opt_bool(&options, "use_cache")?;
+        let mut auto_dismount = AutoDismount {
+            on_logout: opt_bool(&options, "dismount_on_logout")?,
+            before_sleep: opt_bool(&options, "dismount_before_sleep")?,
+            idle_seconds: opt_u32(&options, "dismount_idle_seconds")?,
+            force: opt_bool(&options, "force_dismount")?,
+        };
+        let favorite_name = opt_str(&options, "favorite")?.filter(|s| !s.is_empty());
+        let favorite_system = opt_bool(&options, "favorite_system")?;
         let shared = Arc::clone(&self.shared);
         let peer = self.caller(&header, conn).await?;
         let host = host_file(host)?;
@@ -469,6 +533,45 @@ impl Manager {
             .authority()
             .check(&peer, Action::for_host(&host))
             .await?;
+        // A favorite's own settings win; its password is never mixed with
+        // another's (no cache either way).
+        let mut search = search;
+        let (mut read_only, mut mount_point, mut filesystem, mut discard) =
+            (read_only, mount_point, filesystem, discard);
+        let favorite = match &favorite_name {
+            None => None,
+            Some(name) => {
+                let (owner, fav) = self.find_favorite(&peer, name, favorite_system)?;
+                same_volume(&host, &fav)?;
+                read_only |= fav.readonly;
+                mount_point = mount_point.or_else(|| fav.mount_point.clone());
+                if fav.filesystem.is_some() {
+                    filesystem = crate::favorites::auto::filesystem_of(&fav);
+                }
+                discard |= fav.discard;
+                if search.backend.is_none() && fav.backend.is_some() {
+                    search.backend = fav.backend.clone();
+                    if let Some(b) = &search.backend {
+                        self.shared.backends.check_forced(b)?;
+                    }
+                }
+                let a = fav.auto_dismount();
+                auto_dismount = AutoDismount {
+                    on_logout: auto_dismount.on_logout || a.on_logout,
+                    before_sleep: auto_dismount.before_sleep || a.before_sleep,
+                    idle_seconds: if a.idle_seconds > 0 {
+                        a.idle_seconds
+                    } else {
+                        auto_dismount.idle_seconds
+                    },
+                    force: auto_dismount.force || a.force,
+                };
+                cache = false;
+                use_cache = false;
+                Some((owner, fav))
+            }
+        };
+        let searches = crate::favorites::auto::searches(favorite.as_ref().map(|(_, f)| f), &search);
         let departure = Departure::watch(self.socket.as_ref());
         let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
@@ -492,7 +595,10 @@ impl Manager {
             let mut last = crate::Error::NotUnlocked {
                 untried: Vec::new(),
             };
-            for c in &candidates {
+            for (c, search) in candidates
+                .iter()
+                .flat_map(|c| searches.iter().map(move |s| (c, s)))
+            {
                 let host = host.try_clone().map_err(|e| crate::Error::Io {
                     what: "cannot use the volume's descriptor".into(),
                     source: e,
@@ -520,11 +626,23 @@ impl Manager {
                     allow_non_empty,
                     discard,
                     owner: (peer.uid, peer.gid),
+                    favorite: favorite.as_ref().map(|(_, f)| f.name.clone()),
+                    auto_dismount,
                 };
                 match shared.table.mount(req, &cancel) {
                     Ok(m) => {
                         if cache {
                             shared.cache.add(peer.uid, c.clone());
+                        }
+                        if let Some((owner, f)) = &favorite
+                            && let Err(e) = shared.favorites.record_opened(
+                                *owner,
+                                &f.name,
+                                m.info.prf.name(),
+                                m.info.chain.name,
+                            )
+                        {
+                            tracing::warn!("cannot record how favorite {} opened: {e}", f.name);
                         }
                         return Ok(m);
                     }
@@ -1067,6 +1185,68 @@ impl Manager {
         shared.announce_changed_async(&applied.moved).await;
         Ok(applied.kept)
     }
+
+    /// The caller's favorites and the system's: (name, system, favorite).
+    /// The favorite's keys are those of the favorites file.
+    async fn list_favorites(
+        &self,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<(String, bool, super::favorites::Dict)>> {
+        let peer = self.caller(&header, conn).await?;
+        let mut out = Vec::new();
+        for (owner, system) in [(Owner::User(peer.uid), false), (Owner::System, true)] {
+            for f in self.shared.favorites.list(owner)? {
+                out.push((f.name.clone(), system, super::favorites::to_dict(&f)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds a favorite (replacing one of the same name) to the caller's
+    /// list, or with `system` to the system's (polkit
+    /// `manage-system-favorites`).
+    async fn add_favorite(
+        &self,
+        favorite: super::favorites::Dict,
+        system: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<()> {
+        let peer = self.caller(&header, conn).await?;
+        let fav = super::favorites::from_dict(&favorite)?;
+        let owner = self.favorites_owner(&peer, system).await?;
+        let shared = Arc::clone(&self.shared);
+        blocking::unblock(move || shared.favorites.add(owner, fav)).await?;
+        Ok(())
+    }
+
+    /// Removes a favorite; whether there was one.
+    async fn remove_favorite(
+        &self,
+        name: String,
+        system: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<bool> {
+        bounded("the favorite name", &name)?;
+        let peer = self.caller(&header, conn).await?;
+        let owner = self.favorites_owner(&peer, system).await?;
+        let shared = Arc::clone(&self.shared);
+        Ok(blocking::unblock(move || shared.favorites.remove(owner, &name)).await?)
+    }
+
+    /// A volume was dismounted without a call (`reason`: "idle", "logout",
+    /// "sleep", "device removed"), or could not be (`error` non-empty).
+    #[zbus(signal)]
+    async fn auto_dismounted(
+        emitter: &SignalEmitter<'_>,
+        volume: zbus::zvariant::ObjectPath<'_>,
+        host: &str,
+        owner: u32,
+        reason: &str,
+        error: &str,
+    ) -> zbus::Result<()>;
 
     /// Wipes the caller's cached passwords (root: everyone's); returns how
     /// many were wiped.

@@ -4,7 +4,9 @@
 //! D-Bus.
 
 pub mod authority;
+pub mod automation;
 pub mod errors;
+pub mod favorites;
 pub mod manager;
 pub mod volume;
 
@@ -23,6 +25,7 @@ pub type Peer = authority::Caller;
 pub struct Shared {
     pub table: MountTable,
     pub backends: Backends,
+    pub favorites: crate::favorites::Favorites,
     /// Passwords users asked to have cached (off unless asked).
     pub cache: crate::cache::PasswordCache,
     /// A benchmark is running (one at a time: it takes every core).
@@ -37,10 +40,16 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(table: MountTable, backends: Backends, runtime: &Path) -> Arc<Shared> {
+    pub fn new(
+        table: MountTable,
+        backends: Backends,
+        favorites: crate::favorites::Favorites,
+        runtime: &Path,
+    ) -> Arc<Shared> {
         let shared = Arc::new(Shared {
             table,
             backends,
+            favorites,
             cache: crate::cache::PasswordCache::default(),
             authority: std::sync::OnceLock::new(),
             benchmark_running: std::sync::atomic::AtomicBool::new(false),
@@ -110,6 +119,52 @@ impl Shared {
     /// As [`Shared::announce_changed_async`], from a plain thread.
     pub fn announce_changed(&self, changed: &[crate::mounts::Mounted]) {
         zbus::block_on(self.announce_changed_async(changed));
+    }
+
+    /// Shows a volume mounted without a call to every client.
+    pub fn publish_blocking(&self, m: &crate::mounts::Mounted) {
+        zbus::block_on(async {
+            for conn in self.connections() {
+                let _ = conn
+                    .object_server()
+                    .at(
+                        volume::object_path(m.id),
+                        volume::VolumeObject::new(m.clone()),
+                    )
+                    .await;
+            }
+        });
+    }
+
+    /// Takes a volume dismounted without a call from every client.
+    pub fn unpublish_blocking(&self, id: u32) {
+        zbus::block_on(async {
+            for conn in self.connections() {
+                let _ = conn
+                    .object_server()
+                    .remove::<volume::VolumeObject, _>(volume::object_path(id))
+                    .await;
+            }
+        });
+    }
+
+    /// `AutoDismounted(volume, host, owner, reason, error)` to every client
+    /// (`error` empty when it worked).
+    pub fn announce_auto_dismount(&self, m: &crate::mounts::Mounted, reason: &str, error: &str) {
+        let path = volume::object_path(m.id);
+        zbus::block_on(async {
+            for conn in self.connections() {
+                let _ = conn
+                    .emit_signal(
+                        None::<&str>,
+                        volume::MANAGER_PATH,
+                        "org.tcd.Manager1",
+                        "AutoDismounted",
+                        &(&path, &m.host_name, m.owner, reason, error),
+                    )
+                    .await;
+            }
+        });
     }
 
     fn connections(&self) -> Vec<zbus::Connection> {
@@ -317,5 +372,8 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connec
         .build()
         .map_err(fail)?;
     shared.add_connection(conn.clone().into());
+    if bus == Bus::System {
+        automation::watch_logind(&shared, &conn);
+    }
     Ok(conn)
 }

@@ -55,6 +55,10 @@ pub struct OpenVolume {
     read_only: AtomicBool,
     /// Host byte range of a hidden volume that writes must not touch.
     protected: Option<(u64, u64)>,
+    /// Seconds after `opened_at` of the last read or write (for the idle
+    /// auto-dismount; a coarse clock is enough).
+    last_io: std::sync::atomic::AtomicU64,
+    opened_at: std::time::Instant,
 }
 
 impl std::fmt::Debug for OpenVolume {
@@ -149,6 +153,8 @@ impl OpenVolume {
             info,
             read_only: AtomicBool::new(read_only),
             protected,
+            last_io: std::sync::atomic::AtomicU64::new(0),
+            opened_at: std::time::Instant::now(),
         })
     }
 
@@ -242,6 +248,7 @@ impl OpenVolume {
 
     /// Reads and decrypts whole sectors at `offset` of the data area.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.touch();
         let at = self.host_range(offset, buf.len())?;
         self.host.read_exact_at(buf, at).map_err(|e| Error::Io {
             what: format!("read at {offset}"),
@@ -253,6 +260,7 @@ impl OpenVolume {
     /// Encrypts and writes whole sectors at `offset` of the data area.
     /// `buf` is used as scratch: it holds ciphertext afterwards.
     pub fn write_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.touch();
         if self.is_read_only() {
             return Err(Error::ReadOnly);
         }
@@ -313,6 +321,21 @@ impl OpenVolume {
             });
         }
         Ok(())
+    }
+
+    fn touch(&self) {
+        let now = self.opened_at.elapsed().as_secs();
+        if self.last_io.load(Ordering::Relaxed) != now {
+            self.last_io.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// How long since the last read or write.
+    pub fn idle_for(&self) -> std::time::Duration {
+        let last = self.last_io.load(Ordering::Relaxed);
+        self.opened_at
+            .elapsed()
+            .saturating_sub(std::time::Duration::from_secs(last))
     }
 
     /// Makes written data durable in the host.

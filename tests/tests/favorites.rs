@@ -1,0 +1,633 @@
+//! Favorites end to end through the real daemon and `tcctl`: the kernel
+//! keyring keeping a password (and a wrong one falling back to asking),
+//! system favorites mounted at start and when their partition appears
+//! (kernel uevents), dismounted when it goes, and automatic dismounts on
+//! logind's signals (from a stand-in logind on a private bus) and after
+//! idle time.
+//!
+//! Needs root, /dev/fuse, losetup, partx, sfdisk, blkid, keyctl,
+//! mkfs.ext4, dbus-daemon.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tcd_tests::daemon::{Daemon, PrivateBus};
+use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
+
+const PW: &str = "favorite words\n";
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Polls `f` until it holds, for up to 20 s.
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn mounted_hosts(d: &Daemon) -> Vec<String> {
+    d.list()
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["volume"].as_str().expect("volume").to_owned())
+        .collect()
+}
+
+/// An ext4 volume (of 24 MiB in a new file; a device's size), SHA-512
+/// only (fast to open).
+fn create(d: &Daemon, path: &Path, password: &str) {
+    let size: &[&str] = if path.starts_with("/dev") {
+        &[]
+    } else {
+        &["--size", "24M"]
+    };
+    d.ok(
+        &[
+            &["create", s(path)],
+            size,
+            &[
+                "--hash",
+                "sha512",
+                "--encryption",
+                "Serpent-AES",
+                "--filesystem",
+                "ext4",
+                "--password-stdin",
+            ],
+        ]
+        .concat(),
+        password,
+    );
+}
+
+/// The key description the kernel keyring holds for favorite `name`.
+fn kernel_key(name: &str) -> Option<String> {
+    let keyctl = require_tool("keyctl", "package keyutils");
+    let out = Command::new(keyctl)
+        .args(["show", "@s"])
+        .output()
+        .expect("keyctl show");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find(|l| l.contains("tcd") && l.contains(&format!("favorite:{name}")))
+        .map(str::to_owned)
+}
+
+/// A session keyring of this test's own, as pam_keyinit gives each login
+/// (children started from this thread share it).
+fn join_new_session_keyring() {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl(2) with a null name: join a new anonymous keyring.
+    let id = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
+    assert!(
+        id > 0,
+        "join a session keyring: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+#[test]
+fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    require_tool("keyctl", "package keyutils");
+    join_new_session_keyring();
+    let d = Daemon::start();
+    let vol = d.path("kept.hc");
+    create(&d, &vol, PW);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    // A unique name: the session keyring outlives the test.
+    let name = format!("kept-{}", std::process::id());
+    let out = d.ok(
+        &[
+            "favorites",
+            "add",
+            &name,
+            s(&vol),
+            "--mount-point",
+            s(&mnt),
+            "--remember",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    assert!(out.contains("kernel keyring"), "{out}");
+    let key = kernel_key(&name);
+    assert!(key.is_some(), "keyctl shows the kept password's key");
+
+    // No password typed: the keyring's opens it, and the favorite's own
+    // mount point is used.
+    let out = d.tcctl(&["favorites", "mount", &name, "--password-stdin"], "");
+    assert!(
+        out.status.success(),
+        "mount with the kept password: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        Path::new(s(&mnt)).join("lost+found").is_dir(),
+        "its filesystem is on the favorite's mount point"
+    );
+    let rows = d.list();
+    assert_eq!(rows[0]["mount_point"], s(&mnt));
+    assert_eq!(rows[0]["hash"], "SHA-512");
+    // It kept the PRF and encryption it opened with.
+    let favs: serde_json::Value =
+        serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
+    assert_eq!(favs[0]["hash"], "SHA-512");
+    assert_eq!(favs[0]["encryption"], "Serpent-AES");
+    d.ok(&["dismount", s(&mnt)], "");
+
+    // A wrong kept password: reported, then the user is asked, and the
+    // right one (with --remember) replaces it.
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            &name,
+            s(&vol),
+            "--mount-point",
+            s(&mnt),
+            "--remember",
+            "--password-stdin",
+        ],
+        "not the password\n",
+    );
+    let out = d.tcctl(
+        &[
+            "favorites",
+            "mount",
+            &name,
+            "--remember",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "falls back to asking: {err}");
+    assert!(err.contains("does not open it; asking instead"), "{err}");
+    d.ok(&["dismount", s(&mnt)], "");
+    let out = d.tcctl(&["favorites", "mount", &name, "--password-stdin"], "");
+    assert!(
+        out.status.success(),
+        "the replaced password opens it: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    d.ok(&["dismount", s(&mnt)], "");
+
+    // Nothing kept for one favorite is tried on another: a second
+    // favorite of the same volume has no password, and its mount asks
+    // (and fails on the wrong one given).
+    let other = format!("other-{}", std::process::id());
+    d.ok(&["favorites", "add", &other, s(&vol)], "");
+    let (code, err) = d.fails(
+        &["favorites", "mount", &other, "--password-stdin"],
+        "wrong\n",
+    );
+    assert_eq!(code, 2, "wrong password: {err}");
+
+    d.ok(&["favorites", "forget", &name], "");
+    assert_eq!(kernel_key(&name), None, "forget removes the key");
+    let (code, _) = d.fails(&["favorites", "forget", &name], "");
+    assert_eq!(code, 3);
+    d.ok(&["favorites", "remove", &name], "");
+    d.ok(&["favorites", "remove", &other], "");
+    let favs: serde_json::Value =
+        serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
+    assert_eq!(favs, serde_json::json!([]));
+}
+
+/// A loop device with a GPT partition, detached on drop.
+struct Disk {
+    image: PathBuf,
+    device: Option<String>,
+}
+
+impl Disk {
+    fn attach(&mut self) -> String {
+        let out = Command::new(require_tool("losetup", "package mount"))
+            .args(["--find", "--show"])
+            .arg(&self.image)
+            .output()
+            .expect("losetup");
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(dev.starts_with("/dev/loop"), "losetup: {dev}");
+        self.device = Some(dev.clone());
+        // The kernel here does not scan loop partitions itself: partx
+        // adds them, and the kernel announces each (an "add" uevent).
+        let st = Command::new(require_tool("partx", "package util-linux"))
+            .args(["-a", &dev])
+            .status()
+            .expect("partx -a");
+        assert!(st.success(), "partx -a {dev}");
+        let part = format!("{dev}p1");
+        wait_until("the partition's node", || Path::new(&part).exists());
+        part
+    }
+
+    fn detach(&mut self) {
+        if let Some(dev) = self.device.take() {
+            let _ = Command::new("partx").args(["-d", &dev]).status();
+            let _ = Command::new("losetup").args(["-d", &dev]).status();
+        }
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        self.detach();
+    }
+}
+
+#[test]
+fn system_favorites_mount_at_start_and_when_their_partition_appears() {
+    require_root_and_fuse();
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let sfdisk = require_tool("sfdisk", "package fdisk");
+    let blkid = require_tool("blkid", "package util-linux");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |n: &str| dir.path().join(n);
+
+    // A disk image with one GPT partition; a volume in the partition, and
+    // one in a container file.
+    let image = p("disk.img");
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(48 << 20))
+        .expect("image");
+    let mut child = Command::new(sfdisk)
+        .args(["-q"])
+        .arg(&image)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sfdisk");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"label: gpt\n,\n")
+        .expect("table");
+    assert!(child.wait().expect("sfdisk").success());
+    let mut disk = Disk {
+        image: image.clone(),
+        device: None,
+    };
+    let part = disk.attach();
+    let partuuid = String::from_utf8(
+        Command::new(&blkid)
+            .args(["-p", "-o", "value", "-s", "PART_ENTRY_UUID", &part])
+            .output()
+            .expect("blkid")
+            .stdout,
+    )
+    .expect("utf-8")
+    .trim()
+    .to_owned();
+    assert!(!partuuid.is_empty(), "the partition has a PARTUUID");
+    let stable = format!("/dev/disk/by-partuuid/{partuuid}");
+    let container = p("boot.tc");
+    {
+        let d = Daemon::start();
+        create(&d, Path::new(&part), PW);
+        create(&d, &container, PW);
+        // tcctl names a device by its stable name, not /dev/loopNp1.
+        d.ok(&["favorites", "add", "usb", &part], "");
+        let favs: serde_json::Value =
+            serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
+        assert_eq!(favs[0]["host"], stable.as_str());
+        let (code, err) = d.fails(
+            &[
+                "favorites",
+                "add",
+                "raw",
+                &disk.device.clone().expect("dev"),
+            ],
+            "",
+        );
+        assert_eq!(code, 7, "a whole loop device has no stable name: {err}");
+    }
+    disk.detach();
+
+    // The administrator's list: root's, with a root-only password file.
+    let password_file = p("password");
+    std::fs::write(&password_file, PW).expect("password file");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    for m in ["mnt-boot", "mnt-usb"] {
+        std::fs::create_dir(p(m)).expect("mount point");
+    }
+    let system = p("favorites.toml");
+    std::fs::write(
+        &system,
+        format!(
+            "[[favorite]]\nname = \"boot\"\nhost = \"{}\"\nmount_point = \"{}\"\nauto_mount = true\npassword_file = \"{}\"\n\n\
+             [[favorite]]\nname = \"usb\"\nhost = \"{stable}\"\nmount_point = \"{}\"\nauto_mount = true\npassword_file = \"{}\"\n",
+            s(&container),
+            s(&p("mnt-boot")),
+            s(&password_file),
+            s(&p("mnt-usb")),
+            s(&password_file),
+        ),
+    )
+    .expect("system favorites");
+    std::fs::set_permissions(&system, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+
+    let d = Daemon::start_with(&["--system-favorites".as_ref(), system.as_os_str()]);
+    // At start: the container is there and mounts; the disk is not.
+    wait_until("the container favorite mounts at start", || {
+        mounted_hosts(&d) == vec![s(&container).to_owned()]
+    });
+    assert!(p("mnt-boot").join("lost+found").is_dir());
+
+    // The disk appears: the partition's "add" uevent mounts it.
+    let part = disk.attach();
+    wait_until("the partition favorite mounts when it appears", || {
+        mounted_hosts(&d).contains(&stable)
+    });
+    assert!(p("mnt-usb").join("lost+found").is_dir());
+    std::fs::write(p("mnt-usb").join("note"), "on the stick").expect("write");
+
+    // The partition goes away. A busy loop device sends no event of its
+    // own when detached, so the kernel's "remove" is raised through sysfs
+    // as udevadm trigger does; the daemon dismounts and lets go.
+    let name = Path::new(&part)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("name")
+        .to_owned();
+    std::fs::write(format!("/sys/class/block/{name}/uevent"), "remove").expect("raise remove");
+    wait_until("the partition favorite is dismounted when it goes", || {
+        !mounted_hosts(&d).contains(&stable)
+    });
+    assert!(!p("mnt-usb").join("lost+found").exists(), "unmounted");
+    assert!(
+        mounted_hosts(&d).contains(&s(&container).to_owned()),
+        "the other stays"
+    );
+    let log = std::fs::read_to_string(d.path("tcd.log")).expect("log");
+    assert!(
+        log.contains("device removed") || log.contains("went away"),
+        "{log}"
+    );
+    disk.detach();
+
+    // What was written reached the disk: it mounts again when it comes back.
+    disk.attach();
+    wait_until("it mounts again", || mounted_hosts(&d).contains(&stable));
+    assert_eq!(
+        std::fs::read_to_string(p("mnt-usb").join("note")).expect("note"),
+        "on the stick"
+    );
+    d.ok(&["dismount", "--all"], "");
+}
+
+/// A stand-in for logind: owns org.freedesktop.login1 on a private bus
+/// and sends its signals.
+fn emit(
+    conn: &zbus::blocking::Connection,
+    member: &str,
+    body: &(impl serde::Serialize + zbus::zvariant::DynamicType),
+) {
+    conn.emit_signal(
+        None::<&str>,
+        "/org/freedesktop/login1",
+        "org.freedesktop.login1.Manager",
+        member,
+        body,
+    )
+    .expect("emit");
+}
+
+#[test]
+fn volumes_dismount_on_logind_signals_only_from_logind() {
+    require_root_and_fuse();
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let bus = PrivateBus::session();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |n: &str| dir.path().join(n);
+    {
+        let d = Daemon::start();
+        for v in ["sleep.hc", "logout.hc", "stays.hc"] {
+            create(&d, &p(v), PW);
+        }
+    }
+    // The daemon on a bus of the test's, as if it were the system bus.
+    let log = p("tcd.log");
+    let _tcd = tcd_tests::daemon::Stopped(
+        Command::new(build_dir().join("tcd"))
+            .args(["--system", "--runtime-dir"])
+            .arg(p("run"))
+            .arg("--state-dir")
+            .arg(p("state"))
+            .arg("--system-favorites")
+            .arg(p("none.toml"))
+            .arg("--backend-dir")
+            .arg(build_dir())
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("tcd --system"),
+    );
+    let run = |args: &[&str], stdin: &str| -> std::process::Output {
+        let mut child = Command::new(build_dir().join("tcctl"))
+            .arg("--system")
+            .args(args)
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tcctl");
+        let _ = child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes());
+        child.wait_with_output().expect("tcctl")
+    };
+    let tcctl = |args: &[&str], stdin: &str| -> String {
+        let out = run(args, stdin);
+        assert!(
+            out.status.success(),
+            "tcctl {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    wait_until("tcd on the bus", || run(&["list"], "").status.success());
+    let hosts = || -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&tcctl(&["list", "--json"], "")).expect("json");
+        let mut h: Vec<String> = v
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r["volume"].as_str().expect("volume").to_owned())
+            .collect();
+        h.sort();
+        h
+    };
+    tcctl(
+        &[
+            "favorites",
+            "add",
+            "sleep",
+            s(&p("sleep.hc")),
+            "--dismount-before-sleep",
+        ],
+        "",
+    );
+    tcctl(
+        &[
+            "favorites",
+            "add",
+            "logout",
+            s(&p("logout.hc")),
+            "--dismount-on-logout",
+        ],
+        "",
+    );
+    tcctl(&["favorites", "add", "stays", s(&p("stays.hc"))], "");
+    tcctl(
+        &["favorites", "mount", "--all", "--password-stdin"],
+        &PW.repeat(3),
+    );
+    let all: Vec<String> = ["logout.hc", "sleep.hc", "stays.hc"]
+        .iter()
+        .map(|v| s(&p(v)).to_owned())
+        .collect();
+    assert_eq!(hosts(), all);
+
+    // Someone who is not logind sends its signals: nothing happens.
+    let logind = zbus::blocking::connection::Builder::address(bus.address.as_str())
+        .expect("address")
+        .name("org.freedesktop.login1")
+        .expect("name")
+        .build()
+        .expect("stand-in logind");
+    let impostor = zbus::blocking::connection::Builder::address(bus.address.as_str())
+        .expect("address")
+        .build()
+        .expect("impostor");
+    emit(&impostor, "PrepareForSleep", &(true,));
+    emit(
+        &impostor,
+        "UserRemoved",
+        &(
+            0u32,
+            zbus::zvariant::ObjectPath::from_static_str_unchecked(
+                "/org/freedesktop/login1/user/_0",
+            ),
+        ),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        hosts(),
+        all,
+        "signals from anyone but logind's owner are ignored"
+    );
+
+    // logind: the machine is about to sleep.
+    emit(&logind, "PrepareForSleep", &(true,));
+    wait_until("dismounted before sleep", || !hosts().contains(&all[1]));
+    assert_eq!(hosts(), vec![all[0].clone(), all[2].clone()]);
+    emit(&logind, "PrepareForSleep", &(false,));
+    // root's last session ends.
+    emit(
+        &logind,
+        "UserRemoved",
+        &(
+            0u32,
+            zbus::zvariant::ObjectPath::from_static_str_unchecked(
+                "/org/freedesktop/login1/user/_0",
+            ),
+        ),
+    );
+    wait_until("dismounted at logout", || !hosts().contains(&all[0]));
+    assert_eq!(
+        hosts(),
+        vec![all[2].clone()],
+        "the favorite without either stays"
+    );
+    tcctl(&["dismount", "--all"], "");
+}
+
+#[test]
+fn an_idle_volume_is_dismounted_and_the_session_watcher_reports_it() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let d = Daemon::start();
+    let vol = d.path("idle.hc");
+    create(&d, &vol, PW);
+    let manual = d.path("manual.hc");
+    create(&d, &manual, PW);
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "idle",
+            s(&vol),
+            "--dismount-idle",
+            "3",
+            "--auto-mount",
+        ],
+        "",
+    );
+    d.ok(&["favorites", "add", "manual", s(&manual)], "");
+    // The session's watcher, as its autostart entry runs it.
+    let mut watch = tcd_tests::daemon::Stopped(
+        Command::new(build_dir().join("tcctl"))
+            .arg("--socket")
+            .arg(d.socket())
+            .arg("watch")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tcctl watch"),
+    );
+    // The session's autostart: only the favorite marked auto-mount.
+    d.ok(&["favorites", "mount", "--auto", "--password-stdin"], PW);
+    // In use, it stays: reads every second for 5 s.
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_secs(1));
+        let st = Command::new("dd")
+            .args([
+                &format!("if={}", d.list()[0]["device"].as_str().expect("device")),
+                "of=/dev/null",
+                "bs=4096",
+                "count=1",
+                "iflag=direct",
+            ])
+            .stderr(Stdio::null())
+            .status()
+            .expect("dd");
+        assert!(st.success());
+    }
+    assert_eq!(
+        mounted_hosts(&d),
+        vec![s(&vol).to_owned()],
+        "a volume in use stays mounted"
+    );
+    wait_until("dismounted after 3 s idle", || mounted_hosts(&d).is_empty());
+    // The watcher said so.
+    let stdout = watch.0.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+        .expect("watch output");
+    assert!(
+        line.contains("Dismounted") && line.contains("idle.hc") && line.contains("idle"),
+        "{line}"
+    );
+}
