@@ -85,7 +85,11 @@ impl Departure {
                 };
                 // SAFETY: one live pollfd, count 1; poll only writes revents.
                 let n = unsafe { libc::poll(&mut p, 1, 100) };
-                if n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
+                // A client that leaves after its reply is not a departure.
+                if n > 0
+                    && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+                    && !d.load(Ordering::Relaxed)
+                {
                     tracing::info!("client went away: cancelling its request");
                     c.store(true, Ordering::Relaxed);
                     break;
