@@ -205,6 +205,11 @@ impl MountTable {
         };
         let volume = Arc::new(volume);
         let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        // Two mounts of one host may search at once (a call and a device
+        // event); only the first to get here mounts it.
+        if self.lock().values().any(|e| e.host_id == host_id) {
+            return Err(Error::AlreadyMounted(req.host_name));
+        }
         let id = (1..)
             .find(|i| !self.lock().contains_key(i))
             .unwrap_or(u32::MAX);

@@ -93,6 +93,15 @@ fn on_device(shared: &Arc<Shared>, change: uevent::Change) {
         uevent::Change::Present { name, device } => {
             tracing::debug!(name, "block device present");
             mount_present(shared, Some(device));
+            // udev makes its /dev/disk links after the kernel's event: a
+            // favorite named by one is looked for again shortly after.
+            let s = Arc::clone(shared);
+            std::thread::spawn(move || {
+                for wait in [2, 5] {
+                    std::thread::sleep(Duration::from_secs(wait));
+                    mount_present(&s, Some(device));
+                }
+            });
         }
         uevent::Change::Lost => {
             tracing::warn!("device events were lost: looking at every favorite again");
@@ -113,6 +122,31 @@ fn on_device(shared: &Arc<Shared>, change: uevent::Change) {
                 }
             }
         }
+    }
+}
+
+/// A mount attempt of one system favorite, registered in
+/// `Shared::mounting` until dropped.
+struct Attempt<'a>(&'a Shared, String);
+
+impl<'a> Attempt<'a> {
+    fn start(shared: &'a Shared, name: &str) -> Option<Attempt<'a>> {
+        let mut a = shared.mounting.lock().unwrap_or_else(|p| p.into_inner());
+        if a.iter().any(|n| n == name) {
+            return None;
+        }
+        a.push(name.to_owned());
+        Some(Attempt(shared, name.to_owned()))
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        self.0
+            .mounting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|n| n != &self.1);
     }
 }
 
@@ -147,6 +181,11 @@ fn mount_present(shared: &Arc<Shared>, device: Option<u64>) {
         if mounted || auto::locate(&fav).is_none_or(|p| !p.exists()) {
             continue;
         }
+        // One attempt at a time per favorite (a retry may come while the
+        // first still searches).
+        let Some(_attempt) = Attempt::start(shared, &fav.name) else {
+            continue;
+        };
         let never = AtomicBool::new(false);
         match auto::mount_system(&shared.table, &fav, &never) {
             Ok(m) => {

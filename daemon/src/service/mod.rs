@@ -26,6 +26,8 @@ pub struct Shared {
     pub table: MountTable,
     pub backends: Backends,
     pub favorites: crate::favorites::Favorites,
+    /// System favorites the daemon is mounting now (one attempt each).
+    mounting: Mutex<Vec<String>>,
     /// Passwords users asked to have cached (off unless asked).
     pub cache: crate::cache::PasswordCache,
     /// A benchmark is running (one at a time: it takes every core).
@@ -50,6 +52,7 @@ impl Shared {
             table,
             backends,
             favorites,
+            mounting: Mutex::new(Vec::new()),
             cache: crate::cache::PasswordCache::default(),
             authority: std::sync::OnceLock::new(),
             benchmark_running: std::sync::atomic::AtomicBool::new(false),
