@@ -539,6 +539,20 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
         "signals from anyone but logind's owner are ignored"
     );
 
+    // The session's watcher on the bus, as its autostart entry runs it.
+    let mut watch = tcd_tests::daemon::Stopped(
+        Command::new(build_dir().join("tcctl"))
+            .args(["--system", "watch"])
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tcctl watch"),
+    );
+    // Time for its match rule to reach the bus.
+    std::thread::sleep(Duration::from_secs(1));
+
     // logind: the machine is about to sleep.
     emit(&logind, "PrepareForSleep", &(true,));
     wait_until("dismounted before sleep", || !hosts().contains(&all[1]));
@@ -561,6 +575,12 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
         vec![all[2].clone()],
         "the favorite without either stays"
     );
+    let mut lines = std::io::BufReader::new(watch.0.stdout.take().expect("stdout"));
+    for (vol, reason) in [(&all[1], "sleep"), (&all[0], "logout")] {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut lines, &mut line).expect("watch output");
+        assert_eq!(line.trim(), format!("Dismounted {vol} ({reason})"));
+    }
     tcctl(&["dismount", "--all"], "");
 }
 
