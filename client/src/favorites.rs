@@ -42,18 +42,8 @@ pub enum Action {
         /// starts or its device appears, yours when your session starts.
         #[arg(long)]
         auto_mount: bool,
-        /// Dismount it when you log out.
-        #[arg(long)]
-        dismount_on_logout: bool,
-        /// Dismount it before the machine sleeps.
-        #[arg(long)]
-        dismount_before_sleep: bool,
-        /// Dismount it after this many seconds without reads or writes.
-        #[arg(long, value_name = "SECONDS")]
-        dismount_idle: Option<u32>,
-        /// Automatic dismounts go ahead even with files open.
-        #[arg(long)]
-        force_dismount: bool,
+        #[command(flatten)]
+        auto_dismount: crate::AutoDismount,
         /// A system favorite (administrators), mounted by the daemon itself.
         /// (Not `--system`: that one picks the system bus.)
         #[arg(id = "system_favorite", long = "system-favorite")]
@@ -215,10 +205,7 @@ pub fn run(action: Action, at: Where<'_>, notify: bool) -> Result<(), Failure> {
             pim,
             protect_hidden,
             auto_mount,
-            dismount_on_logout,
-            dismount_before_sleep,
-            dismount_idle,
-            force_dismount,
+            auto_dismount,
             system,
             password_file,
             remember,
@@ -241,17 +228,11 @@ pub fn run(action: Action, at: Where<'_>, notify: bool) -> Result<(), Failure> {
                 ("discard", discard),
                 ("protect_hidden", protect_hidden),
                 ("auto_mount", auto_mount),
-                ("dismount_on_logout", dismount_on_logout),
-                ("dismount_before_sleep", dismount_before_sleep),
-                ("force_dismount", force_dismount),
             ] {
                 d.insert(k, Value::from(v));
             }
             d.insert("pim", Value::from(pim));
-            d.insert(
-                "dismount_idle_seconds",
-                Value::from(dismount_idle.unwrap_or(0)),
-            );
+            d.extend(auto_dismount.options());
             if !keyfiles.is_empty() {
                 let k: Vec<String> = keyfiles.iter().map(|p| absolute(p)).collect();
                 d.insert("keyfiles", Value::from(k));

@@ -88,6 +88,24 @@ struct AutoDismount {
     force_dismount: bool,
 }
 
+impl AutoDismount {
+    /// As `Mount` options and favorite keys (the same names).
+    fn options(&self) -> [(&'static str, Value<'static>); 4] {
+        [
+            ("dismount_on_logout", Value::from(self.dismount_on_logout)),
+            (
+                "dismount_before_sleep",
+                Value::from(self.dismount_before_sleep),
+            ),
+            (
+                "dismount_idle_seconds",
+                Value::from(self.dismount_idle.unwrap_or(0)),
+            ),
+            ("force_dismount", Value::from(self.force_dismount)),
+        ]
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Mount a volume (its filesystem, or only its block device).
@@ -795,19 +813,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 o.insert("discard", Value::from(discard));
                 o.insert("cache", Value::from(cache));
                 o.insert("use_cache", Value::from(cached));
-                o.insert(
-                    "dismount_on_logout",
-                    Value::from(auto_dismount.dismount_on_logout),
-                );
-                o.insert(
-                    "dismount_before_sleep",
-                    Value::from(auto_dismount.dismount_before_sleep),
-                );
-                o.insert(
-                    "dismount_idle_seconds",
-                    Value::from(auto_dismount.dismount_idle.unwrap_or(0)),
-                );
-                o.insert("force_dismount", Value::from(auto_dismount.force_dismount));
+                o.extend(auto_dismount.options());
                 if let Some(m) = &mount_point {
                     o.insert("mount_point", Value::from(absolute(m)));
                 }

@@ -122,37 +122,14 @@ impl Daemon {
 
     /// Runs tcctl with `stdin` as its input.
     pub fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = Command::new(build_dir().join("tcctl"))
-            .arg("--socket")
-            .arg(self.socket())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run tcctl");
-        // tcctl may refuse before reading its input (a missing file).
-        let written = child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes());
-        if let Err(e) = written {
-            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
-        }
-        child.wait_with_output().expect("tcctl output")
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--socket").arg(self.socket()).args(args);
+        run_with_input(c, stdin)
     }
 
     /// tcctl that must succeed; its standard output.
     pub fn ok(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.tcctl(args, stdin);
-        assert!(
-            out.status.success(),
-            "tcctl {args:?} failed ({:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(args, self.tcctl(args, stdin), "")
     }
 
     /// The exit code of a tcctl that must fail, and its message.
@@ -268,4 +245,108 @@ impl Drop for PrivateBus {
     fn drop(&mut self) {
         send_signal(self.pid, 15);
     }
+}
+
+/// A daemon of its own on a private bus, served as if it were the system
+/// bus (`tcd --system`, `tcctl --system` with `DBUS_SYSTEM_BUS_ADDRESS`);
+/// no polkit there, so root only.
+pub struct BusDaemon {
+    // Fields drop in order: the daemon before its bus and its folder.
+    _tcd: Stopped,
+    pub bus: PrivateBus,
+    pub dir: tempfile::TempDir,
+}
+
+impl BusDaemon {
+    pub fn start() -> BusDaemon {
+        require_root_and_fuse();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let bus = PrivateBus::session();
+        let p = |n: &str| dir.path().join(n);
+        let tcd = Stopped(
+            Command::new(build_dir().join("tcd"))
+                .args(["--system", "--runtime-dir"])
+                .arg(p("run"))
+                .arg("--state-dir")
+                .arg(p("state"))
+                .arg("--system-favorites")
+                .arg(p("system-favorites.toml"))
+                .arg("--backend-dir")
+                .arg(build_dir())
+                .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
+                .env("TCD_LOG", "info,fuser=error")
+                .stdin(Stdio::null())
+                .stderr(std::fs::File::create(p("tcd.log")).expect("log"))
+                .spawn()
+                .expect("tcd --system"),
+        );
+        let d = BusDaemon {
+            _tcd: tcd,
+            bus,
+            dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !d.tcctl(&["list"], "").status.success() {
+            assert!(Instant::now() < deadline, "tcd did not come on the bus");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        d
+    }
+
+    /// The daemon's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("tcd.log")).unwrap_or_default()
+    }
+
+    /// `tcctl --system`, on this bus, for the caller to finish and start.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--system")
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus.address);
+        c
+    }
+
+    /// Runs tcctl with `stdin` as its input.
+    pub fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
+        let mut c = self.command();
+        c.args(args);
+        run_with_input(c, stdin)
+    }
+
+    /// tcctl that must succeed (else the daemon's log is shown too); its
+    /// standard output.
+    pub fn ok(&self, args: &[&str], stdin: &str) -> String {
+        succeeded(args, self.tcctl(args, stdin), &self.log())
+    }
+}
+
+/// Runs `command` with `stdin` as its input; its output.
+fn run_with_input(mut command: Command, stdin: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tcctl");
+    // tcctl may refuse before reading its input (a missing file).
+    let written = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
+    child.wait_with_output().expect("tcctl output")
+}
+
+/// The standard output of a tcctl run that must have succeeded.
+fn succeeded(args: &[&str], out: Output, log: &str) -> String {
+    assert!(
+        out.status.success(),
+        "tcctl {args:?} failed ({:?}): {}\n{log}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

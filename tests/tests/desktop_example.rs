@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::{Daemon, PrivateBus, Stopped};
-use tcd_tests::{build_dir, repo_dir, require_root_and_fuse, require_tool};
+use tcd_tests::daemon::{BusDaemon, Daemon, Stopped};
+use tcd_tests::{repo_dir, require_root_and_fuse, require_tool};
 
 const PW: &str = "desktop words\n";
 
@@ -139,47 +139,9 @@ fn the_desktop_example_mounts_dismounts_and_watches_over_the_system_bus() {
     }
 
     // The daemon on a bus of the test's, as if it were the system bus.
-    let bus = PrivateBus::session();
-    let log = p("tcd.log");
-    let _tcd = Stopped(
-        Command::new(build_dir().join("tcd"))
-            .args(["--system", "--runtime-dir"])
-            .arg(p("run"))
-            .arg("--state-dir")
-            .arg(p("state"))
-            .arg("--system-favorites")
-            .arg(p("none.toml"))
-            .arg("--backend-dir")
-            .arg(build_dir())
-            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("tcd --system"),
-    );
-    let tcctl_bin = build_dir().join("tcctl");
-    let tcctl = |args: &[&str], stdin: &str| -> String {
-        let out = run(
-            &tcctl_bin,
-            &[&["--system"], args].concat(),
-            stdin,
-            &bus.address,
-        );
-        assert!(
-            out.status.success(),
-            "tcctl {args:?}: {}\n{}",
-            text(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        text(&out.stdout)
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !run(&tcctl_bin, &["--system", "list"], "", &bus.address)
-        .status
-        .success()
-    {
-        assert!(Instant::now() < deadline, "tcd did not come on the bus");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let d = BusDaemon::start();
+    let bus = &d.bus;
+    let tcctl = |args: &[&str], stdin: &str| d.ok(args, stdin);
     let python = Path::new(PYTHON);
     let example = script();
     let desktop = |args: &[&str], stdin: &str| -> Output {
@@ -244,7 +206,7 @@ fn the_desktop_example_mounts_dismounts_and_watches_over_the_system_bus() {
         out.status.success(),
         "mount through the example: {}\n{}",
         text(&out.stderr),
-        std::fs::read_to_string(&log).unwrap_or_default()
+        d.log()
     );
     let said = text(&out.stdout);
     let mut said_lines = said.lines();

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::{Daemon, PrivateBus};
+use tcd_tests::daemon::{BusDaemon, Daemon};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
 const PW: &str = "favorite words\n";
@@ -413,7 +413,6 @@ fn emit(
 fn volumes_dismount_on_logind_signals_only_from_logind() {
     require_root_and_fuse();
     require_tool("mkfs.ext4", "package e2fsprogs");
-    let bus = PrivateBus::session();
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |n: &str| dir.path().join(n);
     {
@@ -423,50 +422,8 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
         }
     }
     // The daemon on a bus of the test's, as if it were the system bus.
-    let log = p("tcd.log");
-    let _tcd = tcd_tests::daemon::Stopped(
-        Command::new(build_dir().join("tcd"))
-            .args(["--system", "--runtime-dir"])
-            .arg(p("run"))
-            .arg("--state-dir")
-            .arg(p("state"))
-            .arg("--system-favorites")
-            .arg(p("none.toml"))
-            .arg("--backend-dir")
-            .arg(build_dir())
-            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("tcd --system"),
-    );
-    let run = |args: &[&str], stdin: &str| -> std::process::Output {
-        let mut child = Command::new(build_dir().join("tcctl"))
-            .arg("--system")
-            .args(args)
-            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcctl");
-        let _ = child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes());
-        child.wait_with_output().expect("tcctl")
-    };
-    let tcctl = |args: &[&str], stdin: &str| -> String {
-        let out = run(args, stdin);
-        assert!(
-            out.status.success(),
-            "tcctl {args:?}: {}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    wait_until("tcd on the bus", || run(&["list"], "").status.success());
+    let d = BusDaemon::start();
+    let tcctl = |args: &[&str], stdin: &str| d.ok(args, stdin);
     let hosts = || -> Vec<String> {
         let v: serde_json::Value =
             serde_json::from_str(&tcctl(&["list", "--json"], "")).expect("json");
@@ -511,13 +468,13 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
     assert_eq!(hosts(), all);
 
     // Someone who is not logind sends its signals: nothing happens.
-    let logind = zbus::blocking::connection::Builder::address(bus.address.as_str())
+    let logind = zbus::blocking::connection::Builder::address(d.bus.address.as_str())
         .expect("address")
         .name("org.freedesktop.login1")
         .expect("name")
         .build()
         .expect("stand-in logind");
-    let impostor = zbus::blocking::connection::Builder::address(bus.address.as_str())
+    let impostor = zbus::blocking::connection::Builder::address(d.bus.address.as_str())
         .expect("address")
         .build()
         .expect("impostor");
@@ -541,9 +498,8 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
 
     // The session's watcher on the bus, as its autostart entry runs it.
     let mut watch = tcd_tests::daemon::Stopped(
-        Command::new(build_dir().join("tcctl"))
-            .args(["--system", "watch"])
-            .env("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)
+        d.command()
+            .arg("watch")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
