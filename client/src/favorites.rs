@@ -177,12 +177,8 @@ fn host_name(volume: &Path) -> Result<String, Failure> {
 
 /// Where a favorite's volume is now.
 fn locate(host: &str) -> Result<PathBuf, Failure> {
-    if host.starts_with("/dev/") {
-        tcd_proto::devices::resolve(host)
-            .ok_or_else(|| Failure::not_found(format!("{host} is not present")))
-    } else {
-        Ok(PathBuf::from(host))
-    }
+    tcd_proto::devices::locate(host)
+        .ok_or_else(|| Failure::not_found(format!("{host} is not present")))
 }
 
 fn add_str(d: &mut HashMap<&'static str, Value<'static>>, k: &'static str, v: Option<String>) {

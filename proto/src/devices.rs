@@ -26,6 +26,16 @@ pub fn is_stable(host: &str) -> bool {
         })
 }
 
+/// Where a favorite's volume is now: a container's own path, or the device
+/// its stable name points to (`None` when that device is absent).
+pub fn locate(host: &str) -> Option<PathBuf> {
+    if host.starts_with("/dev/") {
+        resolve(host)
+    } else {
+        Some(PathBuf::from(host))
+    }
+}
+
 /// The device (`/dev/NAME`) a stable name points to now, if present.
 pub fn resolve(host: &str) -> Option<PathBuf> {
     let link = Path::new(host);

@@ -402,6 +402,38 @@ fn no_bus(d: &Daemon) -> std::ffi::OsString {
     format!("unix:path={}", d.path("no-bus").display()).into()
 }
 
+/// Mounts `vol` on `mnt` with no terminal, `display` (a variable and its
+/// value) set if given and only `helpers` on PATH, and checks `tool`
+/// answered: its arguments.
+fn mount_through(
+    d: &Daemon,
+    (vol, mnt): (&str, &str),
+    helpers: &Helpers,
+    display: Option<(&str, &str)>,
+    tool: &str,
+) -> Vec<String> {
+    let no_bus = no_bus(d);
+    let mut env = vec![
+        ("PATH", helpers.path()),
+        ("DBUS_SESSION_BUS_ADDRESS", no_bus.as_os_str()),
+    ];
+    if let Some((var, value)) = display {
+        env.push((var, OsStr::new(value)));
+    }
+    let mut args = vec!["mount"];
+    args.extend(mount_args(vol, mnt));
+    let out = tcctl_without_terminal(d, &args, "", &env);
+    assert!(
+        out.status.success(),
+        "mount through {tool}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(is_mounted(mnt), "{mnt} is mounted");
+    helpers
+        .args(tool)
+        .unwrap_or_else(|| panic!("{tool} was asked"))
+}
+
 #[test]
 fn without_a_terminal_zenity_asks_and_cancel_mounts_nothing() {
     let (d, vol, mnt) = daemon_with_volume();
@@ -429,14 +461,13 @@ fn without_a_terminal_zenity_asks_and_cancel_mounts_nothing() {
 
     // The user types the password.
     helpers.add("zenity", &answers());
-    let out = tcctl_without_terminal(&d, &args, "", &env);
-    assert!(
-        out.status.success(),
-        "mount through zenity: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let called = mount_through(
+        &d,
+        (&vol, &mnt),
+        &helpers,
+        Some(("DISPLAY", ":7")),
+        "zenity",
     );
-    assert!(is_mounted(&mnt), "{mnt} is mounted");
-    let called = helpers.args("zenity").expect("zenity was asked");
     assert!(called.iter().any(|a| a == "--password"), "{called:?}");
     assert!(
         called.iter().any(|a| a.contains("secret.hc")),
@@ -456,22 +487,8 @@ fn on_wayland_without_zenity_kdialog_asks() {
     let helpers = Helpers::new();
     helpers.add("kdialog", &answers());
     helpers.add("systemd-ask-password", &answers());
-    let no_bus = no_bus(&d);
-    let env = [
-        ("PATH", helpers.path()),
-        ("WAYLAND_DISPLAY", OsStr::new("wayland-7")),
-        ("DBUS_SESSION_BUS_ADDRESS", &no_bus),
-    ];
-    let mut args = vec!["mount"];
-    args.extend(mount_args(&vol, &mnt));
-    let out = tcctl_without_terminal(&d, &args, "", &env);
-    assert!(
-        out.status.success(),
-        "mount through kdialog: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(is_mounted(&mnt), "{mnt} is mounted");
-    let called = helpers.args("kdialog").expect("kdialog was asked");
+    let wayland = Some(("WAYLAND_DISPLAY", "wayland-7"));
+    let called = mount_through(&d, (&vol, &mnt), &helpers, wayland, "kdialog");
     assert!(called.iter().any(|a| a == "--password"), "{called:?}");
     assert_eq!(helpers.args("systemd-ask-password"), None);
     d.ok(&["dismount", &mnt], "");
@@ -485,23 +502,7 @@ fn without_a_display_systemd_ask_password_asks() {
     helpers.add("zenity", &answers());
     helpers.add("kdialog", &answers());
     helpers.add("systemd-ask-password", &answers());
-    let no_bus = no_bus(&d);
-    let env = [
-        ("PATH", helpers.path()),
-        ("DBUS_SESSION_BUS_ADDRESS", &no_bus),
-    ];
-    let mut args = vec!["mount"];
-    args.extend(mount_args(&vol, &mnt));
-    let out = tcctl_without_terminal(&d, &args, "", &env);
-    assert!(
-        out.status.success(),
-        "mount through systemd-ask-password: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(is_mounted(&mnt), "{mnt} is mounted");
-    let called = helpers
-        .args("systemd-ask-password")
-        .expect("systemd-ask-password was asked");
+    let called = mount_through(&d, (&vol, &mnt), &helpers, None, "systemd-ask-password");
     assert!(called.iter().any(|a| a == "--timeout=0"), "{called:?}");
     assert!(
         called.iter().any(|a| a.contains("secret.hc")),

@@ -110,19 +110,23 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     std::fs::create_dir(&mnt).expect("mount point");
     // A unique name: the session keyring outlives the test.
     let name = format!("kept-{}", std::process::id());
-    let out = d.ok(
-        &[
-            "favorites",
-            "add",
-            &name,
-            s(&vol),
-            "--mount-point",
-            s(&mnt),
-            "--remember",
-            "--password-stdin",
-        ],
-        PW,
-    );
+    // Adds the favorite (again), keeping `password` in the keyring.
+    let add_remembering = |password: &str| {
+        d.ok(
+            &[
+                "favorites",
+                "add",
+                &name,
+                s(&vol),
+                "--mount-point",
+                s(&mnt),
+                "--remember",
+                "--password-stdin",
+            ],
+            password,
+        )
+    };
+    let out = add_remembering(PW);
     assert!(out.contains("kernel keyring"), "{out}");
     let key = kernel_key(&name);
     assert!(key.is_some(), "keyctl shows the kept password's key");
@@ -151,19 +155,7 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
 
     // A wrong kept password: reported, then the user is asked, and the
     // right one (with --remember) replaces it.
-    d.ok(
-        &[
-            "favorites",
-            "add",
-            &name,
-            s(&vol),
-            "--mount-point",
-            s(&mnt),
-            "--remember",
-            "--password-stdin",
-        ],
-        "not the password\n",
-    );
+    add_remembering("not the password\n");
     let out = d.tcctl(
         &[
             "favorites",

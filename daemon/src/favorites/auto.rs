@@ -37,11 +37,7 @@ pub fn searches(fav: Option<&Favorite>, search: &SearchOptions) -> Vec<SearchOpt
 /// Where a favorite's volume is now: its file, or the device its stable
 /// name points to (`None` when the device is absent).
 pub fn locate(fav: &Favorite) -> Option<PathBuf> {
-    if fav.host.starts_with("/dev/") {
-        tcd_proto::devices::resolve(&fav.host)
-    } else {
-        Some(PathBuf::from(&fav.host))
-    }
+    tcd_proto::devices::locate(&fav.host)
 }
 
 /// The device number `fav` is on now, if it is a present device.

@@ -4,7 +4,7 @@
 
 use super::authority::Action;
 use super::errors::ServiceError;
-use super::volume::{VolumeObject, object_path};
+use super::volume::object_path;
 use super::{Peer, Shared};
 use crate::cache::Cached;
 use crate::engine::Chain;
@@ -659,7 +659,7 @@ impl Manager {
         .await?;
         drop(departure);
         let path = object_path(mounted.id);
-        self.shared.publish(conn, &mounted).await;
+        self.shared.publish(&mounted).await;
         Ok(path)
     }
 
@@ -678,7 +678,7 @@ impl Manager {
         self.may_manage(&peer, &m).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
-        self.shared.unpublish(conn, done.id).await;
+        self.shared.unpublish(done.id).await;
         Ok(())
     }
 
@@ -698,7 +698,7 @@ impl Manager {
             }
             let shared = Arc::clone(&self.shared);
             let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
-            self.shared.unpublish(conn, done.id).await;
+            self.shared.unpublish(done.id).await;
             n += 1;
         }
         Ok(n)
@@ -1407,26 +1407,4 @@ fn make_filesystem(
     }
     args.push(device.as_os_str());
     mount::tools::run(tool.0, args).map(|_| ())
-}
-
-impl Shared {
-    /// Shows a new volume object to every connected client (each has its
-    /// own object server on a peer-to-peer socket).
-    async fn publish(&self, _caller: &zbus::Connection, m: &Mounted) {
-        for conn in self.connections() {
-            let _ = conn
-                .object_server()
-                .at(object_path(m.id), VolumeObject::new(m.clone()))
-                .await;
-        }
-    }
-
-    async fn unpublish(&self, _caller: &zbus::Connection, id: u32) {
-        for conn in self.connections() {
-            let _ = conn
-                .object_server()
-                .remove::<VolumeObject, _>(object_path(id))
-                .await;
-        }
-    }
 }

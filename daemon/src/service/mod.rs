@@ -124,31 +124,38 @@ impl Shared {
         zbus::block_on(self.announce_changed_async(changed));
     }
 
-    /// Shows a volume mounted without a call to every client.
-    pub fn publish_blocking(&self, m: &crate::mounts::Mounted) {
-        zbus::block_on(async {
-            for conn in self.connections() {
-                let _ = conn
-                    .object_server()
-                    .at(
-                        volume::object_path(m.id),
-                        volume::VolumeObject::new(m.clone()),
-                    )
-                    .await;
-            }
-        });
+    /// Shows a new volume object to every connected client (each has its
+    /// own object server on a peer-to-peer socket).
+    pub async fn publish(&self, m: &crate::mounts::Mounted) {
+        for conn in self.connections() {
+            let _ = conn
+                .object_server()
+                .at(
+                    volume::object_path(m.id),
+                    volume::VolumeObject::new(m.clone()),
+                )
+                .await;
+        }
     }
 
-    /// Takes a volume dismounted without a call from every client.
+    /// Takes a dismounted volume's object from every client.
+    pub async fn unpublish(&self, id: u32) {
+        for conn in self.connections() {
+            let _ = conn
+                .object_server()
+                .remove::<volume::VolumeObject, _>(volume::object_path(id))
+                .await;
+        }
+    }
+
+    /// As [`Shared::publish`], from a plain thread (a mount nobody called).
+    pub fn publish_blocking(&self, m: &crate::mounts::Mounted) {
+        zbus::block_on(self.publish(m));
+    }
+
+    /// As [`Shared::unpublish`], from a plain thread.
     pub fn unpublish_blocking(&self, id: u32) {
-        zbus::block_on(async {
-            for conn in self.connections() {
-                let _ = conn
-                    .object_server()
-                    .remove::<volume::VolumeObject, _>(volume::object_path(id))
-                    .await;
-            }
-        });
+        zbus::block_on(self.unpublish(id));
     }
 
     /// `AutoDismounted(volume, host, owner, reason, error)` to every client
