@@ -9,6 +9,7 @@ pub mod chain;
 pub mod context;
 mod elf;
 pub mod loader;
+pub mod trials;
 pub mod volume_cipher;
 
 pub use chain::Chain;
@@ -50,6 +51,9 @@ pub struct Engine {
     /// One thread fewer, for splitting a caller's request: the caller takes
     /// a piece itself, so every core works and none is left spinning idle.
     helpers: Arc<rayon::ThreadPool>,
+    /// One permit per core for header-search trials, shared fairly among
+    /// callers.
+    trials: trials::Trials,
 }
 
 impl Engine {
@@ -73,6 +77,7 @@ impl Engine {
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Engine {
             backends: RwLock::new(backends),
+            trials: trials::Trials::new(pool.current_num_threads()),
             pool: Arc::new(pool),
             helpers: Arc::new(helpers),
         })
@@ -108,6 +113,11 @@ impl Engine {
     /// like the header search).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         self.pool.install(f)
+    }
+
+    /// The permits header-search trials run under.
+    pub fn trials(&self) -> &trials::Trials {
+        &self.trials
     }
 
     pub fn threads(&self) -> usize {

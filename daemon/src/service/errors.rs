@@ -18,6 +18,9 @@ pub enum ServiceError {
     InvalidArgument(String),
     PasswordTooLong(String),
     Cancelled(String),
+    /// Above a bound the policy sets for callers who are not
+    /// administrators (PIM, Argon2 memory).
+    LimitExceeded(String),
     MountPoint(String),
     NoFilesystem(String),
     /// A policy text with an error: the message names its line and column.
@@ -38,6 +41,7 @@ impl From<Error> for ServiceError {
             }
             Error::PasswordTooLong { .. } => ServiceError::PasswordTooLong(msg),
             Error::Cancelled => ServiceError::Cancelled(msg),
+            Error::OverLimit(_) | Error::Argon2Memory { .. } => ServiceError::LimitExceeded(msg),
             Error::MountPoint { .. } => ServiceError::MountPoint(msg),
             Error::NoFilesystem(_) => ServiceError::NoFilesystem(msg),
             Error::Policy { .. } => ServiceError::InvalidPolicy(msg),
