@@ -144,7 +144,6 @@ impl Trials {
                 .0;
         }
     }
-
 }
 
 /// Gives free permits to waiting trials, the caller served least recently
@@ -248,7 +247,10 @@ mod tests {
             drop(first);
         });
         let order = order.into_inner().unwrap();
-        assert_eq!(order[0], 2, "user 2 waited behind one trial only: {order:?}");
+        assert_eq!(
+            order[0], 2,
+            "user 2 waited behind one trial only: {order:?}"
+        );
     }
 
     #[test]

@@ -954,12 +954,7 @@ impl Manager {
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted("the volume is mounted".into()));
         }
-        let limits = self
-            .shared
-            .backends
-            .policy()
-            .limits
-            .kdf(peer.uid == 0);
+        let limits = self.shared.backends.policy().limits.kdf(peer.uid == 0);
         limits.request_allowed(Some(copts.prf), pim)?;
         if hidden_size.is_some() {
             limits.request_allowed(None, outer_pim)?;

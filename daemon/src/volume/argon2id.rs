@@ -224,10 +224,7 @@ impl Drop for Memory {
         // SAFETY: unmaps exactly the mapping made in `new`, once; no
         // reference into it outlives `self`.
         unsafe {
-            libc::munmap(
-                self.ptr.as_ptr().cast(),
-                self.len * size_of::<Block>(),
-            );
+            libc::munmap(self.ptr.as_ptr().cast(), self.len * size_of::<Block>());
         }
     }
 }
@@ -450,7 +447,11 @@ mod tests {
             let salt = [0x42u8; 64];
             let mut out = vec![0u8; len];
             hash(pwd, &salt, m, t, &never, &mut out).expect("argon2id");
-            assert_eq!(out, reference(pwd, &salt, m, t, len), "m={m} t={t} len={len}");
+            assert_eq!(
+                out,
+                reference(pwd, &salt, m, t, len),
+                "m={m} t={t} len={len}"
+            );
         }
     }
 

@@ -595,7 +595,11 @@ mod tests {
         };
         let mut out = [0u8; HEADER_KEY_BYTES];
         let start = Instant::now();
-        for (prf, pim) in [(Prf::Sha512, 2001), (Prf::Argon2id, 32), (Prf::Argon2id, MAX_PIM)] {
+        for (prf, pim) in [
+            (Prf::Sha512, 2001),
+            (Prf::Argon2id, 32),
+            (Prf::Argon2id, MAX_PIM),
+        ] {
             let r = derive_header_key(
                 prf,
                 Format::VeraCrypt,
@@ -606,7 +610,10 @@ mod tests {
                 &never(),
                 &mut out,
             );
-            assert!(matches!(r, Err(Error::OverLimit(_))), "{prf:?} {pim}: {r:?}");
+            assert!(
+                matches!(r, Err(Error::OverLimit(_))),
+                "{prf:?} {pim}: {r:?}"
+            );
             assert!(limits.request_allowed(Some(prf), pim).is_err());
         }
         assert!(start.elapsed() < Duration::from_millis(50));

@@ -416,7 +416,9 @@ fn search(
         started
     });
     if started == 0 {
-        return Err(Error::ThreadPool("cannot start a header-search thread".into()));
+        return Err(Error::ThreadPool(
+            "cannot start a header-search thread".into(),
+        ));
     }
     if let Ok(s) = skipped.into_inner() {
         untried.extend(s);
