@@ -57,7 +57,7 @@ impl From<zbus::Error> for Failure {
                     "NotFound" => exit::NOT_FOUND,
                     "AlreadyMounted" => exit::ALREADY_MOUNTED,
                     "Busy" => exit::BUSY,
-                    "PermissionDenied" => exit::PERMISSION_DENIED,
+                    "PermissionDenied" | "LimitExceeded" => exit::PERMISSION_DENIED,
                     "InvalidArgument"
                     | "PasswordTooLong"
                     | "MountPoint"

@@ -638,11 +638,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                             } else {
                                 allow.or(if now.3 { None } else { Some(now.4) })
                             };
-                            policy_text(
+                            let mut text = policy_text(
                                 hardware_acceleration.as_deref().unwrap_or(&now.2),
                                 allowed.as_deref(),
                                 &prefer.unwrap_or(now.5),
-                            )
+                            );
+                            // The tables (`[limits]`) stay as they are.
+                            if let Some(at) = now.0.find("\n[") {
+                                text.push_str(&now.0[at..]);
+                            }
+                            text
                         }
                     };
                     let kept = c.set_policy(&text)?;

@@ -78,6 +78,10 @@ pub enum Error {
         "this volume's Argon2id needs {needed_mib} MiB of memory, more than the {limit_mib} MiB allowed"
     )]
     Argon2Memory { needed_mib: u64, limit_mib: u64 },
+    /// A request above what the policy lets this caller spend (PIM,
+    /// Argon2 memory): refused before any work.
+    #[error("{0}")]
+    OverLimit(String),
     #[error("PIM {0} is out of range")]
     InvalidPim(u32),
     #[error("{format} has no PRF {prf}")]

@@ -1,9 +1,11 @@
 //! The administrator's backend policy (`/etc/tcd/policy.toml`): which
 //! backends may serve ciphers, in which order, and TrueCrypt's "accelerate
 //! AES with the processor" switch. A backend the policy does not allow is
-//! never loaded into the daemon.
+//! never loaded into the daemon. It also bounds the key-derivation work a
+//! caller who is not an administrator may ask for (`[limits]`).
 
 use crate::error::{Error, Result};
+use crate::volume::kdf::KdfLimits;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -42,6 +44,59 @@ pub struct Policy {
     /// built-in list (ext2/3/4, btrfs, xfs, vfat, exfat, ntfs, ntfs3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filesystems: Vec<String>,
+    /// Bounds on header searches.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// What header searches may cost. The PIM and memory bounds apply to
+/// callers who are not administrators (uid 0); the concurrency bounds to
+/// every caller but uid 0 (the daemon's own automatic mounts included
+/// under their owner).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// The largest PIM with a PBKDF2 PRF. VeraCrypt's default iteration
+    /// count is that of PIM 485; 2000 is four times its work.
+    pub max_pim: u32,
+    /// The largest PIM with Argon2id. VeraCrypt's default is PIM 12 (416
+    /// MiB, 6 passes); 31 is its largest memory (1 GiB) at 13 passes.
+    pub argon2_max_pim: u32,
+    /// The most memory one Argon2id trial may take, in MiB (VeraCrypt's
+    /// largest is 1024).
+    pub argon2_max_memory_mib: u32,
+    /// Header searches (mount, header information, password change,
+    /// header backup and restore) one user may run at once.
+    pub searches_per_user: u32,
+    /// Header searches the daemon runs at once for all users.
+    pub searches: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_pim: 2000,
+            argon2_max_pim: 31,
+            argon2_max_memory_mib: 1024,
+            searches_per_user: 2,
+            searches: 8,
+        }
+    }
+}
+
+impl Limits {
+    /// The key-derivation bounds for a caller: VeraCrypt's whole range for
+    /// an administrator, the policy's for anyone else.
+    pub fn kdf(&self, admin: bool) -> KdfLimits {
+        if admin {
+            return KdfLimits::default();
+        }
+        KdfLimits {
+            argon2_max_memory_kib: self.argon2_max_memory_mib.saturating_mul(1024),
+            max_pim: self.max_pim,
+            argon2_max_pim: self.argon2_max_pim,
+        }
+    }
 }
 
 /// What the policy needs to know of a backend to judge it.
@@ -93,6 +148,25 @@ impl Policy {
                     line,
                     column,
                     message: format!("{fs:?} is not a filesystem type"),
+                });
+            }
+        }
+        let l = &policy.limits;
+        for (key, value, min) in [
+            ("max_pim", l.max_pim, 0),
+            ("argon2_max_pim", l.argon2_max_pim, 0),
+            ("argon2_max_memory_mib", l.argon2_max_memory_mib, 64),
+            ("searches_per_user", l.searches_per_user, 1),
+            ("searches", l.searches, 1),
+        ] {
+            if value < min {
+                let at = text.find(key).unwrap_or(0);
+                let (line, column) = line_and_column(text, at);
+                return Err(Error::Policy {
+                    source_name: source_name.to_owned(),
+                    line,
+                    column,
+                    message: format!("{key} must be at least {min}"),
                 });
             }
         }
@@ -255,8 +329,37 @@ mod tests {
             allowed: Some(vec!["soft".into()]),
             prefer: vec!["soft".into()],
             filesystems: vec!["squashfs".into()],
+            limits: Limits {
+                max_pim: 100,
+                searches: 3,
+                ..Limits::default()
+            },
         };
         assert_eq!(Policy::parse(&p.to_text(), "t").unwrap(), p);
+    }
+
+    #[test]
+    fn limits_default_bound_users_and_not_root() {
+        let p = Policy::parse("[limits]\nmax_pim = 500\n", "t").unwrap();
+        assert_eq!(p.limits.max_pim, 500);
+        assert_eq!(p.limits.argon2_max_pim, Limits::default().argon2_max_pim);
+        let user = p.limits.kdf(false);
+        assert_eq!(user.max_pim, 500);
+        assert_eq!(user.argon2_max_memory_kib, 1024 * 1024);
+        assert_eq!(p.limits.kdf(true), KdfLimits::default());
+        // VeraCrypt's defaults pass the default bounds.
+        let d = Limits::default().kdf(false);
+        assert!(d.pbkdf2_allowed(0).is_ok() && d.pbkdf2_allowed(485).is_ok());
+        assert!(d.argon2_allowed(0).is_ok() && d.argon2_allowed(12).is_ok());
+        assert!(d.request_allowed(None, 2_147_468).is_err());
+        match Policy::parse("[limits]\nsearches = 0\n", "t") {
+            Err(Error::Policy { line, message, .. }) => {
+                assert_eq!(line, 2);
+                assert!(message.contains("searches"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Policy::parse("[limits]\nmax_memory = 1\n", "t").is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod chain;
 pub mod context;
 mod elf;
 pub mod loader;
+pub mod trials;
 pub mod volume_cipher;
 
 pub use chain::Chain;
@@ -44,12 +45,14 @@ pub struct Engine {
     /// Replaced as a whole when the policy changes; volumes keyed before
     /// keep their own references until re-keyed or dismounted.
     backends: RwLock<Vec<Arc<LoadedBackend>>>,
-    /// One thread per core, for work the engine runs on its own (the header
-    /// search).
-    pool: Arc<rayon::ThreadPool>,
+    /// Threads a parallel job uses (one per core unless told).
+    threads: usize,
     /// One thread fewer, for splitting a caller's request: the caller takes
     /// a piece itself, so every core works and none is left spinning idle.
     helpers: Arc<rayon::ThreadPool>,
+    /// One permit per core for header-search trials, shared fairly among
+    /// callers.
+    trials: trials::Trials,
 }
 
 impl Engine {
@@ -61,19 +64,19 @@ impl Engine {
 
     /// As [`Engine::new`] over backends that may already be in use elsewhere.
     pub fn with_shared(backends: Vec<Arc<LoadedBackend>>, threads: usize) -> Result<Engine> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("tcd-kdf-{i}"))
-            .build()
-            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         let helpers = rayon::ThreadPoolBuilder::new()
-            .num_threads(pool.current_num_threads().saturating_sub(1).max(1))
+            .num_threads(threads.saturating_sub(1).max(1))
             .thread_name(|i| format!("tcd-crypt-{i}"))
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Engine {
             backends: RwLock::new(backends),
-            pool: Arc::new(pool),
+            trials: trials::Trials::new(threads),
+            threads,
             helpers: Arc::new(helpers),
         })
     }
@@ -104,14 +107,13 @@ impl Engine {
         *self.backends.write().unwrap_or_else(|p| p.into_inner()) = backends;
     }
 
-    /// Runs `f` on the engine's thread pool (for parallel work of its own,
-    /// like the header search).
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        self.pool.install(f)
+    /// The permits header-search trials run under.
+    pub fn trials(&self) -> &trials::Trials {
+        &self.trials
     }
 
     pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        self.threads
     }
 
     /// The backend that serves `cipher`: `forced` if given, else the first
@@ -187,7 +189,7 @@ impl Engine {
             let backend = self.pick(cipher, forced)?;
             layers.push(XtsKey::new(&backend, cipher, &key[..])?);
         }
-        let threads = self.pool.current_num_threads();
+        let threads = self.threads;
         VolumeCipher::new(chain, layers, Arc::clone(&self.helpers), threads, unit_size)
     }
 }

@@ -18,6 +18,9 @@ pub enum ServiceError {
     InvalidArgument(String),
     PasswordTooLong(String),
     Cancelled(String),
+    /// Above a bound the policy sets for callers who are not
+    /// administrators (PIM, Argon2 memory).
+    LimitExceeded(String),
     MountPoint(String),
     NoFilesystem(String),
     /// A filesystem type outside the policy's allow-list.
@@ -40,6 +43,7 @@ impl From<Error> for ServiceError {
             }
             Error::PasswordTooLong { .. } => ServiceError::PasswordTooLong(msg),
             Error::Cancelled => ServiceError::Cancelled(msg),
+            Error::OverLimit(_) | Error::Argon2Memory { .. } => ServiceError::LimitExceeded(msg),
             Error::MountPoint { .. } => ServiceError::MountPoint(msg),
             Error::NoFilesystem(_) => ServiceError::NoFilesystem(msg),
             Error::FilesystemNotAllowed { .. } => ServiceError::FilesystemNotAllowed(msg),

@@ -8,6 +8,7 @@ use super::volume::object_path;
 use super::{Peer, Shared};
 use crate::cache::Cached;
 use crate::engine::Chain;
+use crate::engine::trials::{SearchBounds, SearchSlot};
 use crate::favorites::{AutoDismount, Favorite, Owner};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::mounts::{Filesystem, MountRequest, Mounted};
@@ -61,9 +62,13 @@ pub struct Manager {
 
 /// Set once the client of `socket` has gone away (or `done` is dropped):
 /// a long search for a client that left stops instead of holding the cores.
+/// On a message bus the caller is its unique name, watched by `bus_watch`.
 struct Departure {
     cancel: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
+    /// Waits for the bus to say the caller's name has gone; dropped
+    /// (cancelled) with the departure.
+    bus_watch: Option<zbus::Task<()>>,
 }
 
 impl Departure {
@@ -71,7 +76,11 @@ impl Departure {
         let cancel = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
         let Some(socket) = socket else {
-            return Departure { cancel, done };
+            return Departure {
+                cancel,
+                done,
+                bus_watch: None,
+            };
         };
         let (c, d, fd) = (Arc::clone(&cancel), Arc::clone(&done), Arc::clone(socket));
         std::thread::spawn(move || {
@@ -96,7 +105,59 @@ impl Departure {
                 }
             }
         });
-        Departure { cancel, done }
+        Departure {
+            cancel,
+            done,
+            bus_watch: None,
+        }
+    }
+
+    /// Watches the caller of a call on a message bus: the bus announces
+    /// `NameOwnerChanged` with no new owner when a unique name leaves.
+    async fn watch_bus(conn: &zbus::Connection, sender: &zbus::names::UniqueName<'_>) -> Departure {
+        let mut d = Departure::watch(None);
+        let name = sender.to_owned();
+        let stream = async {
+            let proxy = zbus::fdo::DBusProxy::new(conn).await?;
+            let stream = proxy
+                .receive_name_owner_changed_with_args(&[(0, name.as_str())])
+                .await?;
+            // Gone before the match was in place?
+            let here = proxy
+                .name_has_owner(zbus::names::BusName::Unique(name.clone()))
+                .await?;
+            zbus::Result::Ok((stream, here))
+        };
+        match stream.await {
+            Err(e) => tracing::warn!("cannot watch the caller {name} on the bus: {e}"),
+            Ok((_, false)) => {
+                tracing::info!("client {name} went away: cancelling its request");
+                d.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok((mut stream, true)) => {
+                let (c, done) = (Arc::clone(&d.cancel), Arc::clone(&d.done));
+                let task = conn.executor().spawn(
+                    async move {
+                        use futures_lite::StreamExt;
+                        while let Some(signal) = stream.next().await {
+                            let gone = signal.args().is_ok_and(|a| a.new_owner().is_none());
+                            if gone {
+                                if !done.load(std::sync::atomic::Ordering::Relaxed) {
+                                    tracing::info!(
+                                        "client {name} went away: cancelling its request"
+                                    );
+                                    c.store(true, std::sync::atomic::Ordering::Relaxed);
+                                }
+                                break;
+                            }
+                        }
+                    },
+                    "tcd-departure",
+                );
+                d.bus_watch = Some(task);
+            }
+        }
+        d
     }
 }
 
@@ -334,6 +395,47 @@ pub fn cpu_has_aes() -> bool {
 }
 
 impl Manager {
+    /// Notices the caller of this call leaving: its socket, or on a bus its
+    /// unique name.
+    async fn departure(
+        &self,
+        header: &zbus::message::Header<'_>,
+        conn: &zbus::Connection,
+    ) -> Departure {
+        match (&self.socket, header.sender()) {
+            (None, Some(sender)) if self.peer.is_none() => Departure::watch_bus(conn, sender).await,
+            (socket, _) => Departure::watch(socket.as_ref()),
+        }
+    }
+
+    /// Bounds a header search of `peer`'s by the policy before any work:
+    /// the PIMs asked for (above the caller's limits: `LimitExceeded`) and
+    /// the searches running (`Busy`). The slot lasts as long as it is held.
+    fn search_slot(
+        &self,
+        peer: &Peer,
+        search: &mut SearchOptions,
+        pims: &[u32],
+    ) -> Result<SearchSlot> {
+        let limits = self.shared.backends.policy().limits;
+        let admin = peer.uid == 0;
+        search.limits = limits.kdf(admin);
+        search.caller = peer.uid;
+        for &pim in pims {
+            search.limits.request_allowed(search.prf, pim)?;
+        }
+        let bounds = (!admin).then_some(SearchBounds {
+            per_caller: limits.searches_per_user,
+            total: limits.searches,
+        });
+        self.shared
+            .table
+            .engine()
+            .trials()
+            .begin_search(peer.uid, bounds)
+            .map_err(ServiceError::Busy)
+    }
+
     async fn restore(
         &self,
         host: OwnedFd,
@@ -341,14 +443,16 @@ impl Manager {
         secret: Secret,
         options: Options,
         peer: &Peer,
+        departure: Departure,
     ) -> Result<String> {
-        let search = search_options(&options, &self.shared.backends)?;
+        let mut search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host)?;
         self.shared
             .authority()
             .check(peer, Action::for_host(&host))
             .await?;
+        let _slot = self.search_slot(peer, &mut search, &[pim])?;
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted(
                 "dismount the volume before restoring its header".into(),
@@ -356,6 +460,7 @@ impl Manager {
         }
         let backup = backup.map(host_file).transpose()?;
         let engine = Arc::clone(self.shared.table.engine());
+        let cancel = Arc::clone(&departure.cancel);
         let location = blocking::unblock(move || {
             let kf = secret.keyfile_refs();
             let creds = Credentials {
@@ -363,9 +468,9 @@ impl Manager {
                 keyfiles: &kf,
                 pim,
             };
-            let no = AtomicBool::new(false);
+            let no = &*cancel;
             match backup {
-                None => maintain::restore_from_embedded(&engine, &host, creds, &search, &no),
+                None => maintain::restore_from_embedded(&engine, &host, creds, &search, no),
                 Some(f) => {
                     let mut bytes = Zeroizing::new(Vec::new());
                     std::io::Read::read_to_end(
@@ -376,11 +481,12 @@ impl Manager {
                         what: "cannot read the header backup".into(),
                         source: e,
                     })?;
-                    maintain::restore_from_file(&engine, &host, &bytes, creds, &search, &no)
+                    maintain::restore_from_file(&engine, &host, &bytes, creds, &search, no)
                 }
             }
         })
         .await?;
+        drop(departure);
         Ok(location.describe().to_owned())
     }
 
@@ -577,8 +683,13 @@ impl Manager {
                 Some((owner, fav))
             }
         };
+        let mut pims = vec![pim];
+        if hidden_password.is_some() {
+            pims.push(hidden_pim);
+        }
+        let _slot = self.search_slot(&peer, &mut search, &pims)?;
         let searches = crate::favorites::auto::searches(favorite.as_ref().map(|(_, f)| f), &search);
-        let departure = Departure::watch(self.socket.as_ref());
+        let departure = self.departure(&header, conn).await;
         let cancel = Arc::clone(&departure.cancel);
         let mounted = blocking::unblock(move || {
             let given = Cached {
@@ -737,15 +848,17 @@ impl Manager {
         bounded_keyfiles(&keyfiles)?;
         let password = Zeroizing::new(password);
         let keyfiles: Vec<Zeroizing<Vec<u8>>> = keyfiles.into_iter().map(Zeroizing::new).collect();
-        let search = search_options(&options, &self.shared.backends)?;
+        let mut search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let host = host_file(host)?;
+        let peer = self.caller(&header, conn).await?;
         self.shared
             .authority()
-            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .check(&peer, Action::for_host(&host))
             .await?;
+        let _slot = self.search_slot(&peer, &mut search, &[pim])?;
         let engine = Arc::clone(self.shared.table.engine());
-        let departure = Departure::watch(self.socket.as_ref());
+        let departure = self.departure(&header, conn).await;
         let cancel = Arc::clone(&departure.cancel);
         let info = blocking::unblock(move || {
             let kf = keyfile_refs(&keyfiles);
@@ -843,12 +956,18 @@ impl Manager {
         if self.shared.table.is_mounted(&host) {
             return Err(ServiceError::AlreadyMounted("the volume is mounted".into()));
         }
+        let limits = self.shared.backends.policy().limits.kdf(peer.uid == 0);
+        limits.request_allowed(Some(copts.prf), pim)?;
+        if hidden_size.is_some() {
+            limits.request_allowed(None, outer_pim)?;
+        }
+        copts.limits = limits;
         let engine = Arc::clone(self.shared.table.engine());
         let runtime = self.shared.runtime.clone();
         let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
         // A client that goes away stops the fill; the headers are written
         // last, so what is left opens as nothing.
-        let departure = Departure::watch(self.socket.as_ref());
+        let departure = self.departure(&header, conn).await;
         let cancel = Arc::clone(&departure.cancel);
         let work = blocking::unblock(move || -> crate::Result<()> {
             let kf = keyfile_refs(&keyfiles);
@@ -979,11 +1098,17 @@ impl Manager {
             Some(f) => return Err(bad(&format!("unknown format {f}"))),
         };
         let host = host_file(host)?;
+        let peer = self.caller(&header, conn).await?;
         self.shared
             .authority()
-            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .check(&peer, Action::for_host(&host))
             .await?;
+        let mut search = search;
+        let _slot = self.search_slot(&peer, &mut search, &[pim])?;
+        search.limits.request_allowed(new_prf, new_pim)?;
         let engine = Arc::clone(self.shared.table.engine());
+        let departure = self.departure(&header, conn).await;
+        let cancel = Arc::clone(&departure.cancel);
         blocking::unblock(move || {
             let (okf, nkf) = (old.keyfile_refs(), new.keyfile_refs());
             let rekey = maintain::Rekey {
@@ -1007,10 +1132,11 @@ impl Manager {
                 Target::Any,
                 &rekey,
                 &search,
-                &AtomicBool::new(false),
+                &cancel,
             )
         })
         .await?;
+        drop(departure);
         Ok(())
     }
 
@@ -1030,14 +1156,18 @@ impl Manager {
     ) -> Result<()> {
         bounded_keyfiles(&keyfiles)?;
         let secret = Secret::new(password, keyfiles);
-        let search = search_options(&options, &self.shared.backends)?;
+        let mut search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
         let (host, mut backup) = (host_file(host)?, host_file(backup)?);
+        let peer = self.caller(&header, conn).await?;
         self.shared
             .authority()
-            .check(&self.caller(&header, conn).await?, Action::for_host(&host))
+            .check(&peer, Action::for_host(&host))
             .await?;
+        let _slot = self.search_slot(&peer, &mut search, &[pim])?;
         let engine = Arc::clone(self.shared.table.engine());
+        let departure = self.departure(&header, conn).await;
+        let cancel = Arc::clone(&departure.cancel);
         blocking::unblock(move || {
             let kf = secret.keyfile_refs();
             let creds = Credentials {
@@ -1045,8 +1175,7 @@ impl Manager {
                 keyfiles: &kf,
                 pim,
             };
-            let bytes =
-                maintain::backup_headers(&engine, &host, creds, &search, &AtomicBool::new(false))?;
+            let bytes = maintain::backup_headers(&engine, &host, creds, &search, &cancel)?;
             std::io::Write::write_all(&mut backup, &bytes)
                 .and_then(|()| backup.sync_all())
                 .map_err(|e| crate::Error::Io {
@@ -1055,6 +1184,7 @@ impl Manager {
                 })
         })
         .await?;
+        drop(departure);
         Ok(())
     }
 
@@ -1074,12 +1204,14 @@ impl Manager {
     ) -> Result<String> {
         bounded_keyfiles(&keyfiles)?;
         let peer = self.caller(&header, conn).await?;
+        let departure = self.departure(&header, conn).await;
         self.restore(
             host,
             Some(backup),
             Secret::new(password, keyfiles),
             options,
             &peer,
+            departure,
         )
         .await
     }
@@ -1097,8 +1229,16 @@ impl Manager {
     ) -> Result<String> {
         bounded_keyfiles(&keyfiles)?;
         let peer = self.caller(&header, conn).await?;
-        self.restore(host, None, Secret::new(password, keyfiles), options, &peer)
-            .await
+        let departure = self.departure(&header, conn).await;
+        self.restore(
+            host,
+            None,
+            Secret::new(password, keyfiles),
+            options,
+            &peer,
+            departure,
+        )
+        .await
     }
 
     /// Every backend file found, loaded or not, and whether the processor
@@ -1314,7 +1454,7 @@ impl Manager {
         }
         let _done = Done(&self.shared.benchmark_running);
         let engine = Arc::clone(self.shared.table.engine());
-        let departure = Departure::watch(self.socket.as_ref());
+        let departure = self.departure(&header, conn).await;
         let cancel = Arc::clone(&departure.cancel);
         let (tx, rx) = async_channel::unbounded();
         let work = blocking::unblock(move || {

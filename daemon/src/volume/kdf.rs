@@ -60,17 +60,71 @@ pub enum Prf {
     Argon2id,
 }
 
-/// Bounds on what one derivation may use.
-#[derive(Debug, Clone, Copy)]
+/// Bounds on what one derivation may use. The default is VeraCrypt's own
+/// range (what an administrator may ask for); the policy sets tighter ones
+/// for everyone else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KdfLimits {
     /// Argon2id memory bound in KiB; a volume needing more is refused.
     pub argon2_max_memory_kib: u32,
+    /// The largest PIM for the PBKDF2 PRFs.
+    pub max_pim: u32,
+    /// The largest PIM for Argon2id (its passes grow with it).
+    pub argon2_max_pim: u32,
 }
 
 impl Default for KdfLimits {
     fn default() -> Self {
         KdfLimits {
             argon2_max_memory_kib: 1024 * 1024,
+            max_pim: MAX_PIM,
+            argon2_max_pim: MAX_PIM,
+        }
+    }
+}
+
+impl KdfLimits {
+    /// Refuses a PBKDF2 PIM above the bound.
+    pub fn pbkdf2_allowed(&self, pim: u32) -> Result<()> {
+        if pim > self.max_pim {
+            return Err(Error::OverLimit(format!(
+                "PIM {pim} is above the {} allowed for PBKDF2 (policy: max_pim)",
+                self.max_pim
+            )));
+        }
+        Ok(())
+    }
+
+    /// Argon2id's cost at `pim` if it is within the bounds.
+    pub fn argon2_allowed(&self, pim: u32) -> Result<Argon2Cost> {
+        let cost = Prf::Argon2id
+            .argon2_cost(pim)
+            .ok_or(Error::InvalidPim(pim))?;
+        if pim > self.argon2_max_pim {
+            return Err(Error::OverLimit(format!(
+                "PIM {pim} is above the {} allowed for Argon2id (policy: argon2_max_pim)",
+                self.argon2_max_pim
+            )));
+        }
+        if cost.memory_kib > self.argon2_max_memory_kib {
+            return Err(Error::Argon2Memory {
+                needed_mib: u64::from(cost.memory_kib) / 1024,
+                limit_mib: u64::from(self.argon2_max_memory_kib) / 1024,
+            });
+        }
+        Ok(cost)
+    }
+
+    /// Whether a search for `prf` (None: every PRF) at `pim` can try
+    /// anything within the bounds; said before any work, so a request no
+    /// trial of which is allowed is refused at once rather than searched.
+    pub fn request_allowed(&self, prf: Option<Prf>, pim: u32) -> Result<()> {
+        match prf {
+            Some(Prf::Argon2id) => self.argon2_allowed(pim).map(|_| ()),
+            Some(_) => self.pbkdf2_allowed(pim),
+            None => self
+                .pbkdf2_allowed(pim)
+                .or_else(|e| self.argon2_allowed(pim).map(|_| ()).map_err(|_| e)),
         }
     }
 }
@@ -228,6 +282,7 @@ pub fn derive_header_key(
         return argon2id(pim, password, salt, limits, cancel, out);
     }
     let iterations = prf.iterations(format, pim).ok_or(Error::InvalidPim(pim))?;
+    limits.pbkdf2_allowed(pim)?;
     let result = match prf {
         Prf::Sha512 => pbkdf2::<hmac::Hmac<sha2::Sha512>>(password, salt, iterations, cancel, out),
         Prf::Sha256 => pbkdf2::<hmac::Hmac<sha2::Sha256>>(password, salt, iterations, cancel, out),
@@ -341,45 +396,12 @@ fn argon2id(
     cancel: &AtomicBool,
     out: &mut [u8; HEADER_KEY_BYTES],
 ) -> Result<()> {
-    let cost = Prf::Argon2id
-        .argon2_cost(pim)
-        .ok_or(Error::InvalidPim(pim))?;
-    if cost.memory_kib > limits.argon2_max_memory_kib {
-        return Err(Error::Argon2Memory {
-            needed_mib: u64::from(cost.memory_kib) / 1024,
-            limit_mib: u64::from(limits.argon2_max_memory_kib) / 1024,
-        });
-    }
-    let params = argon2::Params::new(cost.memory_kib, cost.passes, 1, Some(HEADER_KEY_BYTES))
-        .map_err(|e| Error::Kdf(format!("Argon2id parameters: {e}")))?;
-    let blocks = params.block_count();
-    let ctx = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
-
-    // Allocate the work memory ourselves so that a failed allocation is an
-    // error (not an abort) and so that it can be wiped afterwards.
-    let mut memory: Vec<argon2::Block> = Vec::new();
-    memory
-        .try_reserve_exact(blocks)
-        .map_err(|_| Error::Argon2Memory {
-            needed_mib: u64::from(cost.memory_kib) / 1024,
-            limit_mib: u64::from(limits.argon2_max_memory_kib) / 1024,
-        })?;
-    memory.resize(blocks, argon2::Block::default());
-
-    let result = ctx
-        .hash_password_into_with_memory(password, salt, out, &mut memory[..])
-        .map_err(|e| Error::Kdf(format!("Argon2id: {e}")));
-    memory.zeroize();
-    drop(memory);
+    let cost = limits.argon2_allowed(pim)?;
+    let result = super::argon2id::hash(password, salt, cost.memory_kib, cost.passes, cancel, out);
     if result.is_err() {
         out.zeroize();
     }
-    result?;
-    if cancel.load(Ordering::Relaxed) {
-        out.zeroize();
-        return Err(Error::Cancelled);
-    }
-    Ok(())
+    result
 }
 
 #[cfg(test)]
@@ -524,6 +546,7 @@ mod tests {
     fn argon2_memory_limit_refuses_before_allocating() {
         let limits = KdfLimits {
             argon2_max_memory_kib: 100 * 1024,
+            ..KdfLimits::default()
         };
         let mut out = [0u8; HEADER_KEY_BYTES];
         let start = Instant::now();
@@ -561,6 +584,44 @@ mod tests {
             &mut out,
         );
         assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+    }
+
+    #[test]
+    fn pim_limits_refuse_before_any_work() {
+        let limits = KdfLimits {
+            max_pim: 2000,
+            argon2_max_pim: 31,
+            ..KdfLimits::default()
+        };
+        let mut out = [0u8; HEADER_KEY_BYTES];
+        let start = Instant::now();
+        for (prf, pim) in [
+            (Prf::Sha512, 2001),
+            (Prf::Argon2id, 32),
+            (Prf::Argon2id, MAX_PIM),
+        ] {
+            let r = derive_header_key(
+                prf,
+                Format::VeraCrypt,
+                pim,
+                b"pw",
+                &[7; 64],
+                &limits,
+                &never(),
+                &mut out,
+            );
+            assert!(
+                matches!(r, Err(Error::OverLimit(_))),
+                "{prf:?} {pim}: {r:?}"
+            );
+            assert!(limits.request_allowed(Some(prf), pim).is_err());
+        }
+        assert!(start.elapsed() < Duration::from_millis(50));
+        // No hash named: refused only when neither kind may run.
+        assert!(limits.request_allowed(None, 31).is_ok());
+        assert!(limits.request_allowed(None, 2000).is_ok());
+        assert!(limits.request_allowed(None, 2001).is_err());
+        assert!(limits.request_allowed(Some(Prf::Argon2id), 0).is_ok());
     }
 
     #[test]
@@ -605,7 +666,8 @@ mod tests {
 
     #[test]
     fn cancel_stops_a_500000_iteration_derivation_quickly() {
-        for prf in [Prf::Sha512, Prf::Whirlpool, Prf::Streebog] {
+        // Argon2id at PIM 0 is 416 MiB over 6 passes: seconds of work.
+        for prf in [Prf::Sha512, Prf::Whirlpool, Prf::Streebog, Prf::Argon2id] {
             let cancel = AtomicBool::new(false);
             let mut out = [0u8; HEADER_KEY_BYTES];
             let started = Instant::now();

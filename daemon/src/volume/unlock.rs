@@ -1,7 +1,9 @@
 //! Opening a volume by trial, as TrueCrypt does: every PRF of every format
 //! against every header location, every cipher chain against every derived
 //! key, in parallel on all cores, stopping at the first header that
-//! decrypts and validates.
+//! decrypts and validates. Each trial runs under one of the engine's
+//! permits (see [`crate::engine::trials`]), so searches of different
+//! callers share the cores trial by trial.
 //!
 //! The primary headers (the volume's at 0, the hidden volume's at 64 KiB)
 //! are tried first; only when neither opens are the embedded backups (and
@@ -12,10 +14,9 @@ use super::kdf::{self, Format, HEADER_KEY_BYTES, KdfLimits, Prf};
 use super::keyfile;
 use crate::engine::{Chain, Engine, chain::CHAINS};
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use zeroize::Zeroizing;
 
 /// What the user typed.
@@ -59,6 +60,8 @@ pub struct SearchOptions {
     pub limits: KdfLimits,
     /// Try the embedded backup headers when the primary ones fail.
     pub try_backup: bool,
+    /// Whose search this is (a uid), for the fair share of the cores.
+    pub caller: u32,
 }
 
 impl SearchOptions {
@@ -131,6 +134,9 @@ pub fn unlock(
         });
         let r = unlock_phases(engine, host, size, creds, target, opts, &stop);
         done.store(true, Ordering::Relaxed);
+        if cancel.load(Ordering::Relaxed) {
+            tracing::info!(caller = opts.caller, "header search cancelled");
+        }
         match r {
             Err(Error::Cancelled) | Ok(None) if cancel.load(Ordering::Relaxed) => {
                 Err(Error::Cancelled)
@@ -376,9 +382,46 @@ fn search(
         }
         None
     };
-    let found = engine.install(|| jobs.par_iter().with_max_len(1).find_map_any(run));
+    // One thread per core takes the next trial, cheapest first, each
+    // under a permit; the permits are shared with every other search.
+    let next = AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(None);
+    let workers = engine.threads().clamp(1, jobs.len());
+    let started = std::thread::scope(|s| {
+        let mut started = 0;
+        for i in 0..workers {
+            let worker = || {
+                while !cancel.load(Ordering::Relaxed) {
+                    let Some(_permit) = engine.trials().acquire(opts.caller, cancel) else {
+                        break;
+                    };
+                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    if let Some(u) = run(job) {
+                        if let Ok(mut f) = found.lock() {
+                            *f = Some(u);
+                        }
+                        break;
+                    }
+                }
+            };
+            let spawned = std::thread::Builder::new()
+                .name(format!("tcd-trial-{i}"))
+                .spawn_scoped(s, worker);
+            if spawned.is_ok() {
+                started += 1;
+            }
+        }
+        started
+    });
+    if started == 0 {
+        return Err(Error::ThreadPool(
+            "cannot start a header-search thread".into(),
+        ));
+    }
     if let Ok(s) = skipped.into_inner() {
         untried.extend(s);
     }
-    Ok(found)
+    Ok(found.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
