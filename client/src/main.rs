@@ -643,7 +643,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                                 allowed.as_deref(),
                                 &prefer.unwrap_or(now.5),
                             );
-                            // The tables (`[limits]`) stay as they are.
+                            // The filesystem allow-list and the tables
+                            // (`[limits]`) stay as they are.
+                            let top = now.0.find("\n[").map_or(&now.0[..], |at| &now.0[..at]);
+                            for line in top.lines().filter(|l| l.starts_with("filesystems")) {
+                                text.push_str(line);
+                                text.push('\n');
+                            }
                             if let Some(at) = now.0.find("\n[") {
                                 text.push_str(&now.0[at..]);
                             }

@@ -455,4 +455,37 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
     // The block device alone is still the user's to have.
     sys.ok(Some(alice), &args, &pw);
     sys.ok(Some(alice), &["dismount", s(&vol)], "");
+
+    // An administrator may allow more; a later change by flags keeps it.
+    sys.ok(
+        None,
+        &["policy", "set", "--file", "-"],
+        "filesystems = [\"squashfs\"]\n",
+    );
+    let shown = sys.ok(
+        None,
+        &["policy", "set", "--hardware-acceleration", "auto"],
+        "",
+    );
+    assert!(shown.contains("filesystems = [\"squashfs\"]"), "{shown}");
+    sys.ok(
+        Some(alice),
+        &[
+            "mount",
+            s(&vol),
+            s(&mnt),
+            "--readonly",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        &pw,
+    );
+    assert_eq!(
+        std::fs::read_to_string(mnt.join("file")).ok().as_deref(),
+        Some("inside")
+    );
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
 }
