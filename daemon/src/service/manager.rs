@@ -385,7 +385,7 @@ impl Manager {
     }
 
     /// Who is calling: the socket's peer, or the bus's word for the sender.
-    async fn caller(
+    pub(super) async fn caller(
         &self,
         header: &zbus::message::Header<'_>,
         conn: &zbus::Connection,
@@ -831,6 +831,7 @@ impl Manager {
         let outer_pim = opt_u32(&options, "outer_pim")?;
         let host = host_file(host)?;
         let peer = self.caller(&header, conn).await?;
+        let emitter = super::objects::to_caller(emitter, &header);
         self.shared
             .authority()
             .check(&peer, Action::for_host(&host))
@@ -1287,6 +1288,7 @@ impl Manager {
         const MAX_ROOT: u64 = 1 << 30;
         const MAX_USER: u64 = 256 << 20;
         let peer = self.caller(&header, conn).await?;
+        let emitter = super::objects::to_caller(emitter, &header);
         let max = if peer.uid == 0 { MAX_ROOT } else { MAX_USER };
         let size = if buffer_bytes == 0 {
             DEFAULT
