@@ -419,8 +419,10 @@ impl Manager {
     }
 
     /// A user manages their own volumes; another user's only with the
-    /// `manage-others` right (administrators).
-    async fn may_manage(&self, peer: &Peer, m: &Mounted) -> Result<()> {
+    /// `manage-others` right (administrators). To anyone else, another
+    /// user's volume is not there: the error is the one for `name` naming
+    /// no volume, so a user cannot probe what others have mounted.
+    async fn may_manage(&self, peer: &Peer, m: &Mounted, name: &str) -> Result<()> {
         if peer.uid == 0 || peer.uid == m.owner {
             return Ok(());
         }
@@ -429,10 +431,7 @@ impl Manager {
             .check(peer, Action::ManageOthers)
             .await
             .map_err(|e| match e {
-                ServiceError::PermissionDenied(why) => ServiceError::PermissionDenied(format!(
-                    "volume {} belongs to another user: {why}",
-                    m.id
-                )),
+                ServiceError::PermissionDenied(_) => not_mounted(name),
                 other => other,
             })
     }
@@ -475,8 +474,12 @@ impl Manager {
             .and_then(|id| table.get(id));
         by_path
             .or_else(|| table.find(name))
-            .ok_or_else(|| ServiceError::NotFound(format!("no mounted volume {name}")))
+            .ok_or_else(|| not_mounted(name))
     }
+}
+
+fn not_mounted(name: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no mounted volume {name}"))
 }
 
 #[zbus::interface(name = "org.tcd.Manager1")]
@@ -675,7 +678,7 @@ impl Manager {
         bounded("the volume name", &volume)?;
         let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume)?;
-        self.may_manage(&peer, &m).await?;
+        self.may_manage(&peer, &m, &volume).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
         self.shared.unpublish(done.id).await;

@@ -194,12 +194,17 @@ impl BusView {
             MANAGER_PATH,
             MANAGER,
             "AutoDismounted",
-            &(volume::object_path(m.id), &m.host_name, m.owner, reason, error),
+            &(
+                volume::object_path(m.id),
+                &m.host_name,
+                m.owner,
+                reason,
+                error,
+            ),
         )
         .await;
     }
 }
-
 
 /// `emitter`, sending to the caller of `hdr` alone (on a bus; on a
 /// peer-to-peer connection there is only the caller): a call's progress is
@@ -241,14 +246,23 @@ impl BusObjects {
                 .server(zbus::Guid::generate())?
                 .p2p()
                 .build(),
-            zbus::connection::Builder::async_io_unix_stream(b).p2p().build(),
+            zbus::connection::Builder::async_io_unix_stream(b)
+                .p2p()
+                .build(),
         )
         .await;
         let (server, client) = (server?, client?);
         let view = Arc::new(BusView {
             conn,
             callers: Callers::default(),
-            owners: Mutex::new(shared.table.list().iter().map(|m| (m.id, m.owner)).collect()),
+            owners: Mutex::new(
+                shared
+                    .table
+                    .list()
+                    .iter()
+                    .map(|m| (m.id, m.owner))
+                    .collect(),
+            ),
             spare: server.object_server().clone(),
             _spare_conns: (server, client),
         });
@@ -301,8 +315,7 @@ impl BusObjects {
                 Err(e) => return format!("cannot receive calls: {e}"),
             }
         }
-        let mut calls = match zbus::MessageStream::for_match_rule(rule.build(), &conn, None).await
-        {
+        let mut calls = match zbus::MessageStream::for_match_rule(rule.build(), &conn, None).await {
             Ok(s) => s,
             Err(e) => return format!("cannot receive calls: {e}"),
         };
