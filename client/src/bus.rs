@@ -58,7 +58,11 @@ impl From<zbus::Error> for Failure {
                     "AlreadyMounted" => exit::ALREADY_MOUNTED,
                     "Busy" => exit::BUSY,
                     "PermissionDenied" => exit::PERMISSION_DENIED,
-                    "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem"
+                    "InvalidArgument"
+                    | "PasswordTooLong"
+                    | "MountPoint"
+                    | "NoFilesystem"
+                    | "FilesystemNotAllowed"
                     | "InvalidPolicy" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
