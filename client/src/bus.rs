@@ -314,6 +314,9 @@ impl Client {
         }
         let messages =
             zbus::blocking::MessageIterator::for_match_rule(rule.build(), &self.conn, None)?;
+        // On a bus the daemon sends a volume's signals only to clients it
+        // knows may see that volume, and it knows a client once it called.
+        self.list()?;
         Ok(messages.filter_map(|m| m.ok()?.body().deserialize().ok()))
     }
 

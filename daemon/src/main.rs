@@ -138,24 +138,29 @@ fn run(args: &Args) -> tcd::Result<()> {
                 sig = wait_for(&signals);
             }
             tracing::info!("signal {sig}: dismounting everything");
-            shared.cache.wipe(None);
-            if let Err(e) = shared.table.dismount_all(true) {
-                tracing::error!("dismount at exit: {e}");
-            }
-            let _ = std::fs::remove_file(&socket);
+            stop(&shared, &socket);
             std::process::exit(0);
         });
     }
     match bus {
         Some(bus) => {
-            let _conn = service::serve_bus(Arc::clone(&shared), bus)?;
+            let served = service::serve_bus(Arc::clone(&shared), bus)?;
             tracing::info!(name = service::BUS_NAME, ?bus, "serving on the bus");
             service::automation::start(&shared);
             // The connection serves on its own threads; the signal thread
-            // ends the process.
-            loop {
-                std::thread::park();
-            }
+            // ends the process, or this one when the bus connection goes:
+            // no client can reach the daemon any more, so it stops with an
+            // error and lets systemd start it again.
+            let why = served
+                .lost
+                .recv()
+                .unwrap_or_else(|_| "the bus dispatcher stopped".into());
+            tracing::error!("lost the {bus:?} bus ({why}): dismounting everything");
+            stop(&shared, &args.socket);
+            Err(tcd::Error::Io {
+                what: format!("lost the {bus:?} bus connection"),
+                source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, why),
+            })
         }
         None => {
             let listener = service::listen(&args.socket)?;
@@ -164,6 +169,22 @@ fn run(args: &Args) -> tcd::Result<()> {
             service::serve(shared, listener)
         }
     }
+}
+
+/// Dismounts every volume and wipes the password cache, once: a second
+/// caller (a signal during a stop for a lost bus) waits for the first.
+fn stop(shared: &Shared, socket: &std::path::Path) {
+    static STOPPING: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut done = STOPPING.lock().unwrap_or_else(|p| p.into_inner());
+    if *done {
+        return;
+    }
+    shared.cache.wipe(None);
+    if let Err(e) = shared.table.dismount_all(true) {
+        tracing::error!("dismount at exit: {e}");
+    }
+    let _ = std::fs::remove_file(socket);
+    *done = true;
 }
 
 /// Logs to journald when systemd connected standard error to the journal

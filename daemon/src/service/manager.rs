@@ -491,7 +491,7 @@ impl Manager {
     }
 
     /// Who is calling: the socket's peer, or the bus's word for the sender.
-    async fn caller(
+    pub(super) async fn caller(
         &self,
         header: &zbus::message::Header<'_>,
         conn: &zbus::Connection,
@@ -525,8 +525,10 @@ impl Manager {
     }
 
     /// A user manages their own volumes; another user's only with the
-    /// `manage-others` right (administrators).
-    async fn may_manage(&self, peer: &Peer, m: &Mounted) -> Result<()> {
+    /// `manage-others` right (administrators). To anyone else, another
+    /// user's volume is not there: the error is the one for `name` naming
+    /// no volume, so a user cannot probe what others have mounted.
+    async fn may_manage(&self, peer: &Peer, m: &Mounted, name: &str) -> Result<()> {
         if peer.uid == 0 || peer.uid == m.owner {
             return Ok(());
         }
@@ -535,10 +537,7 @@ impl Manager {
             .check(peer, Action::ManageOthers)
             .await
             .map_err(|e| match e {
-                ServiceError::PermissionDenied(why) => ServiceError::PermissionDenied(format!(
-                    "volume {} belongs to another user: {why}",
-                    m.id
-                )),
+                ServiceError::PermissionDenied(_) => not_mounted(name),
                 other => other,
             })
     }
@@ -583,8 +582,12 @@ impl Manager {
             .and_then(|id| table.get(id));
         by_path
             .or_else(|| table.find(name, uid))
-            .ok_or_else(|| ServiceError::NotFound(format!("no mounted volume {name}")))
+            .ok_or_else(|| not_mounted(name))
     }
+}
+
+fn not_mounted(name: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no mounted volume {name}"))
 }
 
 #[zbus::interface(name = "org.tcd.Manager1")]
@@ -788,7 +791,7 @@ impl Manager {
         bounded("the volume name", &volume)?;
         let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume, peer.uid)?;
-        self.may_manage(&peer, &m).await?;
+        self.may_manage(&peer, &m, &volume).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
         self.shared.unpublish(done.id).await;
@@ -946,6 +949,7 @@ impl Manager {
         let outer_pim = opt_u32(&options, "outer_pim")?;
         let host = host_file(host)?;
         let peer = self.caller(&header, conn).await?;
+        let emitter = super::objects::to_caller(emitter, &header);
         self.shared
             .authority()
             .check(&peer, Action::for_host(&host))
@@ -1429,6 +1433,7 @@ impl Manager {
         const MAX_ROOT: u64 = 1 << 30;
         const MAX_USER: u64 = 256 << 20;
         let peer = self.caller(&header, conn).await?;
+        let emitter = super::objects::to_caller(emitter, &header);
         let max = if peer.uid == 0 { MAX_ROOT } else { MAX_USER };
         let size = if buffer_bytes == 0 {
             DEFAULT

@@ -8,6 +8,7 @@ pub mod automation;
 pub mod errors;
 pub mod favorites;
 pub mod manager;
+pub mod objects;
 pub mod volume;
 
 use crate::backends::Backends;
@@ -35,9 +36,12 @@ pub struct Shared {
     /// polkit, once serving on a bus found it; else root only.
     authority: std::sync::OnceLock<authority::Authority>,
     pub runtime: PathBuf,
-    /// Every live client connection, to announce volumes to; peer
-    /// connections leave the list when their client hangs up.
+    /// Every live peer-to-peer client connection, to announce volumes to;
+    /// they leave the list when their client hangs up.
     conns: Mutex<Vec<(u64, zbus::Connection)>>,
+    /// The message bus, when serving on one: volumes are announced there
+    /// only to the clients allowed to see them.
+    bus: std::sync::OnceLock<Arc<objects::BusView>>,
     next_conn: std::sync::atomic::AtomicU64,
 }
 
@@ -58,6 +62,7 @@ impl Shared {
             benchmark_running: std::sync::atomic::AtomicBool::new(false),
             runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
+            bus: std::sync::OnceLock::new(),
             next_conn: std::sync::atomic::AtomicU64::new(0),
         });
         // Volumes that hidden-volume protection made read-only: update
@@ -102,6 +107,11 @@ impl Shared {
     /// Tells every client that volumes changed (moved to other backends,
     /// or became read-only): their `Backends` and `ReadOnly` properties.
     pub async fn announce_changed_async(&self, changed: &[crate::mounts::Mounted]) {
+        if let Some(bus) = self.bus.get() {
+            for m in changed {
+                bus.changed(self, m).await;
+            }
+        }
         for conn in self.connections() {
             for m in changed {
                 let Ok(iface) = conn
@@ -127,6 +137,9 @@ impl Shared {
     /// Shows a new volume object to every connected client (each has its
     /// own object server on a peer-to-peer socket).
     pub async fn publish(&self, m: &crate::mounts::Mounted) {
+        if let Some(bus) = self.bus.get() {
+            bus.added(self, m).await;
+        }
         for conn in self.connections() {
             let _ = conn
                 .object_server()
@@ -140,6 +153,9 @@ impl Shared {
 
     /// Takes a dismounted volume's object from every client.
     pub async fn unpublish(&self, id: u32) {
+        if let Some(bus) = self.bus.get() {
+            bus.removed(self, id).await;
+        }
         for conn in self.connections() {
             let _ = conn
                 .object_server()
@@ -159,10 +175,13 @@ impl Shared {
     }
 
     /// `AutoDismounted(volume, host, owner, reason, error)` to every client
-    /// (`error` empty when it worked).
+    /// allowed to see the volume (`error` empty when it worked).
     pub fn announce_auto_dismount(&self, m: &crate::mounts::Mounted, reason: &str, error: &str) {
         let path = volume::object_path(m.id);
         zbus::block_on(async {
+            if let Some(bus) = self.bus.get() {
+                bus.auto_dismounted(self, m, reason, error).await;
+            }
             for conn in self.connections() {
                 let _ = conn
                     .emit_signal(
@@ -353,9 +372,17 @@ pub enum Bus {
 /// The well-known name on a bus.
 pub const BUS_NAME: &str = "org.tcd.Tcd1";
 
+/// The daemon on a message bus: the connection, and word of its end.
+pub struct BusService {
+    pub conn: zbus::blocking::Connection,
+    /// Says why, once the bus connection is gone (the bus disconnected the
+    /// daemon, or the bus itself went away).
+    pub lost: std::sync::mpsc::Receiver<String>,
+}
+
 /// Serves the API on a message bus under [`BUS_NAME`]; the connection
 /// lives as long as the returned value.
-pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connection> {
+pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<BusService> {
     let fail =
         |e: zbus::Error| Error::InvalidArgument(format!("cannot serve on the {bus:?} bus: {e}"));
     let builder = match bus {
@@ -372,18 +399,41 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<zbus::blocking::Connec
         socket: None,
         on_system_bus: bus == Bus::System,
     };
-    let conn = builder
-        .name(BUS_NAME)
-        .map_err(fail)?
-        .serve_at(volume::MANAGER_PATH, manager)
-        .map_err(fail)?
-        .serve_at(volume::MANAGER_PATH, zbus::fdo::ObjectManager)
-        .map_err(fail)?
-        .build()
-        .map_err(fail)?;
-    shared.add_connection(conn.clone().into());
+    // No zbus object server on this connection: it would answer every
+    // object to every caller. The daemon's own dispatcher answers, and the
+    // name is taken only once it listens.
+    let conn = builder.build().map_err(fail)?;
+    let objects = Arc::new(
+        zbus::block_on(objects::BusObjects::new(
+            Arc::clone(&shared),
+            manager,
+            conn.inner().clone(),
+        ))
+        .map_err(fail)?,
+    );
+    let _ = shared.bus.set(objects.view());
+    let (ready_tx, ready) = std::sync::mpsc::channel();
+    let (lost_tx, lost) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("tcd-bus".into())
+        .spawn(move || {
+            let why = zbus::block_on(objects.serve(ready_tx));
+            let _ = lost_tx.send(why);
+        })
+        .map_err(|e| Error::Io {
+            what: "cannot start the bus dispatcher".into(),
+            source: e,
+        })?;
+    // The dispatcher drops `ready` unsent if it cannot listen.
+    if ready.recv().is_err() {
+        let why = lost.recv().unwrap_or_default();
+        return Err(Error::InvalidArgument(format!(
+            "cannot serve on the {bus:?} bus: {why}"
+        )));
+    }
+    conn.request_name(BUS_NAME).map_err(fail)?;
     if bus == Bus::System {
         automation::watch_logind(&shared, &conn);
     }
-    Ok(conn)
+    Ok(BusService { conn, lost })
 }
