@@ -59,7 +59,7 @@ impl From<zbus::Error> for Failure {
                     "Busy" => exit::BUSY,
                     "PermissionDenied" => exit::PERMISSION_DENIED,
                     "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem"
-                    | "InvalidPolicy" => exit::INVALID_ARGUMENT,
+                    | "InvalidPolicy" | "TooLarge" | "UnsafeFile" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
                     _ => exit::FAILED,
