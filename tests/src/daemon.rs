@@ -321,7 +321,7 @@ impl BusDaemon {
 }
 
 /// Runs `command` with `stdin` as its input; its output.
-fn run_with_input(mut command: Command, stdin: &str) -> Output {
+pub fn run_with_input(mut command: Command, stdin: &str) -> Output {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,6 +5,7 @@
 //! never skips (CI installs everything).
 
 pub mod daemon;
+pub mod system;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
