@@ -127,7 +127,8 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
         }
     }
     let _detach = Detach(device.clone());
-    std::os::unix::fs::chown(&device, Some(sys.users[1].uid), Some(sys.users[1].gid)).expect("chown device");
+    std::os::unix::fs::chown(&device, Some(sys.users[1].uid), Some(sys.users[1].gid))
+        .expect("chown device");
     denied(
         two,
         &["mount", &device, "--filesystem", "none", "--password-stdin"],
