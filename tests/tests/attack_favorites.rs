@@ -211,7 +211,7 @@ fn a_users_mount_of_a_system_favorite_leaves_roots_file_alone() {
         "",
     );
     let system_file = sys.dir.path().join("system-favorites.toml");
-    let before = std::fs::read(&system_file).expect("system favorites");
+    let before = std::fs::read_to_string(&system_file).expect("system favorites");
     let meta = std::fs::metadata(&system_file).expect("meta");
 
     sys.ok(
@@ -229,7 +229,7 @@ fn a_users_mount_of_a_system_favorite_leaves_roots_file_alone() {
     sys.ok(Some(user), &["dismount", s(&user.path("mnt"))], "");
 
     assert_eq!(
-        std::fs::read(&system_file).expect("system favorites"),
+        std::fs::read_to_string(&system_file).expect("system favorites"),
         before,
         "a user's mount rewrote root's system favorites"
     );
@@ -593,4 +593,89 @@ fn a_hidden_volume_is_made_inside_an_outer_volume_with_a_pim() {
         "outer words\n",
     );
     assert!(!info.is_empty());
+}
+
+/// A loop device over `image`, handed to `who` (as a desktop's udev rule
+/// might hand a stick to the seat's user); detached and given back to its
+/// owner on drop.
+struct UserLoop {
+    device: String,
+    owner: (u32, u32),
+}
+
+impl UserLoop {
+    fn new(image: &Path, who: &User) -> UserLoop {
+        std::fs::File::create(image)
+            .and_then(|f| f.set_len(4 << 20))
+            .expect("image");
+        let out = Command::new(require_tool("losetup", "package mount"))
+            .args(["--find", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup");
+        let device = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(device.starts_with("/dev/loop"), "losetup: {device}");
+        let meta = std::fs::metadata(&device).expect("device");
+        let l = UserLoop {
+            device,
+            owner: (meta.uid(), meta.gid()),
+        };
+        std::os::unix::fs::chown(&l.device, Some(who.uid), Some(who.gid)).expect("chown");
+        l
+    }
+}
+
+impl Drop for UserLoop {
+    fn drop(&mut self) {
+        let _ = std::os::unix::fs::chown(&self.device, Some(self.owner.0), Some(self.owner.1));
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+#[test]
+fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
+    let sys = System::start();
+    let user = &sys.users[0];
+    // A block device the user may open, but polkit does not let them use
+    // (the test users have org.tcd.use-file only), and a folder given as
+    // the header backup: the descriptor is refused for what it is, before
+    // any authorization is asked for.
+    let disk = UserLoop::new(&sys.dir.path().join("user-disk.img"), user);
+    let out = sys.tcctl(
+        Some(user),
+        &[
+            "restore-header",
+            &disk.device,
+            s(&user.path("mnt")),
+            "--password-stdin",
+        ],
+        &format!("{PASSWORD}\n"),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "a folder as the backup is a bad request, whoever asks: {err}"
+    );
+    assert!(err.contains("a directory"), "{err}");
+    // The device itself is still refused by polkit with a good backup.
+    let backup = user.path("backup.hdr");
+    std::fs::write(&backup, vec![0u8; 128 << 10]).expect("backup");
+    std::os::unix::fs::chown(&backup, Some(user.uid), Some(user.gid)).expect("chown");
+    let out = sys.tcctl(
+        Some(user),
+        &[
+            "restore-header",
+            &disk.device,
+            s(&backup),
+            "--password-stdin",
+        ],
+        &format!("{PASSWORD}\n"),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
