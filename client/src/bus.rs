@@ -58,8 +58,14 @@ impl From<zbus::Error> for Failure {
                     "AlreadyMounted" => exit::ALREADY_MOUNTED,
                     "Busy" => exit::BUSY,
                     "PermissionDenied" => exit::PERMISSION_DENIED,
-                    "InvalidArgument" | "PasswordTooLong" | "MountPoint" | "NoFilesystem"
-                    | "InvalidPolicy" | "TooLarge" | "UnsafeFile" => exit::INVALID_ARGUMENT,
+                    "InvalidArgument"
+                    | "PasswordTooLong"
+                    | "MountPoint"
+                    | "NoFilesystem"
+                    | "FilesystemNotAllowed"
+                    | "InvalidPolicy"
+                    | "TooLarge"
+                    | "UnsafeFile" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
                     _ => exit::FAILED,

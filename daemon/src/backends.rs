@@ -125,6 +125,7 @@ impl Backends {
             "policy applied"
         );
         table.engine().set_backends(chosen);
+        table.allow_filesystems(policy.filesystems.clone());
         *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
         Ok(table.rebind_all())
     }

@@ -109,6 +109,8 @@ pub enum Error {
     ToolMissing(String),
     #[error("{tool} failed: {message}")]
     ToolFailed { tool: String, message: String },
+    #[error("{tool} did not finish within {seconds} s and was stopped")]
+    ToolTimedOut { tool: String, seconds: u64 },
     #[error("mount point {path} {problem}")]
     MountPoint { path: String, problem: String },
     #[error("{0} is busy")]
@@ -121,6 +123,14 @@ pub enum Error {
         "{0} holds no filesystem this machine can mount (mount with filesystem \"none\" to reach its block device)"
     )]
     NoFilesystem(String),
+    #[error(
+        "{volume} holds a {fs_type} filesystem, which is not among the filesystems the policy lets users mount ({allowed}); mount with filesystem \"none\" to reach its block device"
+    )]
+    FilesystemNotAllowed {
+        volume: String,
+        fs_type: String,
+        allowed: String,
+    },
     #[error("key derivation failed: {0}")]
     Kdf(String),
     #[error("policy {source_name}, line {line}, column {column}: {message}")]

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What the filesystem step does.
@@ -29,7 +29,10 @@ pub enum Filesystem {
 pub struct MountRequest<'a> {
     /// The host (container file or device), opened by the caller.
     pub host: File,
-    /// The name the caller knows the host by (shown, never opened).
+    /// The name the caller knows the host by. Kept only where it is true
+    /// (a `/dev` name of the same device, such as a favorite's stable
+    /// name); otherwise the volume is shown by the descriptor's own path.
+    /// Never opened as the caller's.
     pub host_name: String,
     pub creds: Credentials<'a>,
     /// The hidden volume's credentials, to protect it while the outer
@@ -73,12 +76,29 @@ struct Entry {
     view: Mounted,
     host_id: (u64, u64),
     volume: Arc<OpenVolume>,
+    /// What serves and mounts the volume, behind the volume's own lock:
+    /// a dismount holds it, and nothing else of the table.
+    parts: Arc<Mutex<Parts>>,
+}
+
+/// The kernel-side pieces of a mounted volume, taken down in reverse.
+struct Parts {
     export: Option<Box<dyn BlockExport>>,
     /// The driver process of a filesystem the kernel lacks.
     userfs: Option<mount::userfs::UserFs>,
+    /// The filesystem mounted on the mount point, held by descriptor.
+    fs: Option<mount::mountpoint::MountedFs>,
     /// A default mount point the daemon made, removed at dismount.
     made_mount_point: bool,
 }
+
+/// Filesystem types users' volumes are mounted with (as udisks2 allows):
+/// the kernel parses a filesystem image its owner wrote, so only the
+/// filesystems people keep data on, whose parsers are the most used and
+/// fuzzed. The policy may add others.
+pub const FILESYSTEMS: &[&str] = &[
+    "ext2", "ext3", "ext4", "btrfs", "xfs", "vfat", "exfat", "ntfs", "ntfs3",
+];
 
 /// Every mounted volume of the daemon.
 pub struct MountTable {
@@ -87,9 +107,16 @@ pub struct MountTable {
     /// read-only.
     read_only_events: Mutex<Option<std::sync::mpsc::Sender<u32>>>,
     runtime: PathBuf,
+    /// Held only to read or change the map, never across a system call
+    /// that can block.
     entries: Mutex<BTreeMap<u32, Entry>>,
-    /// Serialises mount and dismount steps on the kernel side.
-    busy: Mutex<()>,
+    /// Hosts between their search and their entry (being mounted).
+    mounting: Mutex<Vec<(u64, u64)>>,
+    /// The next volume id: ids are never used twice in a daemon's life, so
+    /// an id checked is the volume acted on.
+    next_id: AtomicU32,
+    /// Filesystem types the policy adds to [`FILESYSTEMS`].
+    extra_filesystems: Mutex<Vec<String>>,
 }
 
 impl MountTable {
@@ -104,7 +131,9 @@ impl MountTable {
             read_only_events: Mutex::new(None),
             runtime: runtime.to_path_buf(),
             entries: Mutex::new(BTreeMap::new()),
-            busy: Mutex::new(()),
+            mounting: Mutex::new(Vec::new()),
+            next_id: AtomicU32::new(1),
+            extra_filesystems: Mutex::new(Vec::new()),
         })
     }
 
@@ -116,6 +145,51 @@ impl MountTable {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Sets the filesystem types the policy allows beyond [`FILESYSTEMS`].
+    pub fn allow_filesystems(&self, extra: Vec<String>) {
+        *self
+            .extra_filesystems
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = extra;
+    }
+
+    /// Refuses a filesystem type outside the allow-list.
+    fn check_filesystem(&self, fs_type: &str, volume: &str) -> Result<()> {
+        let extra = self
+            .extra_filesystems
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if FILESYSTEMS.contains(&fs_type) || extra.iter().any(|f| f == fs_type) {
+            return Ok(());
+        }
+        let allowed: Vec<&str> = FILESYSTEMS
+            .iter()
+            .copied()
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        Err(Error::FilesystemNotAllowed {
+            volume: volume.to_owned(),
+            fs_type: fs_type.to_owned(),
+            allowed: allowed.join(", "),
+        })
+    }
+
+    /// Marks `host_id` as being mounted; `None` if it is mounted or being
+    /// mounted already.
+    fn reserve(&self, host_id: (u64, u64)) -> Option<Reserved<'_>> {
+        let t = self.lock();
+        let mut m = self.mounting.lock().unwrap_or_else(|p| p.into_inner());
+        if t.values().any(|e| e.host_id == host_id) || m.contains(&host_id) {
+            return None;
+        }
+        m.push(host_id);
+        Some(Reserved {
+            table: self,
+            host_id,
+        })
+    }
+
     /// Takes down what a killed daemon left under the runtime folder: loop
     /// devices over its FUSE files, then the FUSE mounts themselves.
     pub fn clean_up_stale(&self) -> Vec<String> {
@@ -125,8 +199,9 @@ impl MountTable {
             for dev in loops {
                 // A filesystem still mounted from it goes first.
                 for target in mounts_of(&dev) {
-                    if mountpoint::unmount(&target, true).is_ok() {
-                        done.push(format!("unmounted {}", target.display()));
+                    match mountpoint::unmount_stale(&target, &dev) {
+                        Ok(()) => done.push(format!("unmounted {}", target.display())),
+                        Err(e) => tracing::warn!("left {}: {e}", target.display()),
                     }
                 }
                 if mount::loopdev::detach(&dev).is_ok() {
@@ -166,8 +241,9 @@ impl MountTable {
         let host_id = (meta.dev(), meta.ino());
         let host_device =
             std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()).then(|| meta.rdev());
+        let host_name = host_name(&req.host, &req.host_name, host_device);
         if self.lock().values().any(|e| e.host_id == host_id) {
-            return Err(Error::AlreadyMounted(req.host_name));
+            return Err(Error::AlreadyMounted(host_name));
         }
         // Check the mount point before the (slow) password search.
         let given = match &req.mount_point {
@@ -204,15 +280,13 @@ impl MountTable {
             )?,
         };
         let volume = Arc::new(volume);
-        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         // Two mounts of one host may search at once (a call and a device
-        // event); only the first to get here mounts it.
-        if self.lock().values().any(|e| e.host_id == host_id) {
-            return Err(Error::AlreadyMounted(req.host_name));
-        }
-        let id = (1..)
-            .find(|i| !self.lock().contains_key(i))
-            .unwrap_or(u32::MAX);
+        // event); only the first to get here mounts it. No lock of the
+        // table is held while it is served and mounted.
+        let _reserved = self
+            .reserve(host_id)
+            .ok_or_else(|| Error::AlreadyMounted(host_name.clone()))?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if let Some(tx) = self
             .read_only_events
             .lock()
@@ -231,19 +305,23 @@ impl MountTable {
             self.engine.threads(),
             req.discard,
         )?);
-        let mut made = false;
+        let mut parts = Parts {
+            export: None,
+            userfs: None,
+            fs: None,
+            made_mount_point: false,
+        };
         let mut fs_type = None;
-        let mut mount_point = None;
-        let mut userfs = None;
         if req.filesystem == Filesystem::Auto {
             let result = (|| -> Result<()> {
                 let found = mount::detect_filesystem(export.device())?
-                    .ok_or_else(|| Error::NoFilesystem(req.host_name.clone()))?;
+                    .ok_or_else(|| Error::NoFilesystem(host_name.clone()))?;
+                self.check_filesystem(&found, &host_name)?;
                 let target = match given {
                     Some(t) => t,
                     None => {
                         let p = default_mount_point(req.owner, id)?;
-                        made = true;
+                        parts.made_mount_point = true;
                         mountpoint::check(&p, false)?
                     }
                 };
@@ -255,22 +333,19 @@ impl MountTable {
                 };
                 if mount::userfs::needed(&found) {
                     let staging = self.runtime.join("fs").join(id.to_string());
-                    userfs = Some(mount::userfs::mount(
-                        export.device(),
-                        &target,
-                        &options,
-                        &staging,
-                    )?);
+                    let (driver, fs) =
+                        mount::userfs::mount(export.device(), &target, &options, &staging)?;
+                    parts.userfs = Some(driver);
+                    parts.fs = Some(fs);
                 } else {
-                    mountpoint::mount(export.device(), &target, &options)?;
+                    parts.fs = Some(mountpoint::mount(export.device(), &target, &options)?);
                 }
-                mount_point = Some(target.path().to_path_buf());
                 fs_type = Some(found);
                 Ok(())
             })();
             if let Err(e) = result {
                 let _ = export.close();
-                if made {
+                if parts.made_mount_point {
                     let _ = std::fs::remove_dir(default_mount_point_path(req.owner.0, id));
                 }
                 return Err(e);
@@ -278,9 +353,9 @@ impl MountTable {
         }
         let view = Mounted {
             id,
-            host_name: req.host_name,
+            host_name,
             device: export.device().to_path_buf(),
-            mount_point,
+            mount_point: parts.fs.as_ref().map(|f| f.path()),
             filesystem: fs_type,
             read_only: volume.is_read_only(),
             protects_hidden: volume.protects_hidden_volume(),
@@ -290,15 +365,14 @@ impl MountTable {
             auto_dismount: req.auto_dismount,
             host_device,
         };
+        parts.export = Some(export);
         self.lock().insert(
             id,
             Entry {
                 view: view.clone(),
                 host_id,
                 volume,
-                export: Some(export),
-                userfs,
-                made_mount_point: made,
+                parts: Arc::new(Mutex::new(parts)),
             },
         );
         tracing::info!(id, device = %view.device.display(), "volume mounted");
@@ -307,32 +381,44 @@ impl MountTable {
 
     /// Flushes, unmounts the filesystem, detaches the loop device, stops
     /// FUSE and drops the keys, in that order. A busy filesystem is
-    /// [`Error::Busy`] unless `force`.
+    /// [`Error::Busy`] unless `force`. Only this volume's lock is held
+    /// meanwhile: other volumes mount and dismount as usual.
     pub fn dismount(&self, id: u32, force: bool) -> Result<Mounted> {
-        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        let (mount_point, made) = {
+        let parts = {
             let t = self.lock();
             let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
-            (e.view.mount_point.clone(), e.made_mount_point)
+            Arc::clone(&e.parts)
         };
-        if let Some(p) = &mount_point {
-            sync_filesystem(p);
-            mountpoint::unmount(p, force)?;
-            if made {
-                let _ = std::fs::remove_dir(p);
+        // A second dismount of the same volume is told so at once.
+        let mut parts = match parts.try_lock() {
+            Ok(p) => p,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(Error::Busy(format!("volume {id} (being dismounted)")));
             }
+        };
+        // It may have gone while this call waited for its lock.
+        if !self.lock().contains_key(&id) {
+            return Err(Error::NotMounted(id.to_string()));
+        }
+        if let Some(fs) = &parts.fs {
+            fs.sync();
+            fs.unmount(force)?;
+            if parts.made_mount_point {
+                fs.remove_dir();
+            }
+            parts.fs = None;
             // A driver process writes what it holds as it stops.
-            let userfs = self.lock().get_mut(&id).and_then(|e| e.userfs.take());
-            if let Some(u) = userfs {
+            if let Some(u) = parts.userfs.take() {
                 u.wait_gone();
             }
         }
-        let mut entry = self
+        let entry = self
             .lock()
             .remove(&id)
             .ok_or(Error::NotMounted(id.to_string()))?;
         let _ = entry.volume.sync();
-        if let Some(export) = entry.export.take() {
+        if let Some(export) = parts.export.take() {
             export.close()?;
         }
         tracing::info!(id, "volume dismounted");
@@ -418,16 +504,21 @@ impl MountTable {
         self.lock().get(&id).map(|e| e.view.clone())
     }
 
-    /// The mounted volume whose host, mount point or device is `name`.
-    pub fn find(&self, name: &str) -> Option<Mounted> {
-        self.lock()
-            .values()
-            .find(|e| {
-                e.view.host_name == name
-                    || e.view.device == Path::new(name)
-                    || e.view.mount_point.as_deref() == Some(Path::new(name))
-            })
-            .map(|e| e.view.clone())
+    /// The mounted volume whose host, mount point or device is `name`;
+    /// `uid`'s own first, where names meet.
+    pub fn find(&self, name: &str, uid: u32) -> Option<Mounted> {
+        let t = self.lock();
+        let mut found = t.values().filter(|e| {
+            e.view.host_name == name
+                || e.view.device == Path::new(name)
+                || e.view.mount_point.as_deref() == Some(Path::new(name))
+        });
+        let first = found.next()?;
+        let chosen = std::iter::once(first)
+            .chain(found)
+            .find(|e| e.view.owner == uid)
+            .unwrap_or(first);
+        Some(chosen.view.clone())
     }
 
     /// Whether `host` (an open file) is mounted.
@@ -502,17 +593,6 @@ fn default_mount_point(owner: (u32, u32), id: u32) -> Result<PathBuf> {
     Ok(p)
 }
 
-/// syncfs(2) on the filesystem at `path`, so a dismount loses nothing
-/// even if the unmount is lazy.
-fn sync_filesystem(path: &Path) {
-    if let Ok(f) = File::open(path) {
-        // SAFETY: syncfs takes an open descriptor and nothing else.
-        unsafe {
-            libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&f));
-        }
-    }
-}
-
 /// Mount points of filesystems mounted from `device`.
 fn mounts_of(device: &Path) -> Vec<PathBuf> {
     std::fs::read_to_string("/proc/self/mounts")
@@ -524,4 +604,45 @@ fn mounts_of(device: &Path) -> Vec<PathBuf> {
             (Path::new(dev) == device).then(|| PathBuf::from(at.replace("\\040", " ")))
         })
         .collect()
+}
+
+/// A host between its search and its entry in the table.
+struct Reserved<'a> {
+    table: &'a MountTable,
+    host_id: (u64, u64),
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        self.table
+            .mounting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|h| *h != self.host_id);
+    }
+}
+
+/// The name a volume is shown and found by: the caller's `given` name
+/// where it is a `/dev` name of the same block device (a favorite's stable
+/// name, resolved as favorites are; `/dev` is the system's), else the path
+/// of the descriptor itself, as the kernel knows it. A caller cannot name
+/// their volume after another's file.
+fn host_name(host: &File, given: &str, device: Option<u64>) -> String {
+    if let Some(rdev) = device
+        && given.starts_with("/dev/")
+        && !given.split('/').any(|c| c == "..")
+        && tcd_proto::devices::locate(given)
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| {
+                std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()) && m.rdev() == rdev
+            })
+    {
+        return given.to_owned();
+    }
+    std::fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(host)
+    ))
+    .map(|p| p.display().to_string())
+    .unwrap_or_else(|_| "(unnamed volume)".to_owned())
 }

@@ -38,6 +38,10 @@ pub struct Policy {
     /// ones using processor crypto first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefer: Vec<String>,
+    /// Filesystem types users' volumes may be mounted with, beyond the
+    /// built-in list (ext2/3/4, btrfs, xfs, vfat, exfat, ntfs, ntfs3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filesystems: Vec<String>,
 }
 
 /// What the policy needs to know of a backend to judge it.
@@ -73,6 +77,22 @@ impl Policy {
                     line,
                     column,
                     message: format!("{name:?} is not a backend name"),
+                });
+            }
+        }
+        for fs in &policy.filesystems {
+            if fs.is_empty()
+                || !fs
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+            {
+                let at = text.find(fs.as_str()).unwrap_or(0);
+                let (line, column) = line_and_column(text, at);
+                return Err(Error::Policy {
+                    source_name: source_name.to_owned(),
+                    line,
+                    column,
+                    message: format!("{fs:?} is not a filesystem type"),
                 });
             }
         }
@@ -234,7 +254,18 @@ mod tests {
             hardware_acceleration: Acceleration::Disabled,
             allowed: Some(vec!["soft".into()]),
             prefer: vec!["soft".into()],
+            filesystems: vec!["squashfs".into()],
         };
         assert_eq!(Policy::parse(&p.to_text(), "t").unwrap(), p);
+    }
+
+    #[test]
+    fn a_filesystem_name_that_is_no_type_is_refused_with_its_place() {
+        let e = Policy::parse("filesystems = [\"ext4\", \"../x\"]\n", "t").unwrap_err();
+        assert!(
+            e.to_string().contains("\"../x\" is not a filesystem type"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("line 1"), "{e}");
     }
 }

@@ -25,6 +25,9 @@ const RULES: &str = "/etc/polkit-1/rules.d/49-tcd-test-users.rules";
 const POLKITD: &str = "/usr/lib/polkit-1/polkitd";
 /// The two unprivileged test users.
 pub const USERS: [&str; 2] = ["tcdtest1", "tcdtest2"];
+/// Debian's Python, with python3-jeepney: a user other than root cannot
+/// run a Python of root's own (pyenv's shims live under /root).
+pub const PYTHON: &str = "/usr/bin/python3";
 /// The password of volumes made by [`System::create_volume`].
 pub const PASSWORD: &str = "user words";
 
@@ -256,7 +259,9 @@ fn install_polkit_files() {
 
 /// Tests in parallel install the same files: never show one half-written.
 fn write_atomically(path: &Path, bytes: &[u8]) {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     std::fs::write(&tmp, bytes).expect("write");
     std::fs::rename(&tmp, path).expect("rename");
 }

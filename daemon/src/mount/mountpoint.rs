@@ -3,9 +3,9 @@
 //! (VeraCrypt's CVE-2025-23021).
 
 use crate::error::{Error, Result};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -106,8 +106,9 @@ pub(super) fn c_string(bytes: &[u8]) -> Result<CString> {
     CString::new(bytes).map_err(|_| Error::InvalidArgument("a path holds a NUL byte".into()))
 }
 
-/// Mounts `device` on `target` with nosuid and nodev.
-pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<()> {
+/// Mounts `device` on `target` with nosuid and nodev; the handle that
+/// alone unmounts it.
+pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<MountedFs> {
     let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
     if options.read_only {
         flags |= libc::MS_RDONLY;
@@ -167,13 +168,24 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<()> {
             source: std::io::Error::last_os_error(),
         });
     }
-    Ok(())
+    let rdev = std::fs::metadata(device)
+        .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))
+        .map_err(|e| Error::Io {
+            what: format!("cannot inspect {}", device.display()),
+            source: e,
+        })?;
+    MountedFs::locate(target, rdev)
 }
 
-/// Unmounts the filesystem at `path`. A busy filesystem is
+/// Unmounts the filesystem at `path`, a folder of the daemon's own (its
+/// runtime folder): never a path a user can change. A busy filesystem is
 /// [`Error::Busy`] unless `force`, which detaches it lazily.
 pub fn unmount(path: &Path, force: bool) -> Result<()> {
     let at = c_string(path.as_os_str().as_bytes())?;
+    umount_at(&at, force, &path.display().to_string())
+}
+
+fn umount_at(at: &CStr, force: bool, shown: &str) -> Result<()> {
     let flags = if force { libc::MNT_DETACH } else { 0 };
     // SAFETY: `at` is a NUL-terminated path that outlives the call.
     let rc = unsafe { libc::umount2(at.as_ptr(), flags | libc::UMOUNT_NOFOLLOW) };
@@ -182,10 +194,266 @@ pub fn unmount(path: &Path, force: bool) -> Result<()> {
     }
     let e = std::io::Error::last_os_error();
     match e.raw_os_error() {
-        Some(libc::EBUSY) => Err(Error::Busy(path.display().to_string())),
+        Some(libc::EBUSY) => Err(Error::Busy(shown.to_owned())),
         _ => Err(Error::Io {
-            what: format!("cannot unmount {}", path.display()),
+            what: format!("cannot unmount {shown}"),
             source: e,
         }),
     }
+}
+
+/// A filesystem the daemon mounted, held by the folder its mount point is
+/// in (an `O_PATH` descriptor, which follows renames and never pins the
+/// mount itself), the mount point's name there, and the kernel's ID of the
+/// mount. The mount point is a mount point, so it cannot be renamed or
+/// removed; whatever a user does to the path above it (renaming a parent,
+/// putting a symlink or a FIFO in its place), sync and unmount reach this
+/// mount, through `/proc/self/fd/PARENT/NAME`, or nothing.
+#[derive(Debug)]
+pub struct MountedFs {
+    parent: OwnedFd,
+    name: CString,
+    mount_id: u64,
+}
+
+/// What `statx` says of a name in a folder, without following a symlink.
+struct Stat {
+    mount_id: u64,
+    dev: u64,
+    mount_root: bool,
+}
+
+fn stat_at(dir: &OwnedFd, name: &CStr) -> std::io::Result<Stat> {
+    // SAFETY: statx is plain data; all-zero is a valid value.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open descriptor, `name` a NUL-terminated string
+    // and `st` a live statx buffer, all outliving the call.
+    let rc = unsafe {
+        libc::statx(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
+            libc::STATX_BASIC_STATS | libc::STATX_MNT_ID,
+            &mut st,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Stat {
+        mount_id: st.stx_mnt_id,
+        dev: libc::makedev(st.stx_dev_major, st.stx_dev_minor),
+        mount_root: st.stx_attributes & libc::STATX_ATTR_MOUNT_ROOT as u64 != 0,
+    })
+}
+
+/// Opens `path` as an `O_PATH` folder, with no symlink anywhere on the way.
+pub fn open_dir_no_symlinks(path: &Path) -> Result<OwnedFd> {
+    let refuse = |e: std::io::Error| Error::Io {
+        what: format!("cannot open {} without following symlinks", path.display()),
+        source: e,
+    };
+    // SAFETY: open_how is plain data; all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    let at = c_string(path.as_os_str().as_bytes())?;
+    // SAFETY: openat2 reads `at` and `how`, both live for the call, and
+    // returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            at.as_ptr(),
+            &mut how as *mut libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(refuse(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a descriptor openat2 just returned, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+impl MountedFs {
+    /// The mount just made on `target`, whose filesystem has device number
+    /// `dev`. Found from the mount point's descriptor, not its path: its
+    /// folder is `..` of it, its name the one the kernel shows now.
+    pub fn locate(target: &Target, dev: u64) -> Result<MountedFs> {
+        let fd = target.dir.as_raw_fd();
+        let lost = |why: String| Error::MountPoint {
+            path: target.path.display().to_string(),
+            problem: why,
+        };
+        let parent = File::options()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{fd}/.."))
+            .map(OwnedFd::from)
+            .map_err(|e| lost(format!("cannot open its folder: {e}")))?;
+        let now = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .map_err(|e| lost(format!("cannot read where it is: {e}")))?;
+        let name = now
+            .file_name()
+            .ok_or_else(|| lost("has no name".into()))
+            .and_then(|n| c_string(n.as_bytes()))?;
+        let st = stat_at(&parent, &name).map_err(|e| lost(e.to_string()))?;
+        if !st.mount_root || st.dev != dev {
+            return Err(lost("changed while the volume was being mounted".into()));
+        }
+        Ok(MountedFs {
+            parent,
+            name,
+            mount_id: st.mount_id,
+        })
+    }
+
+    /// `/proc/self/fd/PARENT/NAME`: the mount point, reached through the
+    /// daemon's own descriptor.
+    fn at(&self) -> Result<CString> {
+        let mut p = format!("/proc/self/fd/{}/", self.parent.as_raw_fd()).into_bytes();
+        p.extend_from_slice(self.name.as_bytes());
+        c_string(&p)
+    }
+
+    /// Where the mount is now, for people to read (never used to act).
+    pub fn path(&self) -> PathBuf {
+        let dir = std::fs::read_link(format!("/proc/self/fd/{}", self.parent.as_raw_fd()))
+            .unwrap_or_default();
+        dir.join(std::ffi::OsStr::from_bytes(self.name.as_bytes()))
+    }
+
+    /// The kernel's ID of the mount.
+    pub fn mount_id(&self) -> u64 {
+        self.mount_id
+    }
+
+    /// Whether the mount point still shows this mount: `Ok(true)` it does,
+    /// `Ok(false)` the mount is gone; another mount over it is an error.
+    fn check(&self) -> Result<bool> {
+        let present = mount_ids().contains(&self.mount_id);
+        match stat_at(&self.parent, &self.name) {
+            Ok(st) if st.mount_id == self.mount_id => Ok(true),
+            _ if !present => Ok(false),
+            _ => Err(Error::Busy(format!(
+                "{} (another filesystem is mounted over it)",
+                self.path().display()
+            ))),
+        }
+    }
+
+    /// syncfs(2) on the mounted filesystem, so a dismount loses nothing
+    /// even if the unmount is lazy. Opens the filesystem's root as a
+    /// folder without blocking, never what a path points to.
+    pub fn sync(&self) {
+        let Ok(at) = self.at() else {
+            return;
+        };
+        // SAFETY: `at` is NUL-terminated and outlives the call; open
+        // returns a new descriptor or -1.
+        let fd = unsafe {
+            libc::open(
+                at.as_ptr(),
+                libc::O_RDONLY
+                    | libc::O_DIRECTORY
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return;
+        }
+        // SAFETY: a descriptor open just returned, owned by nothing else.
+        let root = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut st = std::mem::MaybeUninit::<libc::statx>::zeroed();
+        // SAFETY: `root` is open, the empty name with AT_EMPTY_PATH names
+        // it, and `st` is a live statx buffer.
+        let rc = unsafe {
+            libc::statx(
+                root.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_MNT_ID,
+                st.as_mut_ptr(),
+            )
+        };
+        // SAFETY: statx filled the buffer when it returned 0.
+        if rc != 0 || unsafe { st.assume_init_ref() }.stx_mnt_id != self.mount_id {
+            return;
+        }
+        // SAFETY: syncfs takes an open descriptor and nothing else.
+        unsafe {
+            libc::syncfs(root.as_raw_fd());
+        }
+    }
+
+    /// Unmounts this mount, and only it. A busy filesystem is
+    /// [`Error::Busy`] unless `force`, which detaches it lazily; a mount
+    /// already gone is fine.
+    pub fn unmount(&self, force: bool) -> Result<()> {
+        if !self.check()? {
+            return Ok(());
+        }
+        let shown = self.path().display().to_string();
+        match umount_at(&self.at()?, force, &shown) {
+            Err(Error::Io { .. }) if !self.check()? => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Removes the (now empty) mount point folder the daemon made.
+    pub fn remove_dir(&self) {
+        // SAFETY: `parent` is an open folder and `name` a NUL-terminated
+        // name in it; unlinkat only removes an empty folder.
+        unsafe {
+            libc::unlinkat(
+                self.parent.as_raw_fd(),
+                self.name.as_ptr(),
+                libc::AT_REMOVEDIR,
+            );
+        }
+    }
+}
+
+/// The IDs of every mount in the daemon's namespace.
+fn mount_ids() -> Vec<u64> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// Unmounts (lazily) what a killed daemon left at `path`, a mount point
+/// the mount table names, if the filesystem there comes from `device`:
+/// the folder is opened with no symlink on the way and the mount is checked
+/// by its source before anything is unmounted.
+pub fn unmount_stale(path: &Path, device: &Path) -> Result<()> {
+    let parent = open_dir_no_symlinks(path.parent().unwrap_or(Path::new("/")))?;
+    let name = c_string(path.file_name().unwrap_or_default().as_bytes())?;
+    let st = stat_at(&parent, &name).map_err(|e| Error::Io {
+        what: format!("cannot inspect {}", path.display()),
+        source: e,
+    })?;
+    let source = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.split(' ').next().and_then(|i| i.parse().ok()) == Some(st.mount_id))
+        .and_then(|l| l.split(" - ").nth(1))
+        .and_then(|tail| tail.split(' ').nth(1))
+        .map(str::to_owned);
+    if !st.mount_root || source.as_deref() != Some(&*device.to_string_lossy()) {
+        return Err(Error::MountPoint {
+            path: path.display().to_string(),
+            problem: format!("does not hold a filesystem of {}", device.display()),
+        });
+    }
+    let held = MountedFs {
+        parent,
+        name,
+        mount_id: st.mount_id,
+    };
+    held.unmount(true)
 }

@@ -7,7 +7,7 @@
 //! mount point through its `O_NOFOLLOW` descriptor, so a driver that
 //! resolves paths itself is never handed a folder a user could swap.
 
-use super::mountpoint::{Options, Target, c_string};
+use super::mountpoint::{MountedFs, Options, Target, c_string};
 use super::tools;
 use crate::error::{Error, Result};
 use std::os::fd::AsRawFd;
@@ -49,8 +49,14 @@ pub fn needed(fs_type: &str) -> bool {
 }
 
 /// Mounts `device` (of `options.fs_type`) on `target` through its driver,
-/// staging in `staging` (made, root's alone).
-pub fn mount(device: &Path, target: &Target, options: &Options, staging: &Path) -> Result<UserFs> {
+/// staging in `staging` (made, root's alone); the driver and the handle of
+/// the mount on `target`.
+pub fn mount(
+    device: &Path,
+    target: &Target,
+    options: &Options,
+    staging: &Path,
+) -> Result<(UserFs, MountedFs)> {
     let tool = driver(&options.fs_type)
         .ok_or_else(|| Error::InvalidArgument(format!("no driver for {}", options.fs_type)))?;
     let io = |what: String| move |source| Error::Io { what, source };
@@ -94,15 +100,18 @@ pub fn mount(device: &Path, target: &Target, options: &Options, staging: &Path) 
     let fs = UserFs {
         pid: driver_pid(staging),
     };
-    if let Err(e) = bind(staging, target, options.read_only) {
-        let _ = super::mountpoint::unmount(staging, true);
-        fs.wait_gone();
-        return Err(e);
-    }
+    let mounted = match bind(staging, target, options.read_only) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = super::mountpoint::unmount(staging, true);
+            fs.wait_gone();
+            return Err(e);
+        }
+    };
     // The staging mount is no longer needed: the bind holds the filesystem.
     let _ = super::mountpoint::unmount(staging, true);
     let _ = std::fs::remove_dir(staging);
-    Ok(fs)
+    Ok((fs, mounted))
 }
 
 impl UserFs {
@@ -136,7 +145,7 @@ fn driver_pid(staging: &Path) -> Option<u32> {
 /// Sets nosuid, nodev (and read-only) on the staging mount, then
 /// bind-mounts it onto `target` through its descriptor; the bind keeps
 /// those flags. No path a user controls is used.
-fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<()> {
+fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<MountedFs> {
     let dev_of = |p: &Path| {
         std::fs::metadata(p)
             .map(|m| m.dev())
@@ -145,7 +154,8 @@ fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<()> {
                 source: e,
             })
     };
-    if dev_of(staging)? == dev_of(staging.parent().unwrap_or(Path::new("/")))? {
+    let staged_dev = dev_of(staging)?;
+    if staged_dev == dev_of(staging.parent().unwrap_or(Path::new("/")))? {
         return Err(Error::ToolFailed {
             tool: "FUSE filesystem driver".into(),
             message: "reported success but mounted nothing".into(),
@@ -191,5 +201,6 @@ fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<()> {
         &at,
         libc::MS_BIND,
         "bind the filesystem to its mount point",
-    )
+    )?;
+    MountedFs::locate(target, staged_dev)
 }

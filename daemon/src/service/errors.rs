@@ -20,6 +20,8 @@ pub enum ServiceError {
     Cancelled(String),
     MountPoint(String),
     NoFilesystem(String),
+    /// A filesystem type outside the policy's allow-list.
+    FilesystemNotAllowed(String),
     /// A policy text with an error: the message names its line and column.
     InvalidPolicy(String),
     /// A favorite, or a user's favorites, past the daemon's size limits.
@@ -45,6 +47,7 @@ impl From<Error> for ServiceError {
             Error::Cancelled => ServiceError::Cancelled(msg),
             Error::MountPoint { .. } => ServiceError::MountPoint(msg),
             Error::NoFilesystem(_) => ServiceError::NoFilesystem(msg),
+            Error::FilesystemNotAllowed { .. } => ServiceError::FilesystemNotAllowed(msg),
             Error::Policy { .. } => ServiceError::InvalidPolicy(msg),
             Error::BackendNotAllowed(_) => ServiceError::PermissionDenied(msg),
             Error::TooLarge(_) => ServiceError::TooLarge(msg),

@@ -494,7 +494,9 @@ impl Manager {
         Err(ServiceError::NotFound(format!("no favorite {name}")))
     }
 
-    fn resolve(&self, name: &str) -> Result<Mounted> {
+    /// The volume `name` (object path, host, device or mount point) names;
+    /// the caller's own first where several have that name.
+    fn resolve(&self, name: &str, uid: u32) -> Result<Mounted> {
         let table = &self.shared.table;
         let by_path = name
             .strip_prefix(super::volume::VOLUMES_PATH)
@@ -502,7 +504,7 @@ impl Manager {
             .and_then(|n| n.parse().ok())
             .and_then(|id| table.get(id));
         by_path
-            .or_else(|| table.find(name))
+            .or_else(|| table.find(name, uid))
             .ok_or_else(|| ServiceError::NotFound(format!("no mounted volume {name}")))
     }
 }
@@ -702,7 +704,7 @@ impl Manager {
     ) -> Result<()> {
         bounded("the volume name", &volume)?;
         let peer = self.caller(&header, conn).await?;
-        let m = self.resolve(&volume)?;
+        let m = self.resolve(&volume, peer.uid)?;
         self.may_manage(&peer, &m).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
@@ -1443,5 +1445,5 @@ fn make_filesystem(
         args.push(owner.as_ref());
     }
     args.push(device.as_os_str());
-    mount::tools::run(tool.0, args).map(|_| ())
+    mount::tools::run_for(tool.0, args, mount::tools::MKFS_LIMIT).map(|_| ())
 }

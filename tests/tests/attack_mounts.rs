@@ -1,0 +1,458 @@
+//! Attacks on mounting and dismounting, each by an unprivileged user
+//! against the real daemon on a private system bus with polkitd
+//! (`tcd_tests::system::System`):
+//! - a parent folder of the mount point renamed and replaced by a symlink
+//!   to a folder of root's, or the mount point's name turned into a FIFO,
+//!   before asking to dismount;
+//! - one user's slow forced dismount while another user mounts;
+//! - two dismounts of one's own volume racing another user's mount (ids
+//!   reused);
+//! - a volume mounted under another user's file name;
+//! - a filesystem outside the allow-list (squashfs) inside a volume.
+//!
+//! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
+//! mksquashfs, python3 with jeepney.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tcd_tests::require_tool;
+use tcd_tests::system::{PASSWORD, PYTHON, System, User};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// Whether a filesystem is mounted exactly at `path`.
+fn is_mount_point(path: &Path) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("mountinfo")
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(s(path)))
+}
+
+/// Runs `cmd` as given, as `who`, in a shell.
+fn sh(sys: &System, who: &User, script: &str) {
+    let st = sys
+        .command(Some(who), "sh")
+        .args(["-c", script])
+        .status()
+        .expect("sh");
+    assert!(st.success(), "as {}: {script}", who.name);
+}
+
+/// Waits for `child` at most `limit`; its exit code, or None if it was
+/// still running (it is killed then).
+fn wait_at_most(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            return Some(st.code().unwrap_or(-1));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A tmpfs of root's mounted on `path` (made), unmounted on drop.
+struct Decoy(PathBuf);
+impl Decoy {
+    fn at(path: PathBuf) -> Decoy {
+        std::fs::create_dir_all(&path).expect("decoy folder");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tcd-decoy"])
+            .arg(&path)
+            .status()
+            .expect("mount tmpfs");
+        assert!(st.success(), "mount the decoy");
+        std::fs::write(path.join("root-data"), "root's").expect("decoy file");
+        Decoy(path)
+    }
+}
+impl Drop for Decoy {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn dismount_never_follows_a_path_the_user_changed() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    // Root's folder with a mount whose last component the user can name.
+    let decoy = Decoy::at(sys.dir.path().join("srv/decoy/target"));
+    let vol = sys.create_volume(alice, "v.hc", "24M");
+    let bob_vol = sys.create_volume(bob, "b.hc", "24M");
+
+    // The symlink swap: mount on ~/x/target, then ~/x -> root's folder.
+    sh(
+        &sys,
+        alice,
+        &format!("mkdir -p {0}/x/target", alice.home.display()),
+    );
+    sys.mount(alice, &vol, &alice.path("x/target"));
+    sh(
+        &sys,
+        alice,
+        &format!(
+            "cd {0} && mv x x2 && ln -s {1} x",
+            alice.home.display(),
+            sys.dir.path().join("srv/decoy").display()
+        ),
+    );
+    let mut dismount = sys.tcctl_command(Some(alice));
+    dismount
+        .args(["dismount", s(&vol)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let code = wait_at_most(
+        &mut dismount.spawn().expect("dismount"),
+        Duration::from_secs(60),
+    );
+    assert!(
+        is_mount_point(&decoy.0),
+        "root's mount at {} is still mounted (dismount: {code:?})",
+        decoy.0.display(),
+    );
+    assert_eq!(
+        std::fs::read_to_string(decoy.0.join("root-data"))
+            .ok()
+            .as_deref(),
+        Some("root's")
+    );
+    assert_eq!(code, Some(0), "alice's own dismount works, promptly");
+    assert!(
+        !is_mount_point(&alice.path("x2/target")),
+        "alice's volume itself was unmounted, where it now is"
+    );
+    assert_eq!(sys.list(Some(alice)).as_array().map(Vec::len), Some(0));
+
+    // The FIFO: mount on ~/y/target, then ~/y/target becomes a FIFO (the
+    // real folder moved away). The dismount must not block on it, nor
+    // hold up bob.
+    sh(
+        &sys,
+        alice,
+        &format!("mkdir -p {0}/y/target", alice.home.display()),
+    );
+    sys.mount(alice, &vol, &alice.path("y/target"));
+    sh(
+        &sys,
+        alice,
+        &format!(
+            "cd {0} && mv y y2 && mkdir y && mkfifo y/target",
+            alice.home.display()
+        ),
+    );
+    let mut dismount = sys.tcctl_command(Some(alice));
+    dismount
+        .args(["dismount", s(&vol)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut dismount = dismount.spawn().expect("dismount");
+    // Meanwhile bob mounts and dismounts his own.
+    let started = Instant::now();
+    sys.mount(bob, &bob_vol, &bob.path("mnt"));
+    sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "bob waited {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        wait_at_most(&mut dismount, Duration::from_secs(30)),
+        Some(0),
+        "alice's dismount finished, without opening the FIFO"
+    );
+    assert!(!is_mount_point(&alice.path("y2/target")));
+    assert!(is_mount_point(&decoy.0));
+    // The daemon still serves everyone.
+    assert_eq!(sys.list(None).as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn one_volume_held_in_teardown_does_not_hold_up_another_users_mount() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let vol = sys.create_volume(alice, "v.hc", "24M");
+    let bob_vol = sys.create_volume(bob, "b.hc", "24M");
+    sys.mount(alice, &vol, &alice.path("mnt"));
+    // A process of alice's keeps her filesystem busy: a forced dismount
+    // then waits for the kernel to let go of the loop device and FUSE
+    // file, for seconds.
+    let mut holder = sys
+        .command(Some(alice), "sh")
+        .args(["-c", "exec sleep 120"])
+        .current_dir(alice.path("mnt"))
+        .spawn()
+        .expect("holder");
+    let mut forced = sys.tcctl_command(Some(alice));
+    forced
+        .args(["dismount", "--force", s(&vol)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut forced = forced.spawn().expect("forced dismount");
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    sys.mount(bob, &bob_vol, &bob.path("mnt"));
+    let bob_took = started.elapsed();
+    // Bob's mount did not queue behind alice's teardown: it was done
+    // while her dismount still ran (her teardown waits ~15 s for the
+    // kernel; bob's mount takes a couple of seconds).
+    let alice_done = forced.try_wait().expect("try_wait").is_some();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let code = wait_at_most(&mut forced, Duration::from_secs(60));
+    assert!(
+        !alice_done,
+        "bob's mount ({bob_took:?}) waited for alice's forced dismount to finish"
+    );
+    assert_eq!(code, Some(0), "alice's forced dismount succeeds");
+    sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
+}
+
+#[test]
+fn racing_dismounts_of_ones_own_volume_never_reach_another_users() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let vol = sys.create_volume(alice, "v.hc", "24M");
+    let bob_vol = sys.create_volume(bob, "b.hc", "24M");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut rounds = 0;
+    while rounds < 6 && Instant::now() < deadline {
+        rounds += 1;
+        sys.ok(
+            Some(alice),
+            &[
+                "mount",
+                s(&vol),
+                "--filesystem",
+                "none",
+                "--pim",
+                "1",
+                "--hash",
+                "sha512",
+                "--password-stdin",
+            ],
+            &format!("{PASSWORD}\n"),
+        );
+        let rows = sys.list(Some(alice));
+        let object = rows[0]["object"].as_str().expect("object").to_owned();
+        // Bob's mount is searching while alice sends the same dismount
+        // twice by object path, then once more after it.
+        let mut bob_mount = sys.tcctl_command(Some(bob));
+        bob_mount
+            .args([
+                "mount",
+                s(&bob_vol),
+                "--filesystem",
+                "none",
+                "--pim",
+                "1",
+                "--hash",
+                "sha512",
+                "--password-stdin",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut bob_mount = bob_mount.spawn().expect("bob mounts");
+        std::io::Write::write_all(
+            &mut bob_mount.stdin.take().expect("stdin"),
+            format!("{PASSWORD}\n").as_bytes(),
+        )
+        .expect("password");
+        let spawn_dismount = || {
+            let mut c = sys.tcctl_command(Some(alice));
+            c.args(["dismount", &object])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            c.spawn().expect("dismount")
+        };
+        let mut first = spawn_dismount();
+        let mut second = spawn_dismount();
+        assert_eq!(
+            wait_at_most(&mut bob_mount, Duration::from_secs(60)),
+            Some(0),
+            "bob's mount"
+        );
+        let mut third = spawn_dismount();
+        for d in [&mut first, &mut second, &mut third] {
+            wait_at_most(d, Duration::from_secs(60)).expect("dismount returns");
+        }
+        let bobs = sys.list(Some(bob));
+        assert_eq!(
+            bobs.as_array().map(Vec::len),
+            Some(1),
+            "round {rounds}: alice's dismounts removed bob's volume: {bobs}"
+        );
+        assert_ne!(
+            bobs[0]["object"].as_str(),
+            Some(object.as_str()),
+            "an id is never given to a second volume"
+        );
+        assert_eq!(sys.list(Some(alice)).as_array().map(Vec::len), Some(0));
+        sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
+    }
+}
+
+/// Mounts `volume` as `who` through the D-Bus API directly (python3 with
+/// jeepney), naming it `claimed`; the object path.
+fn mount_claiming(sys: &System, who: &User, volume: &Path, claimed: &str) -> String {
+    assert!(
+        Path::new(PYTHON).is_file(),
+        "{PYTHON} missing: install packages python3 and python3-jeepney"
+    );
+    let script = r#"
+import os, sys
+from jeepney import DBusAddress, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+from jeepney.wrappers import unwrap_msg
+conn = open_dbus_connection(bus="SYSTEM", enable_fds=True)
+addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CLOEXEC)
+opts = {"hash": ("s", "sha512"), "pim": ("u", 1), "filesystem": ("s", "none")}
+msg = new_method_call(addr, "Mount", "hsayaaya{sv}", (fd, sys.argv[2], sys.argv[3].encode(), [], opts))
+print(unwrap_msg(conn.send_and_get_reply(msg))[0])
+"#;
+    let out = sys
+        .command(Some(who), PYTHON)
+        .args(["-c", script, s(volume), claimed, PASSWORD])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "mount through jeepney: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        sys.log()
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_volume_is_known_by_its_own_file_not_the_name_its_user_claims() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let vol = sys.create_volume(alice, "v.hc", "24M");
+    let bob_vol = sys.create_volume(bob, "b.hc", "24M");
+    // Alice mounts her own file, claiming it is bob's.
+    mount_claiming(&sys, alice, &vol, s(&bob_vol));
+    let rows = sys.list(Some(alice));
+    assert_eq!(rows[0]["volume"], s(&vol), "shown by its real file");
+    let all = sys.list(None);
+    assert!(
+        all.as_array()
+            .expect("rows")
+            .iter()
+            .all(|r| r["volume"] != s(&bob_vol)),
+        "nobody is shown bob's file: {all}"
+    );
+    // Bob mounts and dismounts his volume by its file name: his own.
+    sys.mount(bob, &bob_vol, &bob.path("mnt"));
+    sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
+    assert_eq!(sys.list(Some(bob)).as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        sys.list(Some(alice)).as_array().map(Vec::len),
+        Some(1),
+        "alice's volume is untouched"
+    );
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
+}
+
+#[test]
+fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let mksquashfs = require_tool("mksquashfs", "package squashfs-tools");
+    let vol = alice.path("squash.hc");
+    sys.ok(
+        Some(alice),
+        &[
+            "create",
+            s(&vol),
+            "--size",
+            "24M",
+            "--filesystem",
+            "none",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        &format!("{PASSWORD}\n"),
+    );
+    // The user knows the key, so the volume holds whatever image they
+    // write; root writes one here for them.
+    let src = sys.dir.path().join("squash-src");
+    std::fs::create_dir(&src).expect("source");
+    std::fs::write(src.join("file"), "inside").expect("file");
+    let image = sys.dir.path().join("image.sqfs");
+    let st = Command::new(&mksquashfs)
+        .arg(&src)
+        .arg(&image)
+        .args(["-quiet", "-noappend"])
+        .status()
+        .expect("mksquashfs");
+    assert!(st.success());
+    let pw = format!("{PASSWORD}\n");
+    let none = [
+        "--filesystem",
+        "none",
+        "--pim",
+        "1",
+        "--hash",
+        "sha512",
+        "--password-stdin",
+    ];
+    let mut args = vec!["mount", s(&vol)];
+    args.extend(none);
+    sys.ok(None, &args, &pw);
+    let device = sys.list(None)[0]["device"]
+        .as_str()
+        .expect("device")
+        .to_owned();
+    let st = Command::new("dd")
+        .arg(format!("if={}", image.display()))
+        .arg(format!("of={device}"))
+        .args(["bs=64k", "conv=fsync", "status=none"])
+        .status()
+        .expect("dd");
+    assert!(st.success());
+    sys.ok(None, &["dismount", s(&vol)], "");
+
+    let mnt = alice.path("mnt");
+    let out = sys.tcctl(
+        Some(alice),
+        &[
+            "mount",
+            s(&vol),
+            s(&mnt),
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        &pw,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "refused as bad input: {err}");
+    assert!(
+        err.contains("squashfs") && err.contains("not among the filesystems"),
+        "the error names the filesystem and the rule: {err}"
+    );
+    assert!(!is_mount_point(&mnt), "nothing mounted");
+    assert_eq!(sys.list(Some(alice)).as_array().map(Vec::len), Some(0));
+    // The block device alone is still the user's to have.
+    sys.ok(Some(alice), &args, &pw);
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
+}
