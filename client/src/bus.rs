@@ -63,7 +63,9 @@ impl From<zbus::Error> for Failure {
                     | "MountPoint"
                     | "NoFilesystem"
                     | "FilesystemNotAllowed"
-                    | "InvalidPolicy" => exit::INVALID_ARGUMENT,
+                    | "InvalidPolicy"
+                    | "TooLarge"
+                    | "UnsafeFile" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
                     _ => exit::FAILED,

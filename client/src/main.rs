@@ -191,6 +191,13 @@ enum Command {
         /// Make a hidden volume of this size inside the existing outer volume.
         #[arg(long)]
         hidden_size: Option<String>,
+        /// The outer volume's PIM (with --hidden-size; --pim is the new
+        /// hidden volume's).
+        #[arg(long, default_value_t = 0, requires = "hidden_size")]
+        outer_pim: u32,
+        /// A keyfile of the outer volume (with --hidden-size; repeatable).
+        #[arg(long = "outer-keyfile", requires = "hidden_size")]
+        outer_keyfiles: Vec<PathBuf>,
     },
     /// Change a volume's password, keyfiles, PIM or hash (or convert it
     /// with --to). With --password-stdin: the old password, then the new.
@@ -1012,6 +1019,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             sector_size,
             quick,
             hidden_size,
+            outer_pim,
+            outer_keyfiles,
         } => {
             let mut pw = Passwords::new(secrets.password_stdin);
             let hidden = hidden_size.as_deref().map(parse_size).transpose()?;
@@ -1034,6 +1043,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let outer = pw.ask("Outer volume password: ")?;
                 o.insert("outer_password", Value::from(outer.to_vec()));
                 o.insert("hidden_size", Value::from(h));
+                if outer_pim != 0 {
+                    o.insert("outer_pim", Value::from(outer_pim));
+                }
+                if !outer_keyfiles.is_empty() {
+                    let k: Vec<Vec<u8>> = read_keyfiles(&outer_keyfiles)?
+                        .iter()
+                        .map(|k| k.to_vec())
+                        .collect();
+                    o.insert("outer_keyfiles", Value::from(k));
+                }
             }
             let password = pw.ask(&format!(
                 "Password for the new volume {}: ",

@@ -148,6 +148,15 @@ pub enum Error {
     BackendNotAllowed(String),
     #[error("cannot start the cipher thread pool: {0}")]
     ThreadPool(String),
+    /// Past a size or count limit the daemon keeps so that no reply
+    /// (favorites) grows towards the bus's message limit.
+    #[error("{0}")]
+    TooLarge(String),
+    /// A file the daemon reads as root for nobody in particular (a system
+    /// favorite's keyfile or password file) that is not a regular file of
+    /// root's, writable by no one else.
+    #[error("{path}: {problem}")]
+    UnsafeFile { path: String, problem: String },
 }
 
 fn untried_note(untried: &[String]) -> String {

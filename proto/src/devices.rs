@@ -8,7 +8,8 @@
 //! kernel's `PARTUUID`, else `blkid`), so the same favorite works on both.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The folder of udev's persistent links.
 pub const DISK_LINKS: &str = "/dev/disk";
@@ -119,13 +120,63 @@ fn partition_value(name: &str, kernel_key: &str, blkid_key: &str) -> Option<Stri
     {
         return None;
     }
-    let out = Command::new("blkid")
+    let out = system_tool("blkid")?
         .args(["-p", "-o", "value", "-s", blkid_key])
         .arg(Path::new("/dev").join(name))
-        .output()
+        .stdout(Stdio::piped())
+        .spawn()
         .ok()?;
-    let v = String::from_utf8(out.stdout).ok()?.trim().to_owned();
-    (out.status.success() && !v.is_empty()).then_some(v)
+    let (status, stdout) = finish_within(out, Duration::from_secs(10))?;
+    let v = String::from_utf8(stdout).ok()?.trim().to_owned();
+    (status.success() && !v.is_empty()).then_some(v)
+}
+
+/// Folders a system tool is run from; a caller's `PATH` never counts (the
+/// daemon runs this as root).
+const SYSTEM_DIRS: &[&str] = &["/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
+/// `tool` from the system folders, as a command with an empty environment
+/// (only a fixed `PATH` and the C locale) and no input.
+pub fn system_tool(tool: &str) -> Option<Command> {
+    let path = SYSTEM_DIRS
+        .iter()
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.is_file())?;
+    let mut c = Command::new(path);
+    c.env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    Some(c)
+}
+
+/// The exit status and output of `child`, or `None` (and the child killed)
+/// when it takes longer than `limit`: a hung tool never holds its caller.
+fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> Option<(std::process::ExitStatus, Vec<u8>)> {
+    let mut stdout = child.stdout.take()?;
+    // Read on a thread so a chatty tool never blocks on a full pipe.
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(&mut stdout, 1 << 16), &mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    Some((status, reader.join().ok()?))
 }
 
 #[cfg(test)]
@@ -142,5 +193,42 @@ mod tests {
         assert!(!is_stable("/dev/disk/by-id/../../sdb"));
         assert!(!is_stable("/dev/disk/by-id/.."));
         assert!(!is_stable("/home/u/vol.hc"));
+    }
+
+    #[test]
+    fn tools_run_by_absolute_path_with_an_empty_environment() {
+        // Whatever the daemon's own environment holds (a PATH, a locale),
+        // the tool comes from a system folder and sees none of it.
+        let mut c = system_tool("env").expect("env is installed");
+        let program = std::path::PathBuf::from(c.get_program());
+        assert!(
+            SYSTEM_DIRS
+                .iter()
+                .any(|d| program.parent() == Some(Path::new(d))),
+            "{}",
+            program.display()
+        );
+        let out = c.stdout(Stdio::piped()).output().unwrap();
+        let mut vars: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        vars.sort();
+        assert_eq!(vars, ["LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]);
+        assert!(system_tool("no-such-tool-here").is_none());
+    }
+
+    #[test]
+    fn a_hung_tool_is_killed() {
+        let child = system_tool("sleep")
+            .unwrap()
+            .arg("60")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        assert!(finish_within(child, Duration::from_millis(200)).is_none());
+        assert!(start.elapsed() < Duration::from_secs(30));
     }
 }

@@ -50,24 +50,184 @@ pub fn device_number(fav: &Favorite) -> Option<u64> {
     std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()).then(|| m.rdev())
 }
 
-/// Reads a file the daemon acts on for nobody in particular: it must be
-/// root's and private, so no user can plant or read it.
-fn read_root_private(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let io = |e| Error::Io {
-        what: format!("cannot read the {what} {}", path.display()),
-        source: e,
+/// Bytes of a password file (a password has at most 128).
+const MAX_PASSWORD_FILE: u64 = 4096;
+/// Keyfiles of one system favorite, folders' files included.
+const MAX_KEYFILES: usize = 256;
+
+/// Opens a file the daemon reads as root for nobody in particular (a
+/// system favorite's keyfile or password file, or a folder of keyfiles)
+/// without following a symbolic link or waiting on a pipe: only a regular
+/// file (or, with `folder`, a folder) of root's that no one else may
+/// change is accepted, so no user can plant one or hold the daemon.
+/// `private`: readable by no one else either.
+fn open_root_file(path: &Path, what: &str, folder: bool, private: bool) -> Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let unsafe_file = |problem: String| Error::UnsafeFile {
+        path: format!("the {what} {}", path.display()),
+        problem,
     };
-    let f = File::open(path).map_err(io)?;
-    let meta = f.metadata().map_err(io)?;
-    if meta.uid() != 0 || meta.permissions().mode() & 0o077 != 0 {
-        return Err(Error::InvalidArgument(format!(
-            "the {what} {} must be root's and readable by no one else",
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => unsafe_file("is a symbolic link".into()),
+            _ => Error::Io {
+                what: format!("cannot open the {what} {}", path.display()),
+                source: e,
+            },
+        })?;
+    let meta = f.metadata().map_err(|e| Error::Io {
+        what: format!("cannot inspect the {what} {}", path.display()),
+        source: e,
+    })?;
+    let kind = meta.file_type();
+    if !(kind.is_file() || folder && kind.is_dir()) {
+        let is = if kind.is_fifo() {
+            "a pipe"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a folder"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(unsafe_file(format!("is {is}, not a regular file")));
+    }
+    let others = if private { 0o077 } else { 0o022 };
+    if meta.uid() != 0 || meta.permissions().mode() & others != 0 {
+        return Err(unsafe_file(format!(
+            "must be root's and {} by no one else",
+            if private { "readable" } else { "writable" }
+        )));
+    }
+    Ok(f)
+}
+
+/// At most `max` bytes of `f`.
+fn read_up_to(f: File, max: u64, what: &str, path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::io::Read::read_to_end(&mut std::io::Read::take(f, max), &mut bytes).map_err(|e| {
+        Error::Io {
+            what: format!("cannot read the {what} {}", path.display()),
+            source: e,
+        }
+    })?;
+    Ok(bytes)
+}
+
+/// A system favorite's password file: root's, private, a few bytes.
+fn read_password_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let what = "password file";
+    let f = open_root_file(path, what, false, true)?;
+    let bytes = read_up_to(f, MAX_PASSWORD_FILE + 1, what, path)?;
+    if bytes.len() as u64 > MAX_PASSWORD_FILE {
+        return Err(Error::TooLarge(format!(
+            "the {what} {} has more than {MAX_PASSWORD_FILE} bytes",
             path.display()
         )));
     }
-    let mut bytes = Zeroizing::new(Vec::new());
-    std::io::Read::read_to_end(&mut std::io::Read::take(f, 1 << 20), &mut bytes).map_err(io)?;
     Ok(bytes)
+}
+
+/// A system favorite's keyfiles, as TrueCrypt takes them (the first MiB
+/// of a file; a folder stands for the files directly in it, not hidden
+/// ones, in byte order of their names), each opened as
+/// [`open_root_file`] says.
+fn read_keyfiles(paths: &[String]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
+    use crate::volume::keyfile::MAX_READ;
+    let what = "keyfile";
+    let mut out = Vec::new();
+    for p in paths {
+        let path = Path::new(p);
+        let f = open_root_file(path, what, true, false)?;
+        let is_dir = f.metadata().is_ok_and(|m| m.is_dir());
+        if !is_dir {
+            out.push(read_up_to(f, MAX_READ as u64, what, path)?);
+        } else {
+            // The folder as opened, not whatever its path names by now.
+            use std::os::fd::AsRawFd;
+            let dir = PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()));
+            let io = |e| Error::Io {
+                what: format!("cannot list the keyfile folder {}", path.display()),
+                source: e,
+            };
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(&dir).map_err(io)? {
+                let entry = entry.map_err(io)?;
+                let name = entry.file_name();
+                let hidden = name.as_encoded_bytes().first() == Some(&b'.');
+                // Subfolders do not count (TrueCrypt's rule); anything else
+                // is opened and must pass.
+                if hidden || entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                names.push(name);
+                if names.len() > MAX_KEYFILES {
+                    break;
+                }
+            }
+            if names.is_empty() {
+                return Err(Error::Keyfile {
+                    path: path.display().to_string(),
+                    problem: "folder has no keyfiles".into(),
+                });
+            }
+            names.sort();
+            for name in names {
+                let shown = path.join(&name);
+                let f =
+                    open_root_file(&dir.join(&name), what, false, false).map_err(|e| match e {
+                        Error::UnsafeFile { problem, .. } => Error::UnsafeFile {
+                            path: format!("the {what} {}", shown.display()),
+                            problem,
+                        },
+                        other => other,
+                    })?;
+                out.push(read_up_to(f, MAX_READ as u64, what, &shown)?);
+            }
+        }
+        if out.len() > MAX_KEYFILES {
+            return Err(Error::TooLarge(format!(
+                "more than {MAX_KEYFILES} keyfiles"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Opens a system favorite's volume as root without waiting on a pipe
+/// put in its place: a regular file or a block device only.
+fn open_host(path: &Path, write: bool) -> Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let io = |e| Error::Io {
+        what: format!("cannot open {}", path.display()),
+        source: e,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(io)?;
+    let kind = f.metadata().map_err(io)?.file_type();
+    if !(kind.is_file() || kind.is_block_device()) {
+        return Err(Error::InvalidArgument(format!(
+            "{} is neither a container file nor a block device",
+            path.display()
+        )));
+    }
+    // Back to ordinary blocking reads for the volume's own I/O.
+    // SAFETY: F_SETFL on a descriptor this function owns; no pointers.
+    let r = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, 0) };
+    if r != 0 {
+        return Err(io(std::io::Error::last_os_error()));
+    }
+    Ok(f)
 }
 
 /// Mounts system favorite `fav` as root, with its password file and
@@ -83,16 +243,14 @@ pub fn mount_system(table: &MountTable, fav: &Favorite, cancel: &AtomicBool) -> 
     let host_path =
         locate(fav).ok_or_else(|| Error::NotMounted(format!("{} is not present", fav.host)))?;
     let mut password = match &fav.password_file {
-        Some(p) => read_root_private(Path::new(p), "password file")?,
+        Some(p) => read_password_file(Path::new(p))?,
         None => Zeroizing::new(Vec::new()),
     };
     // A password file ends with a newline, as `echo` writes it.
     while password.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
         password.pop();
     }
-    let keyfiles = crate::volume::keyfile::read_keyfiles(
-        &fav.keyfiles.iter().map(PathBuf::from).collect::<Vec<_>>(),
-    )?;
+    let keyfiles = read_keyfiles(&fav.keyfiles)?;
     let kf: Vec<&[u8]> = keyfiles.iter().map(|k| &k[..]).collect();
     let mut base = SearchOptions::new();
     base.backend = fav.backend.clone();
@@ -100,14 +258,7 @@ pub fn mount_system(table: &MountTable, fav: &Favorite, cancel: &AtomicBool) -> 
         untried: Vec::new(),
     };
     for search in searches(Some(fav), &base) {
-        let host = std::fs::OpenOptions::new()
-            .read(true)
-            .write(!fav.readonly)
-            .open(&host_path)
-            .map_err(|e| Error::Io {
-                what: format!("cannot open {}", host_path.display()),
-                source: e,
-            })?;
+        let host = open_host(&host_path, !fav.readonly)?;
         let req = MountRequest {
             host,
             host_name: fav.host.clone(),
@@ -146,6 +297,47 @@ pub fn filesystem_of(fav: &Favorite) -> Filesystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn root_files_are_opened_without_following_links_or_waiting_on_pipes() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        std::fs::write(&key, b"secret key bytes").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let k = |p: &Path| read_keyfiles(&[p.display().to_string()]);
+        assert_eq!(&k(&key).unwrap()[0][..], b"secret key bytes");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&key, &link).unwrap();
+        let e = k(&link).unwrap_err();
+        assert!(
+            matches!(e, Error::UnsafeFile { .. }) && e.to_string().contains("symbolic link"),
+            "{e}"
+        );
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo reads it only.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = k(&fifo).unwrap_err();
+        assert!(e.to_string().contains("a pipe"), "{e}");
+        let e = read_password_file(&fifo).unwrap_err();
+        assert!(matches!(e, Error::UnsafeFile { .. }), "{e}");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o620)).unwrap();
+        let e = k(&key).unwrap_err();
+        assert!(e.to_string().contains("writable by no one else"), "{e}");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(k(&key).is_ok(), "a keyfile others may read is still root's");
+        let e = read_password_file(&key).unwrap_err();
+        assert!(e.to_string().contains("readable by no one else"), "{e}");
+        // A folder counts its regular files; a link or pipe inside is refused.
+        let folder = dir.path().join("keys");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(folder.join("a"), b"a").unwrap();
+        assert_eq!(k(&folder).unwrap().len(), 1);
+        std::os::unix::fs::symlink(&key, folder.join("b")).unwrap();
+        let e = k(&folder).unwrap_err();
+        assert!(e.to_string().contains("keys/b"), "{e}");
+    }
 
     #[test]
     fn a_recorded_favorite_tries_its_own_prf_and_cipher_first() {

@@ -1,20 +1,39 @@
 //! Favorite volumes, as TrueCrypt 7 had them: a container or device with
 //! its mount settings, kept per user (`<state>/favorites/<uid>.toml`,
 //! written by the daemon for that user) and for the system
-//! (`/etc/tcd/favorites.toml`, administrators'). Each favorite also keeps
-//! the PRF and encryption it last opened with, so the next mount tries
-//! those first instead of the whole search.
+//! (`/etc/tcd/favorites.toml`, administrators'). The daemon also learns
+//! the PRF and encryption each last opened with, so the next mount tries
+//! those first instead of the whole search. That it keeps in its own
+//! state folder (`<state>/favorites/opened/<uid or "system">.toml`), so a
+//! user's mount of a system favorite never rewrites the administrators'
+//! file.
+//!
+//! Every favorite of an owner ends up in one `ListFavorites` reply: the
+//! count, each favorite's strings and lists, and each file's bytes are
+//! bounded well below the bus's message limits, on adding and on reading.
 
 pub mod auto;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// At most this many favorites per owner (a store, not a database).
-pub const MAX_PER_OWNER: usize = 256;
+pub const MAX_PER_OWNER: usize = 64;
+/// Longest name of a favorite.
+pub const MAX_NAME: usize = 128;
+/// Longest path a favorite keeps (its host, mount point, each keyfile).
+pub const MAX_PATH: usize = 4096;
+/// Keyfiles of one favorite, and their paths' bytes together.
+pub const MAX_KEYFILES: usize = 64;
+pub const MAX_KEYFILE_PATH_BYTES: usize = 16 << 10;
+/// Bytes of one owner's favorites file. 64 favorites with a few paths
+/// each fit; a `ListFavorites` reply stays far below the bus's message
+/// limit (32 MiB by default), past which the bus drops the daemon.
+pub const MAX_FILE_BYTES: u64 = 256 << 10;
 
 /// When a mounted volume is dismounted without being asked, as
 /// TrueCrypt's preferences offer.
@@ -98,17 +117,47 @@ impl Favorite {
     /// Checks what a caller may not get wrong; `system` for the system
     /// list (only there may the daemon read files for it).
     pub fn validate(&self, system: bool) -> Result<()> {
-        let bad = |why: String| {
-            Err(Error::InvalidArgument(format!(
-                "favorite {:?}: {why}",
-                self.name
-            )))
-        };
-        if self.name.is_empty() || self.name.len() > 128 || self.name.chars().any(char::is_control)
-        {
-            return bad("a name of 1 to 128 printable characters is needed".into());
+        let name = truncated(&self.name);
+        let bad = |why: String| Err(Error::InvalidArgument(format!("favorite {name:?}: {why}")));
+        let too_large = |why: String| Err(Error::TooLarge(format!("favorite {name:?}: {why}")));
+        if self.name.len() > MAX_NAME {
+            return too_large(format!("a name of more than {MAX_NAME} bytes"));
         }
-        if !self.host.starts_with('/') || self.host.len() > 4096 {
+        for p in [&self.host]
+            .into_iter()
+            .chain(&self.mount_point)
+            .chain(&self.keyfiles)
+            .chain(&self.password_file)
+        {
+            if p.len() > MAX_PATH {
+                return too_large(format!("a path of more than {MAX_PATH} bytes"));
+            }
+        }
+        if self.keyfiles.len() > MAX_KEYFILES {
+            return too_large(format!("more than {MAX_KEYFILES} keyfiles"));
+        }
+        if self.keyfiles.iter().map(String::len).sum::<usize>() > MAX_KEYFILE_PATH_BYTES {
+            return too_large(format!(
+                "keyfile paths of more than {} KiB together",
+                MAX_KEYFILE_PATH_BYTES >> 10
+            ));
+        }
+        for (what, v) in [
+            ("hash", &self.hash),
+            ("encryption", &self.encryption),
+            ("backend", &self.backend),
+            ("filesystem", &self.filesystem),
+        ] {
+            if v.as_ref().is_some_and(|s| s.len() > 128) {
+                return too_large(format!("{what} of more than 128 bytes"));
+            }
+        }
+        if self.name.is_empty() || self.name.chars().any(char::is_control) {
+            return bad(format!(
+                "a name of 1 to {MAX_NAME} printable characters is needed"
+            ));
+        }
+        if !self.host.starts_with('/') {
             return bad(format!(
                 "the volume {:?} is not an absolute path",
                 self.host
@@ -126,12 +175,9 @@ impl Favorite {
             .chain(&self.keyfiles)
             .chain(&self.password_file)
         {
-            if !p.starts_with('/') || p.len() > 4096 {
+            if !p.starts_with('/') {
                 return bad(format!("{p:?} is not an absolute path"));
             }
-        }
-        if self.keyfiles.len() > 256 {
-            return bad("more than 256 keyfiles".into());
         }
         if self.password_file.is_some() && !system {
             return bad("only a system favorite may name a password file".into());
@@ -143,16 +189,15 @@ impl Favorite {
                 "filesystem must be \"auto\" or \"none\", not {f:?}"
             ));
         }
-        for (what, v) in [
-            ("hash", &self.hash),
-            ("encryption", &self.encryption),
-            ("backend", &self.backend),
-        ] {
-            if v.as_ref().is_some_and(|s| s.len() > 128) {
-                return bad(format!("{what} too long"));
-            }
-        }
         Ok(())
+    }
+}
+
+/// At most the first 64 characters of `s`, for a message.
+fn truncated(s: &str) -> String {
+    match s.char_indices().nth(64) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
     }
 }
 
@@ -162,6 +207,22 @@ impl Favorite {
 struct File {
     #[serde(default)]
     favorite: Vec<Favorite>,
+}
+
+/// What the daemon learned of one favorite when it opened it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Learned {
+    hash: String,
+    encryption: String,
+}
+
+/// The learned file's shape: an `[opened]` table by favorite name.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LearnedFile {
+    #[serde(default)]
+    opened: BTreeMap<String, Learned>,
 }
 
 /// Whose favorites.
@@ -198,10 +259,29 @@ impl Favorites {
         }
     }
 
-    /// The owner's favorites (none when the file is missing).
+    /// Where the daemon keeps what it learned of the owner's favorites:
+    /// its own state folder, for the system's as for users'.
+    fn learned_path(&self, owner: Owner) -> PathBuf {
+        let dir = self.user_dir.join("opened");
+        match owner {
+            Owner::System => dir.join("system.toml"),
+            Owner::User(uid) => dir.join(format!("{uid}.toml")),
+        }
+    }
+
+    /// The owner's favorites (none when the file is missing), each with
+    /// the PRF and encryption it last opened with when the daemon knows.
     pub fn list(&self, owner: Owner) -> Result<Vec<Favorite>> {
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.read(owner)
+        let mut list = self.read(owner)?;
+        let learned = self.read_learned(owner);
+        for f in &mut list {
+            if let Some(l) = learned.opened.get(&f.name) {
+                f.hash = Some(l.hash.clone());
+                f.encryption = Some(l.encryption.clone());
+            }
+        }
+        Ok(list)
     }
 
     pub fn get(&self, owner: Owner, name: &str) -> Result<Option<Favorite>> {
@@ -210,15 +290,8 @@ impl Favorites {
 
     fn read(&self, owner: Owner) -> Result<Vec<Favorite>> {
         let path = self.path(owner);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(Error::Io {
-                    what: format!("cannot read {}", path.display()),
-                    source: e,
-                });
-            }
+        let Some(text) = read_bounded(&path)? else {
+            return Ok(Vec::new());
         };
         if owner == Owner::System {
             // The daemon mounts system favorites with the files they name:
@@ -237,6 +310,13 @@ impl Favorites {
         let file: File = toml::from_str(&text).map_err(|e| {
             Error::InvalidArgument(format!("{}: {}", path.display(), e.to_string().trim_end()))
         })?;
+        if file.favorite.len() > MAX_PER_OWNER {
+            return Err(Error::TooLarge(format!(
+                "{} holds {} favorites, more than the {MAX_PER_OWNER} allowed",
+                path.display(),
+                file.favorite.len()
+            )));
+        }
         let system = owner == Owner::System;
         for f in &file.favorite {
             f.validate(system)?;
@@ -244,29 +324,47 @@ impl Favorites {
         Ok(file.favorite)
     }
 
-    fn write(&self, owner: Owner, list: Vec<Favorite>) -> Result<()> {
-        let path = self.path(owner);
-        let io = |what: String| move |e| Error::Io { what, source: e };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io(format!("cannot make {}", dir.display())))?;
+    /// What the daemon learned of the owner's favorites; nothing when the
+    /// record is missing or unusable (it only orders the search).
+    fn read_learned(&self, owner: Owner) -> LearnedFile {
+        let path = self.learned_path(owner);
+        let parsed = read_bounded(&path).and_then(|text| match text {
+            None => Ok(LearnedFile::default()),
+            Some(t) => toml::from_str(&t)
+                .map_err(|e| Error::InvalidArgument(e.to_string().trim_end().to_owned())),
+        });
+        parsed.unwrap_or_else(|e| {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            LearnedFile::default()
+        })
+    }
+
+    fn write_learned(&self, owner: Owner, learned: &LearnedFile) -> Result<()> {
+        let text = toml::to_string(learned)
+            .map_err(|e| Error::InvalidArgument(format!("cannot write favorites: {e}")))?;
+        write_private(&self.learned_path(owner), &text)
+    }
+
+    /// Forgets what was learned of `name` (replaced or removed: it may be
+    /// another volume next time).
+    fn forget(&self, owner: Owner, name: &str) -> Result<()> {
+        let mut learned = self.read_learned(owner);
+        if learned.opened.remove(name).is_none() {
+            return Ok(());
         }
+        self.write_learned(owner, &learned)
+    }
+
+    fn write(&self, owner: Owner, list: Vec<Favorite>) -> Result<()> {
         let text = toml::to_string(&File { favorite: list })
             .map_err(|e| Error::InvalidArgument(format!("cannot write favorites: {e}")))?;
-        let tmp = path.with_extension("toml.new");
-        {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode_private()
-                .open(&tmp)
-                .map_err(io(format!("cannot write {}", tmp.display())))?;
-            f.write_all(text.as_bytes())
-                .and_then(|()| f.sync_all())
-                .map_err(io(format!("cannot write {}", tmp.display())))?;
+        if text.len() as u64 > MAX_FILE_BYTES {
+            return Err(Error::TooLarge(format!(
+                "favorites of more than {} KiB together: remove some or shorten their paths",
+                MAX_FILE_BYTES >> 10
+            )));
         }
-        std::fs::rename(&tmp, &path).map_err(io(format!("cannot replace {}", path.display())))
+        write_private(&self.path(owner), &text)
     }
 
     /// Adds `fav`, replacing one of the same name.
@@ -274,16 +372,18 @@ impl Favorites {
         fav.validate(owner == Owner::System)?;
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut list = self.read(owner)?;
+        let name = fav.name.clone();
         if let Some(old) = list.iter_mut().find(|f| f.name == fav.name) {
             *old = fav;
         } else if list.len() >= MAX_PER_OWNER {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::TooLarge(format!(
                 "at most {MAX_PER_OWNER} favorites each"
             )));
         } else {
             list.push(fav);
         }
-        self.write(owner, list)
+        self.write(owner, list)?;
+        self.forget(owner, &name)
     }
 
     /// Removes the favorite `name`; whether there was one.
@@ -296,10 +396,12 @@ impl Favorites {
             return Ok(false);
         }
         self.write(owner, list)?;
+        self.forget(owner, name)?;
         Ok(true)
     }
 
-    /// Remembers the PRF and encryption `name` last opened with.
+    /// Remembers the PRF and encryption `name` last opened with, in the
+    /// daemon's state folder (never in the favorites file itself).
     pub fn record_opened(
         &self,
         owner: Owner,
@@ -308,29 +410,81 @@ impl Favorites {
         encryption: &str,
     ) -> Result<()> {
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut list = self.read(owner)?;
-        let Some(f) = list.iter_mut().find(|f| f.name == name) else {
-            return Ok(());
-        };
-        if f.hash.as_deref() == Some(hash) && f.encryption.as_deref() == Some(encryption) {
+        let list = self.read(owner)?;
+        if !list.iter().any(|f| f.name == name) {
             return Ok(());
         }
-        f.hash = Some(hash.to_owned());
-        f.encryption = Some(encryption.to_owned());
-        self.write(owner, list)
+        let mut learned = self.read_learned(owner);
+        let new = Learned {
+            hash: hash.to_owned(),
+            encryption: encryption.to_owned(),
+        };
+        if learned.opened.get(name) == Some(&new) {
+            return Ok(());
+        }
+        learned.opened.insert(name.to_owned(), new);
+        // Only the favorites there are now: the record stays as bounded
+        // as the list.
+        learned
+            .opened
+            .retain(|n, _| list.iter().any(|f| &f.name == n));
+        self.write_learned(owner, &learned)
     }
 }
 
-/// `OpenOptions` for a file only its owner reads (favorites name files and
-/// mount points; that is the user's business).
-trait PrivateMode {
-    fn mode_private(&mut self) -> &mut Self;
+/// The text of `path` (`None` when it is missing), refused by name when
+/// it is larger than [`MAX_FILE_BYTES`]: such a file was not written by
+/// this daemon, and its favorites would not fit in a reply.
+fn read_bounded(path: &Path) -> Result<Option<String>> {
+    use std::io::Read;
+    let io = |e| Error::Io {
+        what: format!("cannot read {}", path.display()),
+        source: e,
+    };
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::TooLarge(format!(
+            "{} is larger than the {} KiB a favorites file may have: an administrator must shorten or remove it",
+            path.display(),
+            MAX_FILE_BYTES >> 10
+        )));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::InvalidArgument(format!("{} is not UTF-8 text", path.display())))
 }
 
-impl PrivateMode for std::fs::OpenOptions {
-    fn mode_private(&mut self) -> &mut Self {
-        std::os::unix::fs::OpenOptionsExt::mode(self, 0o600)
+/// Writes `text` to `path` through a temporary file only root reads
+/// (favorites name files and mount points: that is the user's business).
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |what: String| move |e| Error::Io { what, source: e };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot make {}", dir.display())))?;
     }
+    let tmp = path.with_extension("toml.new");
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io(format!("cannot write {}", tmp.display())))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(io(format!("cannot write {}", tmp.display())))?;
+    }
+    std::fs::rename(&tmp, path).map_err(io(format!("cannot replace {}", path.display())))
 }
 
 #[cfg(test)]
@@ -391,6 +545,86 @@ mod tests {
         f.password_file = Some("/etc/shadow".into());
         assert!(s.add(Owner::User(5), f.clone()).is_err());
         assert!(s.add(Owner::System, f).is_ok());
+    }
+
+    #[test]
+    fn what_the_daemon_learns_never_rewrites_the_system_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path().join("system.toml");
+        let s = Favorites::new(&dir.path().join("state"), &sys);
+        s.add(Owner::System, fav("srv", "/srv/v.hc")).unwrap();
+        s.add(Owner::User(7), fav("mine", "/home/u/v.hc")).unwrap();
+        let before = std::fs::read(&sys).unwrap();
+        let mine = std::fs::read(dir.path().join("state/favorites/7.toml")).unwrap();
+        s.record_opened(Owner::System, "srv", "SHA-512", "AES")
+            .unwrap();
+        s.record_opened(Owner::User(7), "mine", "Whirlpool", "Serpent")
+            .unwrap();
+        assert_eq!(std::fs::read(&sys).unwrap(), before);
+        assert_eq!(
+            std::fs::read(dir.path().join("state/favorites/7.toml")).unwrap(),
+            mine
+        );
+        let srv = s.get(Owner::System, "srv").unwrap().unwrap();
+        assert_eq!(srv.hash.as_deref(), Some("SHA-512"));
+        assert_eq!(srv.encryption.as_deref(), Some("AES"));
+        let m = s.get(Owner::User(7), "mine").unwrap().unwrap();
+        assert_eq!(m.hash.as_deref(), Some("Whirlpool"));
+        // A replaced favorite may be another volume: what was learned goes.
+        s.add(Owner::System, fav("srv", "/srv/other.hc")).unwrap();
+        assert_eq!(s.get(Owner::System, "srv").unwrap().unwrap().hash, None);
+        // Nothing is learned for a favorite that is not there.
+        s.record_opened(Owner::User(7), "gone", "SHA-512", "AES")
+            .unwrap();
+        assert!(s.get(Owner::User(7), "gone").unwrap().is_none());
+    }
+
+    #[test]
+    fn favorites_are_bounded_on_adding_and_on_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Favorites::new(dir.path(), &dir.path().join("system.toml"));
+        let mut long = fav("long", "/v.hc");
+        long.keyfiles = vec![format!("/{}", "k".repeat(4000)); MAX_KEYFILES];
+        let e = s.add(Owner::User(9), long).unwrap_err();
+        assert!(matches!(e, Error::TooLarge(_)), "{e}");
+        let mut huge = fav("huge", &format!("/{}", "h".repeat(1 << 20)));
+        let e = s.add(Owner::User(9), huge.clone()).unwrap_err();
+        assert!(matches!(e, Error::TooLarge(_)), "{e}");
+        huge.host = "/v.hc".into();
+        huge.name = "n".repeat(1000);
+        assert!(matches!(
+            s.add(Owner::User(9), huge).unwrap_err(),
+            Error::TooLarge(_)
+        ));
+        // Many favorites of long paths: refused before the file grows past
+        // its bound, however they are spread.
+        let mut refused = None;
+        for i in 0..=MAX_PER_OWNER {
+            let mut f = fav(&format!("f{i}"), &format!("/{}", "v".repeat(4000)));
+            f.mount_point = Some(format!("/{}", "m".repeat(4000)));
+            f.keyfiles = vec![format!("/{}", "k".repeat(4000)); 4];
+            if let Err(e) = s.add(Owner::User(9), f) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert!(matches!(refused, Some(Error::TooLarge(_))), "{refused:?}");
+        let file = dir.path().join("favorites/9.toml");
+        assert!(std::fs::metadata(&file).unwrap().len() <= MAX_FILE_BYTES);
+        assert!(!s.list(Owner::User(9)).unwrap().is_empty());
+        // A file past the bound (an older daemon's, or a hand's) is
+        // refused by name, not read into a reply.
+        let mut text = String::new();
+        for i in 0..200 {
+            text += &format!(
+                "[[favorite]]\nname = \"x{i}\"\nhost = \"/v\"\nkeyfiles = [{}]\n",
+                vec![format!("\"/{}\"", "k".repeat(1000)); 10].join(",")
+            );
+        }
+        std::fs::write(&file, &text).unwrap();
+        let e = s.list(Owner::User(9)).unwrap_err();
+        assert!(matches!(e, Error::TooLarge(_)), "{e}");
+        assert!(e.to_string().len() < 1000);
     }
 
     #[test]

@@ -165,3 +165,54 @@ fn start_time(pid: u32) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 2..];
     rest.split_whitespace().nth(19)?.parse().ok()
 }
+
+/// The group a user's mounts and new filesystems get: the user's primary
+/// group from the password database, never whatever group the caller's
+/// process lists first (which may be a shared group). A uid the database
+/// does not know gets the overflow group (65534, "nogroup"), which is no
+/// one's.
+pub fn primary_gid(uid: u32) -> u32 {
+    const NOGROUP: u32 = 65534;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: all-zero is a valid passwd (null pointers, zero ids).
+        let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: `pw`, `buf` (with its true length) and `found` are live
+        // for the call; getpwuid_r writes only within them.
+        let rc = unsafe {
+            libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found)
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        return if rc == 0 && !found.is_null() {
+            pw.pw_gid
+        } else {
+            NOGROUP
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_primary_group_comes_from_the_password_database() {
+        assert_eq!(primary_gid(0), 0, "root's primary group is root");
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+        for line in passwd.lines() {
+            let f: Vec<&str> = line.split(':').collect();
+            if let [_, _, uid, gid, ..] = f[..] {
+                assert_eq!(
+                    primary_gid(uid.parse().unwrap()),
+                    gid.parse::<u32>().unwrap(),
+                    "{line}"
+                );
+            }
+        }
+        assert_eq!(primary_gid(4_000_000_000), 65534, "an unknown uid");
+    }
+}

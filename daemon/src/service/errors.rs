@@ -27,6 +27,11 @@ pub enum ServiceError {
     FilesystemNotAllowed(String),
     /// A policy text with an error: the message names its line and column.
     InvalidPolicy(String),
+    /// A favorite, or a user's favorites, past the daemon's size limits.
+    TooLarge(String),
+    /// A file the daemon would read as root is not a root-owned regular
+    /// file that only root may change.
+    UnsafeFile(String),
     Failed(String),
 }
 
@@ -49,6 +54,8 @@ impl From<Error> for ServiceError {
             Error::FilesystemNotAllowed { .. } => ServiceError::FilesystemNotAllowed(msg),
             Error::Policy { .. } => ServiceError::InvalidPolicy(msg),
             Error::BackendNotAllowed(_) => ServiceError::PermissionDenied(msg),
+            Error::TooLarge(_) => ServiceError::TooLarge(msg),
+            Error::UnsafeFile { .. } => ServiceError::UnsafeFile(msg),
             Error::InvalidArgument(_)
             | Error::InvalidPim(_)
             | Error::PrfNotInFormat { .. }

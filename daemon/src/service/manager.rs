@@ -210,21 +210,40 @@ fn opt_u64(o: &Options, key: &str) -> Result<Option<u64>> {
     }
 }
 
+/// A password option, bounded like a string.
 fn opt_bytes(o: &Options, key: &str) -> Result<Option<Zeroizing<Vec<u8>>>> {
     match value(o, key) {
         None => Ok(None),
-        Some(v) => Vec::<u8>::try_from(v.try_clone().map_err(|_| bad(key))?)
-            .map(|b| Some(Zeroizing::new(b)))
-            .map_err(|_| bad(&format!("option {key} must be bytes"))),
+        Some(v) => {
+            let b = Vec::<u8>::try_from(v.try_clone().map_err(|_| bad(key))?)
+                .map(Zeroizing::new)
+                .map_err(|_| bad(&format!("option {key} must be bytes")))?;
+            if b.len() > MAX_STRING {
+                return Err(bad(&format!(
+                    "option {key} of {} bytes (at most {MAX_STRING})",
+                    b.len()
+                )));
+            }
+            Ok(Some(b))
+        }
     }
 }
 
+/// A keyfile list option, bounded like the call's own keyfiles.
 fn opt_byte_lists(o: &Options, key: &str) -> Result<Vec<Zeroizing<Vec<u8>>>> {
     match value(o, key) {
         None => Ok(Vec::new()),
-        Some(v) => Vec::<Vec<u8>>::try_from(v.try_clone().map_err(|_| bad(key))?)
-            .map(|l| l.into_iter().map(Zeroizing::new).collect())
-            .map_err(|_| bad(&format!("option {key} must be a list of byte strings"))),
+        Some(v) => {
+            let l = Vec::<Vec<u8>>::try_from(v.try_clone().map_err(|_| bad(key))?)
+                .map_err(|_| bad(&format!("option {key} must be a list of byte strings")))?;
+            let l: Vec<Zeroizing<Vec<u8>>> = l.into_iter().map(Zeroizing::new).collect();
+            if l.len() > MAX_KEYFILES || l.iter().any(|f| f.len() > MAX_KEYFILE_BYTES) {
+                return Err(bad(&format!(
+                    "option {key}: at most {MAX_KEYFILES} keyfiles of at most 1 MiB each"
+                )));
+            }
+            Ok(l)
+        }
     }
 }
 
@@ -447,7 +466,9 @@ impl Manager {
     ) -> Result<String> {
         let mut search = search_options(&options, &self.shared.backends)?;
         let pim = opt_u32(&options, "pim")?;
+        // Both descriptors are checked before polkit is asked (cheaper).
         let host = host_file(host)?;
+        let backup = backup.map(host_file).transpose()?;
         self.shared
             .authority()
             .check(peer, Action::for_host(&host))
@@ -458,7 +479,6 @@ impl Manager {
                 "dismount the volume before restoring its header".into(),
             ));
         }
-        let backup = backup.map(host_file).transpose()?;
         let engine = Arc::clone(self.shared.table.engine());
         let cancel = Arc::clone(&departure.cancel);
         let location = blocking::unblock(move || {
@@ -512,13 +532,9 @@ impl Manager {
         let uid = creds.unix_user_id().ok_or_else(|| {
             ServiceError::PermissionDenied("the bus does not know the caller's user".into())
         })?;
-        let gid = creds
-            .unix_group_ids()
-            .and_then(|g| g.first().copied())
-            .unwrap_or(uid);
         Ok(Peer {
             uid,
-            gid,
+            gid: super::authority::primary_gid(uid),
             pid: creds.process_id(),
             system_bus_name: self.on_system_bus.then(|| sender.to_string()),
         })
@@ -540,6 +556,18 @@ impl Manager {
                 ServiceError::PermissionDenied(_) => not_mounted(name),
                 other => other,
             })
+    }
+
+    /// Root, or whom polkit lets manage system favorites or others'
+    /// volumes.
+    async fn is_administrator(&self, peer: &Peer) -> bool {
+        let authority = self.shared.authority();
+        peer.uid == 0
+            || authority
+                .check(peer, Action::ManageSystemFavorites)
+                .await
+                .is_ok()
+            || authority.check(peer, Action::ManageOthers).await.is_ok()
     }
 
     /// Whose list a change goes to: the caller's, or the system's for
@@ -642,8 +670,8 @@ impl Manager {
         let favorite_name = opt_str(&options, "favorite")?.filter(|s| !s.is_empty());
         let favorite_system = opt_bool(&options, "favorite_system")?;
         let shared = Arc::clone(&self.shared);
-        let peer = self.caller(&header, conn).await?;
         let host = host_file(host)?;
+        let peer = self.caller(&header, conn).await?;
         self.shared
             .authority()
             .check(&peer, Action::for_host(&host))
@@ -1344,10 +1372,19 @@ impl Manager {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Vec<(String, bool, super::favorites::Dict)>> {
         let peer = self.caller(&header, conn).await?;
+        let mine = self.shared.favorites.list(Owner::User(peer.uid))?;
+        let system = self.shared.favorites.list(Owner::System)?;
+        // Where a system favorite's keyfiles and password file are is for
+        // administrators only; polkit is asked only when there is any.
+        let secret_paths = system
+            .iter()
+            .any(|f| !f.keyfiles.is_empty() || f.password_file.is_some());
+        let administrator = secret_paths && self.is_administrator(&peer).await;
         let mut out = Vec::new();
-        for (owner, system) in [(Owner::User(peer.uid), false), (Owner::System, true)] {
-            for f in self.shared.favorites.list(owner)? {
-                out.push((f.name.clone(), system, super::favorites::to_dict(&f)));
+        for (list, system) in [(mine, false), (system, true)] {
+            for f in list {
+                let d = super::favorites::listed(&f, system, administrator);
+                out.push((f.name, system, d));
             }
         }
         Ok(out)

@@ -232,7 +232,7 @@ fn peer_of(stream: &UnixStream) -> Result<Peer> {
     }
     Ok(Peer {
         uid: cred.uid,
-        gid: cred.gid,
+        gid: authority::primary_gid(cred.uid),
         pid: u32::try_from(cred.pid).ok(),
         system_bus_name: None,
     })
