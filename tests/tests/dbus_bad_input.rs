@@ -134,6 +134,29 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
     let many: Vec<Vec<u8>> = (0..300).map(|_| vec![1u8; 16]).collect();
     let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &many, &options);
     assert_eq!(name, invalid, "{msg}");
+    // The same bounds hold for key material carried in options.
+    let many_hidden: HashMap<&str, Value> = HashMap::from([
+        ("protect_hidden_password", Value::from(b"pw".to_vec())),
+        ("protect_hidden_keyfiles", Value::from(many.clone())),
+    ]);
+    let (name, msg) = mount_error(
+        &conn,
+        host.as_file().as_fd(),
+        "x",
+        &no_keyfiles,
+        &many_hidden,
+    );
+    assert_eq!(name, invalid, "hidden keyfiles: {msg}");
+    let long_hidden: HashMap<&str, Value> =
+        HashMap::from([("protect_hidden_password", Value::from(vec![b'p'; 8192]))]);
+    let (name, msg) = mount_error(
+        &conn,
+        host.as_file().as_fd(),
+        "x",
+        &no_keyfiles,
+        &long_hidden,
+    );
+    assert_eq!(name, invalid, "hidden password: {msg}");
     let odd: HashMap<&str, Value> = HashMap::from([("pim", Value::from("twelve"))]);
     let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &no_keyfiles, &odd);
     assert_eq!(name, invalid, "{msg}");

@@ -131,6 +131,9 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     struct Detach(String);
     impl Drop for Detach {
         fn drop(&mut self) {
+            // The node outlives the loop device: give it back to root
+            // (disk), or the next test that gets it finds a user's.
+            let _ = Command::new("chown").args(["root:disk", &self.0]).status();
             let _ = Command::new("losetup").args(["-d", &self.0]).status();
         }
     }
