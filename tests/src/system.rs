@@ -17,7 +17,7 @@ use crate::daemon::{PrivateBus, Stopped, run_with_input};
 use crate::{build_dir, repo_dir, require_root_and_fuse, require_tool};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const ACTIONS: &str = "/usr/share/polkit-1/actions/org.tcd.policy";
@@ -28,6 +28,9 @@ pub const USERS: [&str; 2] = ["tcdtest1", "tcdtest2"];
 /// Debian's Python, with python3-jeepney: a user other than root cannot
 /// run a Python of root's own (pyenv's shims live under /root).
 pub const PYTHON: &str = "/usr/bin/python3";
+/// How volumes made by [`System::create_volume`] open quickly: PIM 1,
+/// SHA-512, the password on standard input.
+pub const OPEN_FAST: [&str; 5] = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
 /// The password of volumes made by [`System::create_volume`].
 pub const PASSWORD: &str = "user words";
 
@@ -172,6 +175,23 @@ impl System {
         run_with_input(c, stdin)
     }
 
+    /// tcctl as `who`, started with `stdin` written to it and its output
+    /// discarded: a client to race, wait for with a bound, or kill.
+    pub fn spawn_tcctl(&self, who: Option<&User>, args: &[&str], stdin: &str) -> Child {
+        let mut child = self
+            .tcctl_command(who)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tcctl");
+        if let Some(mut input) = child.stdin.take() {
+            let _ = std::io::Write::write_all(&mut input, stdin.as_bytes());
+        }
+        child
+    }
+
     /// tcctl as `who` that must succeed; its standard output.
     pub fn ok(&self, who: Option<&User>, args: &[&str], stdin: &str) -> String {
         let out = self.tcctl(who, args, stdin);
@@ -195,43 +215,25 @@ impl System {
     /// VeraCrypt, ext4, SHA-512, PIM 1, [`PASSWORD`].
     pub fn create_volume(&self, who: &User, name: &str, size: &str) -> PathBuf {
         let vol = who.path(name);
-        self.ok(
-            Some(who),
-            &[
-                "create",
-                path_str(&vol),
-                "--size",
-                size,
-                "--filesystem",
-                "ext4",
-                "--pim",
-                "1",
-                "--hash",
-                "sha512",
-                "--password-stdin",
-            ],
-            &format!("{PASSWORD}\n"),
-        );
+        let mut args = vec![
+            "create",
+            path_str(&vol),
+            "--size",
+            size,
+            "--filesystem",
+            "ext4",
+        ];
+        args.extend(OPEN_FAST);
+        self.ok(Some(who), &args, &format!("{PASSWORD}\n"));
         vol
     }
 
     /// Mounts `volume` on `mount_point` as `who` (SHA-512, PIM 1,
     /// [`PASSWORD`]).
     pub fn mount(&self, who: &User, volume: &Path, mount_point: &Path) {
-        self.ok(
-            Some(who),
-            &[
-                "mount",
-                path_str(volume),
-                path_str(mount_point),
-                "--pim",
-                "1",
-                "--hash",
-                "sha512",
-                "--password-stdin",
-            ],
-            &format!("{PASSWORD}\n"),
-        );
+        let mut args = vec!["mount", path_str(volume), path_str(mount_point)];
+        args.extend(OPEN_FAST);
+        self.ok(Some(who), &args, &format!("{PASSWORD}\n"));
     }
 }
 

@@ -14,10 +14,10 @@
 //! mksquashfs, python3 with jeepney.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use tcd_tests::require_tool;
-use tcd_tests::system::{PASSWORD, PYTHON, System, User};
+use tcd_tests::system::{OPEN_FAST, PASSWORD, PYTHON, System, User};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
@@ -105,13 +105,8 @@ fn dismount_never_follows_a_path_the_user_changed() {
             sys.dir.path().join("srv/decoy").display()
         ),
     );
-    let mut dismount = sys.tcctl_command(Some(alice));
-    dismount
-        .args(["dismount", s(&vol)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
     let code = wait_at_most(
-        &mut dismount.spawn().expect("dismount"),
+        &mut sys.spawn_tcctl(Some(alice), &["dismount", s(&vol)], ""),
         Duration::from_secs(60),
     );
     assert!(
@@ -149,12 +144,7 @@ fn dismount_never_follows_a_path_the_user_changed() {
             alice.home.display()
         ),
     );
-    let mut dismount = sys.tcctl_command(Some(alice));
-    dismount
-        .args(["dismount", s(&vol)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut dismount = dismount.spawn().expect("dismount");
+    let mut dismount = sys.spawn_tcctl(Some(alice), &["dismount", s(&vol)], "");
     // Meanwhile bob mounts and dismounts his own.
     let started = Instant::now();
     sys.mount(bob, &bob_vol, &bob.path("mnt"));
@@ -192,12 +182,7 @@ fn one_volume_held_in_teardown_does_not_hold_up_another_users_mount() {
         .current_dir(alice.path("mnt"))
         .spawn()
         .expect("holder");
-    let mut forced = sys.tcctl_command(Some(alice));
-    forced
-        .args(["dismount", "--force", s(&vol)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut forced = forced.spawn().expect("forced dismount");
+    let mut forced = sys.spawn_tcctl(Some(alice), &["dismount", "--force", s(&vol)], "");
     std::thread::sleep(Duration::from_millis(500));
     let started = Instant::now();
     sys.mount(bob, &bob_vol, &bob.path("mnt"));
@@ -228,54 +213,23 @@ fn racing_dismounts_of_ones_own_volume_never_reach_another_users() {
     let mut rounds = 0;
     while rounds < 6 && Instant::now() < deadline {
         rounds += 1;
-        sys.ok(
-            Some(alice),
-            &[
-                "mount",
-                s(&vol),
-                "--filesystem",
-                "none",
-                "--pim",
-                "1",
-                "--hash",
-                "sha512",
-                "--password-stdin",
-            ],
-            &format!("{PASSWORD}\n"),
-        );
+        let pw = format!("{PASSWORD}\n");
+        let block_device = |vol: &Path| {
+            let mut a = vec!["mount", s(vol), "--filesystem", "none"];
+            a.extend(OPEN_FAST);
+            a.into_iter().map(str::to_owned).collect::<Vec<_>>()
+        };
+        let args = block_device(&vol);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        sys.ok(Some(alice), &args, &pw);
         let rows = sys.list(Some(alice));
         let object = rows[0]["object"].as_str().expect("object").to_owned();
         // Bob's mount is searching while alice sends the same dismount
         // twice by object path, then once more after it.
-        let mut bob_mount = sys.tcctl_command(Some(bob));
-        bob_mount
-            .args([
-                "mount",
-                s(&bob_vol),
-                "--filesystem",
-                "none",
-                "--pim",
-                "1",
-                "--hash",
-                "sha512",
-                "--password-stdin",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let mut bob_mount = bob_mount.spawn().expect("bob mounts");
-        std::io::Write::write_all(
-            &mut bob_mount.stdin.take().expect("stdin"),
-            format!("{PASSWORD}\n").as_bytes(),
-        )
-        .expect("password");
-        let spawn_dismount = || {
-            let mut c = sys.tcctl_command(Some(alice));
-            c.args(["dismount", &object])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            c.spawn().expect("dismount")
-        };
+        let bob_args = block_device(&bob_vol);
+        let bob_args: Vec<&str> = bob_args.iter().map(String::as_str).collect();
+        let mut bob_mount = sys.spawn_tcctl(Some(bob), &bob_args, &pw);
+        let spawn_dismount = || sys.spawn_tcctl(Some(alice), &["dismount", &object], "");
         let mut first = spawn_dismount();
         let mut second = spawn_dismount();
         assert_eq!(
@@ -373,23 +327,9 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
     let alice = &sys.users[0];
     let mksquashfs = require_tool("mksquashfs", "package squashfs-tools");
     let vol = alice.path("squash.hc");
-    sys.ok(
-        Some(alice),
-        &[
-            "create",
-            s(&vol),
-            "--size",
-            "24M",
-            "--filesystem",
-            "none",
-            "--pim",
-            "1",
-            "--hash",
-            "sha512",
-            "--password-stdin",
-        ],
-        &format!("{PASSWORD}\n"),
-    );
+    let mut create = vec!["create", s(&vol), "--size", "24M", "--filesystem", "none"];
+    create.extend(OPEN_FAST);
+    sys.ok(Some(alice), &create, &format!("{PASSWORD}\n"));
     // The user knows the key, so the volume holds whatever image they
     // write; root writes one here for them.
     let src = sys.dir.path().join("squash-src");
@@ -404,17 +344,8 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
         .expect("mksquashfs");
     assert!(st.success());
     let pw = format!("{PASSWORD}\n");
-    let none = [
-        "--filesystem",
-        "none",
-        "--pim",
-        "1",
-        "--hash",
-        "sha512",
-        "--password-stdin",
-    ];
-    let mut args = vec!["mount", s(&vol)];
-    args.extend(none);
+    let mut args = vec!["mount", s(&vol), "--filesystem", "none"];
+    args.extend(OPEN_FAST);
     sys.ok(None, &args, &pw);
     let device = sys.list(None)[0]["device"]
         .as_str()
@@ -430,20 +361,9 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
     sys.ok(None, &["dismount", s(&vol)], "");
 
     let mnt = alice.path("mnt");
-    let out = sys.tcctl(
-        Some(alice),
-        &[
-            "mount",
-            s(&vol),
-            s(&mnt),
-            "--pim",
-            "1",
-            "--hash",
-            "sha512",
-            "--password-stdin",
-        ],
-        &pw,
-    );
+    let mut on_mnt = vec!["mount", s(&vol), s(&mnt)];
+    on_mnt.extend(OPEN_FAST);
+    let out = sys.tcctl(Some(alice), &on_mnt, &pw);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(7), "refused as bad input: {err}");
     assert!(
@@ -468,21 +388,8 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
         "",
     );
     assert!(shown.contains("filesystems = [\"squashfs\"]"), "{shown}");
-    sys.ok(
-        Some(alice),
-        &[
-            "mount",
-            s(&vol),
-            s(&mnt),
-            "--readonly",
-            "--pim",
-            "1",
-            "--hash",
-            "sha512",
-            "--password-stdin",
-        ],
-        &pw,
-    );
+    on_mnt.push("--readonly");
+    sys.ok(Some(alice), &on_mnt, &pw);
     assert_eq!(
         std::fs::read_to_string(mnt.join("file")).ok().as_deref(),
         Some("inside")

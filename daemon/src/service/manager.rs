@@ -848,19 +848,27 @@ impl Manager {
         Ok(n)
     }
 
-    /// The caller's mounted volumes (root: every one).
+    /// The caller's mounted volumes (root and `manage-others`: every one).
     async fn list_volumes(
         &self,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Vec<VolumeRow>> {
         let peer = self.caller(&header, conn).await?;
-        Ok(self
-            .shared
-            .table
-            .list()
+        let all = self.shared.table.list();
+        // As the volume objects: another's volumes only for those polkit
+        // lets manage them (asked only when there are any).
+        let everyone = peer.uid == 0
+            || (all.iter().any(|m| m.owner != peer.uid)
+                && self
+                    .shared
+                    .authority()
+                    .check(&peer, Action::ManageOthers)
+                    .await
+                    .is_ok());
+        Ok(all
             .iter()
-            .filter(|m| peer.uid == 0 || m.owner == peer.uid)
+            .filter(|m| everyone || m.owner == peer.uid)
             .map(row)
             .collect())
     }
