@@ -4,6 +4,7 @@
 
 mod bus;
 mod favorites;
+mod host;
 mod keystore;
 mod notify;
 mod prompt;
@@ -362,26 +363,9 @@ impl Passwords {
     }
 }
 
-/// The container, opened with the user's own rights (the daemon gets the
-/// descriptor, never the path).
-/// Opens a volume with the caller's own rights: what they cannot open,
-/// the daemon never sees.
+/// Opens a volume with the caller's own rights.
 fn open_volume(path: &Path, write: bool) -> Result<File, Failure> {
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .open(path)
-        .map_err(|e| {
-            let message = format!("{}: {e}", path.display());
-            if e.kind() == std::io::ErrorKind::PermissionDenied {
-                Failure {
-                    code: bus::exit::PERMISSION_DENIED,
-                    message,
-                }
-            } else {
-                Failure::not_found(message)
-            }
-        })
+    host::open(path, write)
 }
 
 fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {

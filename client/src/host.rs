@@ -1,0 +1,98 @@
+//! Opening a volume's host (container file or device) with the user's own
+//! rights: what they cannot open, the daemon never sees. The daemon gets
+//! the descriptor, never the path.
+
+use crate::bus::{Failure, exit};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Opens `path` for reading (and writing with `write`). Only a regular
+/// file or a block device is a host: the open never blocks (a FIFO would
+/// wait for a writer forever), and anything else is refused by its type
+/// before the daemon or a password prompt is involved.
+pub fn open(path: &Path, write: bool) -> Result<File, Failure> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| open_failure(path, &e))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| open_failure(path, &e))?
+        .file_type();
+    if !(kind.is_file() || kind.is_block_device()) {
+        return Err(not_a_host(path, describe(kind)));
+    }
+    // Back to blocking I/O for the daemon, which shares this open file.
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns (`file` is alive);
+    // F_GETFL/F_SETFL read and set status flags and touch no memory.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(open_failure(path, &e));
+    }
+    Ok(file)
+}
+
+fn describe(kind: std::fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The same code for the same problem, whichever command met it.
+fn not_a_host(path: &Path, what: &str) -> Failure {
+    Failure {
+        code: exit::INVALID_ARGUMENT,
+        message: format!(
+            "{}: is {what}; a volume is a file container or a block device",
+            path.display()
+        ),
+    }
+}
+
+fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
+    let shown = path.display();
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENOTDIR) => Failure {
+            code: exit::NOT_FOUND,
+            message: format!("{shown}: no such file or device"),
+        },
+        Some(libc::EISDIR) => not_a_host(path, "a folder"),
+        Some(libc::ENXIO) => Failure {
+            code: exit::NOT_FOUND,
+            message: format!("{shown}: no such device (is the disk attached?)"),
+        },
+        Some(libc::EACCES) | Some(libc::EPERM) => Failure {
+            code: exit::PERMISSION_DENIED,
+            message: format!("{shown}: permission denied"),
+        },
+        Some(libc::EROFS) => Failure {
+            code: exit::PERMISSION_DENIED,
+            message: format!(
+                "{shown}: is on a read-only file system (a --readonly mount does not write it)"
+            ),
+        },
+        Some(libc::ETXTBSY) | Some(libc::EBUSY) => Failure {
+            code: exit::BUSY,
+            message: format!("{shown}: {e}"),
+        },
+        _ => Failure {
+            code: exit::FAILED,
+            message: format!("{shown}: {e}"),
+        },
+    }
+}
