@@ -29,6 +29,10 @@ cleanup() {
     [ -n "${writer:-}" ] && kill "$writer" 2>/dev/null || true
     [ -n "$daemon" ] && "$bin/tcctl" dismount --all --force >/dev/null 2>&1 || true
     [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null || true
+    # Whatever is still mounted under the folder (after a failure).
+    awk -v r="$root/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+        while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    [ -n "${keep:-}" ] && { echo "kept $root (daemon log: $root/tcd.log)"; return; }
     rm -rf "$root"
 }
 trap cleanup EXIT
@@ -44,7 +48,22 @@ start_daemon() {
 status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 tcctl() { "$bin/tcctl" "$@"; }
 open_args=(--pim 1 --hash sha512 --password-stdin)
-problem() { echo "  PROBLEM: $*"; fails=$((fails + 1)); }
+problem() { echo "  PROBLEM: $*"; fails=$((fails + 1)); keep=1; }
+# fsck -n of the volume's filesystem, with nothing else mounted.
+check_fsck() {
+    local dev
+    echo "$pw" | tcctl mount "$1" --filesystem none "${open_args[@]}" >/dev/null ||
+        { problem "$2: cannot attach it for fsck"; return 1; }
+    dev=$(tcctl list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["device"])')
+    fsck.ext4 -n -f "$dev" >"$root/fsck.out" 2>&1 || { problem "$2: fsck: $(tail -2 "$root/fsck.out")"; tcctl dismount "$dev" >/dev/null; return 1; }
+    tcctl dismount "$dev" >/dev/null || problem "$2: dismount after fsck failed"
+}
+# Mounts (extra arguments passed on) or records a problem.
+mount_vol() {
+    local out
+    out=$(echo "$pw" | tcctl mount "$@" "${open_args[@]}" 2>&1 >/dev/null) ||
+        { problem "tcctl mount $*: $out"; return 1; }
+}
 
 start_daemon
 fresh_rss=$(status_kib "$daemon" VmRSS)
@@ -59,7 +78,7 @@ for i in $(seq "$volumes"); do
     vol="$root/v$i.hc"
     echo "$pw" | tcctl create "$vol" --size 320M --filesystem ext4 "${open_args[@]}" >/dev/null
     mkdir -p "$root/mnt$i"
-    echo "$pw" | tcctl mount "$vol" "$root/mnt$i" "${open_args[@]}" >/dev/null
+    mount_vol "$vol" "$root/mnt$i"
     fio --name="v$i" --directory="$root/mnt$i" --size=96M --bs=4k --rw=randwrite \
         --ioengine=psync --iodepth=1 --numjobs=2 --fsync=32 --verify=crc32c \
         --verify_backlog=1024 --do_verify=1 --verify_fatal=0 --time_based --runtime="$((minutes * 60))" \
@@ -92,10 +111,9 @@ print(sum(1 for v in json.load(sys.stdin) if v.get("health", "ok") != "ok"))')
 [ "$unhealthy" = 0 ] || problem "$unhealthy volumes not healthy after fio"
 for i in $(seq "$volumes"); do
     tcctl dismount "$root/mnt$i" >/dev/null || problem "dismount of volume $i failed"
-    echo "$pw" | tcctl mount "$root/v$i.hc" --filesystem none "${open_args[@]}" >/dev/null
-    dev=$(tcctl list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["device"])')
-    fsck.ext4 -n -f "$dev" >"$root/fsck.out" 2>&1 || problem "fsck of volume $i: $(tail -2 "$root/fsck.out")"
-    tcctl dismount "$dev" >/dev/null
+done
+for i in $(seq "$volumes"); do
+    check_fsck "$root/v$i.hc" "volume $i"
     rm -f "$root/v$i.hc"
 done
 idle_rss=$(status_kib "$daemon" VmRSS)
@@ -106,7 +124,7 @@ echo "$pw" | tcctl create "$vol" --size 64M --filesystem ext4 "${open_args[@]}" 
 mkdir -p "$root/kmnt"
 acked_total=0 found_total=0 ro_short=0 fsck_bad=0
 for k in $(seq "$kills"); do
-    echo "$pw" | tcctl mount "$vol" "$root/kmnt" "${open_args[@]}" >/dev/null
+    mount_vol "$vol" "$root/kmnt" || break
     # Each line is printed only after its record was fsync'ed.
     python3 -u -c '
 import os, sys
@@ -124,24 +142,26 @@ while True:
     sleep "$(python3 -c 'import random; print(round(random.uniform(1, 3), 2))')"
     kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true
     kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null || true; writer=
-    acked=$(tail -1 "$root/acked" 2>/dev/null || echo 0)
+    acked=$(tail -1 "$root/acked" 2>/dev/null || true)
     acked=${acked:-0}
     start_daemon # cleans up what the killed one left
-    # Read-only first: every acknowledged record must be visible.
-    echo "$pw" | tcctl mount "$vol" "$root/kmnt" --readonly "${open_args[@]}" >/dev/null
-    ro=$(grep -c "^$k:" "$root/kmnt/records" 2>/dev/null || true)
-    tcctl dismount "$root/kmnt" >/dev/null
-    [ "${ro:-0}" -ge "$acked" ] || { ro_short=$((ro_short + 1)); problem "kill $k: read-only mount shows ${ro:-0} of $acked records"; }
-    echo "$pw" | tcctl mount "$vol" "$root/kmnt" "${open_args[@]}" >/dev/null
+    # Read-only first: every acknowledged record must be visible, and the
+    # container must not change.
+    before=$(sha256sum "$vol" | cut -d' ' -f1)
+    if mount_vol "$vol" "$root/kmnt" --readonly; then
+        ro=$(grep -c "^$k:" "$root/kmnt/records" 2>/dev/null || true)
+        tcctl dismount "$root/kmnt" >/dev/null || problem "kill $k: read-only dismount failed"
+        [ "${ro:-0}" -ge "$acked" ] || { ro_short=$((ro_short + 1)); problem "kill $k: the read-only mount shows ${ro:-0} of $acked acknowledged records"; }
+    fi
+    [ "$(sha256sum "$vol" | cut -d' ' -f1)" = "$before" ] || problem "kill $k: a read-only mount changed the container"
+    mount_vol "$vol" "$root/kmnt" || break
     found=$(grep -c "^$k:" "$root/kmnt/records" 2>/dev/null || true)
-    tcctl dismount "$root/kmnt" >/dev/null
-    [ "${found:-0}" -ge "$acked" ] || problem "kill $k: ${found:-0} of $acked acknowledged records"
+    found=${found:-0}
+    tcctl dismount "$root/kmnt" >/dev/null || problem "kill $k: dismount failed"
+    [ "$found" -ge "$acked" ] || problem "kill $k: $found of $acked acknowledged records"
     acked_total=$((acked_total + acked))
     found_total=$((found_total + (found < acked ? found : acked)))
-    echo "$pw" | tcctl mount "$vol" --filesystem none "${open_args[@]}" >/dev/null
-    dev=$(tcctl list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["device"])')
-    fsck.ext4 -n -f "$dev" >"$root/fsck.out" 2>&1 || { fsck_bad=$((fsck_bad + 1)); problem "kill $k: fsck: $(tail -2 "$root/fsck.out")"; }
-    tcctl dismount "$dev" >/dev/null
+    check_fsck "$vol" "kill $k" || fsck_bad=$((fsck_bad + 1))
 done
 end_rss=$(status_kib "$daemon" VmRSS)
 end_lck=$(status_kib "$daemon" VmLck)
