@@ -206,8 +206,11 @@ fn init_logging() {
             .init();
         return;
     }
+    // Colour only for a person at a terminal: a log file or pipe gets
+    // plain text.
     tracing_subscriber::fmt()
         .with_env_filter(filter())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
 }

@@ -17,6 +17,8 @@ fn the_systemd_units_verify() {
             "{unit}: installed path"
         );
         for needed in [
+            "ExecReload=/bin/kill -HUP $MAINPID",
+            "Conflicts=",
             "LimitCORE=0",
             "NoNewPrivileges=yes",
             "CapabilityBoundingSet=",
