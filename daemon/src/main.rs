@@ -53,8 +53,9 @@ struct Args {
     /// Serve on the session bus as org.tcd.Tcd1 (development).
     #[arg(long, conflicts_with = "system")]
     session: bool,
-    /// Serve on the system bus as org.tcd.Tcd1 (needs the policy file in
-    /// dist/dbus).
+    /// Serve on the system bus as org.tcd.Tcd1 (the bus must let it own
+    /// the name: /usr/share/dbus-1/system.d/org.tcd.Tcd1.conf, installed
+    /// with the package).
     #[arg(long)]
     system: bool,
 }

@@ -214,6 +214,7 @@ fn the_mime_types_install_and_match_the_menus() {
         .collect();
     assert_eq!(globs.get("*.tc"), Some(&TRUECRYPT_TYPE), "{globs2}");
     assert_eq!(globs.get("*.hc"), Some(&VERACRYPT_TYPE), "{globs2}");
+    assert_eq!(globs.get("*.vc"), Some(&VERACRYPT_TYPE), "{globs2}");
     let subclasses = std::fs::read_to_string(mime.join("subclasses")).expect("subclasses");
     for kind in &declared {
         assert!(

@@ -69,6 +69,18 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
     ] {
         assert!(listing.contains(file), "{file} in the package:\n{listing}");
     }
+    // The README's links to docs/ lead to pages in the package.
+    let readme = std::fs::read_to_string(tcd_tests::repo_dir().join("README.md")).expect("README");
+    for page in readme
+        .split("docs/")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(".md").map(|(name, _)| name))
+        .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    {
+        let shipped = format!("./usr/share/doc/tcd/docs/{page}.md");
+        assert!(listing.contains(&shipped), "{shipped} (linked from the README) in the package");
+    }
+    assert!(listing.contains("./usr/share/doc/tcd/README.md"));
 
     let st = Command::new(&dpkg)
         .arg("-i")
