@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds tcd and tcctl, starts the daemon, and makes and mounts a first
 # volume: a 64 MiB VeraCrypt container with ext4 inside, mounted on
-# /tmp/tcd-demo/mnt. Run as root (FUSE, loop devices, mount).
+# /tmp/tcd-demo/mnt. Everything it writes stays under /tmp/tcd-demo (the
+# daemon's state too); it ends by saying how to stop. Run as root (FUSE,
+# loop devices, mount).
 #   TCD_DEMO_PASSWORD   the volume's password (default: "demo password")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,9 @@ mkdir -p "$demo/mnt"
 export TCD_SOCKET="$demo/tcd.sock"
 if ! "$bin/tcctl" list >/dev/null 2>&1; then
     "$bin/tcd" --socket "$TCD_SOCKET" --runtime-dir "$demo/run" \
-        --backend-dir "$bin" >"$demo/tcd.log" 2>&1 &
+        --backend-dir "$bin" --state-dir "$demo/state" \
+        --system-favorites "$demo/system-favorites.toml" >"$demo/tcd.log" 2>&1 &
+    echo $! >"$demo/tcd.pid"
     for _ in $(seq 50); do [ -S "$TCD_SOCKET" ] && break; sleep 0.1; done
 fi
 password="${TCD_DEMO_PASSWORD:-demo password}"
@@ -27,3 +31,5 @@ echo "The daemon's socket: $TCD_SOCKET (log: $demo/tcd.log). Try:"
 echo "  export TCD_SOCKET=$TCD_SOCKET"
 echo "  $bin/tcctl list --json"
 echo "  $bin/tcctl dismount $demo/mnt"
+echo "Stop the daemon (it dismounts what is still mounted):"
+echo "  kill \$(cat $demo/tcd.pid)"
