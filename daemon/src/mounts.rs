@@ -5,8 +5,8 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::favorites::AutoDismount;
-use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::fswatch::{self, FsWatch};
+use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::health::Health;
 use crate::volume::opened::{OpenVolume, VolumeInfo};

@@ -27,14 +27,7 @@ fn s(p: &Path) -> &str {
 
 /// A new ext4 volume of root's at `path` (`--quick`: a sparse container).
 fn create_as_root(sys: &System, path: &Path, size: &str, quick: bool) {
-    let mut args = vec![
-        "create",
-        s(path),
-        "--size",
-        size,
-        "--filesystem",
-        "ext4",
-    ];
+    let mut args = vec!["create", s(path), "--size", size, "--filesystem", "ext4"];
     if quick {
         args.push("--quick");
     }
@@ -97,9 +90,10 @@ fn wait_failed(sys: &System, who: Option<&User>, host: &Path, cause: &str) -> se
             .and_then(|rows| rows.iter().find(|r| r["volume"] == s(host)))
             .cloned()
             .unwrap_or_else(|| panic!("{} is not listed: {list}", host.display()));
-        let named = row["problems"]
-            .as_array()
-            .is_some_and(|p| p.iter().any(|p| p.as_str().is_some_and(|p| p.contains(cause))));
+        let named = row["problems"].as_array().is_some_and(|p| {
+            p.iter()
+                .any(|p| p.as_str().is_some_and(|p| p.contains(cause)))
+        });
         if row["health"] == "failed" && named {
             return row;
         }
@@ -141,7 +135,13 @@ impl HostFs {
     fn tmpfs(at: PathBuf, size: &str) -> HostFs {
         std::fs::create_dir_all(&at).expect("folder");
         let st = Command::new(require_tool("mount", "package mount"))
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tcd-test-host"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tcd-test-host",
+            ])
             .arg(&at)
             .status()
             .expect("mount tmpfs");
@@ -166,7 +166,12 @@ impl HostFs {
             .arg(&at)
             .status()
             .expect("mount -o loop");
-        assert!(st.success(), "mount {} on {}", image.display(), at.display());
+        assert!(
+            st.success(),
+            "mount {} on {}",
+            image.display(),
+            at.display()
+        );
         HostFs { at }
     }
 }
@@ -226,7 +231,7 @@ fn an_aborted_fuse_connection_fails_the_volume_and_its_dismount_says_writes_were
         .args([
             "-c",
             &format!(
-                "while dd if=/dev/zero of={} bs=1M count=4 conv=fsync status=none; do :; done",
+                "while dd if=/dev/zero of={} bs=1M count=4 conv=fsync status=none; do :; done; exit 1",
                 file.display()
             ),
         ])
@@ -241,7 +246,7 @@ fn an_aborted_fuse_connection_fails_the_volume_and_its_dismount_says_writes_were
     }
     std::fs::write(&abort, "1").expect("abort the FUSE connection");
     let ended = wait_or_kill(&mut writer, Duration::from_secs(60));
-    assert_ne!(ended, Some(0), "writes after the abort failed");
+    assert_eq!(ended, Some(1), "writes after the abort fail (and end)");
 
     wait_failed(&sys, None, &vol, "FUSE connection");
     dismount_says_writes_were_lost(&sys, None, &vol);

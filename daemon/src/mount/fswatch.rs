@@ -71,7 +71,9 @@ fn remounted_read_only(mountinfo: &str, id: u64) -> bool {
             return false;
         }
         // id parent major:minor root mount-point mount-options [tags] - type source super-options
-        let mount_rw = fields.nth(4).is_some_and(|o| o.split(',').any(|o| o == "rw"));
+        let mount_rw = fields
+            .nth(4)
+            .is_some_and(|o| o.split(',').any(|o| o == "rw"));
         let super_ro = line
             .split_once(" - ")
             .and_then(|(_, rest)| rest.split(' ').nth(2))

@@ -260,7 +260,12 @@ impl OpenVolume {
         self.touch();
         let at = self.host_range(offset, buf.len())?;
         if let Err(e) = self.host.read_exact_at(buf, at) {
-            self.health.read_failed(&e.to_string());
+            let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                "past the container's end".to_owned()
+            } else {
+                e.to_string()
+            };
+            self.health.read_failed(&why);
             // A read past the end: say why, if the container shrank.
             self.check_host();
             return Err(Error::Io {
