@@ -767,7 +767,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 for r in rows {
                     let (health, problems) = health_of(r.0.as_str());
                     println!(
-                        "{}  {}  {}  {}  {}  {}{}  [{}]  {}",
+                        "{}  {}  {}  {}  {}  {}{}  [{}]{}",
                         r.1,
                         r.2,
                         if r.3.is_empty() { "-" } else { &r.3 },
@@ -776,7 +776,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         if r.8 { "read-only" } else { "read-write" },
                         if r.9 { ", hidden" } else { "" },
                         r.12,
-                        health.to_uppercase()
+                        // Quiet while all is well; loud otherwise.
+                        if health == "ok" {
+                            String::new()
+                        } else {
+                            format!("  {}", health.to_uppercase())
+                        }
                     );
                     for p in problems {
                         println!("    {p}");

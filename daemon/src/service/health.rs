@@ -24,11 +24,8 @@ pub fn watch(shared: &Arc<Shared>) {
     let started = std::thread::Builder::new()
         .name("tcd-health".into())
         .spawn(move || {
-            loop {
-                match rx.recv_timeout(SWEEP) {
-                    Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
+            // Until the table (which holds the sender) is gone.
+            while let Ok(_) | Err(RecvTimeoutError::Timeout) = rx.recv_timeout(SWEEP) {
                 // Several reports at once make one announcement.
                 while rx.try_recv().is_ok() {}
                 let Some(shared) = weak.upgrade() else {

@@ -864,9 +864,16 @@ impl Manager {
     ) -> Result<Vec<VolumeRow>> {
         let peer = self.caller(&header, conn).await?;
         // Fresh health for the caller (a container deleted a moment ago),
-        // not the last sweep's.
+        // not the last sweep's; but a host on a hung network filesystem
+        // holds up no listing: the sweep reports it later.
+        let (done, checked) = std::sync::mpsc::channel();
         let shared = Arc::clone(&self.shared);
-        blocking::unblock(move || shared.table.check_health()).await;
+        std::thread::spawn(move || {
+            shared.table.check_health();
+            let _ = done.send(());
+        });
+        let _ = blocking::unblock(move || checked.recv_timeout(std::time::Duration::from_secs(1)))
+            .await;
         let all = self.shared.table.list();
         // As the volume objects: another's volumes only for those polkit
         // lets manage them (asked only when there are any).
