@@ -25,6 +25,8 @@ pub mod exit {
     pub const UNSUPPORTED_CIPHER: u8 = 8;
     pub const NO_DAEMON: u8 = 9;
     pub const CANCELLED: u8 = 10;
+    /// Dismounted, but writes to the volume did not all reach its host.
+    pub const WRITES_LOST: u8 = 11;
 }
 
 #[derive(Debug)]
@@ -68,6 +70,7 @@ impl From<zbus::Error> for Failure {
                     | "UnsafeFile" => exit::INVALID_ARGUMENT,
                     "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
                     "Cancelled" => exit::CANCELLED,
+                    "WritesLost" => exit::WRITES_LOST,
                     _ => exit::FAILED,
                 };
                 Failure {
@@ -116,6 +119,24 @@ type Row = (
     u64,
     String,
 );
+
+/// A signal about one volume, for `tcctl watch`.
+pub enum VolumeEvent {
+    /// Dismounted without a call (`error` empty), or not (why).
+    AutoDismounted {
+        host: String,
+        owner: u32,
+        reason: String,
+        error: String,
+    },
+    /// Its health changed: "failed" and what went wrong.
+    HealthChanged {
+        host: String,
+        owner: u32,
+        health: String,
+        problems: Vec<String>,
+    },
+}
 
 pub use tcd_proto::dbus::{
     BackendRow as Backend, CipherBenchRow as CipherBench, KdfBenchRow as KdfBench, PolicyView,
@@ -301,15 +322,12 @@ impl Client {
         self.call("RemoveFavorite", &(name, system))
     }
 
-    /// The daemon's `AutoDismounted` signals (volume, host, owner, reason,
-    /// error), as they come, until the connection ends.
-    pub fn auto_dismounts(
-        &self,
-    ) -> Result<impl Iterator<Item = (OwnedObjectPath, String, u32, String, String)>, Failure> {
+    /// The daemon's `AutoDismounted` and `HealthChanged` signals, as they
+    /// come, until the connection ends.
+    pub fn volume_events(&self) -> Result<impl Iterator<Item = VolumeEvent>, Failure> {
         let mut rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
             .interface(INTERFACE)?
-            .member("AutoDismounted")?
             .path(PATH)?;
         if let Some(d) = self.destination {
             rule = rule.sender(d)?;
@@ -319,7 +337,61 @@ impl Client {
         // On a bus the daemon sends a volume's signals only to clients it
         // knows may see that volume, and it knows a client once it called.
         self.list()?;
-        Ok(messages.filter_map(|m| m.ok()?.body().deserialize().ok()))
+        Ok(messages.filter_map(|m| {
+            let m = m.ok()?;
+            let body = m.body();
+            match m.header().member()?.as_str() {
+                "AutoDismounted" => {
+                    let (_, host, owner, reason, error): (OwnedObjectPath, _, _, _, _) =
+                        body.deserialize().ok()?;
+                    Some(VolumeEvent::AutoDismounted {
+                        host,
+                        owner,
+                        reason,
+                        error,
+                    })
+                }
+                "HealthChanged" => {
+                    let (_, host, owner, health, problems): (OwnedObjectPath, _, _, _, _) =
+                        body.deserialize().ok()?;
+                    Some(VolumeEvent::HealthChanged {
+                        host,
+                        owner,
+                        health,
+                        problems,
+                    })
+                }
+                _ => None,
+            }
+        }))
+    }
+
+    /// Each visible volume's `Health` and `Problems`, by object path (from
+    /// its `org.tcd.Volume1` properties).
+    pub fn volume_health(&self) -> Result<HashMap<String, (String, Vec<String>)>, Failure> {
+        type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+        let reply = self.conn.call_method(
+            self.destination,
+            PATH,
+            Some("org.freedesktop.DBus.ObjectManager"),
+            "GetManagedObjects",
+            &(),
+        )?;
+        let objects: Objects = reply.body().deserialize()?;
+        Ok(objects
+            .into_iter()
+            .filter_map(|(path, interfaces)| {
+                let props = interfaces.get("org.tcd.Volume1")?;
+                let health = props
+                    .get("Health")
+                    .and_then(|v| String::try_from(v.try_clone().ok()?).ok())?;
+                let problems = props
+                    .get("Problems")
+                    .and_then(|v| Vec::<String>::try_from(v.try_clone().ok()?).ok())
+                    .unwrap_or_default();
+                Some((path.to_string(), (health, problems)))
+            })
+            .collect())
     }
 
     pub fn list(&self) -> Result<Vec<Row>, Failure> {

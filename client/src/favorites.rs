@@ -4,7 +4,7 @@
 //! password for one mount. Nothing typed or stored for one favorite is
 //! tried on another.
 
-use crate::bus::{Client, Failure, Where, exit};
+use crate::bus::{Client, Failure, VolumeEvent, Where, exit};
 use crate::{Passwords, absolute, keystore, notify, open_volume, read_keyfiles};
 use clap::Subcommand;
 use std::collections::HashMap;
@@ -455,28 +455,60 @@ fn mount_one(
 }
 
 /// `tcctl watch`: reports the daemon's automatic dismounts of the user's
-/// volumes (a notification with --notify), until the daemon goes.
+/// volumes and their failures (a notification with --notify), until the
+/// daemon goes.
 pub fn watch(at: Where<'_>, notify: bool) -> Result<(), Failure> {
     use std::os::unix::fs::MetadataExt;
     let me = std::fs::metadata("/proc/self")
         .map(|m| m.uid())
         .unwrap_or(u32::MAX);
     let c = Client::connect(at)?;
-    for (_, host, owner, reason, error) in c.auto_dismounts()? {
+    for event in c.volume_events()? {
+        let (owner, summary, body, urgent) = match event {
+            VolumeEvent::AutoDismounted {
+                host,
+                owner,
+                reason,
+                error,
+            } if error.is_empty() => (
+                owner,
+                format!("Dismounted {host} ({reason})"),
+                String::new(),
+                false,
+            ),
+            VolumeEvent::AutoDismounted {
+                host,
+                owner,
+                reason,
+                error,
+            } => (
+                owner,
+                format!("Could not dismount {host} ({reason}): {error}"),
+                String::new(),
+                true,
+            ),
+            VolumeEvent::HealthChanged {
+                host,
+                owner,
+                health,
+                problems,
+            } => (
+                owner,
+                format!("Volume {host} {health}"),
+                problems.join("; "),
+                health != "ok",
+            ),
+        };
         if me != 0 && owner != me {
             continue;
         }
-        let (summary, urgent) = if error.is_empty() {
-            (format!("Dismounted {host} ({reason})"), false)
+        if body.is_empty() {
+            println!("{summary}");
         } else {
-            (
-                format!("Could not dismount {host} ({reason}): {error}"),
-                true,
-            )
-        };
-        println!("{summary}");
+            println!("{summary}: {body}");
+        }
         if notify {
-            notify::send(&summary, "", urgent);
+            notify::send(&summary, &body, urgent);
         }
     }
     Err(Failure {

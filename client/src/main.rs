@@ -726,21 +726,32 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::List { json } => {
             let c = Client::connect(at)?;
             let rows = c.list()?;
+            let health = c.volume_health()?;
+            // A volume whose object is not (or no longer) there: never "ok".
+            let health_of = |path: &str| {
+                health
+                    .get(path)
+                    .cloned()
+                    .unwrap_or_else(|| ("unknown".into(), Vec::new()))
+            };
             if json {
                 let v: Vec<_> = rows
                     .iter()
                     .map(|r| {
+                        let (health, problems) = health_of(r.0.as_str());
                         serde_json::json!({"object": r.0.as_str(), "volume": r.1, "device": r.2,
                             "mount_point": r.3, "filesystem": r.4, "format": r.5,
                             "encryption": r.6, "hash": r.7, "read_only": r.8, "hidden": r.9,
-                            "protects_hidden": r.10, "size": r.11, "backends": r.12})
+                            "protects_hidden": r.10, "size": r.11, "backends": r.12,
+                            "health": health, "problems": problems})
                     })
                     .collect();
                 println!("{}", serde_json::Value::Array(v));
             } else {
                 for r in rows {
+                    let (health, problems) = health_of(r.0.as_str());
                     println!(
-                        "{}  {}  {}  {}  {}  {}{}  [{}]",
+                        "{}  {}  {}  {}  {}  {}{}  [{}]{}",
                         r.1,
                         r.2,
                         if r.3.is_empty() { "-" } else { &r.3 },
@@ -748,8 +759,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         r.5,
                         if r.8 { "read-only" } else { "read-write" },
                         if r.9 { ", hidden" } else { "" },
-                        r.12
+                        r.12,
+                        // Quiet while all is well; loud otherwise.
+                        if health == "ok" {
+                            String::new()
+                        } else {
+                            format!("  {}", health.to_uppercase())
+                        }
                     );
+                    for p in problems {
+                        println!("    {p}");
+                    }
                 }
             }
             Ok(())

@@ -5,8 +5,10 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::favorites::AutoDismount;
+use crate::mount::fswatch::{self, FsWatch};
 use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::{self, BlockExport, FuseLoop};
+use crate::volume::health::Health;
 use crate::volume::opened::{OpenVolume, VolumeInfo};
 use crate::volume::unlock::{Credentials, SearchOptions, Target};
 use std::collections::BTreeMap;
@@ -70,12 +72,16 @@ pub struct Mounted {
     /// The host's device number when the host is a block device (to
     /// dismount when that device goes away).
     pub host_device: Option<u64>,
+    /// What went wrong since the mount; live, shared with the data path.
+    pub health: Arc<Health>,
 }
 
 struct Entry {
     view: Mounted,
     host_id: (u64, u64),
     volume: Arc<OpenVolume>,
+    /// The mounted filesystem's error state to watch, if one is mounted.
+    health_watch: Option<FsWatch>,
     /// What serves and mounts the volume, behind the volume's own lock:
     /// a dismount holds it, and nothing else of the table.
     parts: Arc<Mutex<Parts>>,
@@ -106,6 +112,8 @@ pub struct MountTable {
     /// Told the id of a volume that hidden-volume protection made
     /// read-only.
     read_only_events: Mutex<Option<std::sync::mpsc::Sender<u32>>>,
+    /// Told the id of a volume with a new kind of problem.
+    health_events: Mutex<Option<std::sync::mpsc::Sender<u32>>>,
     runtime: PathBuf,
     /// Held only to read or change the map, never across a system call
     /// that can block.
@@ -129,6 +137,7 @@ impl MountTable {
         Ok(MountTable {
             engine,
             read_only_events: Mutex::new(None),
+            health_events: Mutex::new(None),
             runtime: runtime.to_path_buf(),
             entries: Mutex::new(BTreeMap::new()),
             mounting: Mutex::new(Vec::new()),
@@ -298,6 +307,17 @@ impl MountTable {
                 let _ = tx.lock().map(|t| t.send(id));
             });
         }
+        if let Some(tx) = self
+            .health_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            let tx = Mutex::new(tx);
+            volume.health().on_change(move || {
+                let _ = tx.lock().map(|t| t.send(id));
+            });
+        }
         let folder = self.runtime.join("fuse").join(id.to_string());
         let export: Box<dyn BlockExport> = Box::new(FuseLoop::start(
             Arc::clone(&volume),
@@ -364,6 +384,16 @@ impl MountTable {
             favorite: req.favorite,
             auto_dismount: req.auto_dismount,
             host_device,
+            health: Arc::clone(volume.health()),
+        };
+        let health_watch = match (&parts.fs, &view.filesystem) {
+            (Some(fs), Some(fs_type)) => Some(FsWatch::new(
+                fs.mount_id(),
+                &view.device,
+                fs_type,
+                view.read_only,
+            )),
+            _ => None,
         };
         parts.export = Some(export);
         self.lock().insert(
@@ -372,6 +402,7 @@ impl MountTable {
                 view: view.clone(),
                 host_id,
                 volume,
+                health_watch,
                 parts: Arc::new(Mutex::new(parts)),
             },
         );
@@ -418,6 +449,8 @@ impl MountTable {
             .remove(&id)
             .ok_or(Error::NotMounted(id.to_string()))?;
         let _ = entry.volume.sync();
+        // The FUSE session ends now by the daemon's hand, not by a fault.
+        entry.volume.health().closing();
         if let Some(export) = parts.export.take() {
             export.close()?;
         }
@@ -532,6 +565,46 @@ impl MountTable {
 impl Drop for MountTable {
     fn drop(&mut self) {
         let _ = self.dismount_all(true);
+    }
+}
+
+/// Volume health: the faults no request of the data path sees.
+impl MountTable {
+    /// Where to send the id of a volume with a new kind of problem.
+    pub fn watch_health(&self, to: std::sync::mpsc::Sender<u32>) {
+        *self.health_events.lock().unwrap_or_else(|p| p.into_inner()) = Some(to);
+    }
+
+    /// Looks at every volume's host (deleted, truncated) and filesystem
+    /// (turned read-only by the kernel, errors counted) and records what
+    /// it finds in the volume's health. No lock of the table is held
+    /// meanwhile (a host on a hung network filesystem may block).
+    pub fn check_health(&self) {
+        let volumes: Vec<(Arc<OpenVolume>, Option<FsWatch>)> = self
+            .lock()
+            .values()
+            .map(|e| (Arc::clone(&e.volume), e.health_watch.clone()))
+            .collect();
+        if volumes.is_empty() {
+            return;
+        }
+        let mountinfo = fswatch::mountinfo();
+        for (volume, watch) in volumes {
+            volume.check_host();
+            if let Some(w) = watch {
+                w.check(&mountinfo, volume.health());
+            }
+        }
+    }
+
+    /// After [`MountTable::check_health`]: the volumes whose problems
+    /// changed since they were last announced.
+    pub fn health_changes(&self) -> Vec<Mounted> {
+        self.lock()
+            .values()
+            .filter(|e| e.view.health.unannounced().is_some())
+            .map(|e| e.view.clone())
+            .collect()
     }
 }
 

@@ -165,6 +165,13 @@ impl Filesystem for VolumeFile {
         Ok(())
     }
 
+    /// The session ended: the daemon's own dismount, or the connection cut
+    /// under it (`/sys/fs/fuse/connections/N/abort`, an unmount from
+    /// outside), which loses what the kernel still had to write.
+    fn destroy(&mut self) {
+        self.volume.health().fuse_ended();
+    }
+
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match (parent, self.attr(FILE_INO)) {
             (INodeNo::ROOT, Some(attr)) if name == FILE_NAME => {

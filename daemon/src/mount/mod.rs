@@ -5,6 +5,7 @@
 //! inside is mounted from the loop device. [`BlockExport`] is the one seam:
 //! ublk or NBD can serve the block device instead where a kernel has them.
 
+pub mod fswatch;
 pub mod fuse;
 pub mod loopdev;
 pub mod mountpoint;

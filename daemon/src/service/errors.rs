@@ -32,6 +32,9 @@ pub enum ServiceError {
     /// A file the daemon would read as root is not a root-owned regular
     /// file that only root may change.
     UnsafeFile(String),
+    /// The volume was dismounted, but writes to it did not all reach the
+    /// host (the message says what went wrong).
+    WritesLost(String),
     Failed(String),
 }
 

@@ -823,7 +823,10 @@ impl Manager {
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
         self.shared.unpublish(done.id).await;
-        Ok(())
+        match super::health::lost_writes(&done) {
+            Some(lost) => Err(ServiceError::WritesLost(lost)),
+            None => Ok(()),
+        }
     }
 
     /// Dismounts every volume the caller may manage; returns how many.
@@ -835,6 +838,7 @@ impl Manager {
     ) -> Result<u32> {
         let peer = self.caller(&header, conn).await?;
         let mut n = 0;
+        let mut lost = Vec::new();
         for m in self.shared.table.list() {
             // Everyone's for root; a user's own otherwise.
             if peer.uid != 0 && m.owner != peer.uid {
@@ -843,7 +847,11 @@ impl Manager {
             let shared = Arc::clone(&self.shared);
             let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
             self.shared.unpublish(done.id).await;
+            lost.extend(super::health::lost_writes(&done));
             n += 1;
+        }
+        if !lost.is_empty() {
+            return Err(ServiceError::WritesLost(lost.join("\n")));
         }
         Ok(n)
     }
@@ -855,6 +863,17 @@ impl Manager {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Vec<VolumeRow>> {
         let peer = self.caller(&header, conn).await?;
+        // Fresh health for the caller (a container deleted a moment ago),
+        // not the last sweep's; but a host on a hung network filesystem
+        // holds up no listing: the sweep reports it later.
+        let (done, checked) = std::sync::mpsc::channel();
+        let shared = Arc::clone(&self.shared);
+        std::thread::spawn(move || {
+            shared.table.check_health();
+            let _ = done.send(());
+        });
+        let _ = blocking::unblock(move || checked.recv_timeout(std::time::Duration::from_secs(1)))
+            .await;
         let all = self.shared.table.list();
         // As the volume objects: another's volumes only for those polkit
         // lets manage them (asked only when there are any).
@@ -1441,6 +1460,19 @@ impl Manager {
         owner: u32,
         reason: &str,
         error: &str,
+    ) -> zbus::Result<()>;
+
+    /// Something went wrong with a volume (`health` "failed"), or what went
+    /// wrong changed: `problems` says what, in words. Sent as the volume's
+    /// `Health` and `Problems` properties change.
+    #[zbus(signal)]
+    async fn health_changed(
+        emitter: &SignalEmitter<'_>,
+        volume: zbus::zvariant::ObjectPath<'_>,
+        host: &str,
+        owner: u32,
+        health: &str,
+        problems: Vec<String>,
     ) -> zbus::Result<()>;
 
     /// Wipes the caller's cached passwords (root: everyone's); returns how

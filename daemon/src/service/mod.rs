@@ -7,6 +7,7 @@ pub mod authority;
 pub mod automation;
 pub mod errors;
 pub mod favorites;
+pub mod health;
 pub mod manager;
 pub mod objects;
 pub mod volume;
@@ -80,6 +81,7 @@ impl Shared {
                 }
             }
         });
+        health::watch(&shared);
         shared
     }
 

@@ -206,6 +206,41 @@ impl BusView {
     }
 }
 
+/// Volume health.
+impl BusView {
+    /// `PropertiesChanged` of a volume's `Health` and `Problems`, and the
+    /// manager's `HealthChanged`, to the clients that may see it.
+    pub async fn health_changed(
+        &self,
+        shared: &Shared,
+        m: &Mounted,
+        status: &str,
+        problems: &[String],
+    ) {
+        let to = self.audience(shared, m.owner).await;
+        let mut changed: HashMap<&str, Value<'_>> = HashMap::new();
+        changed.insert("Health", Value::from(status));
+        changed.insert("Problems", Value::from(problems.to_vec()));
+        let path = volume::object_path(m.id);
+        self.tell(
+            &to,
+            path.as_str(),
+            PROPERTIES,
+            "PropertiesChanged",
+            &(VOLUME, changed, Vec::<&str>::new()),
+        )
+        .await;
+        self.tell(
+            &to,
+            MANAGER_PATH,
+            MANAGER,
+            "HealthChanged",
+            &(&path, &m.host_name, m.owner, status, problems),
+        )
+        .await;
+    }
+}
+
 /// `emitter`, sending to the caller of `hdr` alone (on a bus; on a
 /// peer-to-peer connection there is only the caller): a call's progress is
 /// nobody else's business.

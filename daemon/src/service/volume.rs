@@ -99,4 +99,15 @@ impl VolumeObject {
     fn owner(&self) -> u32 {
         self.m.owner
     }
+    /// "ok", or "failed" once anything went wrong between the filesystem
+    /// and the host since the mount (see `Problems`).
+    #[zbus(property)]
+    fn health(&self) -> String {
+        self.m.health.status().to_owned()
+    }
+    /// What went wrong, in words, one line per kind (empty while "ok").
+    #[zbus(property)]
+    fn problems(&self) -> Vec<String> {
+        self.m.health.problems()
+    }
 }

@@ -4,6 +4,7 @@
 mod argon2id;
 pub mod create;
 pub mod header;
+pub mod health;
 pub mod kdf;
 pub mod keyfile;
 pub mod maintain;

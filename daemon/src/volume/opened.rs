@@ -2,6 +2,7 @@
 //! decrypted data area at volume offsets.
 
 use super::header::{Header, Location, MASTER_KEY_BYTES};
+use super::health::Health;
 use super::kdf::{Format, Prf};
 use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
 use crate::engine::{Chain, Engine, VolumeCipher};
@@ -59,6 +60,11 @@ pub struct OpenVolume {
     /// auto-dismount; a coarse clock is enough).
     last_io: std::sync::atomic::AtomicU64,
     opened_at: std::time::Instant,
+    /// What went wrong on the way to the host since the volume opened.
+    health: Arc<Health>,
+    /// The host is a regular file, whose size and names can change under
+    /// the volume (a device's cannot).
+    host_is_file: bool,
 }
 
 impl std::fmt::Debug for OpenVolume {
@@ -115,6 +121,7 @@ impl OpenVolume {
     ) -> Result<OpenVolume> {
         let h: &Header = &u.header;
         let size = unlock::host_size(&host)?;
+        let host_is_file = host.metadata().is_ok_and(|m| m.is_file());
         if !h.data_offset.is_multiple_of(UNIT)
             || h.data_offset == 0
             || h.data_offset
@@ -155,6 +162,8 @@ impl OpenVolume {
             protected,
             last_io: std::sync::atomic::AtomicU64::new(0),
             opened_at: std::time::Instant::now(),
+            health: Arc::new(Health::new(!read_only)),
+            host_is_file,
         })
     }
 
@@ -250,10 +259,20 @@ impl OpenVolume {
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         self.touch();
         let at = self.host_range(offset, buf.len())?;
-        self.host.read_exact_at(buf, at).map_err(|e| Error::Io {
-            what: format!("read at {offset}"),
-            source: e,
-        })?;
+        if let Err(e) = self.host.read_exact_at(buf, at) {
+            let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                "past the container's end".to_owned()
+            } else {
+                e.to_string()
+            };
+            self.health.read_failed(&why);
+            // A read past the end: say why, if the container shrank.
+            self.check_host();
+            return Err(Error::Io {
+                what: format!("read at {offset}"),
+                source: e,
+            });
+        }
         self.cipher().decrypt(buf, at / UNIT)
     }
 
@@ -273,11 +292,59 @@ impl OpenVolume {
             // so the filesystem cannot half-write around the hole.
             return Err(self.protect("write"));
         }
+        // The host never grows: a write past its end (a container
+        // truncated while mounted) or to a container deleted while mounted
+        // is an I/O error, not a file written back into existence.
+        if let Some(why) = self.refuse_host_write(at + buf.len() as u64) {
+            self.health.write_failed(&why);
+            return Err(Error::Io {
+                what: format!("write at {offset}: {why}"),
+                source: std::io::Error::from_raw_os_error(libc::EIO),
+            });
+        }
         self.cipher().encrypt(buf, at / UNIT)?;
-        self.host.write_all_at(buf, at).map_err(|e| Error::Io {
-            what: format!("write at {offset}"),
-            source: e,
+        self.host.write_all_at(buf, at).map_err(|e| {
+            self.health.write_failed(&e.to_string());
+            Error::Io {
+                what: format!("write at {offset}"),
+                source: e,
+            }
         })
+    }
+
+    /// The volume's health (shared with its views).
+    pub fn health(&self) -> &Arc<Health> {
+        &self.health
+    }
+
+    /// Looks at the host file for what no request sees: its name gone
+    /// (deleted) or its size cut below the volume's end. Recorded in the
+    /// volume's health; returns the host's size and link count.
+    pub fn check_host(&self) -> Option<(u64, u64)> {
+        if !self.host_is_file {
+            return None;
+        }
+        let meta = self.host.metadata().ok()?;
+        let (size, links) = (meta.len(), std::os::unix::fs::MetadataExt::nlink(&meta));
+        if links == 0 {
+            self.health.host_deleted();
+        }
+        if size < self.info.data_offset + self.info.data_size {
+            self.health.host_shrunk(size);
+        }
+        Some((size, links))
+    }
+
+    /// Why a write ending at host offset `end` must not reach the host.
+    fn refuse_host_write(&self, end: u64) -> Option<String> {
+        let (size, links) = self.check_host()?;
+        if links == 0 {
+            Some("the container was deleted".into())
+        } else if end > size {
+            Some(format!("past the container's end at {size} bytes"))
+        } else {
+            None
+        }
     }
 
     /// Discards (TRIM) whole sectors at `offset` of the data area: the
@@ -340,9 +407,12 @@ impl OpenVolume {
 
     /// Makes written data durable in the host.
     pub fn sync(&self) -> Result<()> {
-        self.host.sync_data().map_err(|e| Error::Io {
-            what: "sync".into(),
-            source: e,
+        self.host.sync_data().map_err(|e| {
+            self.health.flush_failed(&e.to_string());
+            Error::Io {
+                what: "sync".into(),
+                source: e,
+            }
         })
     }
 }
