@@ -5,7 +5,9 @@
 //! every buffer a key passes through (the D-Bus message a password arrives
 //! in, a backend's key schedule, the page a header is decrypted in).
 //! `MCL_ONFAULT` locks pages as they are touched, so idle thread stacks
-//! and reserved heap do not become resident.
+//! and reserved heap do not become resident. Locked memory goes back to
+//! the system only when unmapped, so the allocator is set up for that
+//! first ([`crate::memory`]).
 
 use crate::error::{Error, Result};
 
@@ -20,6 +22,9 @@ pub struct Hardened {
 /// Locking may fail without privilege (a development run as a user);
 /// that is reported, not fatal. The rest must succeed.
 pub fn harden() -> Result<Hardened> {
+    if let Err(setting) = crate::memory::tune_allocator() {
+        tracing::warn!("the allocator refused {setting}: memory freed after load may stay locked");
+    }
     let zero = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

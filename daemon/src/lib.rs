@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod favorites;
 pub mod hardening;
+pub mod memory;
 pub mod mount;
 pub mod mounts;
 pub mod policy;

@@ -20,7 +20,7 @@ use crate::volume::unlock::{Credentials, SearchOptions, Target};
 use std::collections::HashMap;
 use std::fs::File;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedFd, OwnedObjectPath, OwnedValue, Value};
 use zeroize::Zeroizing;
@@ -427,6 +427,68 @@ impl Manager {
         }
     }
 
+    /// Whether the caller of this call has left: its departure was seen,
+    /// or asked now (the bus still knows its name; its socket is open).
+    async fn caller_left(
+        &self,
+        departure: &Departure,
+        header: &zbus::message::Header<'_>,
+        conn: &zbus::Connection,
+    ) -> bool {
+        if departure.cancel.load(Ordering::Relaxed) {
+            return true;
+        }
+        if let Some(socket) = &self.socket {
+            use std::os::fd::AsRawFd;
+            let mut p = libc::pollfd {
+                fd: socket.as_raw_fd(),
+                events: libc::POLLRDHUP,
+                revents: 0,
+            };
+            // SAFETY: one live pollfd, count 1, no wait; poll only writes
+            // revents.
+            let n = unsafe { libc::poll(&mut p, 1, 0) };
+            return n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0;
+        }
+        match (self.peer.is_none(), header.sender()) {
+            (true, Some(sender)) => {
+                let name = zbus::names::BusName::Unique(sender.to_owned());
+                match zbus::fdo::DBusProxy::new(conn).await {
+                    Ok(dbus) => dbus.name_has_owner(name).await.is_ok_and(|here| !here),
+                    Err(_) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Takes down a volume mounted for a caller that left before its
+    /// answer (never announced: no one else knew of it).
+    async fn undo_mount(&self, m: &Mounted) {
+        tracing::warn!(
+            id = m.id,
+            "the caller left before its mount was answered: dismounting the volume"
+        );
+        let shared = Arc::clone(&self.shared);
+        let id = m.id;
+        // Forced if need be: nothing of the caller's may be using it.
+        let done = blocking::unblock(move || {
+            shared
+                .table
+                .dismount(id, false)
+                .or_else(|_| shared.table.dismount(id, true))
+        })
+        .await;
+        match done {
+            Ok(_) => tracing::info!(id, "volume of a departed caller dismounted"),
+            Err(e) => {
+                // It stays: shown, so that it can be dismounted by hand.
+                tracing::error!(id, "cannot dismount the volume of a departed caller: {e}");
+                self.shared.publish(m).await;
+            }
+        }
+    }
+
     /// Bounds a header search of `peer`'s by the policy before any work:
     /// the PIMs asked for (above the caller's limits: `LimitExceeded`) and
     /// the searches running (`Busy`). The slot lasts as long as it is held.
@@ -714,6 +776,11 @@ impl Manager {
                 Some((owner, fav))
             }
         };
+        // A volume mounted already is said so at once: no search slot
+        // taken (a user at the bound would hear "busy"), no key derived.
+        if self.shared.table.is_mounted(&host) {
+            return Err(crate::Error::AlreadyMounted(host_name).into());
+        }
         let mut pims = vec![pim];
         if hidden_password.is_some() {
             pims.push(hidden_pim);
@@ -722,85 +789,135 @@ impl Manager {
         let searches = crate::favorites::auto::searches(favorite.as_ref().map(|(_, f)| f), &search);
         let departure = self.departure(&header, conn).await;
         let cancel = Arc::clone(&departure.cancel);
+        let watched = host.try_clone().map_err(|e| crate::Error::Io {
+            what: "cannot use the volume's descriptor".into(),
+            source: e,
+        })?;
+        let given_name = host_name.clone();
         let mounted = blocking::unblock(move || {
-            let given = Cached {
-                password,
-                keyfiles,
-                pim,
-            };
-            // Cached passwords first (the caller's own), then the one given,
-            // if one was.
-            let mut candidates = if use_cache {
-                shared.cache.for_user(peer.uid)
-            } else {
-                Vec::new()
-            };
-            let gave = !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty();
-            if gave {
-                candidates.push(given);
-            }
-            let hkf = keyfile_refs(&hidden_keyfiles);
-            let mut last = crate::Error::NotUnlocked {
-                untried: Vec::new(),
-            };
-            for (c, search) in candidates
-                .iter()
-                .flat_map(|c| searches.iter().map(move |s| (c, s)))
-            {
-                let host = host.try_clone().map_err(|e| crate::Error::Io {
-                    what: "cannot use the volume's descriptor".into(),
-                    source: e,
-                })?;
-                let kf = keyfile_refs(&c.keyfiles);
-                let creds = Credentials {
-                    password: &c.password,
-                    keyfiles: &kf,
-                    pim: c.pim,
-                };
-                let hidden = hidden_password.as_ref().map(|p| Credentials {
-                    password: p,
-                    keyfiles: &hkf,
-                    pim: hidden_pim,
-                });
-                let req = MountRequest {
-                    host,
-                    host_name: host_name.clone(),
-                    creds,
-                    protect_hidden: hidden,
-                    search: search.clone(),
-                    read_only,
-                    filesystem,
-                    mount_point: mount_point.clone().map(Into::into),
-                    allow_non_empty,
-                    discard,
-                    owner: (peer.uid, peer.gid),
-                    favorite: favorite.as_ref().map(|(_, f)| f.name.clone()),
-                    auto_dismount,
-                };
-                match shared.table.mount(req, &cancel) {
-                    Ok(m) => {
-                        if cache {
-                            shared.cache.add(peer.uid, c.clone());
+            let (shared, caller_left) = (&shared, &*cancel);
+            // The search also stops when another call mounts this host
+            // meanwhile: that answer ("already mounted") needs no key.
+            let stop = AtomicBool::new(caller_left.load(Ordering::Relaxed));
+            let mounted_meanwhile = AtomicBool::new(false);
+            let finished = AtomicBool::new(false);
+            let result = std::thread::scope(|s| {
+                s.spawn(|| {
+                    while !finished.load(Ordering::Relaxed) {
+                        if caller_left.load(Ordering::Relaxed) {
+                            stop.store(true, Ordering::Relaxed);
+                        } else if shared.table.is_mounted(&watched) {
+                            mounted_meanwhile.store(true, Ordering::Relaxed);
+                            stop.store(true, Ordering::Relaxed);
                         }
-                        if let Some((owner, f)) = &favorite
-                            && let Err(e) = shared.favorites.record_opened(
-                                *owner,
-                                &f.name,
-                                m.info.prf.name(),
-                                m.info.chain.name,
-                            )
-                        {
-                            tracing::warn!("cannot record how favorite {} opened: {e}", f.name);
-                        }
-                        return Ok(m);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
                     }
-                    Err(e @ crate::Error::NotUnlocked { .. }) => last = e,
-                    Err(e) => return Err(e),
+                });
+                let r = (|| -> crate::Result<Mounted> {
+                    let given = Cached {
+                        password,
+                        keyfiles,
+                        pim,
+                    };
+                    // Cached passwords first (the caller's own), then the one given,
+                    // if one was.
+                    let mut candidates = if use_cache {
+                        shared.cache.for_user(peer.uid)
+                    } else {
+                        Vec::new()
+                    };
+                    let gave =
+                        !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty();
+                    if gave {
+                        candidates.push(given);
+                    }
+                    let hkf = keyfile_refs(&hidden_keyfiles);
+                    let mut last = crate::Error::NotUnlocked {
+                        untried: Vec::new(),
+                    };
+                    for (c, search) in candidates
+                        .iter()
+                        .flat_map(|c| searches.iter().map(move |s| (c, s)))
+                    {
+                        let host = host.try_clone().map_err(|e| crate::Error::Io {
+                            what: "cannot use the volume's descriptor".into(),
+                            source: e,
+                        })?;
+                        let kf = keyfile_refs(&c.keyfiles);
+                        let creds = Credentials {
+                            password: &c.password,
+                            keyfiles: &kf,
+                            pim: c.pim,
+                        };
+                        let hidden = hidden_password.as_ref().map(|p| Credentials {
+                            password: p,
+                            keyfiles: &hkf,
+                            pim: hidden_pim,
+                        });
+                        let req = MountRequest {
+                            host,
+                            host_name: host_name.clone(),
+                            creds,
+                            protect_hidden: hidden,
+                            search: search.clone(),
+                            read_only,
+                            filesystem,
+                            mount_point: mount_point.clone().map(Into::into),
+                            allow_non_empty,
+                            discard,
+                            owner: (peer.uid, peer.gid),
+                            favorite: favorite.as_ref().map(|(_, f)| f.name.clone()),
+                            auto_dismount,
+                        };
+                        match shared.table.mount(req, &stop) {
+                            Ok(m) => {
+                                if cache {
+                                    shared.cache.add(peer.uid, c.clone());
+                                }
+                                if let Some((owner, f)) = &favorite
+                                    && let Err(e) = shared.favorites.record_opened(
+                                        *owner,
+                                        &f.name,
+                                        m.info.prf.name(),
+                                        m.info.chain.name,
+                                    )
+                                {
+                                    tracing::warn!(
+                                        "cannot record how favorite {} opened: {e}",
+                                        f.name
+                                    );
+                                }
+                                return Ok(m);
+                            }
+                            Err(e @ crate::Error::NotUnlocked { .. }) => last = e,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Err(last)
+                })();
+                finished.store(true, Ordering::Relaxed);
+                r
+            });
+            match result {
+                Err(crate::Error::Cancelled)
+                    if mounted_meanwhile.load(Ordering::Relaxed)
+                        && !caller_left.load(Ordering::Relaxed) =>
+                {
+                    Err(crate::Error::AlreadyMounted(given_name))
                 }
+                other => other,
             }
-            Err(last)
         })
         .await?;
+        // A caller that left while its volume was being mounted gets no
+        // volume: nothing stays mounted for a client that is gone.
+        if self.caller_left(&departure, &header, conn).await {
+            drop(departure);
+            self.undo_mount(&mounted).await;
+            return Err(ServiceError::Cancelled(
+                "the caller left before the mount was answered: the volume was dismounted".into(),
+            ));
+        }
         drop(departure);
         let path = object_path(mounted.id);
         self.shared.publish(&mounted).await;

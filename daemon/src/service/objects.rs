@@ -358,10 +358,33 @@ impl BusObjects {
         while let Some(msg) = calls.next().await {
             match msg {
                 Ok(msg) => {
+                    // Each call on a thread of its own, not on the
+                    // connection's one executor thread: a call that blocks
+                    // in a system call (a descriptor on a stalled
+                    // filesystem, a slow user database) holds up only
+                    // itself, and the connection keeps reading.
                     let me = Arc::clone(&self);
-                    conn.executor()
-                        .spawn(async move { me.handle(msg).await }, "tcd method call")
-                        .detach();
+                    let task = std::sync::Arc::new(std::sync::Mutex::new(Some(msg)));
+                    let on_thread = Arc::clone(&task);
+                    let spawned =
+                        std::thread::Builder::new()
+                            .name("tcd-call".into())
+                            .spawn(move || {
+                                let msg = on_thread.lock().ok().and_then(|mut m| m.take());
+                                if let Some(msg) = msg {
+                                    zbus::block_on(me.handle(msg));
+                                }
+                            });
+                    if spawned.is_err() {
+                        // No thread to be had: answer on the executor.
+                        let msg = task.lock().ok().and_then(|mut m| m.take());
+                        if let Some(msg) = msg {
+                            let me = Arc::clone(&self);
+                            conn.executor()
+                                .spawn(async move { me.handle(msg).await }, "tcd method call")
+                                .detach();
+                        }
+                    }
                 }
                 Err(e) => return format!("the bus connection failed: {e}"),
             }

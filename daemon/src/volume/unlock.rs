@@ -134,6 +134,9 @@ pub fn unlock(
         });
         let r = unlock_phases(engine, host, size, creds, target, opts, &stop);
         done.store(true, Ordering::Relaxed);
+        // The trials' threads and buffers are gone: their memory goes back
+        // (the daemon's memory is locked, and would stay at its peak).
+        crate::memory::give_back();
         if cancel.load(Ordering::Relaxed) {
             tracing::info!(caller = opts.caller, "header search cancelled");
         }
