@@ -115,6 +115,7 @@ type Row = (
     bool,
     u64,
     String,
+    String,
 );
 
 pub use tcd_proto::dbus::{
@@ -326,7 +327,9 @@ impl Client {
         self.call("ListVolumes", &())
     }
 
-    pub fn dismount(&self, name: &str, force: bool) -> Result<(), Failure> {
+    /// The processes (pid, command; 0 for another user's) still holding a
+    /// volume a forced dismount left detaching; empty when it is gone.
+    pub fn dismount(&self, name: &str, force: bool) -> Result<Vec<(u32, String)>, Failure> {
         self.call("Dismount", &(name, force))
     }
 

@@ -99,4 +99,10 @@ impl VolumeObject {
     fn owner(&self) -> u32 {
         self.m.owner
     }
+    /// "mounted", or "detaching": dismounted by force while processes
+    /// still used it, and gone once they let go.
+    #[zbus(property)]
+    fn state(&self) -> String {
+        self.m.state.name().to_owned()
+    }
 }
