@@ -495,7 +495,12 @@ impl MountTable {
             .and_then(|e| std::fs::metadata(e.device()).ok())
             .map(|m| m.rdev());
         let target = fs.device().map(|fs_dev| holders::Target { fs_dev, block });
-        let except: Vec<u32> = parts.userfs.as_ref().and_then(|u| u.pid()).into_iter().collect();
+        let except: Vec<u32> = parts
+            .userfs
+            .as_ref()
+            .and_then(|u| u.pid())
+            .into_iter()
+            .collect();
         if let Err(e) = fs.remount_read_only() {
             tracing::warn!(id, "volume stays writable while in use: {e}");
         }

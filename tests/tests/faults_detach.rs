@@ -210,7 +210,10 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
         !is_mount_point(&alice.path("mnt")),
         "the held volume is off its mount point"
     );
-    assert!(row(&sys, alice, &other).is_none(), "the other volume is gone");
+    assert!(
+        row(&sys, alice, &other).is_none(),
+        "the other volume is gone"
+    );
     assert_eq!(
         row(&sys, alice, &third).expect("third listed")["state"],
         "mounted"
@@ -241,7 +244,11 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
         "a second dismount of the detaching volume",
     );
     assert!(again.status.success(), "{}", text(&again));
-    assert!(text(&again).contains(&format!("PID {pid} (sleep)")), "{}", text(&again));
+    assert!(
+        text(&again).contains(&format!("PID {pid} (sleep)")),
+        "{}",
+        text(&again)
+    );
 
     // The holder lets go: the volume goes, with its loop device.
     let _ = holder.kill();
@@ -257,12 +264,16 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
     }
     // Its FUSE file, under the daemon's runtime folder, named by its id.
     let fuse = sys.dir.path().join("run/fuse").join(&id);
-    assert_eq!(loops_under(&fuse), Vec::<String>::new(), "loop devices left");
+    assert_eq!(
+        loops_under(&fuse),
+        Vec::<String>::new(),
+        "loop devices left"
+    );
     let name = Path::new(&device).file_name().expect("loop name");
     let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
     let still = std::fs::read_to_string(&backing).unwrap_or_default();
     assert!(
-        !still.contains(s(&fuse)),
+        !Path::new(still.trim()).starts_with(&fuse),
         "{device} still attached to {still}"
     );
     let left: Vec<_> = std::fs::read_to_string("/proc/self/mountinfo")
@@ -288,17 +299,21 @@ fn a_normal_dismount_logs_no_error() {
     let sys = System::start();
     let alice = &sys.users[0];
     let vol = sys.create_volume(alice, "v.hc", "24M");
-    sys.mount(alice, &vol, &alice.path("mnt"));
-    as_user(
-        &sys,
-        alice,
-        &format!("echo data > {}/mnt/f && sync", alice.home.display()),
-    );
-    sys.ok(Some(alice), &["dismount", s(&vol)], "");
-    // The daemon logs as it goes; the last lines of the dismount are out
-    // when the call has returned.
+    // The session's last replies race the unmount of its folder: a few
+    // rounds give a lost reply its chance to show.
+    for round in 0..4 {
+        sys.mount(alice, &vol, &alice.path("mnt"));
+        as_user(
+            &sys,
+            alice,
+            &format!("echo {round} > {}/mnt/f && sync", alice.home.display()),
+        );
+        sys.ok(Some(alice), &["dismount", s(&vol)], "");
+    }
+    // The daemon logs as it goes; the last lines of a dismount are out
+    // when its call has returned.
     let log = sys.log();
     let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
     assert!(errors.is_empty(), "errors in the log: {errors:#?}\n{log}");
-    assert!(log.contains("volume dismounted"), "{log}");
+    assert_eq!(log.matches("volume dismounted").count(), 4, "{log}");
 }

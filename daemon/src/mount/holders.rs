@@ -58,9 +58,7 @@ fn stat(path: &Path) -> Option<(u64, Option<u64>)> {
 impl Target {
     fn matches(&self, path: &Path) -> bool {
         match stat(path) {
-            Some((dev, block)) => {
-                dev == self.fs_dev || (block.is_some() && block == self.block)
-            }
+            Some((dev, block)) => dev == self.fs_dev || (block.is_some() && block == self.block),
             None => false,
         }
     }
