@@ -118,6 +118,7 @@ type Row = (
     bool,
     u64,
     String,
+    String,
 );
 
 /// A signal about one volume, for `tcctl watch`.
@@ -398,7 +399,9 @@ impl Client {
         self.call("ListVolumes", &())
     }
 
-    pub fn dismount(&self, name: &str, force: bool) -> Result<(), Failure> {
+    /// The processes (pid, command; 0 for another user's) still holding a
+    /// volume a forced dismount left detaching; empty when it is gone.
+    pub fn dismount(&self, name: &str, force: bool) -> Result<Vec<(u32, String)>, Failure> {
         self.call("Dismount", &(name, force))
     }
 

@@ -556,6 +556,18 @@ fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
         .ok_or_else(|| Failure::usage(format!("bad size {s}")))
 }
 
+/// "PID 1234 (bash), a process of another user".
+fn describe_holders(holders: &[(u32, String)]) -> String {
+    holders
+        .iter()
+        .map(|(pid, command)| match pid {
+            0 => "a process of another user".to_owned(),
+            _ => format!("PID {pid} ({command})"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn absolute(p: &Path) -> String {
     std::path::absolute(p)
         .unwrap_or_else(|_| p.to_path_buf())
@@ -743,7 +755,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                             "mount_point": r.3, "filesystem": r.4, "format": r.5,
                             "encryption": r.6, "hash": r.7, "read_only": r.8, "hidden": r.9,
                             "protects_hidden": r.10, "size": r.11, "backends": r.12,
-                            "health": health, "problems": problems})
+                            "state": r.13, "health": health, "problems": problems})
                     })
                     .collect();
                 println!("{}", serde_json::Value::Array(v));
@@ -751,7 +763,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 for r in rows {
                     let (health, problems) = health_of(r.0.as_str());
                     println!(
-                        "{}  {}  {}  {}  {}  {}{}  [{}]{}",
+                        "{}  {}  {}  {}  {}  {}{}  [{}]{}{}",
                         r.1,
                         r.2,
                         if r.3.is_empty() { "-" } else { &r.3 },
@@ -760,6 +772,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         if r.8 { "read-only" } else { "read-write" },
                         if r.9 { ", hidden" } else { "" },
                         r.12,
+                        if r.13 == "mounted" {
+                            String::new()
+                        } else {
+                            format!("  {}", r.13)
+                        },
                         // Quiet while all is well; loud otherwise.
                         if health == "ok" {
                             String::new()
@@ -785,6 +802,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     (true, _) => {
                         let n = c.dismount_all(force)?;
                         eprintln!("{n} volume(s) dismounted");
+                        for r in c.list()?.iter().filter(|r| r.13 == "detaching") {
+                            eprintln!(
+                                "{} is still in use; it will be detached when its users let go",
+                                r.1
+                            );
+                        }
                         Ok((format!("Dismounted {n} volume(s)"), String::new()))
                     }
                     (false, Some(t)) => {
@@ -793,8 +816,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         } else {
                             t
                         };
-                        c.dismount(&name, force)?;
-                        Ok((format!("Dismounted {name}"), String::new()))
+                        let holders = c.dismount(&name, force)?;
+                        if holders.is_empty() {
+                            return Ok((format!("Dismounted {name}"), String::new()));
+                        }
+                        let said = format!(
+                            "{name} is off its mount point, but still in use by {}; it will be detached when they let go",
+                            describe_holders(&holders)
+                        );
+                        println!("{said}");
+                        Ok((format!("Dismounting {name}"), said))
                     }
                     (false, None) => {
                         Err(Failure::usage("name a volume to dismount, or --all".into()))

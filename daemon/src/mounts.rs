@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::favorites::AutoDismount;
 use crate::mount::fswatch::{self, FsWatch};
+use crate::mount::holders::{self, Holder};
 use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::health::Health;
@@ -74,6 +75,31 @@ pub struct Mounted {
     pub host_device: Option<u64>,
     /// What went wrong since the mount; live, shared with the data path.
     pub health: Arc<Health>,
+    /// In service, or on its way out after a forced dismount.
+    pub state: VolumeState,
+    /// While detaching: the processes that still hold it (as last seen).
+    pub holders: Vec<Holder>,
+}
+
+/// Whether a volume is in service or being detached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VolumeState {
+    #[default]
+    Mounted,
+    /// Dismounted by force while processes still used it: off its mount
+    /// point (a lazy unmount) and read-only where the filesystem allowed,
+    /// served until they let go, then taken down.
+    Detaching,
+}
+
+impl VolumeState {
+    /// The name shown by D-Bus and tcctl.
+    pub fn name(self) -> &'static str {
+        match self {
+            VolumeState::Mounted => "mounted",
+            VolumeState::Detaching => "detaching",
+        }
+    }
 }
 
 struct Entry {
@@ -85,6 +111,9 @@ struct Entry {
     /// What serves and mounts the volume, behind the volume's own lock:
     /// a dismount holds it, and nothing else of the table.
     parts: Arc<Mutex<Parts>>,
+    /// While detaching: what to look for to name its holders, and the
+    /// daemon's own helpers to leave out.
+    holding: Option<(holders::Target, Vec<u32>)>,
 }
 
 /// The kernel-side pieces of a mounted volume, taken down in reverse.
@@ -116,8 +145,11 @@ pub struct MountTable {
     health_events: Mutex<Option<std::sync::mpsc::Sender<u32>>>,
     runtime: PathBuf,
     /// Held only to read or change the map, never across a system call
-    /// that can block.
-    entries: Mutex<BTreeMap<u32, Entry>>,
+    /// that can block. Shared with the threads that finish detaching
+    /// volumes.
+    entries: Arc<Mutex<BTreeMap<u32, Entry>>>,
+    /// Told the id of a detaching volume once it is gone.
+    gone_events: Arc<Mutex<Option<std::sync::mpsc::Sender<u32>>>>,
     /// Hosts between their search and their entry (being mounted).
     mounting: Mutex<Vec<(u64, u64)>>,
     /// The next volume id: ids are never used twice in a daemon's life, so
@@ -139,7 +171,8 @@ impl MountTable {
             read_only_events: Mutex::new(None),
             health_events: Mutex::new(None),
             runtime: runtime.to_path_buf(),
-            entries: Mutex::new(BTreeMap::new()),
+            entries: Arc::new(Mutex::new(BTreeMap::new())),
+            gone_events: Arc::new(Mutex::new(None)),
             mounting: Mutex::new(Vec::new()),
             next_id: AtomicU32::new(1),
             extra_filesystems: Mutex::new(Vec::new()),
@@ -385,6 +418,8 @@ impl MountTable {
             auto_dismount: req.auto_dismount,
             host_device,
             health: Arc::clone(volume.health()),
+            state: VolumeState::Mounted,
+            holders: Vec::new(),
         };
         let health_watch = match (&parts.fs, &view.filesystem) {
             (Some(fs), Some(fs_type)) => Some(FsWatch::new(
@@ -404,6 +439,7 @@ impl MountTable {
                 volume,
                 health_watch,
                 parts: Arc::new(Mutex::new(parts)),
+                holding: None,
             },
         );
         tracing::info!(id, device = %view.device.display(), "volume mounted");
@@ -412,12 +448,24 @@ impl MountTable {
 
     /// Flushes, unmounts the filesystem, detaches the loop device, stops
     /// FUSE and drops the keys, in that order. A busy filesystem is
-    /// [`Error::Busy`] unless `force`. Only this volume's lock is held
-    /// meanwhile: other volumes mount and dismount as usual.
+    /// [`Error::Busy`] unless `force`: then it is detached (see
+    /// [`MountTable::detach`]) and the view returned is
+    /// [`VolumeState::Detaching`], naming what holds it; so is the answer
+    /// to a dismount of a volume already detaching. Only this volume's
+    /// lock is held meanwhile: other volumes mount and dismount as usual.
     pub fn dismount(&self, id: u32, force: bool) -> Result<Mounted> {
         let parts = {
             let t = self.lock();
             let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
+            if e.view.state == VolumeState::Detaching {
+                let mut view = e.view.clone();
+                let holding = e.holding.clone();
+                drop(t);
+                if let Some((target, except)) = holding {
+                    view.holders = holders::scan(target, &except);
+                }
+                return Ok(view);
+            }
             Arc::clone(&e.parts)
         };
         // A second dismount of the same volume is told so at once.
@@ -434,7 +482,11 @@ impl MountTable {
         }
         if let Some(fs) = &parts.fs {
             fs.sync();
-            fs.unmount(force)?;
+            match fs.unmount(false) {
+                Ok(()) => {}
+                Err(Error::Busy(_)) if force => return self.detach(id, &mut parts),
+                Err(e) => return Err(e),
+            }
             if parts.made_mount_point {
                 fs.remove_dir();
             }
@@ -459,6 +511,89 @@ impl MountTable {
         Ok(entry.view)
     }
 
+    /// The forced dismount of a filesystem in use: made read-only (what
+    /// was written is on the volume, and nothing more is written; a file
+    /// open for writing keeps it writable), unmounted lazily (off its
+    /// mount point, so nobody new reaches it), and marked detaching. A
+    /// thread of its own waits until the last user leaves, then detaches
+    /// the loop device, stops FUSE, drops the keys and removes the volume
+    /// from the table; it holds no lock meanwhile.
+    fn detach(&self, id: u32, parts: &mut Parts) -> Result<Mounted> {
+        let Some(fs) = parts.fs.take() else {
+            return Err(Error::NotMounted(id.to_string()));
+        };
+        let block = parts
+            .export
+            .as_ref()
+            .and_then(|e| std::fs::metadata(e.device()).ok())
+            .map(|m| m.rdev());
+        let target = fs.device().map(|fs_dev| holders::Target { fs_dev, block });
+        let except: Vec<u32> = parts
+            .userfs
+            .as_ref()
+            .and_then(|u| u.pid())
+            .into_iter()
+            .collect();
+        if let Err(e) = fs.remount_read_only() {
+            tracing::warn!(id, "volume stays writable while in use: {e}");
+        }
+        if let Err(e) = fs.unmount(true) {
+            parts.fs = Some(fs);
+            return Err(e);
+        }
+        if parts.made_mount_point {
+            fs.remove_dir();
+        }
+        drop(fs);
+        let held = target
+            .map(|t| holders::scan(t, &except))
+            .unwrap_or_default();
+        let view = {
+            let mut t = self.lock();
+            let e = t.get_mut(&id).ok_or(Error::NotMounted(id.to_string()))?;
+            e.view.state = VolumeState::Detaching;
+            e.view.holders = held;
+            e.holding = target.map(|t| (t, except));
+            e.view.clone()
+        };
+        tracing::info!(id, holders = %holders::describe(&view.holders), "volume detached; in use");
+        let export = parts.export.take();
+        let userfs = parts.userfs.take();
+        let entries = Arc::clone(&self.entries);
+        let gone = Arc::clone(&self.gone_events);
+        let finish = move || {
+            // A driver serving the filesystem goes when its last user does.
+            if let Some(u) = userfs {
+                u.wait_gone_unbounded();
+            }
+            if let Some(export) = export
+                && let Err(e) = export.close_when_released()
+            {
+                tracing::warn!(id, "detached volume: {e}");
+            }
+            let entry = entries
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+            if let Some(e) = &entry {
+                let _ = e.volume.sync();
+            }
+            tracing::info!(id, "volume dismounted");
+            if let Some(tx) = gone.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                let _ = tx.send(id);
+            }
+            // The last reference to the volume (and its keys) goes here.
+            drop(entry);
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name(format!("tcd-detach-{id}"))
+            .spawn(finish)
+        {
+            tracing::error!(id, "cannot start the detached volume's teardown: {e}");
+        }
+        Ok(view)
+    }
+
     /// Dismounts everything; the first error is returned after trying all.
     pub fn dismount_all(&self, force: bool) -> Result<Vec<Mounted>> {
         let ids: Vec<u32> = self.lock().keys().copied().collect();
@@ -476,6 +611,11 @@ impl MountTable {
             Some(e) => Err(e),
             None => Ok(done),
         }
+    }
+
+    /// Where to send the id of a detaching volume once it is gone.
+    pub fn watch_gone(&self, to: std::sync::mpsc::Sender<u32>) {
+        *self.gone_events.lock().unwrap_or_else(|p| p.into_inner()) = Some(to);
     }
 
     /// Where to send the id of a volume that became read-only.
@@ -521,10 +661,12 @@ impl MountTable {
         applied
     }
 
-    /// Each mounted volume with how long it has had no I/O.
+    /// Each mounted volume with how long it has had no I/O (none that is
+    /// detaching already).
     pub fn idle_times(&self) -> Vec<(Mounted, std::time::Duration)> {
         self.lock()
             .values()
+            .filter(|e| e.view.state == VolumeState::Mounted)
             .map(|e| (e.view.clone(), e.volume.idle_for()))
             .collect()
     }
@@ -547,9 +689,16 @@ impl MountTable {
                 || e.view.mount_point.as_deref() == Some(Path::new(name))
         });
         let first = found.next()?;
+        // A volume in service before one detaching from the same place.
         let chosen = std::iter::once(first)
             .chain(found)
-            .find(|e| e.view.owner == uid)
+            .max_by_key(|e| {
+                (
+                    e.view.owner == uid,
+                    e.view.state == VolumeState::Mounted,
+                    std::cmp::Reverse(e.view.id),
+                )
+            })
             .unwrap_or(first);
         Some(chosen.view.clone())
     }

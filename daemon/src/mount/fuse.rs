@@ -24,6 +24,30 @@ const FILE_INO: INodeNo = INodeNo(2);
 const MAX_REQUEST: u32 = 1 << 20;
 const TTL: Duration = Duration::from_secs(3600);
 
+/// Opens of the volume file whose release the session has not answered
+/// yet: the FUSE folder is unmounted only once none is left, so that no
+/// reply goes to a connection already gone.
+#[derive(Clone, Default)]
+pub struct Opens(Arc<(Mutex<u64>, std::sync::Condvar)>);
+
+impl Opens {
+    fn add(&self) {
+        *self.0.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    }
+
+    fn released(&self) {
+        let mut n = self.0.0.lock().unwrap_or_else(|p| p.into_inner());
+        *n = n.saturating_sub(1);
+        self.0.1.notify_all();
+    }
+
+    /// Waits (up to `limit`) until every open has been released.
+    pub fn wait_released(&self, limit: Duration) {
+        let n = self.0.0.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.0.1.wait_timeout_while(n, limit, |n| *n > 0);
+    }
+}
+
 /// The FUSE side of a mounted volume.
 pub struct VolumeFile {
     volume: Arc<OpenVolume>,
@@ -35,11 +59,13 @@ pub struct VolumeFile {
     /// since they show which blocks hold data.
     discard: bool,
     created: SystemTime,
+    opens: Opens,
 }
 
 impl VolumeFile {
-    pub fn new(volume: Arc<OpenVolume>, discard: bool) -> Self {
+    pub fn new(volume: Arc<OpenVolume>, discard: bool, opens: Opens) -> Self {
         VolumeFile {
+            opens,
             ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume)))),
             volume,
             partial: Mutex::new(()),
@@ -200,7 +226,23 @@ impl Filesystem for VolumeFile {
         // own page cache; caching the decrypted file here too would cost a
         // copy per request and hold a second copy of the plaintext (writes
         // ran 2-4x faster without it).
+        self.opens.add();
         reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        // Counted once the reply is out: the dismount waits for it.
+        reply.ok();
+        self.opens.released();
     }
 
     fn read(
@@ -348,6 +390,7 @@ pub fn serve(
     dir: &Path,
     threads: usize,
     discard: bool,
+    opens: Opens,
 ) -> std::io::Result<fuser::BackgroundSession> {
     let mut options = vec![
         MountOption::FSName("tcd".into()),
@@ -364,5 +407,5 @@ pub fn serve(
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(VolumeFile::new(volume, discard), dir, &config)
+    fuser::spawn_mount(VolumeFile::new(volume, discard, opens), dir, &config)
 }

@@ -75,3 +75,13 @@ pub fn wait_released(device: &Path, limit: std::time::Duration) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Whether loop device `device` is still attached to `file` (a device
+/// released and attached again to another file is not).
+pub fn backed_by(device: &Path, file: &Path) -> bool {
+    let Some(name) = device.file_name() else {
+        return false;
+    };
+    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+    std::fs::read_to_string(backing).is_ok_and(|b| Path::new(b.trim_end_matches('\n')) == file)
+}

@@ -7,6 +7,7 @@
 
 pub mod fswatch;
 pub mod fuse;
+pub mod holders;
 pub mod loopdev;
 pub mod mountpoint;
 mod readahead;
@@ -25,6 +26,11 @@ pub trait BlockExport: Send + Sync {
     fn device(&self) -> &Path;
     /// Takes the device down (after everything above it is unmounted).
     fn close(self: Box<Self>) -> Result<()>;
+    /// Takes the device down once the kernel lets go of it, however long
+    /// that takes: after a lazy unmount, the filesystem keeps the device
+    /// open until its last user leaves. Blocks; run it on a thread of its
+    /// own.
+    fn close_when_released(self: Box<Self>) -> Result<()>;
 }
 
 /// FUSE file plus loop device.
@@ -32,6 +38,8 @@ pub struct FuseLoop {
     session: Option<fuser::BackgroundSession>,
     folder: PathBuf,
     device: PathBuf,
+    /// Opens of the volume file not yet released (answered).
+    opens: fuse::Opens,
 }
 
 impl FuseLoop {
@@ -54,7 +62,8 @@ impl FuseLoop {
             .map_err(io("cannot make the volume's FUSE folder"))?;
         let read_only = volume.is_read_only();
         let sector = volume.info().sector_size;
-        let session = match fuse::serve(volume, folder, threads, discard) {
+        let opens = fuse::Opens::default();
+        let session = match fuse::serve(volume, folder, threads, discard, opens.clone()) {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir(folder);
@@ -71,6 +80,7 @@ impl FuseLoop {
                 session: Some(session),
                 folder: folder.to_path_buf(),
                 device,
+                opens,
             }),
             Err(e) => {
                 let _ = session.umount_and_join();
@@ -88,12 +98,35 @@ impl BlockExport for FuseLoop {
         &self.device
     }
 
-    fn close(mut self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<()> {
         loopdev::detach(&self.device)?;
         // The kernel lets go of the backing file after the detach returns
         // (and after any prober such as blkid closes the device): until
         // then the FUSE folder is busy.
         loopdev::wait_released(&self.device, std::time::Duration::from_secs(10));
+        self.stop_fuse()
+    }
+
+    fn close_when_released(self: Box<Self>) -> Result<()> {
+        // Busy, the device is only marked to go when its last user closes
+        // it (autoclear); nothing else of the daemon waits meanwhile.
+        loopdev::detach(&self.device)?;
+        let file = self.folder.join(fuse::FILE_NAME);
+        while loopdev::backed_by(&self.device, &file) {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        }
+        self.stop_fuse()
+    }
+}
+
+impl FuseLoop {
+    /// Unmounts the FUSE folder and ends its session, once the loop device
+    /// has let go of the file.
+    fn stop_fuse(mut self: Box<Self>) -> Result<()> {
+        // The kernel's release of the file reaches the session after the
+        // loop device let go; unmounting before it is answered would end
+        // the session with a reply still to send.
+        self.opens.wait_released(std::time::Duration::from_secs(10));
         if let Some(s) = self.session.take() {
             let mut tries = 0;
             loop {

@@ -403,6 +403,44 @@ impl MountedFs {
         }
     }
 
+    /// Makes the filesystem read-only, as one still in use is before its
+    /// lazy unmount: what was written is on the volume, clean, and its
+    /// remaining users can read but not write. Fails (busy) while a file
+    /// is open for writing.
+    pub fn remount_read_only(&self) -> Result<()> {
+        if !self.check()? {
+            return Ok(());
+        }
+        let at = self.at()?;
+        let flags = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        // SAFETY: `at` is a NUL-terminated path that outlives the call; a
+        // remount takes no source, type or data.
+        let rc = unsafe {
+            libc::mount(
+                std::ptr::null(),
+                at.as_ptr(),
+                std::ptr::null(),
+                flags,
+                std::ptr::null(),
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        Err(Error::Io {
+            what: format!("cannot make {} read-only", self.path().display()),
+            source: std::io::Error::last_os_error(),
+        })
+    }
+
+    /// The device number of the filesystem mounted here.
+    pub fn device(&self) -> Option<u64> {
+        stat_at(&self.parent, &self.name)
+            .ok()
+            .filter(|st| st.mount_id == self.mount_id)
+            .map(|st| st.dev)
+    }
+
     /// Removes the (now empty) mount point folder the daemon made.
     pub fn remove_dir(&self) {
         // SAFETY: `parent` is an open folder and `name` a NUL-terminated

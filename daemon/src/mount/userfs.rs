@@ -115,6 +115,22 @@ pub fn mount(
 }
 
 impl UserFs {
+    /// The driver's process, if it was found.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// After a lazy unmount: waits, however long, until the driver has
+    /// gone (it goes when the filesystem's last user leaves).
+    pub fn wait_gone_unbounded(&self) {
+        if let Some(pid) = self.pid {
+            let proc = PathBuf::from(format!("/proc/{pid}"));
+            while proc.exists() {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+    }
+
     /// After the unmount: waits until the driver has written everything
     /// and gone, so the loop device under it can go too.
     pub fn wait_gone(&self) {

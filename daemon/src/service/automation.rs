@@ -211,9 +211,9 @@ fn dismount(shared: &Arc<Shared>, m: Mounted, reason: &str, force: bool) -> bool
     let force = force || m.auto_dismount.force;
     let result = shared.table.dismount(m.id, force);
     let error = match &result {
-        Ok(_) => {
+        Ok(done) => {
             tracing::info!(id = m.id, reason, "volume dismounted automatically");
-            shared.unpublish_blocking(m.id);
+            zbus::block_on(shared.dismounted(done));
             String::new()
         }
         // Already gone by another way: nothing to say.

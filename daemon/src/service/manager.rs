@@ -30,7 +30,7 @@ type Result<T> = std::result::Result<T, ServiceError>;
 
 /// One row of `ListVolumes`: object, host, device, mount point, filesystem,
 /// format, encryption, PRF, read-only, hidden, protects hidden, size,
-/// backends (","-joined, one per layer).
+/// backends (","-joined, one per layer), state ("mounted", "detaching").
 pub type VolumeRow = (
     OwnedObjectPath,
     String,
@@ -44,6 +44,7 @@ pub type VolumeRow = (
     bool,
     bool,
     u64,
+    String,
     String,
 );
 
@@ -393,7 +394,24 @@ pub fn row(m: &Mounted) -> VolumeRow {
         m.protects_hidden,
         m.info.data_size,
         m.info.backends.join(","),
+        m.state.name().to_owned(),
     )
+}
+
+/// The processes holding a detaching volume, as (pid, command), for
+/// `caller`: another user's processes are shown to root alone, the others
+/// see (0, "") for each.
+fn holders_for(caller: &Peer, m: &Mounted) -> Vec<(u32, String)> {
+    m.holders
+        .iter()
+        .map(|h| {
+            if caller.uid == 0 || caller.uid == h.uid {
+                (h.pid, h.command.clone())
+            } else {
+                (0, String::new())
+            }
+        })
+        .collect()
 }
 
 /// Whether the processor has AES instructions (TrueCrypt's "hardware
@@ -925,24 +943,26 @@ impl Manager {
     }
 
     /// Dismounts the volume named by its object path, host name, device or
-    /// mount point.
+    /// mount point. Returns the processes (pid, command) that still hold a
+    /// volume a forced dismount left detaching; empty once it is gone.
     async fn dismount(
         &self,
         volume: String,
         force: bool,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
-    ) -> Result<()> {
+    ) -> Result<Vec<(u32, String)>> {
         bounded("the volume name", &volume)?;
         let peer = self.caller(&header, conn).await?;
         let m = self.resolve(&volume, peer.uid)?;
         self.may_manage(&peer, &m, &volume).await?;
         let shared = Arc::clone(&self.shared);
         let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
-        self.shared.unpublish(done.id).await;
+        self.shared.dismounted(&done).await;
+        // Dismounted (or detaching) either way; lost writes are the news.
         match super::health::lost_writes(&done) {
             Some(lost) => Err(ServiceError::WritesLost(lost)),
-            None => Ok(()),
+            None => Ok(holders_for(&peer, &done)),
         }
     }
 
@@ -963,7 +983,7 @@ impl Manager {
             }
             let shared = Arc::clone(&self.shared);
             let done = blocking::unblock(move || shared.table.dismount(m.id, force)).await?;
-            self.shared.unpublish(done.id).await;
+            self.shared.dismounted(&done).await;
             lost.extend(super::health::lost_writes(&done));
             n += 1;
         }

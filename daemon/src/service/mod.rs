@@ -82,6 +82,18 @@ impl Shared {
             }
         });
         health::watch(&shared);
+        // Detaching volumes whose last user let go: their objects go.
+        let (tx, rx) = std::sync::mpsc::channel::<u32>();
+        shared.table.watch_gone(tx);
+        let weak = Arc::downgrade(&shared);
+        std::thread::spawn(move || {
+            for id in rx {
+                let Some(shared) = weak.upgrade() else {
+                    break;
+                };
+                shared.unpublish_blocking(id);
+            }
+        });
         shared
     }
 
@@ -107,7 +119,8 @@ impl Shared {
     }
 
     /// Tells every client that volumes changed (moved to other backends,
-    /// or became read-only): their `Backends` and `ReadOnly` properties.
+    /// became read-only, or are detaching): their `Backends`, `ReadOnly`
+    /// and `State` properties.
     pub async fn announce_changed_async(&self, changed: &[crate::mounts::Mounted]) {
         if let Some(bus) = self.bus.get() {
             for m in changed {
@@ -127,6 +140,7 @@ impl Shared {
                 let object = iface.get().await;
                 let _ = object.backends_changed(iface.signal_emitter()).await;
                 let _ = object.read_only_changed(iface.signal_emitter()).await;
+                let _ = object.state_changed(iface.signal_emitter()).await;
             }
         }
     }
@@ -150,6 +164,17 @@ impl Shared {
                     volume::VolumeObject::new(m.clone()),
                 )
                 .await;
+        }
+    }
+
+    /// After a dismount: the volume's object goes, or, for a volume left
+    /// detaching, its `State` changes.
+    pub async fn dismounted(&self, m: &crate::mounts::Mounted) {
+        match m.state {
+            crate::mounts::VolumeState::Detaching => {
+                self.announce_changed_async(std::slice::from_ref(m)).await
+            }
+            crate::mounts::VolumeState::Mounted => self.unpublish(m.id).await,
         }
     }
 

@@ -169,12 +169,14 @@ impl BusView {
         .await;
     }
 
-    /// `PropertiesChanged` of a volume's `Backends` and `ReadOnly`.
+    /// `PropertiesChanged` of a volume's `Backends`, `ReadOnly` and
+    /// `State`.
     pub async fn changed(&self, shared: &Shared, m: &Mounted) {
         let to = self.audience(shared, m.owner).await;
         let mut changed: HashMap<&str, Value<'_>> = HashMap::new();
         changed.insert("Backends", Value::from(m.info.backends.clone()));
         changed.insert("ReadOnly", Value::from(m.read_only));
+        changed.insert("State", Value::from(m.state.name()));
         let path = volume::object_path(m.id);
         self.tell(
             &to,

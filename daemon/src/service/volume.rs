@@ -110,4 +110,10 @@ impl VolumeObject {
     fn problems(&self) -> Vec<String> {
         self.m.health.problems()
     }
+    /// "mounted", or "detaching": dismounted by force while processes
+    /// still used it, and gone once they let go.
+    #[zbus(property)]
+    fn state(&self) -> String {
+        self.m.state.name().to_owned()
+    }
 }

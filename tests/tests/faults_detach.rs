@@ -1,0 +1,319 @@
+//! A volume a process keeps busy, dismounted by force, against the real
+//! daemon on a private system bus (`tcd_tests::system::System`):
+//! - the forced dismount returns at once naming the process that holds
+//!   the volume, while another volume is dismounted and a third mounted,
+//!   neither waiting for it; the volume stays listed as "detaching" until
+//!   the process lets go, then goes with its loop device, and its data is
+//!   intact on the next mount;
+//! - a normal dismount leaves no error in the daemon's log.
+//!
+//! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
+//! losetup.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tcd_tests::require_tool;
+use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
+
+/// How long an operation that must not wait for the held volume may take:
+/// generous for a loaded machine, far below the hold.
+const PROMPT: Duration = Duration::from_secs(20);
+/// How long the holder would hold the volume if not killed.
+const HOLD: &str = "300";
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// Runs `cmd` with `stdin` for at most `limit`: its output, or `None` if
+/// it was still running (it is killed then).
+fn bounded(mut cmd: Command, stdin: &str, limit: Duration) -> Option<Output> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = std::io::Write::write_all(&mut input, stdin.as_bytes());
+    }
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => {
+            let _ = waiter.join();
+            Some(out.expect("output"))
+        }
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of our own child, not yet reaped
+            // (its waiter still runs).
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+            let _ = waiter.join();
+            None
+        }
+    }
+}
+
+/// tcctl as `who` with `args`, at most [`PROMPT`]; fails the test if it
+/// took longer.
+fn prompt_tcctl(sys: &System, who: &User, args: &[&str], stdin: &str, what: &str) -> Output {
+    let mut c = sys.tcctl_command(Some(who));
+    c.args(args);
+    let started = Instant::now();
+    bounded(c, stdin, PROMPT).unwrap_or_else(|| {
+        panic!(
+            "{what} did not finish within {PROMPT:?} (started {:?} ago)\n{}",
+            started.elapsed(),
+            sys.log()
+        )
+    })
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The row of `tcctl list --json` whose volume is `vol`.
+fn row(sys: &System, who: &User, vol: &Path) -> Option<serde_json::Value> {
+    sys.list(Some(who))
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|r| r["volume"] == s(vol))
+        .cloned()
+}
+
+/// Whether a filesystem is mounted exactly at `path`.
+fn is_mount_point(path: &Path) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("mountinfo")
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(s(path)))
+}
+
+/// Loop devices whose backing file lies under `folder`.
+fn loops_under(folder: &Path) -> Vec<String> {
+    let out = Command::new(require_tool("losetup", "package util-linux"))
+        .args(["--list", "--noheadings", "--output", "NAME,BACK-FILE"])
+        .output()
+        .expect("losetup");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|back| Path::new(back).starts_with(folder))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn as_user(sys: &System, who: &User, script: &str) {
+    let st = sys
+        .command(Some(who), "sh")
+        .args(["-c", script])
+        .status()
+        .expect("sh");
+    assert!(st.success(), "as {}: {script}", who.name);
+}
+
+#[test]
+fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volume() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let held = sys.create_volume(alice, "held.hc", "24M");
+    let other = sys.create_volume(alice, "other.hc", "24M");
+    let third = sys.create_volume(alice, "third.hc", "24M");
+    let home = alice.home.display().to_string();
+    as_user(&sys, alice, &format!("mkdir {home}/m2 {home}/m3"));
+    sys.mount(alice, &held, &alice.path("mnt"));
+    sys.mount(alice, &other, &alice.path("m2"));
+    as_user(
+        &sys,
+        alice,
+        &format!("echo 'written before' > {home}/mnt/data && sync"),
+    );
+    assert_eq!(
+        row(&sys, alice, &held).expect("listed")["state"],
+        "mounted",
+        "a volume in use is listed as mounted"
+    );
+
+    // A process of alice's whose working folder is in the held volume.
+    let mut holder = sys
+        .command(Some(alice), "sleep")
+        .arg(HOLD)
+        .current_dir(alice.path("mnt"))
+        .spawn()
+        .expect("holder");
+    let pid = holder.id().to_string();
+    std::thread::sleep(Duration::from_millis(300));
+
+    // The forced dismount, the other volume's dismount and the third's
+    // mount, all at once: none waits for the holder.
+    let forced = std::thread::scope(|scope| {
+        let forced = scope.spawn(|| {
+            prompt_tcctl(
+                &sys,
+                alice,
+                &["dismount", "--force", s(&held)],
+                "",
+                "the forced dismount of the held volume",
+            )
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let dismounted = scope.spawn(|| {
+            prompt_tcctl(
+                &sys,
+                alice,
+                &["dismount", s(&other)],
+                "",
+                "the other volume's dismount",
+            )
+        });
+        let mounted = scope.spawn(|| {
+            let mut args = vec!["mount", s(&third)];
+            let m3 = alice.path("m3");
+            args.push(s(&m3));
+            args.extend(OPEN_FAST);
+            prompt_tcctl(
+                &sys,
+                alice,
+                &args,
+                &format!("{PASSWORD}\n"),
+                "the third volume's mount",
+            )
+        });
+        let dismounted = dismounted.join().expect("dismount thread");
+        assert!(dismounted.status.success(), "{}", text(&dismounted));
+        let mounted = mounted.join().expect("mount thread");
+        assert!(mounted.status.success(), "{}", text(&mounted));
+        forced.join().expect("forced dismount thread")
+    });
+    let said = text(&forced);
+    assert!(forced.status.success(), "forced dismount: {said}");
+    assert!(
+        said.contains(&format!("PID {pid} (sleep)")),
+        "the forced dismount names the holder (PID {pid}): {said}"
+    );
+    assert!(
+        !is_mount_point(&alice.path("mnt")),
+        "the held volume is off its mount point"
+    );
+    assert!(
+        row(&sys, alice, &other).is_none(),
+        "the other volume is gone"
+    );
+    assert_eq!(
+        row(&sys, alice, &third).expect("third listed")["state"],
+        "mounted"
+    );
+
+    // Listed as detaching while held, by `list` and `list --json`.
+    let detaching = row(&sys, alice, &held).expect("the held volume is still listed");
+    assert_eq!(detaching["state"], "detaching", "{detaching}");
+    let device = detaching["device"].as_str().expect("device").to_owned();
+    let id = detaching["object"]
+        .as_str()
+        .and_then(|o| o.rsplit('/').next())
+        .expect("object path")
+        .to_owned();
+    let human = sys.ok(Some(alice), &["list"], "");
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with(s(&held)) && l.contains("detaching")),
+        "{human}"
+    );
+    // A second dismount is answered at once, and names the holder again.
+    let again = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", "--force", s(&held)],
+        "",
+        "a second dismount of the detaching volume",
+    );
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        text(&again).contains(&format!("PID {pid} (sleep)")),
+        "{}",
+        text(&again)
+    );
+
+    // The holder lets go: the volume goes, with its loop device.
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while row(&sys, alice, &held).is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the volume is still listed a minute after its holder died\n{}",
+            sys.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Its FUSE file, under the daemon's runtime folder, named by its id.
+    let fuse = sys.dir.path().join("run/fuse").join(&id);
+    assert_eq!(
+        loops_under(&fuse),
+        Vec::<String>::new(),
+        "loop devices left"
+    );
+    let name = Path::new(&device).file_name().expect("loop name");
+    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+    let still = std::fs::read_to_string(&backing).unwrap_or_default();
+    assert!(
+        !Path::new(still.trim()).starts_with(&fuse),
+        "{device} still attached to {still}"
+    );
+    let left: Vec<_> = std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("mountinfo")
+        .lines()
+        .filter(|l| l.split(' ').nth(4) == Some(s(&fuse)))
+        .map(str::to_owned)
+        .collect();
+    assert!(left.is_empty(), "FUSE mounts left: {left:?}");
+
+    // The data written before the forced dismount is intact.
+    sys.mount(alice, &held, &alice.path("mnt"));
+    assert_eq!(
+        std::fs::read_to_string(alice.path("mnt/data")).expect("data"),
+        "written before\n"
+    );
+    sys.ok(Some(alice), &["dismount", "--all"], "");
+    assert_eq!(sys.list(Some(alice)).as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn a_normal_dismount_logs_no_error() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let vol = sys.create_volume(alice, "v.hc", "24M");
+    // The session's last replies race the unmount of its folder: a few
+    // rounds give a lost reply its chance to show.
+    for round in 0..4 {
+        sys.mount(alice, &vol, &alice.path("mnt"));
+        as_user(
+            &sys,
+            alice,
+            &format!("echo {round} > {}/mnt/f && sync", alice.home.display()),
+        );
+        sys.ok(Some(alice), &["dismount", s(&vol)], "");
+    }
+    // The daemon logs as it goes; the last lines of a dismount are out
+    // when its call has returned.
+    let log = sys.log();
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
+    assert!(errors.is_empty(), "errors in the log: {errors:#?}\n{log}");
+    assert_eq!(log.matches("volume dismounted").count(), 4, "{log}");
+}
