@@ -561,11 +561,14 @@ impl MountTable {
         let userfs = parts.userfs.take();
         let entries = Arc::clone(&self.entries);
         let gone = Arc::clone(&self.gone_events);
+        let health = Arc::clone(&view.health);
         let finish = move || {
             // A driver serving the filesystem goes when its last user does.
             if let Some(u) = userfs {
                 u.wait_gone_unbounded();
             }
+            // The FUSE session ends on purpose: not a cut connection.
+            health.closing();
             if let Some(export) = export
                 && let Err(e) = export.close_when_released()
             {
