@@ -104,7 +104,7 @@ impl BlockExport for FuseLoop {
         // (and after any prober such as blkid closes the device): until
         // then the FUSE folder is busy.
         loopdev::wait_released(&self.device, std::time::Duration::from_secs(10));
-        self.stop_fuse()
+        (*self).stop_fuse()
     }
 
     fn close_when_released(self: Box<Self>) -> Result<()> {
@@ -115,14 +115,14 @@ impl BlockExport for FuseLoop {
         while loopdev::backed_by(&self.device, &file) {
             std::thread::sleep(std::time::Duration::from_millis(250));
         }
-        self.stop_fuse()
+        (*self).stop_fuse()
     }
 }
 
 impl FuseLoop {
     /// Unmounts the FUSE folder and ends its session, once the loop device
     /// has let go of the file.
-    fn stop_fuse(mut self: Box<Self>) -> Result<()> {
+    fn stop_fuse(mut self) -> Result<()> {
         // The kernel's release of the file reaches the session after the
         // loop device let go; unmounting before it is answered would end
         // the session with a reply still to send.
