@@ -88,7 +88,7 @@ fn cheap_calls_are_answered_at_once_during_a_storm_of_searches() {
     // alice's own (two at once, as the policy allows a user).
     let wrong = "wrong words\n";
     let start_one = |n: usize| -> Child {
-        let verb = if n % 2 == 0 { "info" } else { "mount" };
+        let verb = if n.is_multiple_of(2) { "info" } else { "mount" };
         if n % 6 == 5 {
             sys.spawn_tcctl(
                 Some(alice),
