@@ -126,7 +126,10 @@ fn a_container_on_a_read_only_file_system_is_not_called_missing() {
     let _unmount = Unmount(&ro);
     let seen = ro.join(vol.file_name().expect("name"));
 
-    let (code, err) = run(&sys, &with_search(vec!["mount", s(&seen), "--filesystem", "none"]));
+    let (code, err) = run(
+        &sys,
+        &with_search(vec!["mount", s(&seen), "--filesystem", "none"]),
+    );
     assert_eq!(code, PERMISSION_DENIED, "{err}");
     assert!(err.contains("read-only file system"), "{err}");
     assert!(err.contains("--readonly"), "{err}");
@@ -137,7 +140,13 @@ fn a_container_on_a_read_only_file_system_is_not_called_missing() {
     // Read-only, the same container mounts.
     let (code, err) = run(
         &sys,
-        &with_search(vec!["mount", s(&seen), "--readonly", "--filesystem", "none"]),
+        &with_search(vec![
+            "mount",
+            s(&seen),
+            "--readonly",
+            "--filesystem",
+            "none",
+        ]),
     );
     assert_eq!(code, 0, "{err}");
     sys.ok(Some(user), &["dismount", "--all"], "");

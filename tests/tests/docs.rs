@@ -57,7 +57,11 @@ fn cites_a_number(text: &str, word: &str) -> Option<String> {
 fn pages_cite_no_issue_numbers_and_announce_nothing_as_planned() {
     for (name, text) in pages() {
         for word in ["issue", "ticket"] {
-            assert_eq!(cites_a_number(&text, word), None, "{name} cites an {word} number");
+            assert_eq!(
+                cites_a_number(&text, word),
+                None,
+                "{name} cites an {word} number"
+            );
         }
         for stale in ["(planned)", "*(planned)*", "until it lands", "later issues"] {
             assert!(!text.contains(stale), "{name}: {stale:?}");
@@ -81,7 +85,10 @@ fn every_page_the_readme_names_exists() {
         .split("docs/")
         .skip(1)
         .filter_map(|rest| rest.split_once(".md").map(|(name, _)| name))
-        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|n| {
+            n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
         .collect();
     assert!(named.len() >= 4, "the README links the docs: {named:?}");
     for page in named {

@@ -75,10 +75,16 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
         .split("docs/")
         .skip(1)
         .filter_map(|rest| rest.split_once(".md").map(|(name, _)| name))
-        .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|name| {
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
     {
         let shipped = format!("./usr/share/doc/tcd/docs/{page}.md");
-        assert!(listing.contains(&shipped), "{shipped} (linked from the README) in the package");
+        assert!(
+            listing.contains(&shipped),
+            "{shipped} (linked from the README) in the package"
+        );
     }
     assert!(listing.contains("./usr/share/doc/tcd/README.md"));
 
