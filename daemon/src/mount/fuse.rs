@@ -3,6 +3,7 @@
 //! loop device reads and writes that file, and every request decrypts or
 //! encrypts through the engine.
 
+use super::overlay::Overlay;
 use super::readahead::{ReadAhead, Source};
 use crate::error::Error;
 use crate::volume::opened::{OpenVolume, UNIT};
@@ -34,17 +35,29 @@ pub struct VolumeFile {
     /// Discards (TRIM) reach the host; off unless the mount allows them,
     /// since they show which blocks hold data.
     discard: bool,
+    /// A read-only volume's writes, kept in memory (see [`Overlay`]).
+    overlay: Option<Arc<Overlay>>,
     created: SystemTime,
 }
 
 impl VolumeFile {
-    pub fn new(volume: Arc<OpenVolume>, discard: bool) -> Self {
+    pub fn new(volume: Arc<OpenVolume>, discard: bool, overlay: Option<Arc<Overlay>>) -> Self {
         VolumeFile {
-            ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume)))),
+            ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume), overlay.clone()))),
             volume,
             partial: Mutex::new(()),
             discard,
+            overlay,
             created: SystemTime::now(),
+        }
+    }
+
+    /// Whether writes are refused: a read-only volume, unless an overlay
+    /// takes them.
+    fn read_only(&self) -> bool {
+        match &self.overlay {
+            Some(o) => o.is_sealed(),
+            None => self.volume.is_read_only(),
         }
     }
 
@@ -54,7 +67,7 @@ impl VolumeFile {
             FILE_INO => (
                 FileType::RegularFile,
                 self.volume.size(),
-                if self.volume.is_read_only() {
+                if self.read_only() {
                     0o400
                 } else {
                     0o600
@@ -91,6 +104,15 @@ impl VolumeFile {
             // The file cannot grow: the volume has a fixed size.
             return Err(Errno::ENOSPC);
         }
+        if let Some(overlay) = &self.overlay {
+            // Never the volume: the overlay reads it for partial sectors.
+            let written = overlay.write(offset, data, |at, buf| {
+                self.volume.read_at(buf, at).map_err(errno)
+            });
+            self.ahead.written(offset, len);
+            written?;
+            return Ok(data.len() as u32);
+        }
         if offset.is_multiple_of(UNIT) && len.is_multiple_of(UNIT) {
             let mut buf = data.to_vec();
             let written = self.volume.write_at(&mut buf, offset).map_err(errno);
@@ -126,8 +148,9 @@ fn span(volume: &OpenVolume, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
     Some((start, aligned_end.min(size.div_ceil(UNIT) * UNIT), end))
 }
 
-/// Plaintext straight from the volume, for reads and read-ahead.
-struct Plain(Arc<OpenVolume>);
+/// Plaintext from the volume (under the overlay, if any), for reads and
+/// read-ahead.
+struct Plain(Arc<OpenVolume>, Option<Arc<Overlay>>);
 
 impl Source for Plain {
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
@@ -139,6 +162,9 @@ impl Source for Plain {
         let from = (offset - start) as usize;
         buf.truncate(from + (end - offset) as usize);
         buf.drain(..from);
+        if let Some(overlay) = &self.1 {
+            overlay.apply(offset, &mut buf);
+        }
         Ok(buf)
     }
 }
@@ -186,7 +212,7 @@ impl Filesystem for VolumeFile {
             return reply.error(Errno::EISDIR);
         }
         let writing = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
-        if writing && self.volume.is_read_only() {
+        if writing && self.read_only() {
             return reply.error(Errno::EROFS);
         }
         // Direct I/O: the loop device and the filesystem above keep their
@@ -341,6 +367,7 @@ pub fn serve(
     dir: &Path,
     threads: usize,
     discard: bool,
+    overlay: Option<Arc<Overlay>>,
 ) -> std::io::Result<fuser::BackgroundSession> {
     let mut options = vec![
         MountOption::FSName("tcd".into()),
@@ -349,7 +376,7 @@ pub fn serve(
         MountOption::NoSuid,
         MountOption::NoExec,
     ];
-    if volume.is_read_only() {
+    if volume.is_read_only() && overlay.is_none() {
         options.push(MountOption::RO);
     }
     let mut config = Config::default();
@@ -357,5 +384,5 @@ pub fn serve(
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(VolumeFile::new(volume, discard), dir, &config)
+    fuser::spawn_mount(VolumeFile::new(volume, discard, overlay), dir, &config)
 }

@@ -32,6 +32,9 @@ pub enum ServiceError {
     /// A file the daemon would read as root is not a root-owned regular
     /// file that only root may change.
     UnsafeFile(String),
+    /// A read-only mount of a filesystem whose journal needs a replay the
+    /// daemon cannot make in memory: mount read-write once.
+    JournalNeedsReplay(String),
     Failed(String),
 }
 
@@ -56,6 +59,7 @@ impl From<Error> for ServiceError {
             Error::BackendNotAllowed(_) => ServiceError::PermissionDenied(msg),
             Error::TooLarge(_) => ServiceError::TooLarge(msg),
             Error::UnsafeFile { .. } => ServiceError::UnsafeFile(msg),
+            Error::JournalNeedsReplay { .. } => ServiceError::JournalNeedsReplay(msg),
             Error::InvalidArgument(_)
             | Error::InvalidPim(_)
             | Error::PrfNotInFormat { .. }
