@@ -69,8 +69,9 @@ fn assert_all_acknowledged(folder: &Path, last: u64, view: &str) {
     );
     for n in (0..=last).step_by(10) {
         let p = folder.join(format!("f{n:08}"));
-        let text = std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("{view}: acknowledged file {} is missing: {e}", p.display()));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| {
+            panic!("{view}: acknowledged file {} is missing: {e}", p.display())
+        });
         assert_eq!(text, format!("file {n:08}\n"), "{view}");
     }
 }
@@ -78,7 +79,10 @@ fn assert_all_acknowledged(folder: &Path, last: u64, view: &str) {
 /// The checker of `fs`, in its read-only mode.
 fn checker(fs: &str) -> (std::path::PathBuf, &'static [&'static str]) {
     match fs {
-        "ext4" => (require_tool("fsck.ext4", "package e2fsprogs"), &["-n", "-f"]),
+        "ext4" => (
+            require_tool("fsck.ext4", "package e2fsprogs"),
+            &["-n", "-f"],
+        ),
         "xfs" => (require_tool("xfs_repair", "package xfsprogs"), &["-n"]),
         _ => unreachable!("no checker for {fs}"),
     }

@@ -67,11 +67,7 @@ impl VolumeFile {
             FILE_INO => (
                 FileType::RegularFile,
                 self.volume.size(),
-                if self.read_only() {
-                    0o400
-                } else {
-                    0o600
-                },
+                if self.read_only() { 0o400 } else { 0o600 },
                 1,
             ),
             _ => return None,

@@ -482,12 +482,11 @@ fn unmount_stale_unanswering(
     let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let topmost = table
         .lines()
-        .filter(|l| {
+        .rfind(|l| {
             l.split(' ')
                 .nth(4)
                 .is_some_and(|at| Path::new(&at.replace("\\040", " ")) == path)
         })
-        .next_back()
         .and_then(|l| l.split(" - ").nth(1))
         .and_then(|tail| tail.split(' ').nth(1));
     if topmost != Some(&*device.to_string_lossy()) {

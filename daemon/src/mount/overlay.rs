@@ -128,9 +128,7 @@ impl Overlay {
         if data.is_empty() {
             return Ok(());
         }
-        let end = offset
-            .checked_add(data.len() as u64)
-            .ok_or(Errno::EINVAL)?;
+        let end = offset.checked_add(data.len() as u64).ok_or(Errno::EINVAL)?;
         let first = offset / UNIT;
         let last = (end - 1) / UNIT;
         // The sectors written in part: at most the first and the last.
@@ -178,10 +176,11 @@ impl Overlay {
         // Sectors read meanwhile by another writer's request are kept as
         // that request left them.
         for (n, mut s) in read {
-            if map.contains_key(&n) {
-                s.zeroize();
-            } else {
-                map.insert(n, s);
+            match map.entry(n) {
+                std::collections::btree_map::Entry::Occupied(_) => s.zeroize(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(s);
+                }
             }
         }
         for n in first..=last {
@@ -243,8 +242,10 @@ mod tests {
     #[test]
     fn whole_sectors_are_read_back_over_the_volume() {
         let o = Overlay::new(LIMIT);
-        o.write(1024, &[7u8; 1024], |_, _| panic!("no base read for whole sectors"))
-            .unwrap();
+        o.write(1024, &[7u8; 1024], |_, _| {
+            panic!("no base read for whole sectors")
+        })
+        .unwrap();
         assert_eq!(o.bytes(), 1024);
         let got = read(&o, 512, 2048);
         let mut expected = vec![0u8; 2048];
