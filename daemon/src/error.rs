@@ -135,6 +135,12 @@ pub enum Error {
         fs_type: String,
         allowed: String,
     },
+    /// A read-only mount whose filesystem's journal (or log) needs a
+    /// replay the daemon cannot make in memory.
+    #[error(
+        "the {fs_type} filesystem's journal needs replaying after an unclean stop, which this read-only mount cannot do ({why}); mount the volume read-write once to replay it, then read-only again"
+    )]
+    JournalNeedsReplay { fs_type: String, why: String },
     #[error("key derivation failed: {0}")]
     Kdf(String),
     #[error("policy {source_name}, line {line}, column {column}: {message}")]

@@ -8,6 +8,7 @@ use crate::favorites::AutoDismount;
 use crate::mount::fswatch::{self, FsWatch};
 use crate::mount::holders::{self, Holder};
 use crate::mount::mountpoint::{self, Options as MountOptions};
+use crate::mount::overlay::{self, Overlay};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::health::Health;
 use crate::volume::opened::{OpenVolume, VolumeInfo};
@@ -352,11 +353,17 @@ impl MountTable {
             });
         }
         let folder = self.runtime.join("fuse").join(id.to_string());
-        let export: Box<dyn BlockExport> = Box::new(FuseLoop::start(
+        // A read-only filesystem is served over an overlay in memory, so a
+        // journal left by an unclean stop is replayed there and never
+        // written to the container. A bare block device stays read-only.
+        let overlay = (req.filesystem == Filesystem::Auto && volume.is_read_only())
+            .then(|| Arc::new(Overlay::new(overlay::LIMIT)));
+        let export: Box<dyn BlockExport> = Box::new(FuseLoop::start_with_overlay(
             Arc::clone(&volume),
             &folder,
             self.engine.threads(),
             req.discard,
+            overlay.clone(),
         )?);
         let mut parts = Parts {
             export: None,
@@ -370,6 +377,11 @@ impl MountTable {
                 let found = mount::detect_filesystem(export.device())?
                     .ok_or_else(|| Error::NoFilesystem(host_name.clone()))?;
                 self.check_filesystem(&found, &host_name)?;
+                if let Some(o) = &overlay
+                    && !overlay::replays_journal(&found)
+                {
+                    o.seal();
+                }
                 let target = match given {
                     Some(t) => t,
                     None => {
@@ -391,7 +403,22 @@ impl MountTable {
                     parts.userfs = Some(driver);
                     parts.fs = Some(fs);
                 } else {
-                    parts.fs = Some(mountpoint::mount(export.device(), &target, &options)?);
+                    let mounted = mountpoint::mount(export.device(), &target, &options);
+                    if let Some(o) = &overlay
+                        && o.exceeded()
+                    {
+                        if let Ok(fs) = mounted {
+                            let _ = fs.unmount(true);
+                        }
+                        return Err(Error::JournalNeedsReplay {
+                            fs_type: found,
+                            why: format!(
+                                "the replay needs more than the {} MiB of memory a read-only mount may use",
+                                o.limit() >> 20
+                            ),
+                        });
+                    }
+                    parts.fs = Some(mounted?);
                 }
                 fs_type = Some(found);
                 Ok(())
@@ -442,6 +469,13 @@ impl MountTable {
                 holding: None,
             },
         );
+        if let Some(o) = overlay.as_ref().filter(|o| o.bytes() > 0) {
+            tracing::info!(
+                id,
+                kib = o.bytes() >> 10,
+                "the filesystem's journal was replayed into memory: the read-only view shows every fsync'ed write; the container is unchanged"
+            );
+        }
         tracing::info!(id, device = %view.device.display(), "volume mounted");
         Ok(view)
     }

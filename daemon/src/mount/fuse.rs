@@ -3,6 +3,7 @@
 //! loop device reads and writes that file, and every request decrypts or
 //! encrypts through the engine.
 
+use super::overlay::Overlay;
 use super::readahead::{ReadAhead, Source};
 use crate::error::Error;
 use crate::volume::opened::{OpenVolume, UNIT};
@@ -58,19 +59,36 @@ pub struct VolumeFile {
     /// Discards (TRIM) reach the host; off unless the mount allows them,
     /// since they show which blocks hold data.
     discard: bool,
+    /// A read-only volume's writes, kept in memory (see [`Overlay`]).
+    overlay: Option<Arc<Overlay>>,
     created: SystemTime,
     opens: Opens,
 }
 
 impl VolumeFile {
-    pub fn new(volume: Arc<OpenVolume>, discard: bool, opens: Opens) -> Self {
+    pub fn new(
+        volume: Arc<OpenVolume>,
+        discard: bool,
+        overlay: Option<Arc<Overlay>>,
+        opens: Opens,
+    ) -> Self {
         VolumeFile {
             opens,
-            ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume)))),
+            ahead: ReadAhead::new(Arc::new(Plain(Arc::clone(&volume), overlay.clone()))),
             volume,
             partial: Mutex::new(()),
             discard,
+            overlay,
             created: SystemTime::now(),
+        }
+    }
+
+    /// Whether writes are refused: a read-only volume, unless an overlay
+    /// takes them.
+    fn read_only(&self) -> bool {
+        match &self.overlay {
+            Some(o) => o.is_sealed(),
+            None => self.volume.is_read_only(),
         }
     }
 
@@ -80,11 +98,7 @@ impl VolumeFile {
             FILE_INO => (
                 FileType::RegularFile,
                 self.volume.size(),
-                if self.volume.is_read_only() {
-                    0o400
-                } else {
-                    0o600
-                },
+                if self.read_only() { 0o400 } else { 0o600 },
                 1,
             ),
             _ => return None,
@@ -116,6 +130,15 @@ impl VolumeFile {
         {
             // The file cannot grow: the volume has a fixed size.
             return Err(Errno::ENOSPC);
+        }
+        if let Some(overlay) = &self.overlay {
+            // Never the volume: the overlay reads it for partial sectors.
+            let written = overlay.write(offset, data, |at, buf| {
+                self.volume.read_at(buf, at).map_err(errno)
+            });
+            self.ahead.written(offset, len);
+            written?;
+            return Ok(data.len() as u32);
         }
         if offset.is_multiple_of(UNIT) && len.is_multiple_of(UNIT) {
             let mut buf = data.to_vec();
@@ -152,8 +175,9 @@ fn span(volume: &OpenVolume, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
     Some((start, aligned_end.min(size.div_ceil(UNIT) * UNIT), end))
 }
 
-/// Plaintext straight from the volume, for reads and read-ahead.
-struct Plain(Arc<OpenVolume>);
+/// Plaintext from the volume (under the overlay, if any), for reads and
+/// read-ahead.
+struct Plain(Arc<OpenVolume>, Option<Arc<Overlay>>);
 
 impl Source for Plain {
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
@@ -165,6 +189,9 @@ impl Source for Plain {
         let from = (offset - start) as usize;
         buf.truncate(from + (end - offset) as usize);
         buf.drain(..from);
+        if let Some(overlay) = &self.1 {
+            overlay.apply(offset, &mut buf);
+        }
         Ok(buf)
     }
 }
@@ -219,7 +246,7 @@ impl Filesystem for VolumeFile {
             return reply.error(Errno::EISDIR);
         }
         let writing = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
-        if writing && self.volume.is_read_only() {
+        if writing && self.read_only() {
             return reply.error(Errno::EROFS);
         }
         // Direct I/O: the loop device and the filesystem above keep their
@@ -390,6 +417,7 @@ pub fn serve(
     dir: &Path,
     threads: usize,
     discard: bool,
+    overlay: Option<Arc<Overlay>>,
     opens: Opens,
 ) -> std::io::Result<fuser::BackgroundSession> {
     let mut options = vec![
@@ -399,7 +427,7 @@ pub fn serve(
         MountOption::NoSuid,
         MountOption::NoExec,
     ];
-    if volume.is_read_only() {
+    if volume.is_read_only() && overlay.is_none() {
         options.push(MountOption::RO);
     }
     let mut config = Config::default();
@@ -407,5 +435,5 @@ pub fn serve(
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(VolumeFile::new(volume, discard, opens), dir, &config)
+    fuser::spawn_mount(VolumeFile::new(volume, discard, overlay, opens), dir, &config)
 }

@@ -10,6 +10,7 @@ pub mod fuse;
 pub mod holders;
 pub mod loopdev;
 pub mod mountpoint;
+pub mod overlay;
 mod readahead;
 pub mod tools;
 pub mod userfs;
@@ -17,6 +18,7 @@ pub mod userfs;
 use crate::error::{Error, Result};
 
 use crate::volume::opened::OpenVolume;
+use overlay::Overlay;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,6 +42,8 @@ pub struct FuseLoop {
     device: PathBuf,
     /// Opens of the volume file not yet released (answered).
     opens: fuse::Opens,
+    /// A read-only volume's writes in memory, cleared when it stops.
+    overlay: Option<Arc<Overlay>>,
 }
 
 impl FuseLoop {
@@ -52,6 +56,19 @@ impl FuseLoop {
         threads: usize,
         discard: bool,
     ) -> Result<FuseLoop> {
+        Self::start_with_overlay(volume, folder, threads, discard, None)
+    }
+
+    /// [`FuseLoop::start`], taking a read-only volume's writes into
+    /// `overlay` (in memory), with a writable loop device over them: a
+    /// filesystem mounted read-only can replay its journal there.
+    pub fn start_with_overlay(
+        volume: Arc<OpenVolume>,
+        folder: &Path,
+        threads: usize,
+        discard: bool,
+        overlay: Option<Arc<Overlay>>,
+    ) -> Result<FuseLoop> {
         let io = |what: &str| {
             let what = what.to_owned();
             move |source| Error::Io { what, source }
@@ -60,10 +77,17 @@ impl FuseLoop {
             .mode(0o700)
             .create(folder)
             .map_err(io("cannot make the volume's FUSE folder"))?;
-        let read_only = volume.is_read_only();
+        let read_only = volume.is_read_only() && overlay.is_none();
         let sector = volume.info().sector_size;
         let opens = fuse::Opens::default();
-        let session = match fuse::serve(volume, folder, threads, discard, opens.clone()) {
+        let session = match fuse::serve(
+            volume,
+            folder,
+            threads,
+            discard,
+            overlay.clone(),
+            opens.clone(),
+        ) {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir(folder);
@@ -81,6 +105,7 @@ impl FuseLoop {
                 folder: folder.to_path_buf(),
                 device,
                 opens,
+                overlay,
             }),
             Err(e) => {
                 let _ = session.umount_and_join();
@@ -148,6 +173,9 @@ impl FuseLoop {
             // The session ends once its mount is gone.
             let _ = s.join();
         }
+        if let Some(o) = self.overlay.take() {
+            o.clear();
+        }
         let _ = std::fs::remove_dir(&self.folder);
         Ok(())
     }
@@ -160,6 +188,9 @@ impl Drop for FuseLoop {
             let _ = loopdev::detach(&self.device);
             let _ = s.umount_and_join();
             let _ = std::fs::remove_dir(&self.folder);
+        }
+        if let Some(o) = self.overlay.take() {
+            o.clear();
         }
     }
 }

@@ -142,21 +142,21 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<Mounte
             )
         })
     };
-    let mut rc = call(&data)?;
-    // A journal that needs replaying cannot be replayed read-only (a
-    // volume whose daemon was killed): mount without replaying it, as
-    // the kernel suggests, rather than not at all.
+    let rc = call(&data)?;
+    // A journal or log that needs replaying on a device the kernel may not
+    // write: never mounted without the replay (a stale view that hides
+    // the last fsync'ed files). The daemon serves read-only mounts of these
+    // filesystems through a writable overlay in memory, so this is a
+    // last resort.
     if rc != 0
         && options.read_only
-        && matches!(options.fs_type.as_str(), "ext3" | "ext4")
+        && matches!(options.fs_type.as_str(), "ext3" | "ext4" | "xfs")
         && std::io::Error::last_os_error().raw_os_error() == Some(libc::EROFS)
     {
-        tracing::warn!(
-            "{}: the journal needs recovery; mounting read-only without replaying it",
-            device.display()
-        );
-        data.push("noload".into());
-        rc = call(&data)?;
+        return Err(Error::JournalNeedsReplay {
+            fs_type: options.fs_type.clone(),
+            why: "its device is read-only".into(),
+        });
     }
     if rc != 0 {
         return Err(Error::Io {
@@ -471,10 +471,21 @@ fn mount_ids() -> Vec<u64> {
 pub fn unmount_stale(path: &Path, device: &Path) -> Result<()> {
     let parent = open_dir_no_symlinks(path.parent().unwrap_or(Path::new("/")))?;
     let name = c_string(path.file_name().unwrap_or_default().as_bytes())?;
-    let st = stat_at(&parent, &name).map_err(|e| Error::Io {
-        what: format!("cannot inspect {}", path.display()),
-        source: e,
-    })?;
+    let st = match stat_at(&parent, &name) {
+        Ok(st) => st,
+        // A filesystem shut down after its device failed (XFS) answers
+        // no stat of its root: the kernel's table says what is mounted
+        // there.
+        Err(e) if e.raw_os_error() == Some(libc::EIO) => {
+            return unmount_stale_unanswering(&parent, &name, path, device);
+        }
+        Err(e) => {
+            return Err(Error::Io {
+                what: format!("cannot inspect {}", path.display()),
+                source: e,
+            });
+        }
+    };
     let source = std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap_or_default()
         .lines()
@@ -494,4 +505,35 @@ pub fn unmount_stale(path: &Path, device: &Path) -> Result<()> {
         mount_id: st.mount_id,
     };
     held.unmount(true)
+}
+
+/// [`unmount_stale`] of a mount whose root answers no stat: unmounted
+/// (lazily) if the topmost mount on `path` in the kernel's table is one of
+/// `device`. `parent` is `path`'s folder, opened with no symlink on the
+/// way, so `parent/name` is `path`.
+fn unmount_stale_unanswering(
+    parent: &OwnedFd,
+    name: &CStr,
+    path: &Path,
+    device: &Path,
+) -> Result<()> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let topmost = table
+        .lines()
+        .rfind(|l| {
+            l.split(' ')
+                .nth(4)
+                .is_some_and(|at| Path::new(&at.replace("\\040", " ")) == path)
+        })
+        .and_then(|l| l.split(" - ").nth(1))
+        .and_then(|tail| tail.split(' ').nth(1));
+    if topmost != Some(&*device.to_string_lossy()) {
+        return Err(Error::MountPoint {
+            path: path.display().to_string(),
+            problem: format!("does not hold a filesystem of {}", device.display()),
+        });
+    }
+    let mut at = format!("/proc/self/fd/{}/", parent.as_raw_fd()).into_bytes();
+    at.extend_from_slice(name.to_bytes());
+    umount_at(&c_string(&at)?, true, &path.display().to_string())
 }

@@ -35,6 +35,9 @@ pub enum ServiceError {
     /// The volume was dismounted, but writes to it did not all reach the
     /// host (the message says what went wrong).
     WritesLost(String),
+    /// A read-only mount of a filesystem whose journal needs a replay the
+    /// daemon cannot make in memory: mount read-write once.
+    JournalNeedsReplay(String),
     Failed(String),
 }
 
@@ -59,6 +62,7 @@ impl From<Error> for ServiceError {
             Error::BackendNotAllowed(_) => ServiceError::PermissionDenied(msg),
             Error::TooLarge(_) => ServiceError::TooLarge(msg),
             Error::UnsafeFile { .. } => ServiceError::UnsafeFile(msg),
+            Error::JournalNeedsReplay { .. } => ServiceError::JournalNeedsReplay(msg),
             Error::InvalidArgument(_)
             | Error::InvalidPim(_)
             | Error::PrfNotInFormat { .. }
