@@ -435,5 +435,9 @@ pub fn serve(
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(VolumeFile::new(volume, discard, overlay, opens), dir, &config)
+    fuser::spawn_mount(
+        VolumeFile::new(volume, discard, overlay, opens),
+        dir,
+        &config,
+    )
 }
