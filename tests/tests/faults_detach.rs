@@ -5,7 +5,9 @@
 //!   neither waiting for it; the volume stays listed as "detaching" until
 //!   the process lets go, then goes with its loop device, and its data is
 //!   intact on the next mount;
-//! - a normal dismount leaves no error in the daemon's log.
+//! - a normal dismount leaves no error in the daemon's log;
+//! - a user is told that another user's process holds their volume, not
+//!   which (root is told).
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! losetup.
@@ -316,4 +318,47 @@ fn a_normal_dismount_logs_no_error() {
     let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
     assert!(errors.is_empty(), "errors in the log: {errors:#?}\n{log}");
     assert_eq!(log.matches("volume dismounted").count(), 4, "{log}");
+}
+
+#[test]
+fn a_user_is_not_told_which_process_of_another_user_holds_their_volume() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let held = sys.create_volume(alice, "held.hc", "24M");
+    sys.mount(alice, &held, &alice.path("mnt"));
+    // A process of root's (not alice's) keeps her volume busy.
+    let mut holder = Command::new("sleep")
+        .arg(HOLD)
+        .current_dir(alice.path("mnt"))
+        .spawn()
+        .expect("holder");
+    let pid = holder.id().to_string();
+    std::thread::sleep(Duration::from_millis(300));
+
+    let forced = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", "--force", s(&held)],
+        "",
+        "the forced dismount",
+    );
+    let said = text(&forced);
+    assert!(forced.status.success(), "{said}");
+    assert!(said.contains("a process of another user"), "{said}");
+    assert!(!said.contains(&pid), "root's PID shown to alice: {said}");
+    assert!(!said.contains("sleep"), "root's command shown to alice: {said}");
+    // Root is told which.
+    let by_root = sys.tcctl(None, &["dismount", "--force", s(&held)], "");
+    assert!(
+        text(&by_root).contains(&format!("PID {pid} (sleep)")),
+        "{}",
+        text(&by_root)
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while row(&sys, alice, &held).is_some() {
+        assert!(Instant::now() < deadline, "still listed\n{}", sys.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
