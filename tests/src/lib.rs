@@ -67,7 +67,7 @@ pub fn require_tool(tool: &str, hint: &str) -> PathBuf {
         .find(|p| p.is_file());
     match found {
         Some(p) => p,
-        None => panic!("this test needs `{tool}` ({hint}); .ci/run installs it"),
+        None => panic!("this test needs `{tool}` ({hint}); dist/test.sh installs it"),
     }
 }
 

@@ -32,7 +32,7 @@ fn s(p: &Path) -> &str {
 fn call(sys: &System, who: &User, favorite: Option<&serde_json::Value>) -> String {
     assert!(
         Path::new(PYTHON).is_file(),
-        "this test needs {PYTHON} (package python3); .ci/run installs it"
+        "this test needs {PYTHON} (package python3); dist/test.sh installs it"
     );
     const SCRIPT: &str = r#"
 import json, sys

@@ -34,7 +34,7 @@ fn script() -> PathBuf {
 fn require_python_with_jeepney() {
     assert!(
         Path::new(PYTHON).is_file(),
-        "this test needs {PYTHON} (package python3); .ci/run installs it"
+        "this test needs {PYTHON} (package python3); dist/test.sh installs it"
     );
     let out = Command::new(PYTHON)
         .args(["-c", "import jeepney"])
@@ -42,7 +42,7 @@ fn require_python_with_jeepney() {
         .expect("run python3");
     assert!(
         out.status.success(),
-        "this test needs jeepney for {PYTHON} (package python3-jeepney); .ci/run installs it: {}",
+        "this test needs jeepney for {PYTHON} (package python3-jeepney); dist/test.sh installs it: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

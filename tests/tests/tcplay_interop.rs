@@ -1,7 +1,7 @@
 //! tcplay, a separate TrueCrypt implementation, as the oracle: it reads the
 //! TrueCrypt-format volumes made here (on a loop device), and volumes it
 //! makes open here. Needs root (loop devices), `losetup`, `tcplay` and
-//! `script` (for tcplay's terminal prompts); `.ci/run` installs them.
+//! `script` (for tcplay's terminal prompts); `dist/test.sh` installs them.
 //!
 //! tcplay names a cascade by its order of application: its
 //! "SERPENT-256-XTS,TWOFISH-256-XTS" is TrueCrypt's "Twofish-Serpent".
