@@ -346,7 +346,10 @@ fn a_user_is_not_told_which_process_of_another_user_holds_their_volume() {
     assert!(forced.status.success(), "{said}");
     assert!(said.contains("a process of another user"), "{said}");
     assert!(!said.contains(&pid), "root's PID shown to alice: {said}");
-    assert!(!said.contains("sleep"), "root's command shown to alice: {said}");
+    assert!(
+        !said.contains("sleep"),
+        "root's command shown to alice: {said}"
+    );
     // Root is told which.
     let by_root = sys.tcctl(None, &["dismount", "--force", s(&held)], "");
     assert!(

@@ -911,7 +911,17 @@ fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
         f.sync_all()
     })();
     assert!(result.is_err(), "writing past the host's space fails");
-    d.ok(&["dismount", m, "--force"], "");
+    // The dismount goes through, and says that writes were lost.
+    let (code, msg) = d.fails(&["dismount", m, "--force"], "");
+    assert_eq!(code, 11, "lost writes have their own exit code: {msg}");
+    assert!(
+        msg.contains("was dismounted") && msg.contains("No space left on device"),
+        "the user hears that the host ran out of space: {msg}"
+    );
+    assert!(
+        d.list().as_array().is_some_and(|v| v.is_empty()),
+        "the volume is gone from the list"
+    );
     // The user frees space on the host; the journal may need replaying.
     std::fs::remove_file(&ballast).expect("free the host");
     d.ok(
