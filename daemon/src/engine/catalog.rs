@@ -88,7 +88,7 @@ impl Candidate for Found {
     }
 }
 
-impl Candidate for Arc<LoadedBackend> {
+impl Candidate for LoadedBackend {
     fn name(&self) -> &str {
         &self.info.name
     }
