@@ -1,0 +1,128 @@
+//! What the user hands `tcctl` besides options: passwords, keyfiles,
+//! sizes and paths.
+
+use crate::bus::Failure;
+use crate::prompt;
+use std::fs::File;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+/// Passwords from standard input (one line each), a terminal prompt, or
+/// without a terminal a graphical one.
+pub struct Passwords {
+    stdin: bool,
+    lines: Option<std::io::StdinLock<'static>>,
+}
+
+impl Passwords {
+    pub fn new(stdin: bool) -> Self {
+        Passwords { stdin, lines: None }
+    }
+
+    pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
+        if self.stdin {
+            let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
+            let mut line = Zeroizing::new(String::new());
+            lines
+                .read_line(&mut line)
+                .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
+            let trimmed = line.trim_end_matches(['\n', '\r']);
+            return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
+        }
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return prompt::ask(prompt);
+        }
+        let p = rpassword::prompt_password(prompt)
+            .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
+        Ok(Zeroizing::new(p.into_bytes()))
+    }
+}
+
+/// The keyfiles' contents (the first MiB of each); a folder means the
+/// files in it.
+pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut one = |p: &Path| -> Result<(), Failure> {
+        let mut data = Zeroizing::new(Vec::new());
+        File::open(p)
+            .and_then(|f| f.take(1 << 20).read_to_end(&mut data))
+            .map_err(|e| Failure::usage(format!("keyfile {}: {e}", p.display())))?;
+        out.push(data);
+        Ok(())
+    };
+    for p in paths {
+        if p.is_dir() {
+            // TrueCrypt's rule: the files directly inside, not hidden ones.
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Failure::usage(format!("keyfile folder {}: {e}", p.display())))?
+                .flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(Failure::usage(format!(
+                    "keyfile folder {} is empty",
+                    p.display()
+                )));
+            }
+            for f in files {
+                one(&f)?;
+            }
+        } else {
+            one(p)?;
+        }
+    }
+    Ok(out)
+}
+
+/// A size in bytes, or with K, M, G, T (binary units).
+pub fn parse_size(s: &str) -> Result<u64, Failure> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        Some('T' | 't') => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| Failure::usage(format!("bad size {s}")))
+}
+
+/// A size in decimal units, as TrueCrypt's benchmark states them.
+pub fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1_000,
+                'M' => 1_000_000,
+                'G' => 1_000_000_000,
+                _ => return Err(Failure::usage(format!("bad size {s}"))),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Failure::usage(format!("bad size {s}")))
+}
+
+/// `p` as an absolute path, for the daemon, which does not share our
+/// working folder.
+pub fn absolute(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
