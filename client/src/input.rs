@@ -1,7 +1,7 @@
 //! What the user hands `tcctl` besides options: passwords, keyfiles,
 //! sizes and paths.
 
-use crate::bus::Failure;
+use crate::bus::{Failure, exit};
 use crate::prompt;
 use std::fs::File;
 use std::io::BufRead;
@@ -9,15 +9,21 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 /// Passwords from standard input (one line each), a terminal prompt, or
-/// without a terminal a graphical one.
+/// without a terminal a graphical one (or the system's password agents);
+/// with `interactive` false, only from standard input.
 pub struct Passwords {
     stdin: bool,
+    interactive: bool,
     lines: Option<std::io::StdinLock<'static>>,
 }
 
 impl Passwords {
-    pub fn new(stdin: bool) -> Self {
-        Passwords { stdin, lines: None }
+    pub fn new(stdin: bool, interactive: bool) -> Self {
+        Passwords {
+            stdin,
+            interactive,
+            lines: None,
+        }
     }
 
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
@@ -29,6 +35,14 @@ impl Passwords {
                 .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
+        }
+        if !self.interactive {
+            return Err(Failure {
+                code: exit::USAGE,
+                message: "a password is needed, and --non-interactive asks for none: \
+                          give it with --password-stdin"
+                    .into(),
+            });
         }
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             return prompt::ask(prompt);
@@ -80,7 +94,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
 }
 
 /// A size in bytes, or with K, M, G, T (binary units).
-pub fn parse_size(s: &str) -> Result<u64, Failure> {
+pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mult) = match s.chars().last() {
         Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
@@ -92,11 +106,11 @@ pub fn parse_size(s: &str) -> Result<u64, Failure> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| Failure::usage(format!("bad size {s}")))
+        .ok_or_else(|| format!("bad size {s}"))
 }
 
 /// A size in decimal units, as TrueCrypt's benchmark states them.
-pub fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
+pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, mult) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
@@ -104,7 +118,7 @@ pub fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
                 'K' => 1_000,
                 'M' => 1_000_000,
                 'G' => 1_000_000_000,
-                _ => return Err(Failure::usage(format!("bad size {s}"))),
+                _ => return Err(format!("bad size {s}")),
             };
             (&t[..i], m)
         }
@@ -115,7 +129,7 @@ pub fn parse_decimal_size(s: &str) -> Result<u64, Failure> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .filter(|n| *n > 0)
-        .ok_or_else(|| Failure::usage(format!("bad size {s}")))
+        .ok_or_else(|| format!("bad size {s}"))
 }
 
 /// `p` as an absolute path, for the daemon, which does not share our

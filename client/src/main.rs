@@ -20,7 +20,14 @@ use commands::{Context, backends, favorites, headers, volumes, watch};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "generate-dist") {
+        return generate_dist(&args[2..]);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -30,8 +37,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// Packaging's `generate-dist DIR`.
+fn generate_dist(args: &[std::ffi::OsString]) -> ExitCode {
+    let [dir] = args else {
+        eprintln!("usage: tcctl generate-dist DIR");
+        return ExitCode::from(bus::exit::USAGE);
+    };
+    match cli::generate_dist(std::path::Path::new(dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("tcctl: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Help and version go to standard output with success; a wrong command
+/// line exits 64 (EX_USAGE), apart from 2 (a wrong password).
+fn usage_error(e: clap::Error) -> ExitCode {
+    let _ = e.print();
+    if e.use_stderr() {
+        ExitCode::from(bus::exit::USAGE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
-    let at = match (&cli.socket, cli.session, cli.system) {
+    let socket = cli.socket();
+    let at = match (&socket, cli.session, cli.system) {
         (_, true, _) => Where::Session,
         (_, _, true) => Where::System,
         (Some(p), _, _) => Where::Socket(p),
@@ -40,6 +74,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let ctx = Context {
         at,
         notify: notify::wanted(cli.notify),
+        interactive: !cli.non_interactive,
     };
     match cli.command {
         Command::Mount(a) => volumes::mount(ctx, a),
@@ -53,9 +88,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::RestoreHeader(a) => headers::restore(ctx, a),
         Command::Backends { json } => backends::backends(ctx, json),
         Command::Policy { action } => backends::policy(ctx, action),
-        Command::Benchmark { size, json } => backends::benchmark(ctx, &size, json),
+        Command::Benchmark { size, json } => backends::benchmark(ctx, size, json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
-        Command::GenerateDist { dir } => cli::generate_dist(&dir),
     }
 }

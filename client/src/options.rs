@@ -1,7 +1,9 @@
 //! The option dictionaries (`a{sv}`) of the daemon's methods, built from
 //! the command line.
 
-use crate::cli::{AutoDismount, CreateArgs, FavoriteAddArgs, MountArgs, Search};
+use crate::cli::{
+    AutoDismount, CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, Search, wire_name,
+};
 use crate::input::absolute;
 use std::collections::HashMap;
 use zbus::zvariant::Value;
@@ -11,14 +13,14 @@ pub type Options = HashMap<&'static str, Value<'static>>;
 /// Which candidates a header search tries (and the PIM).
 pub fn search(s: &Search, pim: u32) -> Options {
     let mut o = HashMap::new();
-    if let Some(h) = &s.hash {
-        o.insert("hash", Value::from(h.clone()));
+    if let Some(h) = s.hash {
+        o.insert("hash", Value::from(wire_name(h)));
     }
-    if let Some(e) = &s.encryption {
-        o.insert("encryption", Value::from(e.clone()));
+    if let Some(e) = s.encryption {
+        o.insert("encryption", Value::from(wire_name(e)));
     }
-    if let Some(f) = &s.format {
-        o.insert("format", Value::from(f.clone()));
+    if let Some(f) = s.format {
+        o.insert("format", Value::from(wire_name(f)));
     }
     if let Some(b) = &s.backend {
         o.insert("backend", Value::from(b.clone()));
@@ -49,7 +51,7 @@ fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
 pub fn mount(a: &MountArgs) -> Options {
     let mut o = search(&a.search, a.secrets.pim);
     o.insert("readonly", Value::from(a.readonly));
-    o.insert("filesystem", Value::from(a.filesystem.clone()));
+    o.insert("filesystem", Value::from(wire_name(a.filesystem)));
     o.insert("allow_non_empty", Value::from(a.allow_non_empty));
     o.insert("discard", Value::from(a.discard));
     o.insert("cache", Value::from(a.cache));
@@ -69,10 +71,10 @@ pub fn protect_hidden(o: &mut Options, password: &[u8]) {
 /// `Create`'s options for the new volume.
 pub fn create(a: &CreateArgs) -> Options {
     let mut o = HashMap::new();
-    o.insert("format", Value::from(a.format.clone()));
-    o.insert("encryption", Value::from(a.encryption.clone()));
-    o.insert("hash", Value::from(a.hash.clone()));
-    o.insert("filesystem", Value::from(a.filesystem.clone()));
+    o.insert("format", Value::from(wire_name(a.format)));
+    o.insert("encryption", Value::from(wire_name(a.encryption)));
+    o.insert("hash", Value::from(wire_name(a.hash)));
+    o.insert("filesystem", Value::from(wire_name(a.filesystem)));
     o.insert("quick", Value::from(a.quick));
     if a.sector_size != 0 {
         o.insert("sector_size", Value::from(a.sector_size));
@@ -103,16 +105,16 @@ pub fn create_hidden(
 }
 
 /// `ChangePassword`'s options for the new credentials.
-pub fn new_credentials(pim: u32, hash: Option<String>, format: Option<String>) -> Options {
+pub fn new_credentials(pim: u32, hash: Option<Hash>, format: Option<Format>) -> Options {
     let mut n = HashMap::new();
     if pim != 0 {
         n.insert("pim", Value::from(pim));
     }
     if let Some(h) = hash {
-        n.insert("hash", Value::from(h));
+        n.insert("hash", Value::from(wire_name(h)));
     }
     if let Some(f) = format {
-        n.insert("format", Value::from(f));
+        n.insert("format", Value::from(wire_name(f)));
     }
     n
 }
@@ -125,7 +127,7 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Options {
     let strings = [
         ("mount_point", a.mount_point.as_deref().map(absolute)),
         ("backend", a.backend.clone()),
-        ("filesystem", a.filesystem.clone()),
+        ("filesystem", a.filesystem.map(wire_name)),
         ("password_file", a.password_file.as_deref().map(absolute)),
     ];
     for (k, v) in strings {

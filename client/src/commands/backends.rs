@@ -2,9 +2,8 @@
 //! benchmark.
 
 use super::Context;
-use crate::bus::{Client, Failure, PolicyView};
-use crate::cli::{PolicyAction, PolicySetArgs};
-use crate::input::parse_decimal_size;
+use crate::bus::{Client, Failure, PolicyView, exit};
+use crate::cli::{PolicyAction, PolicySetArgs, wire_name};
 use crate::output;
 use std::path::Path;
 
@@ -26,6 +25,7 @@ pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
             Ok(())
         }
         PolicyAction::Set(a) => {
+            refuse_unknown_backends(&c, &a)?;
             let text = match &a.file {
                 Some(f) => read_policy_file(f)?,
                 None => changed_policy(a, c.policy()?),
@@ -35,6 +35,38 @@ pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// Refuses, by name, backends in --allow or --prefer the daemon does not
+/// have (as the policy file itself would be).
+fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure> {
+    let named: Vec<&String> = a.allow.iter().chain(a.prefer.iter()).flatten().collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let (_, list) = c.backends()?;
+    let known: Vec<&str> = list
+        .iter()
+        .map(|b| b.0.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let unknown: Vec<&str> = named
+        .iter()
+        .map(|n| n.as_str())
+        .filter(|n| !known.contains(n))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    // A policy with an error, as the daemon's own refusals of one.
+    Err(Failure {
+        code: exit::INVALID_ARGUMENT,
+        message: format!(
+            "unknown backend {} (the daemon has: {})",
+            unknown.join(", "),
+            known.join(", ")
+        ),
+    })
 }
 
 /// A whole policy from a file, or from standard input for "-".
@@ -55,8 +87,9 @@ fn changed_policy(a: PolicySetArgs, now: PolicyView) -> String {
     } else {
         a.allow.or(if now.3 { None } else { Some(now.4) })
     };
+    let acceleration = a.hardware_acceleration.map(wire_name);
     let mut text = policy_text(
-        a.hardware_acceleration.as_deref().unwrap_or(&now.2),
+        acceleration.as_deref().unwrap_or(&now.2),
         allowed.as_deref(),
         &a.prefer.unwrap_or(now.5),
     );
@@ -96,8 +129,7 @@ fn policy_text(acceleration: &str, allowed: Option<&[String]>, prefer: &[String]
 }
 
 /// `tcctl benchmark`.
-pub fn benchmark(ctx: Context<'_>, size: &str, json: bool) -> Result<(), Failure> {
-    let bytes = parse_decimal_size(size)?;
+pub fn benchmark(ctx: Context<'_>, bytes: u64, json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let show = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bench = c.benchmark(bytes, show)?;

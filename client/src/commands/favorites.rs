@@ -78,7 +78,7 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
         if a.system { "system" } else { "your" }
     );
     if a.remember {
-        let mut pw = Passwords::new(a.password_stdin);
+        let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
         let password = pw.ask(&format!("Password for {name} (to remember): "))?;
         let store = keystore::store(&key_of(name, false), &password)?;
         println!("password of {name} kept in your {store}");
@@ -129,7 +129,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
             .collect(),
     };
     let mounted: Vec<String> = c.list()?.into_iter().map(|r| r.host).collect();
-    let mut pw = Passwords::new(a.password_stdin);
+    let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
     let mut first_failure = None;
     for f in chosen {
         if a.name.is_none() && mounted.contains(&f.host()) {

@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 /// `tcctl info`.
 pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let c = Client::connect(ctx.at)?;
@@ -28,7 +28,7 @@ pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
@@ -53,7 +53,7 @@ pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Fa
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let out = {
@@ -88,18 +88,14 @@ pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, a: RestoreHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
-    let file = match (&a.backup, a.embedded) {
-        (Some(b), false) => {
+    // clap asks for one of the two: without a file, the embedded one.
+    let file = match &a.backup {
+        Some(b) => {
             Some(File::open(b).map_err(|e| Failure::not_found(format!("{}: {e}", b.display())))?)
         }
-        (None, true) => None,
-        _ => {
-            return Err(Failure::usage(
-                "give a backup file or --embedded (not both)".into(),
-            ));
-        }
+        None => None,
     };
-    let mut pw = Passwords::new(a.secrets.password_stdin);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let c = Client::connect(ctx.at)?;

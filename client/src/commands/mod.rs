@@ -15,4 +15,6 @@ pub struct Context<'a> {
     pub at: Where<'a>,
     /// Report the outcome as a desktop notification too.
     pub notify: bool,
+    /// Passwords may be asked for (not --non-interactive).
+    pub interactive: bool,
 }

@@ -2,9 +2,9 @@
 //! cache.
 
 use super::Context;
-use crate::bus::{Client, Failure};
+use crate::bus::{Client, Failure, exit};
 use crate::cli::{CreateArgs, MountArgs};
-use crate::input::{Passwords, absolute, parse_size, read_keyfiles};
+use crate::input::{Passwords, absolute, read_keyfiles};
 use crate::{host, notify, options, output};
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -19,7 +19,7 @@ pub fn mount(ctx: Context<'_>, a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), Failure> {
     let host = host::open(&a.volume, !a.readonly)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = if a.cached {
         zeroize::Zeroizing::new(Vec::new())
     } else {
@@ -72,10 +72,10 @@ pub fn dismount(
         (Some(t), false) => t.clone(),
         _ => "all volumes".into(),
     };
-    let result = Client::connect(ctx.at).and_then(|c| match (all, target) {
-        (true, _) => dismount_all(&c, force),
-        (false, Some(t)) => dismount_one(&c, t, force),
-        (false, None) => Err(Failure::usage("name a volume to dismount, or --all".into())),
+    // clap asks for one of the two.
+    let result = Client::connect(ctx.at).and_then(|c| match target {
+        Some(t) if !all => dismount_one(&c, t, force),
+        _ => dismount_all(&c, force),
     });
     notify::outcome(ctx.notify, &format!("Cannot dismount {what}"), result)
 }
@@ -129,9 +129,9 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
-    let mut pw = Passwords::new(a.secrets.password_stdin);
-    let hidden = a.hidden_size.as_deref().map(parse_size).transpose()?;
-    let host = open_for_create(&a.volume, a.size.as_deref(), hidden.is_some())?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let hidden = a.hidden_size;
+    let host = open_for_create(&a)?;
     let mut o = options::create(&a);
     if let Some(size) = hidden {
         let outer = pw.ask("Outer volume password: ")?;
@@ -159,25 +159,42 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
         let _ = std::fs::remove_file(&a.volume);
     }
     result?;
-    println!("{} created", a.volume.display());
+    if hidden.is_some() {
+        println!("hidden volume created in {}", a.volume.display());
+    } else {
+        println!("{} created", a.volume.display());
+    }
     Ok(())
 }
 
-/// The host of a new volume: a new file of `size`, or (without a size, or
-/// for a hidden volume) what is there.
-fn open_for_create(volume: &Path, size: Option<&str>, hidden: bool) -> Result<File, Failure> {
-    let existing = || OpenOptions::new().read(true).write(true).open(volume);
-    match (size, hidden) {
-        (Some(s), false) => {
-            let bytes = parse_size(s)?;
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(volume)
-                .and_then(|f| f.set_len(bytes).map(|()| f))
-        }
-        _ => existing(),
-    }
-    .map_err(|e| Failure::usage(format!("{}: {e}", volume.display())))
+/// The host of a new volume: a new file of `size` (replacing one with
+/// `force`), or (without a size, or for a hidden volume) what is there.
+fn open_for_create(a: &CreateArgs) -> Result<File, Failure> {
+    let volume = &a.volume;
+    let shown = volume.display();
+    let opened = match (a.size, a.hidden_size) {
+        (Some(bytes), None) => OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(!a.force)
+            .create(a.force)
+            .truncate(a.force)
+            .open(volume)
+            .and_then(|f| f.set_len(bytes).map(|()| f)),
+        _ => OpenOptions::new().read(true).write(true).open(volume),
+    };
+    opened.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => Failure {
+            code: exit::USAGE,
+            message: format!("{shown} exists: --force replaces it"),
+        },
+        std::io::ErrorKind::NotFound if a.hidden_size.is_none() => Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{shown} does not exist: give --size to make a container file \
+                 of that size, or name an existing file or device"
+            ),
+        },
+        _ => Failure::usage(format!("{shown}: {e}")),
+    })
 }
