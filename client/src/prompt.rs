@@ -86,19 +86,7 @@ fn run(command: &mut Command) -> Result<Zeroizing<Vec<u8>>, Failure> {
              --password-stdin reads it from standard input)"
         ),
     };
-    // The helper goes when tcctl does (killed, or interrupted): no dialog
-    // or agent request is left waiting for nobody.
-    // SAFETY: the closure runs in the child between fork and exec, where
-    // only async-signal-safe calls are allowed: prctl is one, and it
-    // touches no memory.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    dies_with_tcctl(command);
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -138,4 +126,20 @@ fn run(command: &mut Command) -> Result<Zeroizing<Vec<u8>>, Failure> {
         answer.truncate(len - 1);
     }
     Ok(answer)
+}
+
+/// The helper goes when tcctl does (killed, or interrupted): no dialog or
+/// agent request is left waiting for nobody.
+fn dies_with_tcctl(command: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe calls are allowed: prctl is one, and it
+    // touches no memory.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }

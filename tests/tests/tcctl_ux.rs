@@ -466,8 +466,9 @@ fn every_option_and_argument_of_every_command_is_described() {
                     .and_then(|i| lines.get(i + 1))
                     .copied()
                     .unwrap_or("");
-                !l.trim().contains("  ")
-                    && !(next.starts_with("        ") && !next.trim().is_empty())
+                let same_line = l.trim().contains("  ");
+                let next_line = next.starts_with("        ") && !next.trim().is_empty();
+                !(same_line || next_line)
             })
             .collect();
         assert!(bare.is_empty(), "tcctl {args:?}: undescribed {bare:?}");
