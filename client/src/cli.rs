@@ -79,19 +79,26 @@ pub struct Search {
     pub backend: Option<String>,
 }
 
-/// A hash (PRF) as users type it; the daemon takes these names.
+/// A hash (PRF) as users type it (any case; the aliases are the other
+/// spellings the daemon knows); the daemon takes these names.
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Hash {
-    #[value(alias = "sha-512")]
+    #[value(alias = "sha-512", alias = "sha_512")]
     Sha512,
-    #[value(alias = "sha-256")]
+    #[value(alias = "sha-256", alias = "sha_256")]
     Sha256,
     Whirlpool,
-    #[value(alias = "ripemd-160", alias = "rmd160")]
+    #[value(alias = "ripemd-160", alias = "rmd160", alias = "rmd-160")]
     Ripemd160,
     #[value(alias = "blake2s-256", alias = "blake2s256")]
     Blake2s,
-    #[value(alias = "streebog-512", alias = "stribog")]
+    #[value(
+        alias = "streebog512",
+        alias = "streebog-512",
+        alias = "stribog",
+        alias = "stribog512",
+        alias = "stribog-512"
+    )]
     Streebog,
     #[value(alias = "argon2")]
     Argon2id,

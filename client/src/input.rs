@@ -54,41 +54,20 @@ impl Passwords {
 }
 
 /// The keyfiles' contents (the first MiB of each); a folder means the
-/// files in it.
+/// files in it, by the rule every side shares.
 pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
     use std::io::Read;
+    let files = tcd_proto::keyfiles::files(paths).map_err(|e| Failure::usage(e.to_string()))?;
     let mut out = Vec::new();
-    let mut one = |p: &Path| -> Result<(), Failure> {
+    for p in files {
         let mut data = Zeroizing::new(Vec::new());
-        File::open(p)
-            .and_then(|f| f.take(1 << 20).read_to_end(&mut data))
+        File::open(&p)
+            .and_then(|f| {
+                f.take(tcd_proto::keyfiles::MAX_READ as u64)
+                    .read_to_end(&mut data)
+            })
             .map_err(|e| Failure::usage(format!("keyfile {}: {e}", p.display())))?;
         out.push(data);
-        Ok(())
-    };
-    for p in paths {
-        if p.is_dir() {
-            // TrueCrypt's rule: the files directly inside, not hidden ones.
-            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Failure::usage(format!("keyfile folder {}: {e}", p.display())))?
-                .flatten()
-                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                .map(|e| e.path())
-                .filter(|p| p.is_file())
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(Failure::usage(format!(
-                    "keyfile folder {} is empty",
-                    p.display()
-                )));
-            }
-            for f in files {
-                one(&f)?;
-            }
-        } else {
-            one(p)?;
-        }
     }
     Ok(out)
 }

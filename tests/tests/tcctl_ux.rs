@@ -166,6 +166,26 @@ fn unknown_values_are_refused_with_the_valid_ones_listed() {
 }
 
 #[test]
+fn the_other_spellings_the_daemon_knows_are_taken() {
+    // Accepted by the command line: the missing volume is what fails.
+    for (option, value) in [
+        ("--hash", "SHA-512"),
+        ("--hash", "stribog512"),
+        ("--hash", "rmd160"),
+        ("--encryption", "aes-twofish"),
+        ("--volume-type", "TrueCrypt"),
+    ] {
+        let out = tcctl(&["info", "/nonexistent/v.hc", option, value]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{option} {value}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn help_lists_the_valid_values_and_the_default_filesystem() {
     let out = tcctl(&["create", "--help"]);
     let help = text(&out.stdout);
