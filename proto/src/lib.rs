@@ -2,11 +2,11 @@
 //!
 //! `abi` is the versioned C ABI a cipher backend exports (mirrored by
 //! `include/tcd_backend.h`); `devices` the stable device names favorites
-//! keep. With the `contract` feature, `contract` is the D-Bus API: bus
-//! names and paths, the options and results of every method, the error
-//! names with their `tcctl` exit codes, the volume view, the policy file
-//! and favorites. The daemon and every client use these types; a new option
-//! is added here once.
+//! keep; `keyfiles` which files a keyfile list names. With the `contract`
+//! feature, `contract` is the D-Bus API: bus names and paths, the options
+//! and results of every method, the error names with their `tcctl` exit
+//! codes, the volume view and the policy file. The daemon and every client
+//! use these types; a new option is added here once.
 
 pub mod abi;
 #[cfg(feature = "contract")]
@@ -14,3 +14,4 @@ pub mod contract;
 #[cfg(feature = "contract")]
 pub mod dbus;
 pub mod devices;
+pub mod keyfiles;
