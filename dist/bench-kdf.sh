@@ -5,11 +5,13 @@
 # header location) and the correct password of a VeraCrypt volume made with
 # the defaults (SHA-512, PIM 0), both through `tcctl info` against a daemon
 # started here. Prints the CPU's SIMD/SHA flags, the times and the ratios.
-# Run as root after `cargo build --release`.
+# Run as root after `cargo build --release`, on an otherwise idle machine
+# (the ratios are of wall times; the daemon's CPU seconds are printed too).
 #   TCD_BENCH_RUNS   runs of each measurement, best kept (default 3)
+#   TCD_BENCH_BIN    where tcd, tcctl and the backends are (target/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$PWD/target/release"
+bin="${TCD_BENCH_BIN:-$PWD/target/release}"
 runs="${TCD_BENCH_RUNS:-3}"
 root=$(mktemp -d /tmp/tcd-bench-kdf.XXXXXX)
 export TCD_SOCKET="$root/tcd.sock"
@@ -57,9 +59,14 @@ echo "TCD_SIMD=${TCD_SIMD:-(unset)}; best of $runs runs each"
 unit=$(best openssl_unit)
 right=$(best info bench)
 wrong=$(best info wrong-password)
+cpu_before=$(awk '{ print $14 + $15 }' "/proc/$daemon/stat")
+wrong_once=$(runs=1 best info wrong-password)
+cpu_after=$(awk '{ print $14 + $15 }' "/proc/$daemon/stat")
 printf '%-46s %8s %8s %8s\n' "measurement" "seconds" "units" "target"
 printf '%-46s %8s %8s\n' "OpenSSL PBKDF2-SHA-512 500,000 x 1 block" "$unit" "1.00"
 printf '%-46s %8s %8.2f %8s\n' "correct password (VeraCrypt, SHA-512, PIM 0)" "$right" \
     "$(echo "$right / $unit" | bc -l)" "<= 1.3"
 printf '%-46s %8s %8.2f %8s\n' "wrong password (full search)" "$wrong" \
     "$(echo "$wrong / $unit" | bc -l)" "<= 20"
+printf 'one more wrong-password search: %s s wall, %s s of the daemon'"'"'s CPU time (%s cores)\n' \
+    "$wrong_once" "$(echo "($cpu_after - $cpu_before) / $(getconf CLK_TCK)" | bc -l | xargs printf '%.2f')" "$(nproc)"

@@ -9,10 +9,18 @@
 //! The keyed HMAC state (the hash state after the ipad and opad blocks) is
 //! computed once per derivation and cloned for every iteration, so an
 //! iteration costs exactly two compression-function calls for the
-//! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160, Streebog) — what the
-//! `pbkdf2` crate and VeraCrypt do too.
+//! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160) — what the
+//! `pbkdf2` crate and VeraCrypt do too. SHA-512 and SHA-256 run on the bare
+//! compression functions ([`sha2_chains`]) and Streebog on its own
+//! table-driven compression ([`streebog_tables`]), each checked against
+//! the generic code over random inputs.
+//!
+//! The output blocks of one derivation are independent:
+//! [`derive_header_key_parts`] derives some of them, so that a search
+//! spreads one key over the cores.
 
 mod sha2_chains;
+mod streebog_tables;
 
 use crate::error::{Error, Result};
 use hmac::digest::{FixedOutput, KeyInit, Output, OutputSizeUser, Update};
@@ -290,7 +298,17 @@ pub fn derive_header_key(
     out: &mut [u8; HEADER_KEY_BYTES],
 ) -> Result<()> {
     let parts = prf.key_parts();
-    derive_header_key_parts(prf, format, pim, password, salt, limits, cancel, 0..parts, out)
+    derive_header_key_parts(
+        prf,
+        format,
+        pim,
+        password,
+        salt,
+        limits,
+        cancel,
+        0..parts,
+        out,
+    )
 }
 
 /// Derives only the PBKDF2 output blocks `parts` (of [`Prf::key_parts`]) of
@@ -332,21 +350,17 @@ pub fn derive_header_key_parts(
     let first = parts.start;
     let bytes = &mut out[first * len..(parts.end * len).min(HEADER_KEY_BYTES)];
     let result = match prf {
-        Prf::Sha512 => {
-            sha2_chains::pbkdf2_sha512(password, salt, iterations, cancel, first, bytes)
-        }
-        Prf::Sha256 => {
-            sha2_chains::pbkdf2_sha256(password, salt, iterations, cancel, first, bytes)
-        }
+        Prf::Sha512 => sha2_chains::pbkdf2_sha512(password, salt, iterations, cancel, first, bytes),
+        Prf::Sha256 => sha2_chains::pbkdf2_sha256(password, salt, iterations, cancel, first, bytes),
         Prf::Whirlpool => pbkdf2_from::<hmac::Hmac<whirlpool::Whirlpool>>(
             password, salt, iterations, cancel, first, bytes,
         ),
         Prf::Ripemd160 => pbkdf2_from::<hmac::Hmac<ripemd::Ripemd160>>(
             password, salt, iterations, cancel, first, bytes,
         ),
-        Prf::Streebog => pbkdf2_from::<hmac::Hmac<streebog::Streebog512>>(
-            password, salt, iterations, cancel, first, bytes,
-        ),
+        Prf::Streebog => {
+            streebog_tables::pbkdf2_streebog(password, salt, iterations, cancel, first, bytes)
+        }
         Prf::Blake2s => pbkdf2_from::<hmac::SimpleHmac<blake2::Blake2s256>>(
             password, salt, iterations, cancel, first, bytes,
         ),
@@ -424,8 +438,8 @@ where
     M: Update + FixedOutput + Clone + OutputSizeUser,
 {
     for (index, chunk) in out.chunks_mut(u.len()).enumerate() {
-        let block_number =
-            u32::try_from(first + index + 1).map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
+        let block_number = u32::try_from(first + index + 1)
+            .map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
         let mut mac = keyed.clone();
         mac.update(salt);
         mac.update(&block_number.to_be_bytes());
@@ -871,7 +885,15 @@ mod tests {
             assert_eq!(two[from..], whole[from..], "{prf:?}");
             for bad in [parts..parts + 1, 1..1] {
                 let r = derive_header_key_parts(
-                    prf, format, pim, b"pw", &salt, &l, &never(), bad, &mut two,
+                    prf,
+                    format,
+                    pim,
+                    b"pw",
+                    &salt,
+                    &l,
+                    &never(),
+                    bad,
+                    &mut two,
                 );
                 assert!(matches!(r, Err(Error::Kdf(_))), "{prf:?}: {r:?}");
             }

@@ -281,7 +281,9 @@ mod tests {
                 _ => rng.random_range(1..128),
             };
             let password: Vec<u8> = (0..pw_len).map(|_| rng.random()).collect();
-            let salt: Vec<u8> = (0..rng.random_range(0..100)).map(|_| rng.random()).collect();
+            let salt: Vec<u8> = (0..rng.random_range(0..100))
+                .map(|_| rng.random())
+                .collect();
             let iterations = rng.random_range(1..70);
             let out_len = rng.random_range(1..200);
             let first = rng.random_range(0..4);
@@ -289,7 +291,8 @@ mod tests {
                 (
                     "SHA-512",
                     64,
-                    pbkdf2_sha512 as fn(&[u8], &[u8], u32, &AtomicBool, usize, &mut [u8]) -> Result<()>,
+                    pbkdf2_sha512
+                        as fn(&[u8], &[u8], u32, &AtomicBool, usize, &mut [u8]) -> Result<()>,
                     super::super::pbkdf2_from::<hmac::Hmac<sha2::Sha512>>
                         as fn(&[u8], &[u8], u32, &AtomicBool, usize, &mut [u8]) -> Result<()>,
                 ),
