@@ -448,7 +448,7 @@ mod tests {
     #[test]
     fn agrees_with_the_generic_pbkdf2_over_random_inputs() {
         let never = AtomicBool::new(false);
-        let mut rng = rand::rngs::StdRng::seed_from_u64(0x57ee_b06);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x057e_eb06);
         for case in 0..60 {
             let pw_len = match case % 4 {
                 0 => 0,
