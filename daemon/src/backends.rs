@@ -2,10 +2,11 @@
 //! policy, applied to the engine and to every mounted volume at once when
 //! the policy changes.
 
+use crate::engine::catalog::Candidate;
 use crate::engine::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::mounts::{MountTable, Mounted};
-use crate::policy::{Candidate, Policy};
+use crate::mounts::{Applied, MountTable};
+use crate::policy::Policy;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -14,15 +15,6 @@ pub struct Backends {
     policy_path: PathBuf,
     /// The last good policy.
     policy: Mutex<Policy>,
-}
-
-/// What applying a policy did to the mounted volumes.
-#[derive(Debug, Default)]
-pub struct Applied {
-    /// Volumes now served by other backends.
-    pub moved: Vec<Mounted>,
-    /// Volumes that keep their old backends until dismounted, and why.
-    pub kept: Vec<String>,
 }
 
 impl Backends {

@@ -15,6 +15,7 @@ pub mod mount;
 pub mod mounts;
 pub mod policy;
 pub mod service;
+pub mod trust;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -4,10 +4,13 @@
 //! never loaded into the daemon. It also bounds the key-derivation work a
 //! caller who is not an administrator may ask for (`[limits]`).
 
+use crate::engine::catalog::{Candidate, Selection};
+use crate::engine::loader::LoadedBackend;
 use crate::error::{Error, Result};
 use crate::volume::kdf::KdfLimits;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::sync::Arc;
 
 /// TrueCrypt's checkbox: `auto` uses processor crypto instructions where the
 /// CPU has them, `disabled` keeps every key in software.
@@ -99,12 +102,6 @@ impl Limits {
     }
 }
 
-/// What the policy needs to know of a backend to judge it.
-pub trait Candidate {
-    fn name(&self) -> &str;
-    fn uses_cpu_crypto(&self) -> bool;
-}
-
 impl Policy {
     /// Parses policy text; `source_name` names it in errors (a file path).
     pub fn parse(text: &str, source_name: &str) -> Result<Policy> {
@@ -178,7 +175,7 @@ impl Policy {
     /// and writable by no one else: whoever can write it decides which
     /// code handles every key.
     pub fn load(path: &Path) -> Result<Policy> {
-        let trusted = std::fs::metadata(path).map(|m| crate::engine::loader::check_meta(&m));
+        let trusted = std::fs::metadata(path).map(|m| crate::trust::check_meta(&m));
         if let Ok(Err(problem)) = trusted {
             return Err(Error::Policy {
                 source_name: path.display().to_string(),
@@ -203,7 +200,7 @@ impl Policy {
         format!("# tcd backend policy (see docs/POLICY.md)\n{body}")
     }
 
-    pub fn allows(&self, b: &impl Candidate) -> bool {
+    pub fn allows(&self, b: &(impl Candidate + ?Sized)) -> bool {
         if self.hardware_acceleration == Acceleration::Disabled && b.uses_cpu_crypto() {
             return false;
         }
@@ -226,6 +223,17 @@ impl Policy {
                 .then_with(|| b.uses_cpu_crypto().cmp(&a.uses_cpu_crypto()))
                 .then_with(|| a.name().cmp(b.name()))
         });
+    }
+}
+
+/// The engine's catalog asks the policy which backends to load and in
+/// which order.
+impl Selection for Policy {
+    fn allows(&self, backend: &dyn Candidate) -> bool {
+        Policy::allows(self, backend)
+    }
+    fn order(&self, backends: &mut [Arc<LoadedBackend>]) {
+        Policy::order(self, backends)
     }
 }
 
