@@ -229,15 +229,18 @@ fn nothing_below_the_dbus_service_imports_it() {
 fn the_application_layer_knows_nothing_of_dbus() {
     let g = graph(&repo_dir().join("daemon/src"));
     for (file, code) in g.files.get("app").into_iter().flatten() {
-        for word in ["zbus"] {
-            let named = code.match_indices(word).any(|(at, _)| {
-                let before = code[..at].chars().next_back();
-                let after = code[at + word.len()..].chars().next();
-                !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-            assert!(!named, "{} (the application layer) uses {word}", file.display());
-        }
+        let word = "zbus";
+        let named = code.match_indices(word).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            let after = code[at + word.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        assert!(
+            !named,
+            "{} (the application layer) uses zbus",
+            file.display()
+        );
     }
 }
 
