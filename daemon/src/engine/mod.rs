@@ -4,14 +4,14 @@
 //! Like rustls' `CryptoProvider`, an [`Engine`] is a value built at start-up
 //! from the backends the policy allows; nothing here is global.
 
-pub mod backend_set;
+pub(crate) mod backend_set;
 pub mod catalog;
 pub mod chain;
-pub mod context;
+pub(crate) mod context;
 mod elf;
 pub mod loader;
-pub mod trials;
-pub mod volume_cipher;
+pub(crate) mod trials;
+pub(crate) mod volume_cipher;
 
 pub use backend_set::BackendSet;
 pub use chain::Chain;

@@ -12,7 +12,7 @@
 //! count, each favorite's strings and lists, and each file's bytes are
 //! bounded well below the bus's message limits, on adding and on reading.
 
-pub mod auto;
+pub(crate) mod auto;
 
 use crate::error::{Error, Result};
 use crate::mounts::AutoDismount;
