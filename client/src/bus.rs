@@ -27,6 +27,45 @@ pub mod exit {
     pub const CANCELLED: u8 = 10;
     /// Dismounted, but writes to the volume did not all reach its host.
     pub const WRITES_LOST: u8 = 11;
+    /// The command line is wrong (sysexits' EX_USAGE): an unknown option
+    /// or value, a missing argument.
+    pub const USAGE: u8 = 64;
+
+    /// Every code and what it means, for the manual page.
+    pub const TABLE: &[(u8, &str)] = &[
+        (0, "success"),
+        (FAILED, "failed for another reason (the message says why)"),
+        (
+            WRONG_PASSWORD,
+            "wrong password, keyfile or PIM, or not a volume",
+        ),
+        (NOT_FOUND, "no such volume, file or device"),
+        (ALREADY_MOUNTED, "the volume is mounted already"),
+        (
+            BUSY,
+            "the volume or the daemon is busy (dismount with --force)",
+        ),
+        (
+            PERMISSION_DENIED,
+            "not allowed (by the policy, polkit, or file permissions)",
+        ),
+        (
+            INVALID_ARGUMENT,
+            "the daemon refused a request (a bad mount point, filesystem, policy or size)",
+        ),
+        (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
+        (NO_DAEMON, "the daemon cannot be reached"),
+        (CANCELLED, "cancelled (the password prompt or the search)"),
+        (
+            WRITES_LOST,
+            "dismounted, but writes to the volume were lost",
+        ),
+        (
+            USAGE,
+            "the command line is wrong (an unknown option or value, a missing argument), \
+             or a password is needed and there is no way to ask (--password-stdin gives it)",
+        ),
+    ];
 }
 
 #[derive(Debug)]
@@ -104,6 +143,7 @@ pub enum Where<'a> {
 
 const BUS_NAME: &str = "org.tcd.Tcd1";
 
+/// One row of `ListVolumes`, as the daemon sends it.
 type Row = (
     OwnedObjectPath,
     String,
@@ -120,6 +160,87 @@ type Row = (
     String,
     String,
 );
+
+/// One favorite as the daemon lists it.
+pub struct Favorite {
+    pub name: String,
+    /// The system's, not the caller's.
+    pub system: bool,
+    pub fields: HashMap<String, OwnedValue>,
+}
+
+impl Favorite {
+    pub fn str(&self, key: &str) -> Option<String> {
+        self.fields
+            .get(key)
+            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+    }
+    pub fn bool(&self, key: &str) -> bool {
+        self.fields
+            .get(key)
+            .and_then(|v| bool::try_from(&**v).ok())
+            .unwrap_or(false)
+    }
+    pub fn u32(&self, key: &str) -> u32 {
+        self.fields
+            .get(key)
+            .and_then(|v| u32::try_from(&**v).ok())
+            .unwrap_or(0)
+    }
+    pub fn list(&self, key: &str) -> Vec<String> {
+        self.fields
+            .get(key)
+            .and_then(|v| Vec::<String>::try_from(v.try_clone().ok()?).ok())
+            .unwrap_or_default()
+    }
+    /// Its volume: a container's path or a device's stable name.
+    pub fn host(&self) -> String {
+        self.str("host").unwrap_or_default()
+    }
+}
+
+/// A mounted volume, as `ListVolumes` describes it.
+pub struct Volume {
+    pub object: OwnedObjectPath,
+    /// The container or device, as named at mount.
+    pub host: String,
+    pub device: String,
+    /// Empty when only the block device is attached.
+    pub mount_point: String,
+    pub filesystem: String,
+    pub format: String,
+    pub encryption: String,
+    pub hash: String,
+    pub read_only: bool,
+    pub hidden: bool,
+    pub protects_hidden: bool,
+    pub size: u64,
+    /// The backends, comma-separated.
+    pub backends: String,
+    /// `mounted`, or `detaching`.
+    pub state: String,
+}
+
+impl From<Row> for Volume {
+    fn from(r: Row) -> Self {
+        Volume {
+            object: r.0,
+            host: r.1,
+            device: r.2,
+            mount_point: r.3,
+            filesystem: r.4,
+            format: r.5,
+            encryption: r.6,
+            hash: r.7,
+            read_only: r.8,
+            hidden: r.9,
+            protects_hidden: r.10,
+            size: r.11,
+            backends: r.12,
+            state: r.13,
+        }
+    }
+}
 
 /// A signal about one volume, for `tcctl watch`.
 pub enum VolumeEvent {
@@ -303,12 +424,18 @@ impl Client {
         r
     }
 
-    /// (name, system, favorite) rows.
-    #[allow(clippy::type_complexity)]
-    pub fn list_favorites(
-        &self,
-    ) -> Result<Vec<(String, bool, HashMap<String, OwnedValue>)>, Failure> {
-        self.call("ListFavorites", &())
+    /// Your favorites and the system's.
+    pub fn list_favorites(&self) -> Result<Vec<Favorite>, Failure> {
+        let rows: Vec<(String, bool, HashMap<String, OwnedValue>)> =
+            self.call("ListFavorites", &())?;
+        Ok(rows
+            .into_iter()
+            .map(|(name, system, fields)| Favorite {
+                name,
+                system,
+                fields,
+            })
+            .collect())
     }
 
     pub fn add_favorite(
@@ -395,8 +522,9 @@ impl Client {
             .collect())
     }
 
-    pub fn list(&self) -> Result<Vec<Row>, Failure> {
-        self.call("ListVolumes", &())
+    pub fn list(&self) -> Result<Vec<Volume>, Failure> {
+        let rows: Vec<Row> = self.call("ListVolumes", &())?;
+        Ok(rows.into_iter().map(Volume::from).collect())
     }
 
     /// The processes (pid, command; 0 for another user's) still holding a

@@ -7,6 +7,7 @@
 
 use crate::bus::{Failure, exit};
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use zeroize::Zeroizing;
@@ -33,7 +34,21 @@ pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
             c
         }
         _ => {
-            let mut c = Command::new("systemd-ask-password");
+            let Some(agent) = find("systemd-ask-password") else {
+                return Err(Failure {
+                    code: exit::USAGE,
+                    message: "no terminal, dialog or password agent to ask for a password on: \
+                              give it with --password-stdin"
+                        .into(),
+                });
+            };
+            // It waits for an agent to answer, which may take long (or
+            // never come): not in silence.
+            eprintln!(
+                "tcctl: no terminal: asking the system's password agents \
+                 (--password-stdin reads it from standard input)"
+            );
+            let mut c = Command::new(agent);
             c.args([
                 "--timeout=0",
                 "--icon=drive-harddisk-encrypted",
@@ -71,6 +86,7 @@ fn run(command: &mut Command) -> Result<Zeroizing<Vec<u8>>, Failure> {
              --password-stdin reads it from standard input)"
         ),
     };
+    dies_with_tcctl(command);
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -110,4 +126,20 @@ fn run(command: &mut Command) -> Result<Zeroizing<Vec<u8>>, Failure> {
         answer.truncate(len - 1);
     }
     Ok(answer)
+}
+
+/// The helper goes when tcctl does (killed, or interrupted): no dialog or
+/// agent request is left waiting for nobody.
+fn dies_with_tcctl(command: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe calls are allowed: prctl is one, and it
+    // touches no memory.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }

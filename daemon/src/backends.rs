@@ -2,11 +2,10 @@
 //! policy, applied to the engine and to every mounted volume at once when
 //! the policy changes.
 
-use crate::engine::catalog::Candidate;
 use crate::engine::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::mounts::{Applied, MountTable};
-use crate::policy::Policy;
+use crate::policy::{Candidate, Policy};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -21,7 +20,7 @@ impl Backends {
     /// Describes the backends of `dir` and reads the policy at
     /// `policy_path`. Skipped backends are logged.
     pub fn discover(dir: &Path, prober: &Path, policy_path: &Path) -> Result<Backends> {
-        let policy = Policy::load(policy_path)?;
+        let policy = crate::policy::load(policy_path)?;
         let catalog = Catalog::discover(dir, prober)?;
         for f in &catalog.found {
             match &f.described {
@@ -61,7 +60,7 @@ impl Backends {
 
     /// Validates `text`, writes it to the policy file and applies it.
     pub fn set(&self, text: &str, table: &MountTable) -> Result<Applied> {
-        let policy = Policy::parse(text, "the new policy")?;
+        let policy = crate::policy::parse(text, "the new policy")?;
         // Refuse a policy that leaves nothing to serve ciphers before it
         // reaches the file.
         self.selectable(&policy)?;
@@ -72,7 +71,7 @@ impl Backends {
     /// Reads the policy file again (SIGHUP). On an error the last good
     /// policy stays.
     pub fn reload(&self, table: &MountTable) -> Result<Applied> {
-        let policy = Policy::load(&self.policy_path)?;
+        let policy = crate::policy::load(&self.policy_path)?;
         self.selectable(&policy)?;
         self.apply(policy, table)
     }

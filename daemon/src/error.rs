@@ -163,6 +163,56 @@ pub enum Error {
     /// root's, writable by no one else.
     #[error("{path}: {problem}")]
     UnsafeFile { path: String, problem: String },
+    /// Something the caller named does not exist (a favorite, a device).
+    #[error("{0}")]
+    NotFound(String),
+    /// The caller may not do this.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// The daemon already runs as much of this as it allows at once (the
+    /// message says what).
+    #[error("{0}")]
+    AtCapacity(String),
+    /// A volume was dismounted, but writes to it did not all reach the
+    /// host (what went wrong, a line per volume).
+    #[error("{0}")]
+    WritesLost(String),
+}
+
+impl Error {
+    /// The API's name for this error, which clients tell apart.
+    pub fn kind(&self) -> tcd_proto::contract::ErrorKind {
+        use tcd_proto::contract::ErrorKind as K;
+        match self {
+            Error::NotUnlocked { .. } => K::WrongPassword,
+            Error::AlreadyMounted(_) => K::AlreadyMounted,
+            Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
+            Error::Busy(_) | Error::AtCapacity(_) => K::Busy,
+            Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
+                K::UnsupportedCipher
+            }
+            Error::PasswordTooLong { .. } => K::PasswordTooLong,
+            Error::Cancelled => K::Cancelled,
+            Error::OverLimit(_) | Error::Argon2Memory { .. } => K::LimitExceeded,
+            Error::MountPoint { .. } => K::MountPoint,
+            Error::NoFilesystem(_) => K::NoFilesystem,
+            Error::FilesystemNotAllowed { .. } => K::FilesystemNotAllowed,
+            Error::Policy { .. } => K::InvalidPolicy,
+            Error::BackendNotAllowed(_) | Error::PermissionDenied(_) => K::PermissionDenied,
+            Error::TooLarge(_) => K::TooLarge,
+            Error::UnsafeFile { .. } => K::UnsafeFile,
+            Error::JournalNeedsReplay { .. } => K::JournalNeedsReplay,
+            Error::WritesLost(_) => K::WritesLost,
+            Error::InvalidArgument(_)
+            | Error::InvalidPim(_)
+            | Error::PrfNotInFormat { .. }
+            | Error::VolumeTooSmall { .. }
+            | Error::HiddenDoesNotFit { .. }
+            | Error::OuterNotFilled { .. }
+            | Error::Keyfile { .. } => K::InvalidArgument,
+            _ => K::Failed,
+        }
+    }
 }
 
 fn untried_note(untried: &[String]) -> String {

@@ -2,6 +2,7 @@
 //! volume library, and mounting through FUSE and loop devices (the D-Bus
 //! service follows).
 
+pub mod app;
 pub mod backends;
 pub(crate) mod benchmark;
 pub(crate) mod cache;

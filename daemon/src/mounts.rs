@@ -116,6 +116,14 @@ pub enum VolumeState {
 }
 
 impl VolumeState {
+    /// The state as the API names it.
+    pub fn contract(self) -> tcd_proto::contract::VolumeState {
+        match self {
+            VolumeState::Mounted => tcd_proto::contract::VolumeState::Mounted,
+            VolumeState::Detaching => tcd_proto::contract::VolumeState::Detaching,
+        }
+    }
+
     /// The name shown by D-Bus and tcctl.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,9 +1,17 @@
-//! Types shared by the daemon, the client and the cipher backends.
+//! The contracts of tcd, each spelled once for every side.
 //!
 //! `abi` is the versioned C ABI a cipher backend exports (mirrored by
-//! `include/tcd_backend.h`); `dbus` the rows of the D-Bus API; `devices` the stable device names
-//! favorites keep.
+//! `include/tcd_backend.h`); `devices` the stable device names favorites
+//! keep; `keyfiles` which files a keyfile list names. With the `contract`
+//! feature, `contract` is the D-Bus API: bus names and paths, the options
+//! and results of every method, the error names with their `tcctl` exit
+//! codes, the volume view and the policy file. The daemon and every client
+//! use these types; a new option is added here once.
 
 pub mod abi;
+#[cfg(feature = "contract")]
+pub mod contract;
+#[cfg(feature = "contract")]
 pub mod dbus;
 pub mod devices;
+pub mod keyfiles;

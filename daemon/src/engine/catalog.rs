@@ -7,6 +7,7 @@
 use super::loader::{self, LoadedBackend};
 use crate::error::{BackendProblem, Error, Result};
 use serde::{Deserialize, Serialize};
+use tcd_proto::contract::policy::Candidate;
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -18,16 +19,10 @@ pub const BACKEND_PREFIX: &str = "libtcd_backend_";
 /// A backend that takes longer than this to describe itself is skipped.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What a selection needs to know of a backend to judge it.
-pub trait Candidate {
-    fn name(&self) -> &str;
-    fn uses_cpu_crypto(&self) -> bool;
-}
-
 /// Which backends may serve ciphers and in which order. The daemon's
 /// policy answers; the engine knows nothing of its file or its form.
 pub trait Selection {
-    fn allows(&self, backend: &dyn Candidate) -> bool;
+    fn allows(&self, backend: &Found) -> bool;
     fn order(&self, backends: &mut [Arc<LoadedBackend>]);
 }
 
@@ -100,7 +95,7 @@ impl Candidate for Found {
     }
 }
 
-impl Candidate for Arc<LoadedBackend> {
+impl Candidate for LoadedBackend {
     fn name(&self) -> &str {
         &self.info.name
     }

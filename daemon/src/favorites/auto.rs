@@ -3,36 +3,12 @@
 //! appears) with the credentials their administrator gave them.
 
 use super::Favorite;
+use crate::cache::Cached;
 use crate::error::{Error, Result};
-use crate::mounts::{Filesystem, MountRequest, MountTable, Mounted};
-use crate::volume::kdf::Prf;
-use crate::volume::unlock::{Credentials, SearchOptions};
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use zeroize::Zeroizing;
-
-/// The searches to run for `fav`, in order: first only the PRF and
-/// encryption it last opened with (one trial instead of dozens), then
-/// `search` as asked. One search when the favorite has no record or the
-/// caller already narrowed it.
-pub fn searches(fav: Option<&Favorite>, search: &SearchOptions) -> Vec<SearchOptions> {
-    let mut out = Vec::new();
-    if let Some(f) = fav
-        && search.prf.is_none()
-        && search.chain.is_none()
-        && let (Some(h), Some(c)) = (&f.hash, &f.encryption)
-        && let (Some(prf), Some(chain)) = (Prf::by_name(h), crate::engine::Chain::by_name(c))
-    {
-        let mut quick = search.clone();
-        quick.prf = Some(prf);
-        quick.chain = Some(chain);
-        out.push(quick);
-    }
-    out.push(search.clone());
-    out
-}
 
 /// Where a favorite's volume is now: its file, or the device its stable
 /// name points to (`None` when the device is absent).
@@ -201,7 +177,8 @@ fn read_keyfiles(paths: &[String]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
 
 /// Opens a system favorite's volume as root without waiting on a pipe
 /// put in its place: a regular file or a block device only.
-fn open_host(path: &Path, write: bool) -> Result<File> {
+/// Opens a system favorite's container or device as the daemon.
+pub fn open_host(path: &Path, write: bool) -> Result<File> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let io = |e| Error::Io {
@@ -230,68 +207,28 @@ fn open_host(path: &Path, write: bool) -> Result<File> {
     Ok(f)
 }
 
-/// Mounts system favorite `fav` as root, with its password file and
-/// keyfiles; the PRF and encryption that opened it are returned for the
-/// record.
-pub fn mount_system(table: &MountTable, fav: &Favorite, cancel: &AtomicBool) -> Result<Mounted> {
+/// The credentials of a system favorite the daemon mounts itself: its
+/// password file (without the line end) and keyfiles, each a file of
+/// root's that no one else may change.
+pub fn system_credentials(fav: &Favorite) -> Result<Cached> {
     if fav.password_file.is_none() && fav.keyfiles.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "favorite {:?} has no password file or keyfiles for mounting without a user",
             fav.name
         )));
     }
-    let host_path =
-        locate(fav).ok_or_else(|| Error::NotMounted(format!("{} is not present", fav.host)))?;
     let mut password = match &fav.password_file {
         Some(p) => read_password_file(Path::new(p))?,
         None => Zeroizing::new(Vec::new()),
     };
-    // A password file ends with a newline, as `echo` writes it.
     while password.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
         password.pop();
     }
-    let keyfiles = read_keyfiles(&fav.keyfiles)?;
-    let kf: Vec<&[u8]> = keyfiles.iter().map(|k| &k[..]).collect();
-    let mut base = SearchOptions::new();
-    base.backend = fav.backend.clone();
-    let mut last = Error::NotUnlocked {
-        untried: Vec::new(),
-    };
-    for search in searches(Some(fav), &base) {
-        let host = open_host(&host_path, !fav.readonly)?;
-        let req = MountRequest {
-            host,
-            host_name: fav.host.clone(),
-            creds: Credentials {
-                password: &password,
-                keyfiles: &kf,
-                pim: fav.pim,
-            },
-            protect_hidden: None,
-            search,
-            read_only: fav.readonly,
-            filesystem: filesystem_of(fav),
-            mount_point: fav.mount_point.as_ref().map(PathBuf::from),
-            allow_non_empty: false,
-            discard: fav.discard,
-            owner: (0, 0),
-            favorite: Some(fav.name.clone()),
-            auto_dismount: fav.auto_dismount(),
-        };
-        match table.mount(req, cancel) {
-            Ok(m) => return Ok(m),
-            Err(e @ Error::NotUnlocked { .. }) => last = e,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
-}
-
-pub fn filesystem_of(fav: &Favorite) -> Filesystem {
-    match fav.filesystem.as_deref() {
-        Some("none") => Filesystem::None,
-        _ => Filesystem::Auto,
-    }
+    Ok(Cached {
+        password,
+        keyfiles: read_keyfiles(&fav.keyfiles)?,
+        pim: fav.pim,
+    })
 }
 
 #[cfg(test)]
@@ -337,26 +274,5 @@ mod tests {
         std::os::unix::fs::symlink(&key, folder.join("b")).unwrap();
         let e = k(&folder).unwrap_err();
         assert!(e.to_string().contains("keys/b"), "{e}");
-    }
-
-    #[test]
-    fn a_recorded_favorite_tries_its_own_prf_and_cipher_first() {
-        let mut f = Favorite {
-            name: "a".into(),
-            host: "/v".into(),
-            ..Default::default()
-        };
-        assert_eq!(searches(Some(&f), &SearchOptions::new()).len(), 1);
-        f.hash = Some("SHA-512".into());
-        f.encryption = Some("Serpent-AES".into());
-        let s = searches(Some(&f), &SearchOptions::new());
-        assert_eq!(s.len(), 2);
-        assert_eq!(s[0].prf, Prf::by_name("SHA-512"));
-        assert_eq!(s[0].chain.map(|c| c.name), Some("Serpent-AES"));
-        assert!(s[1].prf.is_none() && s[1].chain.is_none());
-        // A caller who narrowed the search is obeyed as asked.
-        let mut narrowed = SearchOptions::new();
-        narrowed.prf = Prf::by_name("SHA-256");
-        assert_eq!(searches(Some(&f), &narrowed).len(), 1);
     }
 }

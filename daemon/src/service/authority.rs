@@ -100,7 +100,7 @@ impl Authority {
             return Ok(());
         }
         let Some(conn) = &self.polkit else {
-            return Err(ServiceError::PermissionDenied(format!(
+            return Err(ServiceError::denied(format!(
                 "{}: only root may do this here (no polkit)",
                 action.id()
             )));
@@ -120,9 +120,7 @@ impl Authority {
                 ]),
             ),
             (None, None) => {
-                return Err(ServiceError::PermissionDenied(
-                    "the caller's process is unknown".into(),
-                ));
+                return Err(ServiceError::denied("the caller's process is unknown"));
             }
         };
         let details: HashMap<&str, &str> = HashMap::new();
@@ -136,15 +134,15 @@ impl Authority {
                 &(subject, action.id(), details, 0u32, ""),
             )
             .await
-            .map_err(|e| ServiceError::PermissionDenied(format!("polkit: {e}")))?;
+            .map_err(|e| ServiceError::denied(format!("polkit: {e}")))?;
         let (authorized, challenge, _): (bool, bool, HashMap<String, String>) = reply
             .body()
             .deserialize()
-            .map_err(|e| ServiceError::PermissionDenied(format!("polkit: {e}")))?;
+            .map_err(|e| ServiceError::denied(format!("polkit: {e}")))?;
         if authorized {
             Ok(())
         } else {
-            Err(ServiceError::PermissionDenied(format!(
+            Err(ServiceError::denied(format!(
                 "not authorized for {}{}",
                 action.id(),
                 if challenge {

@@ -125,31 +125,6 @@ fn on_device(shared: &Arc<Shared>, change: uevent::Change) {
     }
 }
 
-/// A mount attempt of one system favorite, registered in
-/// `Shared::mounting` until dropped.
-struct Attempt<'a>(&'a Shared, String);
-
-impl<'a> Attempt<'a> {
-    fn start(shared: &'a Shared, name: &str) -> Option<Attempt<'a>> {
-        let mut a = shared.mounting.lock().unwrap_or_else(|p| p.into_inner());
-        if a.iter().any(|n| n == name) {
-            return None;
-        }
-        a.push(name.to_owned());
-        Some(Attempt(shared, name.to_owned()))
-    }
-}
-
-impl Drop for Attempt<'_> {
-    fn drop(&mut self) {
-        self.0
-            .mounting
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|n| n != &self.1);
-    }
-}
-
 /// Whether a block device of that number is present with a medium.
 fn device_present(dev: u64) -> bool {
     let (major, minor) = (libc::major(dev), libc::minor(dev));
@@ -183,11 +158,11 @@ fn mount_present(shared: &Arc<Shared>, device: Option<u64>) {
         }
         // One attempt at a time per favorite (a retry may come while the
         // first still searches).
-        let Some(_attempt) = Attempt::start(shared, &fav.name) else {
+        let Some(_attempt) = shared.begin_system_mount(&fav.name) else {
             continue;
         };
         let never = AtomicBool::new(false);
-        match auto::mount_system(&shared.table, &fav, &never) {
+        match shared.mount_system_favorite(&fav, &never) {
             Ok(m) => {
                 tracing::info!(favorite = fav.name, id = m.id, "system favorite mounted");
                 if let Err(e) = shared.favorites.record_opened(

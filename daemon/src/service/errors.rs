@@ -1,76 +1,88 @@
-//! Named D-Bus errors (`org.tcd.Error.*`), one per thing a client tells
-//! apart, mapped from the library's errors at the boundary.
+//! The D-Bus form of an error: its name from the API's list
+//! ([`ErrorKind`]) and a message, or an error of the bus itself.
 
 use crate::error::Error;
+use tcd_proto::contract::ErrorKind;
+use zbus::message::{Header, Message};
+use zbus::names::ErrorName;
 
-#[derive(Debug, zbus::DBusError)]
-#[zbus(prefix = "org.tcd.Error")]
+#[derive(Debug)]
 pub enum ServiceError {
-    #[zbus(error)]
-    ZBus(zbus::Error),
-    /// Wrong password or keyfile, or not a volume (deliberately one error).
-    WrongPassword(String),
-    AlreadyMounted(String),
-    NotFound(String),
-    Busy(String),
-    PermissionDenied(String),
-    UnsupportedCipher(String),
-    InvalidArgument(String),
-    PasswordTooLong(String),
-    Cancelled(String),
-    /// Above a bound the policy sets for callers who are not
-    /// administrators (PIM, Argon2 memory).
-    LimitExceeded(String),
-    MountPoint(String),
-    NoFilesystem(String),
-    /// A filesystem type outside the policy's allow-list.
-    FilesystemNotAllowed(String),
-    /// A policy text with an error: the message names its line and column.
-    InvalidPolicy(String),
-    /// A favorite, or a user's favorites, past the daemon's size limits.
-    TooLarge(String),
-    /// A file the daemon would read as root is not a root-owned regular
-    /// file that only root may change.
-    UnsafeFile(String),
-    /// The volume was dismounted, but writes to it did not all reach the
-    /// host (the message says what went wrong).
-    WritesLost(String),
-    /// A read-only mount of a filesystem whose journal needs a replay the
-    /// daemon cannot make in memory: mount read-write once.
-    JournalNeedsReplay(String),
-    Failed(String),
+    /// The bus failed (or zbus refused the call's arguments).
+    Bus(zbus::Error),
+    /// `org.tcd.Error.<kind>` with a message.
+    Named(ErrorKind, String),
+}
+
+impl ServiceError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ServiceError::Named(kind, message.into())
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidArgument, message)
+    }
+    pub fn denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
+    }
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            ServiceError::Named(k, _) => Some(*k),
+            ServiceError::Bus(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServiceError::Bus(e) => write!(f, "{e}"),
+            ServiceError::Named(k, m) => write!(f, "{}: {m}", k.dbus_name()),
+        }
+    }
+}
+
+impl std::error::Error for ServiceError {}
+
+impl From<zbus::Error> for ServiceError {
+    fn from(e: zbus::Error) -> Self {
+        ServiceError::Bus(e)
+    }
 }
 
 impl From<Error> for ServiceError {
     fn from(e: Error) -> Self {
-        let msg = e.to_string();
-        match e {
-            Error::NotUnlocked { .. } => ServiceError::WrongPassword(msg),
-            Error::AlreadyMounted(_) => ServiceError::AlreadyMounted(msg),
-            Error::NotMounted(_) => ServiceError::NotFound(msg),
-            Error::Busy(_) => ServiceError::Busy(msg),
-            Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
-                ServiceError::UnsupportedCipher(msg)
+        ServiceError::Named(e.kind(), e.to_string())
+    }
+}
+
+/// The name zbus gives its own errors.
+const ZBUS_ERROR: &str = "org.freedesktop.zbus.Error";
+
+impl zbus::DBusError for ServiceError {
+    fn create_reply(&self, call: &Header<'_>) -> zbus::Result<Message> {
+        match self {
+            ServiceError::Bus(zbus::Error::FDO(e)) => e.create_reply(call),
+            _ => {
+                let message = self.description().unwrap_or_default().to_owned();
+                Message::error(call, self.name())?.build(&(message,))
             }
-            Error::PasswordTooLong { .. } => ServiceError::PasswordTooLong(msg),
-            Error::Cancelled => ServiceError::Cancelled(msg),
-            Error::OverLimit(_) | Error::Argon2Memory { .. } => ServiceError::LimitExceeded(msg),
-            Error::MountPoint { .. } => ServiceError::MountPoint(msg),
-            Error::NoFilesystem(_) => ServiceError::NoFilesystem(msg),
-            Error::FilesystemNotAllowed { .. } => ServiceError::FilesystemNotAllowed(msg),
-            Error::Policy { .. } => ServiceError::InvalidPolicy(msg),
-            Error::BackendNotAllowed(_) => ServiceError::PermissionDenied(msg),
-            Error::TooLarge(_) => ServiceError::TooLarge(msg),
-            Error::UnsafeFile { .. } => ServiceError::UnsafeFile(msg),
-            Error::JournalNeedsReplay { .. } => ServiceError::JournalNeedsReplay(msg),
-            Error::InvalidArgument(_)
-            | Error::InvalidPim(_)
-            | Error::PrfNotInFormat { .. }
-            | Error::VolumeTooSmall { .. }
-            | Error::HiddenDoesNotFit { .. }
-            | Error::OuterNotFilled { .. }
-            | Error::Keyfile { .. } => ServiceError::InvalidArgument(msg),
-            _ => ServiceError::Failed(msg),
+        }
+    }
+
+    fn name(&self) -> ErrorName<'_> {
+        match self {
+            ServiceError::Bus(zbus::Error::FDO(e)) => e.name(),
+            ServiceError::Bus(_) => ErrorName::from_static_str_unchecked(ZBUS_ERROR),
+            ServiceError::Named(kind, _) => ErrorName::try_from(kind.dbus_name())
+                .unwrap_or_else(|_| ErrorName::from_static_str_unchecked(ZBUS_ERROR)),
+        }
+    }
+
+    fn description(&self) -> Option<&str> {
+        match self {
+            ServiceError::Bus(zbus::Error::FDO(e)) => e.description(),
+            ServiceError::Bus(_) => None,
+            ServiceError::Named(_, message) => Some(message),
         }
     }
 }

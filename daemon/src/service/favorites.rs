@@ -10,19 +10,6 @@ use zbus::zvariant::{OwnedValue, Value};
 
 pub type Dict = HashMap<String, OwnedValue>;
 
-/// A favorite as `ListFavorites` shows it to a caller: a system
-/// favorite's keyfile and password file paths only to administrators
-/// (they name root's secrets, and where they are is root's business).
-pub fn listed(f: &Favorite, system: bool, administrator: bool) -> Dict {
-    if system && !administrator && (!f.keyfiles.is_empty() || f.password_file.is_some()) {
-        let mut shown = f.clone();
-        shown.keyfiles = Vec::new();
-        shown.password_file = None;
-        return to_dict(&shown);
-    }
-    to_dict(f)
-}
-
 /// A favorite as D-Bus sends it.
 pub fn to_dict(f: &Favorite) -> Dict {
     let mut d = Dict::new();
@@ -73,7 +60,7 @@ const KEYS: &[(&str, &str)] = &[
 /// A favorite from what a caller sent; unknown keys and wrong types are
 /// named in the error.
 pub fn from_dict(d: &Dict) -> Result<Favorite, ServiceError> {
-    let bad = |m: String| ServiceError::InvalidArgument(m);
+    let bad = ServiceError::invalid;
     let mut t = toml::Table::new();
     for (k, v) in d {
         let Some((_, want)) = KEYS.iter().find(|(name, _)| name == k) else {
@@ -159,24 +146,6 @@ mod tests {
         for (k, t) in KEYS {
             assert_eq!(d[*k].value_signature().to_string(), *t, "{k}");
         }
-    }
-
-    #[test]
-    fn only_administrators_see_where_a_system_favorites_secrets_are() {
-        let f = Favorite {
-            name: "srv".into(),
-            host: "/srv/v.hc".into(),
-            keyfiles: vec!["/etc/tcd/keys/k".into()],
-            password_file: Some("/etc/tcd/keys/pw".into()),
-            ..Default::default()
-        };
-        let user = listed(&f, true, false);
-        assert!(!user.contains_key("keyfiles") && !user.contains_key("password_file"));
-        assert_eq!(user["host"], to_dict(&f)["host"]);
-        let admin = listed(&f, true, true);
-        assert!(admin.contains_key("keyfiles") && admin.contains_key("password_file"));
-        // A user's own favorite is theirs to see whole.
-        assert!(listed(&f, false, false).contains_key("keyfiles"));
     }
 
     #[test]

@@ -82,15 +82,3 @@ async fn announce(shared: &Shared, m: &Mounted) {
             .await;
     }
 }
-
-/// The error of a dismount that took down a volume whose writes did not
-/// all reach the host (the dismount itself is done), if any.
-pub fn lost_writes(m: &Mounted) -> Option<String> {
-    m.health.writes_lost().then(|| {
-        format!(
-            "{} was dismounted, but writes to it were lost: {}",
-            m.host_name,
-            m.health.problems().join("; ")
-        )
-    })
-}

@@ -5,6 +5,8 @@
 
 pub mod authority;
 pub mod automation;
+pub mod context;
+pub mod decode;
 pub mod errors;
 pub mod favorites;
 pub mod health;
@@ -12,31 +14,23 @@ pub mod manager;
 pub mod objects;
 pub mod volume;
 
+use crate::app::App;
 use crate::backends::Backends;
 use crate::error::{Error, Result};
 use crate::mounts::MountTable;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Who is on the other end of a connection or call.
 pub type Peer = authority::Caller;
 
-/// What every connection shares.
+/// What every connection shares: the application, and who is listening.
 pub struct Shared {
-    pub table: MountTable,
-    pub backends: Backends,
-    pub favorites: crate::favorites::Favorites,
-    /// System favorites the daemon is mounting now (one attempt each).
-    mounting: Mutex<Vec<String>>,
-    /// Passwords users asked to have cached (off unless asked).
-    pub cache: crate::cache::PasswordCache,
-    /// A benchmark is running (one at a time: it takes every core).
-    pub benchmark_running: std::sync::atomic::AtomicBool,
+    pub app: Arc<App>,
     /// polkit, once serving on a bus found it; else root only.
     authority: std::sync::OnceLock<authority::Authority>,
-    pub runtime: PathBuf,
     /// Every live peer-to-peer client connection, to announce volumes to;
     /// they leave the list when their client hangs up.
     conns: Mutex<Vec<(u64, zbus::Connection)>>,
@@ -44,6 +38,13 @@ pub struct Shared {
     /// only to the clients allowed to see them.
     bus: std::sync::OnceLock<Arc<objects::BusView>>,
     next_conn: std::sync::atomic::AtomicU64,
+}
+
+impl std::ops::Deref for Shared {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
 }
 
 impl Shared {
@@ -54,14 +55,8 @@ impl Shared {
         runtime: &Path,
     ) -> Arc<Shared> {
         let shared = Arc::new(Shared {
-            table,
-            backends,
-            favorites,
-            mounting: Mutex::new(Vec::new()),
-            cache: crate::cache::PasswordCache::default(),
+            app: Arc::new(App::new(table, backends, favorites, runtime)),
             authority: std::sync::OnceLock::new(),
-            benchmark_running: std::sync::atomic::AtomicBool::new(false),
-            runtime: runtime.to_path_buf(),
             conns: Mutex::new(Vec::new()),
             bus: std::sync::OnceLock::new(),
             next_conn: std::sync::atomic::AtomicU64::new(0),
@@ -161,7 +156,7 @@ impl Shared {
                 .object_server()
                 .at(
                     volume::object_path(m.id),
-                    volume::VolumeObject::new(m.clone()),
+                    volume::VolumeObject::new(m.clone(), None),
                 )
                 .await;
         }
@@ -326,10 +321,12 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
         .map_err(|e| zbus::Error::Failure(e.to_string()))?;
     let watch = Arc::clone(&socket);
     let manager = manager::Manager {
-        shared: Arc::clone(shared),
-        peer: Some(peer),
-        socket: Some(socket),
-        on_system_bus: false,
+        ctx: context::Ctx {
+            shared: Arc::clone(shared),
+            peer: Some(peer),
+            socket: Some(socket),
+            on_system_bus: false,
+        },
     };
     let mut builder = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .server(guid)?
@@ -341,7 +338,7 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
     for m in &first {
         builder = builder.serve_at(
             volume::object_path(m.id),
-            volume::VolumeObject::new(m.clone()),
+            volume::VolumeObject::new(m.clone(), None),
         )?;
     }
     let conn = builder.build()?;
@@ -354,7 +351,7 @@ fn attach(shared: &Arc<Shared>, stream: UnixStream, guid: zbus::Guid<'static>) -
     for m in &now {
         conn.object_server().at(
             volume::object_path(m.id),
-            volume::VolumeObject::new(m.clone()),
+            volume::VolumeObject::new(m.clone(), None),
         )?;
     }
     for gone in first.iter().filter(|m| !now.iter().any(|n| n.id == m.id)) {
@@ -397,7 +394,7 @@ pub enum Bus {
 }
 
 /// The well-known name on a bus.
-pub const BUS_NAME: &str = "org.tcd.Tcd1";
+pub const BUS_NAME: &str = tcd_proto::contract::names::BUS_NAME;
 
 /// The daemon on a message bus: the connection, and word of its end.
 pub struct BusService {
@@ -421,10 +418,12 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<BusService> {
         .authority
         .set(zbus::block_on(authority::Authority::connect()));
     let manager = manager::Manager {
-        shared: Arc::clone(&shared),
-        peer: None,
-        socket: None,
-        on_system_bus: bus == Bus::System,
+        ctx: context::Ctx {
+            shared: Arc::clone(&shared),
+            peer: None,
+            socket: None,
+            on_system_bus: bus == Bus::System,
+        },
     };
     // No zbus object server on this connection: it would answer every
     // object to every caller. The daemon's own dispatcher answers, and the

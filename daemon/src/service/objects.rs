@@ -129,7 +129,7 @@ impl BusView {
     async fn volume_interfaces(&self, m: &Mounted) -> Interfaces {
         let path = volume::object_path(m.id);
         let props = match SignalEmitter::new(&self.conn, path.as_str()) {
-            Ok(emitter) => VolumeObject::new(m.clone())
+            Ok(emitter) => VolumeObject::new(m.clone(), None)
                 .get_all(&self.spare, &self.conn, None, &emitter)
                 .await
                 .unwrap_or_default(),
@@ -407,7 +407,7 @@ impl BusObjects {
         if self.view.callers.lock().contains_key(&name) {
             return Some(name);
         }
-        let peer = self.manager.caller(hdr, self.conn()).await.ok()?;
+        let peer = self.manager.ctx.caller(hdr, self.conn()).await.ok()?;
         self.view
             .callers
             .lock()
@@ -420,121 +420,124 @@ impl BusObjects {
     }
 
     async fn answer(&self, msg: &Message, hdr: &Header<'_>) -> fdo::Result<()> {
-        let path = hdr
-            .path()
-            .ok_or_else(|| fdo::Error::Failed("Missing object path".into()))?
-            .to_string();
-        let iface = hdr
-            .interface()
-            .ok_or_else(|| fdo::Error::Failed("Missing interface".into()))?
-            .to_string();
-        let member = hdr
-            .member()
-            .ok_or_else(|| fdo::Error::Failed("Missing member".into()))?
-            .clone();
+        let call = Call::of(msg, hdr)?;
         let caller = self.remember(hdr).await;
-        let unknown_object = || fdo::Error::UnknownObject(format!("Unknown object '{path}'"));
-        let unknown_method = || fdo::Error::UnknownMethod(format!("Unknown method '{member}'"));
         // Any path answers a ping (the D-Bus specification says so).
-        if iface == PEER {
-            return match member.as_str() {
-                "Ping" => self.reply(hdr, &()).await,
-                "GetMachineId" => {
-                    let id = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
-                        .iter()
-                        .find_map(|f| std::fs::read_to_string(f).ok())
-                        .map(|s| s.trim().to_owned())
-                        .ok_or_else(|| fdo::Error::Failed("no machine id".into()))?;
-                    self.reply(hdr, &id).await
-                }
-                _ => Err(unknown_method()),
-            };
+        if call.iface == PEER {
+            return self.answer_peer(&call).await;
         }
-        let emitter = SignalEmitter::new(self.conn(), path.as_str())
-            .map_err(|e| fdo::Error::Failed(e.to_string()))?;
-        if path == MANAGER_PATH {
-            return match iface.as_str() {
-                MANAGER => {
-                    match self
-                        .manager
-                        .call(&self.view.spare, self.conn(), msg, member.as_ref())
-                    {
-                        DispatchResult2::Async(f) => f.await,
-                        _ => Err(unknown_method()),
-                    }
-                }
-                PROPERTIES => {
-                    self.properties(msg, hdr, &member, &emitter, MANAGER, &self.manager)
-                        .await
-                }
-                OBJECT_MANAGER if member.as_str() == "GetManagedObjects" => {
-                    let mut objects: HashMap<OwnedObjectPath, Interfaces> = HashMap::new();
-                    for m in self.visible(caller.as_deref()).await {
-                        objects.insert(
-                            volume::object_path(m.id),
-                            self.view.volume_interfaces(&m).await,
-                        );
-                    }
-                    self.reply(hdr, &objects).await
-                }
-                INTROSPECTABLE if member.as_str() == "Introspect" => {
-                    let mut xml = String::new();
-                    self.manager.introspect_to_writer(&mut xml, 2);
-                    fdo::ObjectManager.introspect_to_writer(&mut xml, 2);
-                    let xml = node_xml(&xml, &["volumes"]);
-                    self.reply(hdr, &xml).await
-                }
-                OBJECT_MANAGER | INTROSPECTABLE => Err(unknown_method()),
-                _ => Err(fdo::Error::UnknownInterface(format!(
-                    "Unknown interface '{iface}'"
-                ))),
-            };
+        if call.path == MANAGER_PATH {
+            return self.answer_manager(&call, caller.as_deref()).await;
         }
-        if let Some(id) = volume_id(&path) {
+        if let Some(id) = volume_id(&call.path) {
             let m = match self.shared.table.get(id) {
                 Some(m) if self.sees(caller.as_deref(), &m).await => m,
-                _ => return Err(unknown_object()),
+                _ => return Err(call.unknown_object()),
             };
-            let object = VolumeObject::new(m);
-            return match iface.as_str() {
-                PROPERTIES => {
-                    self.properties(msg, hdr, &member, &emitter, VOLUME, &object)
-                        .await
-                }
-                INTROSPECTABLE if member.as_str() == "Introspect" => {
-                    let mut xml = String::new();
-                    object.introspect_to_writer(&mut xml, 2);
-                    self.reply(hdr, &node_xml(&xml, &[])).await
-                }
-                INTROSPECTABLE => Err(unknown_method()),
-                _ => Err(fdo::Error::UnknownInterface(format!(
-                    "Unknown interface '{iface}'"
-                ))),
-            };
+            return self.answer_volume(&call, m).await;
         }
-        // The folders above the objects: only their names, and under
-        // the volumes folder the caller's own volumes.
-        let child = match path.as_str() {
+        self.answer_folder(&call, caller.as_deref()).await
+    }
+
+    async fn answer_peer(&self, call: &Call<'_>) -> fdo::Result<()> {
+        match call.member.as_str() {
+            "Ping" => self.reply(call.hdr, &()).await,
+            "GetMachineId" => {
+                let id = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+                    .iter()
+                    .find_map(|f| std::fs::read_to_string(f).ok())
+                    .map(|s| s.trim().to_owned())
+                    .ok_or_else(|| fdo::Error::Failed("no machine id".into()))?;
+                self.reply(call.hdr, &id).await
+            }
+            _ => Err(call.unknown_method()),
+        }
+    }
+
+    async fn answer_manager(&self, call: &Call<'_>, caller: Option<&str>) -> fdo::Result<()> {
+        let (msg, hdr, member) = (call.msg, call.hdr, &call.member);
+        match call.iface.as_str() {
+            MANAGER => {
+                match self
+                    .manager
+                    .call(&self.view.spare, self.conn(), msg, member.as_ref())
+                {
+                    DispatchResult2::Async(f) => f.await,
+                    _ => Err(call.unknown_method()),
+                }
+            }
+            PROPERTIES => {
+                let emitter = call.emitter(self.conn())?;
+                self.properties(msg, hdr, member, &emitter, MANAGER, &self.manager)
+                    .await
+            }
+            OBJECT_MANAGER if member.as_str() == "GetManagedObjects" => {
+                let mut objects: HashMap<OwnedObjectPath, Interfaces> = HashMap::new();
+                for m in self.visible(caller).await {
+                    objects.insert(
+                        volume::object_path(m.id),
+                        self.view.volume_interfaces(&m).await,
+                    );
+                }
+                self.reply(hdr, &objects).await
+            }
+            INTROSPECTABLE if member.as_str() == "Introspect" => {
+                let mut xml = String::new();
+                self.manager.introspect_to_writer(&mut xml, 2);
+                fdo::ObjectManager.introspect_to_writer(&mut xml, 2);
+                let xml = node_xml(&xml, &["volumes"]);
+                self.reply(hdr, &xml).await
+            }
+            OBJECT_MANAGER | INTROSPECTABLE => Err(call.unknown_method()),
+            _ => Err(call.unknown_interface()),
+        }
+    }
+
+    async fn answer_volume(&self, call: &Call<'_>, m: Mounted) -> fdo::Result<()> {
+        let (msg, hdr, member) = (call.msg, call.hdr, &call.member);
+        let object = VolumeObject::new(m, Some(self.manager.ctx.clone()));
+        match call.iface.as_str() {
+            VOLUME => match object.call(&self.view.spare, self.conn(), msg, member.as_ref()) {
+                DispatchResult2::Async(f) => f.await,
+                _ => Err(call.unknown_method()),
+            },
+            PROPERTIES => {
+                let emitter = call.emitter(self.conn())?;
+                self.properties(msg, hdr, member, &emitter, VOLUME, &object)
+                    .await
+            }
+            INTROSPECTABLE if member.as_str() == "Introspect" => {
+                let mut xml = String::new();
+                object.introspect_to_writer(&mut xml, 2);
+                self.reply(hdr, &node_xml(&xml, &[])).await
+            }
+            INTROSPECTABLE => Err(call.unknown_method()),
+            _ => Err(call.unknown_interface()),
+        }
+    }
+
+    /// The folders above the objects: only their names, and under the
+    /// volumes folder the caller's own volumes.
+    async fn answer_folder(&self, call: &Call<'_>, caller: Option<&str>) -> fdo::Result<()> {
+        let child = match call.path.as_str() {
             "/" => vec!["org".to_owned()],
             "/org" => vec!["tcd".to_owned()],
             "/org/tcd" => vec!["Tcd1".to_owned()],
             VOLUMES_PATH => self
-                .visible(caller.as_deref())
+                .visible(caller)
                 .await
                 .iter()
                 .map(|m| m.id.to_string())
                 .collect(),
-            _ => return Err(unknown_object()),
+            _ => return Err(call.unknown_object()),
         };
-        match (iface.as_str(), member.as_str()) {
+        match (call.iface.as_str(), call.member.as_str()) {
             (INTROSPECTABLE, "Introspect") => {
                 let names: Vec<&str> = child.iter().map(String::as_str).collect();
-                self.reply(hdr, &node_xml("", &names)).await
+                self.reply(call.hdr, &node_xml("", &names)).await
             }
-            (INTROSPECTABLE, _) => Err(unknown_method()),
-            _ => Err(fdo::Error::UnknownInterface(format!(
-                "Unknown interface '{iface}'"
-            ))),
+            (INTROSPECTABLE, _) => Err(call.unknown_method()),
+            _ => Err(call.unknown_interface()),
         }
     }
 
@@ -699,5 +702,49 @@ mod tests {
         assert!(xml.contains("<node name=\"3\"/>"));
         assert_eq!(xml.matches("<node name=").count(), 1);
         assert!(xml.contains("org.freedesktop.DBus.Properties"));
+    }
+}
+
+/// One call's address: object, interface and member.
+struct Call<'a> {
+    msg: &'a Message,
+    hdr: &'a Header<'a>,
+    path: String,
+    iface: String,
+    member: zbus::names::MemberName<'static>,
+}
+
+impl<'a> Call<'a> {
+    fn of(msg: &'a Message, hdr: &'a Header<'a>) -> fdo::Result<Call<'a>> {
+        let missing = |what: &str| fdo::Error::Failed(format!("Missing {what}"));
+        Ok(Call {
+            msg,
+            hdr,
+            path: hdr
+                .path()
+                .ok_or_else(|| missing("object path"))?
+                .to_string(),
+            iface: hdr
+                .interface()
+                .ok_or_else(|| missing("interface"))?
+                .to_string(),
+            member: hdr.member().ok_or_else(|| missing("member"))?.to_owned(),
+        })
+    }
+
+    fn emitter<'c>(&self, conn: &'c zbus::Connection) -> fdo::Result<SignalEmitter<'c>> {
+        SignalEmitter::new(conn, self.path.clone()).map_err(|e| fdo::Error::Failed(e.to_string()))
+    }
+
+    fn unknown_object(&self) -> fdo::Error {
+        fdo::Error::UnknownObject(format!("Unknown object '{}'", self.path))
+    }
+
+    fn unknown_method(&self) -> fdo::Error {
+        fdo::Error::UnknownMethod(format!("Unknown method '{}'", self.member))
+    }
+
+    fn unknown_interface(&self) -> fdo::Error {
+        fdo::Error::UnknownInterface(format!("Unknown interface '{}'", self.iface))
     }
 }

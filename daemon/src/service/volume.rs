@@ -1,12 +1,44 @@
 //! `org.tcd.Volume1`: one object per mounted volume under
 //! `/org/tcd/Tcd1/volumes/<N>`, announced through the ObjectManager at
-//! `/org/tcd/Tcd1`. Read-only properties; no key material.
+//! `/org/tcd/Tcd1`: its properties (no key material) and what is done to
+//! the volume itself (`Dismount`).
 
+use super::context::Ctx;
+use super::decode::{self, Dict};
+use super::errors::ServiceError;
 use crate::mounts::Mounted;
+use tcd_proto::contract::{DismountOptions, VolumeView};
 use zbus::zvariant::OwnedObjectPath;
 
-pub const MANAGER_PATH: &str = "/org/tcd/Tcd1";
-pub const VOLUMES_PATH: &str = "/org/tcd/Tcd1/volumes";
+pub use tcd_proto::contract::names::{MANAGER_PATH, VOLUMES_PATH};
+
+/// The contract's view of a mounted volume: what its properties say.
+pub fn view(m: &Mounted) -> VolumeView {
+    VolumeView {
+        host: Some(m.host_name.clone()),
+        device: Some(m.device.display().to_string()),
+        mount_point: Some(
+            m.mount_point
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ),
+        filesystem: Some(m.filesystem.clone().unwrap_or_default()),
+        format: Some(m.info.format.name().to_owned()),
+        encryption: Some(m.info.chain.name.to_owned()),
+        hash: Some(m.info.prf.name().to_owned()),
+        read_only: Some(m.read_only),
+        hidden: Some(m.info.hidden),
+        protects_hidden: Some(m.protects_hidden),
+        size: Some(m.info.data_size),
+        sector_size: Some(m.info.sector_size),
+        backends: Some(m.info.backends.clone()),
+        owner: Some(m.owner),
+        health: Some(m.health.status().to_owned()),
+        problems: Some(m.health.problems()),
+        state: Some(m.state.contract()),
+    }
+}
 
 pub fn object_path(id: u32) -> OwnedObjectPath {
     // Digits only: always a valid object path.
@@ -16,11 +48,14 @@ pub fn object_path(id: u32) -> OwnedObjectPath {
 
 pub struct VolumeObject {
     m: Mounted,
+    /// The caller's side of the service; on a peer-to-peer connection,
+    /// found at the manager's object when a method is called.
+    ctx: Option<Ctx>,
 }
 
 impl VolumeObject {
-    pub fn new(m: Mounted) -> Self {
-        VolumeObject { m }
+    pub fn new(m: Mounted, ctx: Option<Ctx>) -> Self {
+        VolumeObject { m, ctx }
     }
 
     /// Takes the volume's new state (the caller emits the change).
@@ -31,6 +66,34 @@ impl VolumeObject {
 
 #[zbus::interface(name = "org.tcd.Volume1")]
 impl VolumeObject {
+    /// Dismounts this volume. Options: `force` (b: even with files open;
+    /// the volume then detaches, and is gone once the last user lets go).
+    /// Returns the processes (pid, command) still holding a volume left
+    /// detaching; empty once it is gone.
+    async fn dismount(
+        &self,
+        options: Dict,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<(u32, String)>, ServiceError> {
+        let o: DismountOptions = decode::options(&options)?;
+        let ctx = match &self.ctx {
+            Some(c) => c.clone(),
+            None => {
+                let manager = conn
+                    .object_server()
+                    .interface::<_, super::manager::Manager>(MANAGER_PATH)
+                    .await?;
+                let ctx = manager.get().await.ctx.clone();
+                ctx
+            }
+        };
+        let peer = ctx.caller(&header, conn).await?;
+        let path = object_path(self.m.id);
+        ctx.dismount_named(&peer, path.as_str(), o.force.unwrap_or(false))
+            .await
+    }
+
     /// The container file or device, as the client named it.
     #[zbus(property)]
     fn host(&self) -> String {

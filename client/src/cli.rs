@@ -1,0 +1,597 @@
+//! The command line as clap reads it: every command, option and argument,
+//! and the manual page and completions made from them.
+
+use crate::bus::Failure;
+use crate::input;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+
+/// Where the options every command takes are listed, apart from its own.
+const GLOBAL: &str = "Global options";
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Mount, create and manage TrueCrypt and VeraCrypt volumes through tcd"
+)]
+pub struct Cli {
+    /// The daemon's socket (default: $TCD_SOCKET, then the system bus if
+    /// tcd is there, then /run/tcd/tcd.sock).
+    // $TCD_SOCKET is read by `socket()`, not clap's `env`: clap would show
+    // an option set from the environment as required in its usage lines.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub socket: Option<PathBuf>,
+    /// Talk to a daemon on the session bus.
+    #[arg(long, global = true, conflicts_with = "system", help_heading = GLOBAL)]
+    pub session: bool,
+    /// Talk to a daemon on the system bus.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub system: bool,
+    /// Also report the result as a desktop notification (the default when
+    /// no terminal is attached).
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub notify: bool,
+    /// Never ask for a password (no prompt, dialog or password agent): it
+    /// comes with --password-stdin, else the command fails at once.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub non_interactive: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    /// The socket asked for: --socket, else $TCD_SOCKET if set.
+    pub fn socket(&self) -> Option<PathBuf> {
+        self.socket.clone().or_else(|| {
+            std::env::var_os("TCD_SOCKET")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+        })
+    }
+}
+
+#[derive(Args, Clone, Default)]
+pub struct Secrets {
+    /// Read passwords from standard input, one line each, in the order asked.
+    #[arg(long)]
+    pub password_stdin: bool,
+    /// A keyfile (repeatable; a folder means the files in it).
+    #[arg(long = "keyfile", short = 'k')]
+    pub keyfiles: Vec<PathBuf>,
+    /// VeraCrypt's PIM.
+    #[arg(long, default_value_t = 0)]
+    pub pim: u32,
+}
+
+#[derive(Args, Clone, Default)]
+pub struct Search {
+    /// Only try this hash (PRF).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub hash: Option<Hash>,
+    /// Only try this encryption, as TrueCrypt names it.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub encryption: Option<Encryption>,
+    /// Only try this format.
+    #[arg(long = "volume-type", value_enum, ignore_case = true)]
+    pub format: Option<Format>,
+    /// Use this cipher backend for every layer.
+    #[arg(long)]
+    pub backend: Option<String>,
+}
+
+/// A hash (PRF) as users type it (any case; the aliases are the other
+/// spellings the daemon knows); the daemon takes these names.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Hash {
+    #[value(alias = "sha-512", alias = "sha_512")]
+    Sha512,
+    #[value(alias = "sha-256", alias = "sha_256")]
+    Sha256,
+    Whirlpool,
+    #[value(alias = "ripemd-160", alias = "rmd160", alias = "rmd-160")]
+    Ripemd160,
+    #[value(alias = "blake2s-256", alias = "blake2s256")]
+    Blake2s,
+    #[value(
+        alias = "streebog512",
+        alias = "streebog-512",
+        alias = "stribog",
+        alias = "stribog512",
+        alias = "stribog-512"
+    )]
+    Streebog,
+    #[value(alias = "argon2")]
+    Argon2id,
+}
+
+/// An encryption algorithm (a cascade is written outermost first), as
+/// TrueCrypt and VeraCrypt name them; the last five are VeraCrypt's only.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Encryption {
+    #[value(name = "AES")]
+    Aes,
+    #[value(name = "Serpent")]
+    Serpent,
+    #[value(name = "Twofish")]
+    Twofish,
+    #[value(name = "AES-Twofish")]
+    AesTwofish,
+    #[value(name = "AES-Twofish-Serpent")]
+    AesTwofishSerpent,
+    #[value(name = "Serpent-AES")]
+    SerpentAes,
+    #[value(name = "Serpent-Twofish-AES")]
+    SerpentTwofishAes,
+    #[value(name = "Twofish-Serpent")]
+    TwofishSerpent,
+    #[value(name = "Camellia")]
+    Camellia,
+    #[value(name = "Kuznyechik")]
+    Kuznyechik,
+    #[value(name = "Camellia-Kuznyechik")]
+    CamelliaKuznyechik,
+    #[value(name = "Camellia-Serpent")]
+    CamelliaSerpent,
+    #[value(name = "Kuznyechik-AES")]
+    KuznyechikAes,
+    #[value(name = "Kuznyechik-Serpent-Camellia")]
+    KuznyechikSerpentCamellia,
+    #[value(name = "Kuznyechik-Twofish")]
+    KuznyechikTwofish,
+}
+
+/// A volume format.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Format {
+    Veracrypt,
+    Truecrypt,
+}
+
+/// What a mount goes as far as.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MountFilesystem {
+    /// Mount the filesystem inside.
+    Auto,
+    /// Stop at the block device.
+    None,
+}
+
+/// The filesystem `create` makes in a new volume.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NewFilesystem {
+    Ext4,
+    Fat,
+    Exfat,
+    Btrfs,
+    Xfs,
+    /// No filesystem: the volume stays empty.
+    None,
+}
+
+/// The policy's use of processor crypto instructions.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Acceleration {
+    /// Processor AES where present.
+    Auto,
+    /// Software only.
+    Disabled,
+}
+
+/// The name the daemon takes for a value: the one shown on the command
+/// line.
+pub fn wire_name(v: impl ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// TrueCrypt's auto-dismount preferences, for one mount.
+#[derive(Args, Clone, Default)]
+pub struct AutoDismount {
+    /// Dismount it when you log out (your last session ends).
+    #[arg(long)]
+    pub dismount_on_logout: bool,
+    /// Dismount it before the machine sleeps.
+    #[arg(long)]
+    pub dismount_before_sleep: bool,
+    /// Dismount it after this many seconds without reads or writes.
+    #[arg(long, value_name = "SECONDS")]
+    pub dismount_idle: Option<u32>,
+    /// Automatic dismounts go ahead even with files open.
+    #[arg(long)]
+    pub force_dismount: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Mount a volume (its filesystem, or only its block device).
+    Mount(MountArgs),
+    /// Dismount a volume by container, mount point or device, or all.
+    Dismount {
+        /// The volume: its container or device, its mount point, or its
+        /// mapped device.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        target: Option<String>,
+        /// Every volume you mounted (root: every volume).
+        #[arg(long)]
+        all: bool,
+        /// Dismount even if files are open.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List mounted volumes.
+    List {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a volume's header without mounting it.
+    Info(InfoArgs),
+    /// Create a volume (a new file of --size, or in an existing file or
+    /// device), or with --hidden-size a hidden volume inside one.
+    Create(CreateArgs),
+    /// Change a volume's password, keyfiles, PIM or hash (or convert it
+    /// with --to). With --password-stdin: the old password, then the new.
+    ChangePassword(ChangePasswordArgs),
+    /// Save both header slots (128 KiB) to a new file.
+    BackupHeader(BackupHeaderArgs),
+    /// Restore a header from a backup file, or with --embedded from the
+    /// backup header inside the volume.
+    RestoreHeader(RestoreHeaderArgs),
+    /// Wipe your passwords cached in the daemon (root: everyone's).
+    WipeCache,
+    /// Favorite volumes: add, remove, list, mount, forget a kept password.
+    Favorites {
+        #[command(subcommand)]
+        action: FavoritesAction,
+    },
+    /// Stay and report the daemon's automatic dismounts of your volumes
+    /// (with --notify as desktop notifications; run by the session's
+    /// autostart).
+    Watch,
+    /// The daemon's cipher backends, loaded or not, and what the policy
+    /// allows.
+    Backends {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The backend policy: show it, or change it (administrators).
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+    /// TrueCrypt's benchmark, run by the daemon on the backends mounted
+    /// volumes would use.
+    Benchmark {
+        /// Buffer size: bytes, or with K, M, G (decimal as TrueCrypt: 100M
+        /// is 100,000,000 bytes).
+        #[arg(long, default_value = "100M", value_parser = input::parse_decimal_size)]
+        size: u64,
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+// The commands' own arguments below carry no doc comment: the command's
+// description is the variant's, above.
+
+#[derive(Args)]
+pub struct MountArgs {
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    /// Where to mount it (default: a new folder under /media/$USER, or
+    /// /run/media/$USER).
+    pub mount_point: Option<PathBuf>,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+    /// Mount read-only: nothing is written to the volume.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Mount what is inside, or stop at the block device.
+    #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
+    pub filesystem: MountFilesystem,
+    /// Also ask for the hidden volume's password and refuse writes into it.
+    #[arg(long)]
+    pub protect_hidden: bool,
+    /// Mount on a folder that is not empty.
+    #[arg(long)]
+    pub allow_non_empty: bool,
+    /// Pass discards (TRIM) down; reveals which blocks are used.
+    #[arg(long)]
+    pub discard: bool,
+    /// Keep this password (and keyfiles, PIM) in the daemon's locked
+    /// memory, for --cached, until wiped or the daemon stops.
+    #[arg(long)]
+    pub cache: bool,
+    /// Try the passwords cached for you, without asking for one.
+    #[arg(long)]
+    pub cached: bool,
+    #[command(flatten)]
+    pub auto_dismount: AutoDismount,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+    /// Print JSON, for scripts.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct CreateArgs {
+    /// The new volume: a container file to make (with --size), or an
+    /// existing file or device to overwrite.
+    pub volume: PathBuf,
+    /// Size of a new container file: bytes, or with K, M, G, T. Without
+    /// it, the volume is made in the existing file or device.
+    #[arg(long, value_parser = input::parse_size)]
+    pub size: Option<u64>,
+    /// With --size: replace an existing file.
+    #[arg(long, requires = "size")]
+    pub force: bool,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    /// The volume's format.
+    #[arg(long = "volume-type", value_enum, ignore_case = true, default_value_t = Format::Veracrypt)]
+    pub format: Format,
+    /// The encryption, as TrueCrypt names it.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Encryption::Aes)]
+    pub encryption: Encryption,
+    /// The hash (PRF) that derives the header key.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Hash::Sha512)]
+    pub hash: Hash,
+    /// The filesystem made inside (ext4 unless told; "none" leaves the
+    /// volume empty).
+    #[arg(long, value_enum, default_value_t = NewFilesystem::Ext4)]
+    pub filesystem: NewFilesystem,
+    /// Sector size (default: 512 in a file, the device's own otherwise).
+    #[arg(long, default_value_t = 0)]
+    pub sector_size: u32,
+    /// Write headers only (leaves old contents, reveals used space).
+    #[arg(long)]
+    pub quick: bool,
+    /// Make a hidden volume of this size inside the existing outer volume.
+    #[arg(long, value_parser = input::parse_size)]
+    pub hidden_size: Option<u64>,
+    /// The outer volume's PIM (with --hidden-size; --pim is the new
+    /// hidden volume's).
+    #[arg(long, default_value_t = 0, requires = "hidden_size")]
+    pub outer_pim: u32,
+    /// A keyfile of the outer volume (with --hidden-size; repeatable).
+    #[arg(long = "outer-keyfile", requires = "hidden_size")]
+    pub outer_keyfiles: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ChangePasswordArgs {
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+    /// A keyfile for the new credentials (repeatable).
+    #[arg(long = "new-keyfile")]
+    pub new_keyfiles: Vec<PathBuf>,
+    /// The new PIM (0: the default iterations).
+    #[arg(long, default_value_t = 0)]
+    pub new_pim: u32,
+    /// A new hash (PRF).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub new_hash: Option<Hash>,
+    /// Convert the volume to this format.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub to: Option<Format>,
+}
+
+#[derive(Args)]
+pub struct BackupHeaderArgs {
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    /// The backup file to make (it must not exist).
+    pub backup: PathBuf,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+}
+
+#[derive(Args)]
+pub struct RestoreHeaderArgs {
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    /// The backup file made by backup-header.
+    #[arg(required_unless_present = "embedded", conflicts_with = "embedded")]
+    pub backup: Option<PathBuf>,
+    /// Restore from the backup header inside the volume itself.
+    #[arg(long)]
+    pub embedded: bool,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+}
+
+#[derive(Subcommand)]
+pub enum PolicyAction {
+    /// Print the policy in force.
+    Show {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the policy; settings not given stay as they are.
+    Set(PolicySetArgs),
+}
+
+#[derive(Args)]
+pub struct PolicySetArgs {
+    /// Use processor AES instructions where present, or software only.
+    #[arg(long, value_enum)]
+    pub hardware_acceleration: Option<Acceleration>,
+    /// Only these backends may be used (comma-separated).
+    #[arg(long, value_delimiter = ',', conflicts_with = "allow_all")]
+    pub allow: Option<Vec<String>>,
+    /// Every backend may be used.
+    #[arg(long)]
+    pub allow_all: bool,
+    /// Order of preference (comma-separated backend names).
+    #[arg(long, value_delimiter = ',')]
+    pub prefer: Option<Vec<String>>,
+    /// Take the whole policy from this TOML file ("-": standard input).
+    #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer"])]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum FavoritesAction {
+    /// Add (or replace) a favorite: a container file, or a device (kept by
+    /// its /dev/disk/by-id or by-partuuid name).
+    Add(FavoriteAddArgs),
+    /// Remove a favorite (and its password from your keyring).
+    Remove {
+        /// The favorite's name.
+        name: String,
+        /// The system's favorite of that name, not yours.
+        #[arg(id = "system_favorite", long = "system-favorite")]
+        system: bool,
+    },
+    /// Your favorites and the system's.
+    List {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mount one favorite, all of them, or those marked auto-mount.
+    Mount(FavoriteMountArgs),
+    /// Remove a favorite's password from your keyring.
+    Forget {
+        /// The favorite's name.
+        name: String,
+        /// The system's favorite of that name, not yours.
+        #[arg(id = "system_favorite", long = "system-favorite")]
+        system: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct FavoriteAddArgs {
+    /// The favorite's name.
+    pub name: String,
+    /// The volume: a container file or a device.
+    pub volume: PathBuf,
+    /// Where to mount it.
+    #[arg(long)]
+    pub mount_point: Option<PathBuf>,
+    /// Mount it read-only.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Use this cipher backend for every layer.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Mount its filesystem, or stop at the block device.
+    #[arg(long, value_enum)]
+    pub filesystem: Option<MountFilesystem>,
+    /// Pass discards (TRIM) down; reveals which blocks are used.
+    #[arg(long)]
+    pub discard: bool,
+    /// A keyfile (repeatable).
+    #[arg(long = "keyfile", short = 'k')]
+    pub keyfiles: Vec<PathBuf>,
+    /// VeraCrypt's PIM.
+    #[arg(long, default_value_t = 0)]
+    pub pim: u32,
+    /// Ask for the hidden volume's password at mount and protect it.
+    #[arg(long)]
+    pub protect_hidden: bool,
+    /// Mount it automatically: a system favorite when the daemon
+    /// starts or its device appears, yours when your session starts.
+    #[arg(long)]
+    pub auto_mount: bool,
+    #[command(flatten)]
+    pub auto_dismount: AutoDismount,
+    /// A system favorite (administrators), mounted by the daemon itself.
+    /// (Not `--system`: that one picks the system bus.)
+    #[arg(id = "system_favorite", long = "system-favorite")]
+    pub system: bool,
+    /// System favorites: a root-only file with the password.
+    #[arg(long, requires = "system_favorite")]
+    pub password_file: Option<PathBuf>,
+    /// Ask for the password now and keep it in your keyring.
+    #[arg(long, conflicts_with = "system_favorite")]
+    pub remember: bool,
+    /// Read the password from standard input (with --remember).
+    #[arg(long)]
+    pub password_stdin: bool,
+}
+
+#[derive(Args)]
+pub struct FavoriteMountArgs {
+    /// The favorite's name.
+    #[arg(required_unless_present_any = ["all", "auto"], conflicts_with_all = ["all", "auto"])]
+    pub name: Option<String>,
+    /// All your favorites.
+    #[arg(long)]
+    pub all: bool,
+    /// Your favorites marked auto-mount (run by the session's autostart).
+    #[arg(long, conflicts_with = "all")]
+    pub auto: bool,
+    /// The system's favorite of that name, not yours.
+    #[arg(id = "system_favorite", long = "system-favorite")]
+    pub system: bool,
+    /// Keep the password typed in your keyring.
+    #[arg(long)]
+    pub remember: bool,
+    /// Read passwords from standard input, one line each.
+    #[arg(long)]
+    pub password_stdin: bool,
+}
+
+/// `tcctl generate-dist DIR`: `tcctl.1` and the bash, zsh and fish
+/// completions, into `DIR`. A command for packaging, outside the command
+/// line users see, so completion never offers it.
+pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
+    use clap::CommandFactory;
+    let fail = |e: std::io::Error| Failure::usage(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let page = manual_page().map_err(fail)?;
+    std::fs::write(dir.join("tcctl.1"), page).map_err(fail)?;
+    for shell in [
+        clap_complete::Shell::Bash,
+        clap_complete::Shell::Zsh,
+        clap_complete::Shell::Fish,
+    ] {
+        clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// The manual page clap makes, with an EXIT STATUS section after the
+/// commands.
+fn manual_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let man = clap_mangen::Man::new(Cli::command());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    man.render_subcommands_section(&mut page)?;
+    page.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in crate::bus::exit::TABLE {
+        page.extend_from_slice(format!(".TP\n{code}\n{meaning}\n").as_bytes());
+    }
+    man.render_version_section(&mut page)?;
+    Ok(page)
+}

@@ -1,0 +1,138 @@
+//! Cipher backends, the policy that chooses among them, and the
+//! benchmark.
+
+use super::Context;
+use crate::bus::{Client, Failure, PolicyView, exit};
+use crate::cli::{PolicyAction, PolicySetArgs, wire_name};
+use crate::output;
+use std::path::Path;
+
+/// `tcctl backends`.
+pub fn backends(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let (cpu_aes, list) = c.backends()?;
+    let policy = c.policy()?;
+    output::backends(cpu_aes, &list, &policy, json);
+    Ok(())
+}
+
+/// `tcctl policy show` and `tcctl policy set`.
+pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    match action {
+        PolicyAction::Show { json } => {
+            output::policy(&c.policy()?, json);
+            Ok(())
+        }
+        PolicyAction::Set(a) => {
+            refuse_unknown_backends(&c, &a)?;
+            let text = match &a.file {
+                Some(f) => read_policy_file(f)?,
+                None => changed_policy(a, c.policy()?),
+            };
+            let notes = c.set_policy(&text)?;
+            output::policy_set(&notes, &c.policy()?);
+            Ok(())
+        }
+    }
+}
+
+/// Refuses, by name, backends in --allow or --prefer the daemon does not
+/// have (as the policy file itself would be).
+fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure> {
+    let named: Vec<&String> = a.allow.iter().chain(a.prefer.iter()).flatten().collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let (_, list) = c.backends()?;
+    let known: Vec<&str> = list
+        .iter()
+        .map(|b| b.0.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let unknown: Vec<&str> = named
+        .iter()
+        .map(|n| n.as_str())
+        .filter(|n| !known.contains(n))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    // A policy with an error, as the daemon's own refusals of one.
+    Err(Failure {
+        code: exit::INVALID_ARGUMENT,
+        message: format!(
+            "unknown backend {} (the daemon has: {})",
+            unknown.join(", "),
+            known.join(", ")
+        ),
+    })
+}
+
+/// A whole policy from a file, or from standard input for "-".
+fn read_policy_file(f: &Path) -> Result<String, Failure> {
+    if f.as_os_str() == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+            .map_err(|e| Failure::usage(format!("standard input: {e}")))?;
+        return Ok(t);
+    }
+    std::fs::read_to_string(f).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))
+}
+
+/// The policy `now` with the settings given changed.
+fn changed_policy(a: PolicySetArgs, now: PolicyView) -> String {
+    let allowed = if a.allow_all {
+        None
+    } else {
+        a.allow.or(if now.3 { None } else { Some(now.4) })
+    };
+    let acceleration = a.hardware_acceleration.map(wire_name);
+    let mut text = policy_text(
+        acceleration.as_deref().unwrap_or(&now.2),
+        allowed.as_deref(),
+        &a.prefer.unwrap_or(now.5),
+    );
+    // The filesystem allow-list and the tables (`[limits]`) stay as they
+    // are.
+    let top = now.0.find("\n[").map_or(&now.0[..], |at| &now.0[..at]);
+    for line in top.lines().filter(|l| l.starts_with("filesystems")) {
+        text.push_str(line);
+        text.push('\n');
+    }
+    if let Some(at) = now.0.find("\n[") {
+        text.push_str(&now.0[at..]);
+    }
+    text
+}
+
+/// A policy as TOML, from its settings.
+fn policy_text(acceleration: &str, allowed: Option<&[String]>, prefer: &[String]) -> String {
+    let list = |names: &[String]| {
+        let quoted: Vec<String> = names
+            .iter()
+            .map(|n| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let mut t = format!(
+        "hardware_acceleration = \"{}\"\n",
+        acceleration.replace(['\\', '"'], "")
+    );
+    if let Some(a) = allowed {
+        t.push_str(&format!("allowed = {}\n", list(a)));
+    }
+    if !prefer.is_empty() {
+        t.push_str(&format!("prefer = {}\n", list(prefer)));
+    }
+    t
+}
+
+/// `tcctl benchmark`.
+pub fn benchmark(ctx: Context<'_>, bytes: u64, json: bool) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let show = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bench = c.benchmark(bytes, show)?;
+    output::benchmark(bytes, bench, json);
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! A volume's header: show it, change its password, back it up, restore
+//! it.
+
+use super::Context;
+use crate::bus::{Client, Failure};
+use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, InfoArgs, RestoreHeaderArgs};
+use crate::input::{Passwords, read_keyfiles};
+use crate::{host, options, output};
+use std::fs::{File, OpenOptions};
+
+/// `tcctl info`.
+pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
+    let host = host::open(&a.volume, false)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let c = Client::connect(ctx.at)?;
+    let info = c.header_info(
+        &host,
+        &password,
+        &keyfiles,
+        options::search(&a.search, a.secrets.pim),
+    )?;
+    output::header_info(&info, a.json);
+    Ok(())
+}
+
+/// `tcctl change-password`.
+pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Failure> {
+    let host = host::open(&a.volume, true)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
+    let new = pw.ask("New password: ")?;
+    if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
+        return Err(Failure::usage("the passwords differ".into()));
+    }
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let new_kf = read_keyfiles(&a.new_keyfiles)?;
+    let c = Client::connect(ctx.at)?;
+    c.change_password(
+        &host,
+        &old,
+        &keyfiles,
+        options::search(&a.search, a.secrets.pim),
+        &new,
+        &new_kf,
+        options::new_credentials(a.new_pim, a.new_hash, a.to),
+    )?;
+    println!("{}: password changed", a.volume.display());
+    Ok(())
+}
+
+/// `tcctl backup-header`: into a new file only its owner may read.
+pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
+    let host = host::open(&a.volume, false)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let out = {
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&a.backup)
+            .map_err(|e| Failure::usage(format!("{}: {e}", a.backup.display())))?
+    };
+    let c = Client::connect(ctx.at)?;
+    let r = c.backup_headers(
+        &host,
+        &out,
+        &password,
+        &keyfiles,
+        options::search(&a.search, a.secrets.pim),
+    );
+    if r.is_err() {
+        let _ = std::fs::remove_file(&a.backup);
+    }
+    r?;
+    println!(
+        "headers of {} saved to {}",
+        a.volume.display(),
+        a.backup.display()
+    );
+    Ok(())
+}
+
+/// `tcctl restore-header`.
+pub fn restore(ctx: Context<'_>, a: RestoreHeaderArgs) -> Result<(), Failure> {
+    let host = host::open(&a.volume, true)?;
+    // clap asks for one of the two: without a file, the embedded one.
+    let file = match &a.backup {
+        Some(b) => {
+            Some(File::open(b).map_err(|e| Failure::not_found(format!("{}: {e}", b.display())))?)
+        }
+        None => None,
+    };
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let c = Client::connect(ctx.at)?;
+    let used = c.restore_headers(
+        &host,
+        file.as_ref(),
+        &password,
+        &keyfiles,
+        options::search(&a.search, a.secrets.pim),
+    )?;
+    println!("{}: restored from the {used}", a.volume.display());
+    Ok(())
+}

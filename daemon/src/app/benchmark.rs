@@ -1,0 +1,78 @@
+//! TrueCrypt's benchmark on the engine mounted volumes use, one at a time.
+
+use super::{App, Caller};
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use tcd_proto::contract::rows::{BenchReport, CipherBenchRow, KdfBenchRow};
+
+/// The buffer when the caller names none.
+pub const DEFAULT_BUFFER: u64 = 100_000_000;
+/// The buffer is locked memory: up to 1 GiB for root, a quarter of that
+/// for others.
+const MAX_ROOT: u64 = 1 << 30;
+const MAX_USER: u64 = 256 << 20;
+
+impl App {
+    /// Every encryption on each choice of allowed backends over a buffer
+    /// of `buffer_bytes` (0: [`DEFAULT_BUFFER`]) on all cores, and the
+    /// header key derivation of each PRF. `progress(done, total)` counts
+    /// steps.
+    pub fn benchmark(
+        &self,
+        caller: &Caller,
+        buffer_bytes: u64,
+        cancel: &AtomicBool,
+        progress: impl FnMut(u32, u32),
+    ) -> Result<BenchReport> {
+        let max = if caller.is_root() { MAX_ROOT } else { MAX_USER };
+        let size = if buffer_bytes == 0 {
+            DEFAULT_BUFFER
+        } else {
+            buffer_bytes
+        };
+        if size > max {
+            return Err(Error::InvalidArgument(format!(
+                "a benchmark buffer of more than {} MiB",
+                max >> 20
+            )));
+        }
+        // One at a time: it takes every core.
+        if self.benchmark_running.swap(true, Ordering::AcqRel) {
+            return Err(Error::AtCapacity("a benchmark is already running".into()));
+        }
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _done = Done(&self.benchmark_running);
+        let report = crate::benchmark::run(self.table.engine(), size, cancel, progress)?;
+        Ok(BenchReport {
+            threads: report.threads,
+            cpu_has_aes: super::backends::cpu_has_aes(),
+            ciphers: report
+                .ciphers
+                .into_iter()
+                .map(|r| CipherBenchRow {
+                    encryption: r.encryption.to_owned(),
+                    backends: r.backends,
+                    encrypt_mbs: r.encrypt_mbs,
+                    decrypt_mbs: r.decrypt_mbs,
+                    mean_mbs: r.mean_mbs,
+                    hardware_aes: r.hardware_aes,
+                })
+                .collect(),
+            kdfs: report
+                .kdfs
+                .into_iter()
+                .map(|k| KdfBenchRow {
+                    prf: k.prf.to_owned(),
+                    iterations: k.iterations,
+                    per_second: k.per_second,
+                    trial_seconds: k.trial_seconds,
+                })
+                .collect(),
+        })
+    }
+}

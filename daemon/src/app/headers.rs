@@ -1,0 +1,186 @@
+//! Header maintenance: what a header says, a new password (or keyfiles,
+//! PIM, PRF, format), header backups and their restore.
+
+use super::mount::{credentials, format_of, prf_named};
+use super::{App, Caller};
+use crate::error::{Error, Result};
+use crate::volume::maintain;
+use crate::volume::opened::OpenVolume;
+use crate::volume::unlock::{Credentials, Target};
+use std::fs::File;
+use std::sync::atomic::AtomicBool;
+use tcd_proto::contract::{HeaderInfo, NewCredentials, SearchOptions, Secret, SecretList};
+use zeroize::Zeroizing;
+
+/// A volume and the credentials that open it, as a call names them.
+pub struct Opening {
+    pub host: File,
+    pub password: Secret,
+    pub keyfiles: SecretList,
+    pub options: SearchOptions,
+}
+
+/// What `with_volume` hands the work: the engine's search, checked and
+/// counted.
+struct Checked {
+    search: crate::volume::unlock::SearchOptions,
+    creds: crate::cache::Cached,
+    _slot: crate::engine::trials::SearchSlot,
+}
+
+impl App {
+    fn check_opening(&self, caller: &Caller, o: &Opening) -> Result<Checked> {
+        super::input::bounded_keyfiles("keyfiles", &o.keyfiles)?;
+        let mut search = self.search_of(&o.options)?;
+        let pim = o.options.pim.unwrap_or(0);
+        let slot = self.search_slot(caller, &mut search, &[pim])?;
+        Ok(Checked {
+            search,
+            creds: credentials(o.password.clone(), o.keyfiles.clone(), pim),
+            _slot: slot,
+        })
+    }
+
+    /// What a volume's header says, without mounting it.
+    pub fn header_info(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        cancel: &AtomicBool,
+    ) -> Result<HeaderInfo> {
+        let c = self.check_opening(caller, &o)?;
+        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let creds = Credentials {
+            password: &c.creds.password,
+            keyfiles: &kf,
+            pim: c.creds.pim,
+        };
+        let engine = self.table.engine();
+        let v = OpenVolume::open(engine, o.host, creds, Target::Any, &c.search, cancel, true)?;
+        let info = v.info();
+        Ok(HeaderInfo {
+            format: Some(info.format.name().to_owned()),
+            header_version: Some(u32::from(info.header_version)),
+            encryption: Some(info.chain.name.to_owned()),
+            hash: Some(info.prf.name().to_owned()),
+            hidden: Some(info.hidden),
+            used_backup_header: Some(info.used_backup_header),
+            data_offset: Some(info.data_offset),
+            size: Some(info.data_size),
+            sector_size: Some(info.sector_size),
+            weak_keys: Some(info.weak_keys),
+            backends: Some(info.backends.join(",")),
+        })
+    }
+
+    /// Rewrites the headers with new credentials (works on a mounted
+    /// volume too).
+    pub fn change_password(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        new_password: Secret,
+        new_keyfiles: SecretList,
+        new: NewCredentials,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
+        let c = self.check_opening(caller, &o)?;
+        let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
+        let new_pim = new.pim.unwrap_or(0);
+        c.search.limits.request_allowed(new_prf, new_pim)?;
+        let new_creds = credentials(new_password, new_keyfiles, new_pim);
+        let nkf: Vec<&[u8]> = new_creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let okf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let rekey = maintain::Rekey {
+            creds: Credentials {
+                password: &new_creds.password,
+                keyfiles: &nkf,
+                pim: new_pim,
+            },
+            prf: new_prf,
+            format: new.format.map(format_of),
+        };
+        let creds = Credentials {
+            password: &c.creds.password,
+            keyfiles: &okf,
+            pim: c.creds.pim,
+        };
+        let engine = self.table.engine();
+        maintain::change_credentials(
+            engine,
+            &o.host,
+            creds,
+            Target::Any,
+            &rekey,
+            &c.search,
+            cancel,
+        )
+    }
+
+    /// Both header slots of the volume the password opens (128 KiB, the
+    /// same whether or not a hidden volume exists), written to `backup`.
+    pub fn backup_headers(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        mut backup: File,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let c = self.check_opening(caller, &o)?;
+        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let creds = Credentials {
+            password: &c.creds.password,
+            keyfiles: &kf,
+            pim: c.creds.pim,
+        };
+        let bytes =
+            maintain::backup_headers(self.table.engine(), &o.host, creds, &c.search, cancel)?;
+        std::io::Write::write_all(&mut backup, &bytes)
+            .and_then(|()| backup.sync_all())
+            .map_err(|e| Error::Io {
+                what: "cannot write the header backup".into(),
+                source: e,
+            })
+    }
+
+    /// Restores the header the password opens from a backup file, or with
+    /// `backup` None from the volume's embedded backup header. Returns
+    /// which header it restored.
+    pub fn restore_headers(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        backup: Option<File>,
+        cancel: &AtomicBool,
+    ) -> Result<&'static str> {
+        let c = self.check_opening(caller, &o)?;
+        if self.table.is_mounted(&o.host) {
+            // Dismount it first: its header is in use.
+            return Err(Error::AlreadyMounted("the volume".into()));
+        }
+        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let creds = Credentials {
+            password: &c.creds.password,
+            keyfiles: &kf,
+            pim: c.creds.pim,
+        };
+        let engine = self.table.engine();
+        let location = match backup {
+            None => maintain::restore_from_embedded(engine, &o.host, creds, &c.search, cancel)?,
+            Some(f) => {
+                let mut bytes = Zeroizing::new(Vec::new());
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(f, maintain::BACKUP_FILE_BYTES as u64 + 1),
+                    &mut bytes,
+                )
+                .map_err(|e| Error::Io {
+                    what: "cannot read the header backup".into(),
+                    source: e,
+                })?;
+                maintain::restore_from_file(engine, &o.host, &bytes, creds, &c.search, cancel)?
+            }
+        };
+        Ok(location.describe())
+    }
+}

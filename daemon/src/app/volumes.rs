@@ -1,0 +1,106 @@
+//! Mounted volumes: finding one by a name a user knows, dismounting, and
+//! listing.
+
+use super::{App, Caller};
+use crate::error::{Error, Result};
+use crate::mounts::Mounted;
+use std::sync::Arc;
+use tcd_proto::contract::names;
+
+/// A dismount done: the volume as it is now (gone, or detaching while
+/// processes still hold it).
+pub struct Dismounted {
+    pub volume: Mounted,
+}
+
+impl Dismounted {
+    /// The processes (pid, command) still holding a detaching volume, as
+    /// `caller` may see them: another user's processes are shown to root
+    /// alone, the others see (0, "") for each.
+    pub fn holders_for(&self, caller: &Caller) -> Vec<(u32, String)> {
+        self.volume
+            .holders
+            .iter()
+            .map(|h| {
+                if caller.is_root() || caller.uid == h.uid {
+                    (h.pid, h.command.clone())
+                } else {
+                    (0, String::new())
+                }
+            })
+            .collect()
+    }
+}
+
+/// The error of a dismount that took down a volume whose writes did not
+/// all reach the host (the dismount itself is done), if any.
+pub fn lost_writes(m: &Mounted) -> Option<String> {
+    m.health.writes_lost().then(|| {
+        format!(
+            "{} was dismounted, but writes to it were lost: {}",
+            m.host_name,
+            m.health.problems().join("; ")
+        )
+    })
+}
+
+fn not_mounted(name: &str) -> Error {
+    Error::NotMounted(name.to_owned())
+}
+
+impl App {
+    /// The volume `name` (object path, host, device or mount point) names;
+    /// the caller's own first where several have that name.
+    pub fn resolve(&self, name: &str, caller: &Caller) -> Result<Mounted> {
+        super::input::bounded("the volume name", name)?;
+        names::volume_id(name)
+            .and_then(|id| self.table.get(id))
+            .or_else(|| self.table.find(name, caller.uid))
+            .ok_or_else(|| not_mounted(name))
+    }
+
+    /// The error for `name` naming no volume the caller may see: another
+    /// user's volume is "not mounted" to those who may not manage it.
+    pub fn not_mounted(name: &str) -> Error {
+        not_mounted(name)
+    }
+
+    /// Dismounts volume `id` (blocks on the unmount). The volume is gone or
+    /// detaching either way; writes that were lost are the error.
+    pub fn dismount(&self, id: u32, force: bool) -> (Result<Dismounted>, Option<Mounted>) {
+        match self.table.dismount(id, force) {
+            Err(e) => (Err(e), None),
+            Ok(m) => {
+                let result = match lost_writes(&m) {
+                    Some(lost) => Err(Error::WritesLost(lost)),
+                    None => Ok(Dismounted { volume: m.clone() }),
+                };
+                (result, Some(m))
+            }
+        }
+    }
+
+    /// The volumes `caller` may dismount with `DismountAll`: everyone's for
+    /// root, their own otherwise.
+    pub fn dismountable(&self, caller: &Caller) -> Vec<Mounted> {
+        self.table
+            .list()
+            .into_iter()
+            .filter(|m| caller.is_root() || m.owner == caller.uid)
+            .collect()
+    }
+
+    /// Every mounted volume, with fresh health (a container deleted a
+    /// moment ago), but a host on a hung network filesystem holds up no
+    /// listing: the sweep reports it later.
+    pub fn list_fresh(self: &Arc<Self>) -> Vec<Mounted> {
+        let (done, checked) = std::sync::mpsc::channel();
+        let app = Arc::clone(self);
+        std::thread::spawn(move || {
+            app.table.check_health();
+            let _ = done.send(());
+        });
+        let _ = checked.recv_timeout(std::time::Duration::from_secs(1));
+        self.table.list()
+    }
+}

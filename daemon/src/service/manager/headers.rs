@@ -1,0 +1,167 @@
+//! Header maintenance, creating volumes, favorites and the benchmark for
+//! `Manager1`: the searches run off the executor, stopped when their
+//! caller leaves.
+
+use super::super::authority::{Action, Caller as Peer};
+use super::super::decode::{self, Dict};
+use super::super::objects::to_caller;
+use super::{Hdr, Manager, Result};
+use crate::app::headers::Opening;
+use crate::app::{App, Caller, input};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use tcd_proto::contract::rows::BenchReport;
+use tcd_proto::contract::{Secret, SecretList};
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedFd;
+
+impl Manager {
+    /// A volume and its credentials from a call, the caller allowed to
+    /// use it.
+    pub(super) async fn opening(
+        &self,
+        host: OwnedFd,
+        password: Secret,
+        keyfiles: SecretList,
+        options: &Dict,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<Opening> {
+        input::bounded_keyfiles("keyfiles", &keyfiles)?;
+        let options = decode::options(options)?;
+        let host = input::host_file(host.into())?;
+        let peer = self.ctx.caller(header, conn).await?;
+        self.ctx.authorise(&peer, Action::for_host(&host)).await?;
+        Ok(Opening {
+            host,
+            password,
+            keyfiles,
+            options,
+        })
+    }
+
+    /// Runs `work` off the executor for the caller, cancelled when they
+    /// leave.
+    pub(super) async fn run_search<T, F>(
+        &self,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+        work: F,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<App>, Caller, &AtomicBool) -> crate::Result<T> + Send + 'static,
+    {
+        let peer = self.ctx.caller(header, conn).await?;
+        let departure = self.ctx.departure(header, conn).await;
+        let (app, cancel) = (self.ctx.app(), departure.cancel());
+        let done = blocking::unblock(move || work(app, peer.app(), &cancel)).await;
+        drop(departure);
+        Ok(done?)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn restore(
+        &self,
+        host: OwnedFd,
+        backup: Option<std::fs::File>,
+        password: Secret,
+        keyfiles: SecretList,
+        options: &Dict,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<String> {
+        let opening = self
+            .opening(host, password, keyfiles, options, header, conn)
+            .await?;
+        self.run_search(header, conn, move |app, peer, cancel| {
+            app.restore_headers(&peer, opening, backup, cancel)
+                .map(str::to_owned)
+        })
+        .await
+    }
+
+    pub(super) async fn create_volume(
+        &self,
+        call: crate::app::create::CreateCall,
+        emitter: SignalEmitter<'_>,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<()> {
+        let peer = self.ctx.caller(header, conn).await?;
+        let emitter = to_caller(emitter, header);
+        self.ctx
+            .authorise(&peer, Action::for_host(&call.host))
+            .await?;
+        let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
+        // A client that goes away stops the fill; the headers are written
+        // last, so what is left opens as nothing.
+        let departure = self.ctx.departure(header, conn).await;
+        let (app, cancel) = (self.ctx.app(), departure.cancel());
+        let work = blocking::unblock(move || {
+            let mut last = 0u64;
+            let mut progress = |done: u64, total: u64| {
+                // At most every 1 % (and the end), to keep the bus quiet.
+                if done == total || done - last >= total / 100 {
+                    last = done;
+                    let _ = tx.try_send((done, total));
+                }
+            };
+            app.create(&peer.app(), call, &mut progress, &cancel)
+        });
+        let forward = async {
+            while let Ok((done, total)) = rx.recv().await {
+                let _ = Self::create_progress(&emitter, done, total).await;
+            }
+        };
+        let (result, ()) = futures_lite::future::zip(work, forward).await;
+        drop(departure);
+        Ok(result?)
+    }
+
+    pub(super) async fn favorites_of(
+        &self,
+        peer: &Peer,
+    ) -> Result<Vec<(String, bool, super::super::favorites::Dict)>> {
+        let shared = &self.ctx.shared;
+        // Where a system favorite's keyfiles and password file are is for
+        // administrators only; polkit is asked only when there is any.
+        let administrator =
+            shared.system_favorites_name_secrets()? && self.ctx.is_administrator(peer).await;
+        Ok(shared
+            .list_favorites(&peer.app(), administrator)?
+            .into_iter()
+            .map(|(f, system)| {
+                let d = super::super::favorites::to_dict(&f);
+                (f.name, system, d)
+            })
+            .collect())
+    }
+
+    pub(super) async fn run_benchmark(
+        &self,
+        buffer_bytes: u64,
+        emitter: SignalEmitter<'_>,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<BenchReport> {
+        let peer = self.ctx.caller(header, conn).await?;
+        let emitter = to_caller(emitter, header);
+        let departure = self.ctx.departure(header, conn).await;
+        let (app, cancel) = (self.ctx.app(), departure.cancel());
+        let (tx, rx) = async_channel::unbounded();
+        let work = blocking::unblock(move || {
+            app.benchmark(&peer.app(), buffer_bytes, &cancel, |done, total| {
+                let _ = tx.try_send((done, total));
+            })
+        });
+        let forward = async {
+            while let Ok((done, total)) = rx.recv().await {
+                let _ = Self::benchmark_progress(&emitter, done, total).await;
+            }
+        };
+        let (report, ()) = futures_lite::future::zip(work, forward).await;
+        drop(departure);
+        Ok(report?)
+    }
+}

@@ -1,0 +1,113 @@
+//! Mounting, dismounting and listing for `Manager1` (and `Volume1`'s
+//! `Dismount`).
+
+use super::super::authority::{Action, Caller as Peer};
+use super::super::context::Ctx;
+use super::super::errors::ServiceError;
+use super::{Hdr, Manager, Result};
+use crate::app::input;
+use crate::app::mount::MountCall;
+use tcd_proto::contract::{MountOptions, Secret, SecretList, VolumeRow};
+use zbus::zvariant::{OwnedFd, OwnedObjectPath};
+
+impl Manager {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn mount_volume(
+        &self,
+        host: OwnedFd,
+        host_name: String,
+        password: Secret,
+        keyfiles: SecretList,
+        options: MountOptions,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<OwnedObjectPath> {
+        let call = MountCall {
+            host: input::host_file(host.into())?,
+            host_name,
+            password,
+            keyfiles,
+            options,
+        };
+        call.check()?;
+        let peer = self.ctx.caller(header, conn).await?;
+        self.ctx
+            .authorise(&peer, Action::for_host(&call.host))
+            .await?;
+        let plan = self.ctx.shared.plan_mount(&peer.app(), call)?;
+        let departure = self.ctx.departure(header, conn).await;
+        let (app, cancel) = (self.ctx.app(), departure.cancel());
+        let mounted = blocking::unblock(move || app.run_mount(plan, &cancel)).await?;
+        // A caller that left while its volume was being mounted gets no
+        // volume: nothing stays mounted for a client that is gone.
+        if self.ctx.caller_left(&departure, header, conn).await {
+            drop(departure);
+            self.ctx.undo_mount(&mounted).await;
+            return Err(ServiceError::new(
+                tcd_proto::contract::ErrorKind::Cancelled,
+                "the caller left before the mount was answered: the volume was dismounted",
+            ));
+        }
+        drop(departure);
+        self.ctx.shared.publish(&mounted).await;
+        Ok(super::super::volume::object_path(mounted.id))
+    }
+
+    pub(super) async fn dismount_every(&self, peer: &Peer, force: bool) -> Result<u32> {
+        let mut n = 0;
+        let mut lost = Vec::new();
+        for m in self.ctx.shared.dismountable(&peer.app()) {
+            let app = self.ctx.app();
+            let (result, done) = blocking::unblock(move || app.dismount(m.id, force)).await;
+            if let Some(done) = &done {
+                self.ctx.shared.dismounted(done).await;
+                n += 1;
+            }
+            match result {
+                Err(crate::Error::WritesLost(why)) => lost.push(why),
+                Err(e) => return Err(e.into()),
+                Ok(_) => {}
+            }
+        }
+        if !lost.is_empty() {
+            return Err(crate::Error::WritesLost(lost.join("\n")).into());
+        }
+        Ok(n)
+    }
+
+    pub(super) async fn volume_rows(&self, peer: &Peer) -> Result<Vec<VolumeRow>> {
+        let app = self.ctx.app();
+        let all = blocking::unblock(move || app.list_fresh()).await;
+        // As the volume objects: another's volumes only for those polkit
+        // lets manage them (asked only when there are any).
+        let everyone = peer.uid == 0
+            || (all.iter().any(|m| m.owner != peer.uid)
+                && self.ctx.authorise(peer, Action::ManageOthers).await.is_ok());
+        Ok(all
+            .iter()
+            .filter(|m| everyone || m.owner == peer.uid)
+            .map(|m| super::super::volume::view(m).row(super::super::volume::object_path(m.id)))
+            .collect())
+    }
+}
+
+impl Ctx {
+    /// Dismounts the volume `name` names, if the caller may manage it.
+    /// Returns the processes still holding a volume left detaching.
+    pub async fn dismount_named(
+        &self,
+        peer: &Peer,
+        name: &str,
+        force: bool,
+    ) -> Result<Vec<(u32, String)>> {
+        let m = self.shared.resolve(name, &peer.app())?;
+        self.may_manage(peer, &m, name).await?;
+        let app = self.app();
+        let (result, done) = blocking::unblock(move || app.dismount(m.id, force)).await;
+        if let Some(done) = &done {
+            self.shared.dismounted(done).await;
+        }
+        // Dismounted (or detaching) either way; lost writes are the news.
+        Ok(result?.holders_for(&peer.app()))
+    }
+}

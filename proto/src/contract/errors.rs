@@ -1,0 +1,158 @@
+//! The errors the daemon replies with: one name each (`org.tcd.Error.*`),
+//! and the `tcctl` exit code a script tells them apart by.
+
+/// Every error name of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Wrong password or keyfile, or not a volume (deliberately one error).
+    WrongPassword,
+    AlreadyMounted,
+    NotFound,
+    Busy,
+    PermissionDenied,
+    UnsupportedCipher,
+    InvalidArgument,
+    PasswordTooLong,
+    Cancelled,
+    /// Above a bound the policy sets for callers who are not
+    /// administrators (PIM, Argon2 memory).
+    LimitExceeded,
+    MountPoint,
+    NoFilesystem,
+    /// A filesystem type outside the policy's allow-list.
+    FilesystemNotAllowed,
+    /// A policy text with an error: the message names its line and column.
+    InvalidPolicy,
+    /// A favorite, or a user's favorites, past the daemon's size limits.
+    TooLarge,
+    /// A file the daemon would read as root is not a root-owned regular
+    /// file that only root may change.
+    UnsafeFile,
+    /// The volume was dismounted, but writes to it did not all reach the
+    /// host (the message says what went wrong).
+    WritesLost,
+    /// A read-only mount of a filesystem whose journal needs a replay the
+    /// daemon cannot make in memory: mount read-write once.
+    JournalNeedsReplay,
+    Failed,
+}
+
+/// `tcctl`'s exit codes, one per kind of failure a script tells apart.
+pub mod exit {
+    pub const FAILED: u8 = 1;
+    pub const WRONG_PASSWORD: u8 = 2;
+    pub const NOT_FOUND: u8 = 3;
+    pub const ALREADY_MOUNTED: u8 = 4;
+    pub const BUSY: u8 = 5;
+    pub const PERMISSION_DENIED: u8 = 6;
+    pub const INVALID_ARGUMENT: u8 = 7;
+    pub const UNSUPPORTED_CIPHER: u8 = 8;
+    pub const NO_DAEMON: u8 = 9;
+    pub const CANCELLED: u8 = 10;
+    /// Dismounted, but writes to the volume did not all reach its host.
+    pub const WRITES_LOST: u8 = 11;
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 19] = [
+        ErrorKind::WrongPassword,
+        ErrorKind::AlreadyMounted,
+        ErrorKind::NotFound,
+        ErrorKind::Busy,
+        ErrorKind::PermissionDenied,
+        ErrorKind::UnsupportedCipher,
+        ErrorKind::InvalidArgument,
+        ErrorKind::PasswordTooLong,
+        ErrorKind::Cancelled,
+        ErrorKind::LimitExceeded,
+        ErrorKind::MountPoint,
+        ErrorKind::NoFilesystem,
+        ErrorKind::FilesystemNotAllowed,
+        ErrorKind::InvalidPolicy,
+        ErrorKind::TooLarge,
+        ErrorKind::UnsafeFile,
+        ErrorKind::WritesLost,
+        ErrorKind::JournalNeedsReplay,
+        ErrorKind::Failed,
+    ];
+
+    /// The short name ("WrongPassword").
+    pub fn short_name(self) -> &'static str {
+        match self {
+            ErrorKind::WrongPassword => "WrongPassword",
+            ErrorKind::AlreadyMounted => "AlreadyMounted",
+            ErrorKind::NotFound => "NotFound",
+            ErrorKind::Busy => "Busy",
+            ErrorKind::PermissionDenied => "PermissionDenied",
+            ErrorKind::UnsupportedCipher => "UnsupportedCipher",
+            ErrorKind::InvalidArgument => "InvalidArgument",
+            ErrorKind::PasswordTooLong => "PasswordTooLong",
+            ErrorKind::Cancelled => "Cancelled",
+            ErrorKind::LimitExceeded => "LimitExceeded",
+            ErrorKind::MountPoint => "MountPoint",
+            ErrorKind::NoFilesystem => "NoFilesystem",
+            ErrorKind::FilesystemNotAllowed => "FilesystemNotAllowed",
+            ErrorKind::InvalidPolicy => "InvalidPolicy",
+            ErrorKind::TooLarge => "TooLarge",
+            ErrorKind::UnsafeFile => "UnsafeFile",
+            ErrorKind::WritesLost => "WritesLost",
+            ErrorKind::JournalNeedsReplay => "JournalNeedsReplay",
+            ErrorKind::Failed => "Failed",
+        }
+    }
+
+    /// The D-Bus error name ("org.tcd.Error.WrongPassword").
+    pub fn dbus_name(self) -> String {
+        format!("{}.{}", super::names::ERROR_PREFIX, self.short_name())
+    }
+
+    /// The kind a D-Bus error name stands for; `None` for names that are
+    /// not the daemon's (the bus's own errors).
+    pub fn from_dbus_name(name: &str) -> Option<ErrorKind> {
+        let short = name
+            .strip_prefix(super::names::ERROR_PREFIX)?
+            .strip_prefix('.')?;
+        ErrorKind::ALL.into_iter().find(|k| k.short_name() == short)
+    }
+
+    /// `tcctl`'s exit code for it.
+    pub fn exit_code(self) -> u8 {
+        use exit::*;
+        match self {
+            ErrorKind::WrongPassword => WRONG_PASSWORD,
+            ErrorKind::NotFound => NOT_FOUND,
+            ErrorKind::AlreadyMounted => ALREADY_MOUNTED,
+            ErrorKind::Busy => BUSY,
+            ErrorKind::PermissionDenied | ErrorKind::LimitExceeded => PERMISSION_DENIED,
+            ErrorKind::InvalidArgument
+            | ErrorKind::PasswordTooLong
+            | ErrorKind::MountPoint
+            | ErrorKind::NoFilesystem
+            | ErrorKind::FilesystemNotAllowed
+            | ErrorKind::InvalidPolicy
+            | ErrorKind::TooLarge
+            | ErrorKind::UnsafeFile => INVALID_ARGUMENT,
+            ErrorKind::UnsupportedCipher => UNSUPPORTED_CIPHER,
+            ErrorKind::Cancelled => CANCELLED,
+            ErrorKind::WritesLost => WRITES_LOST,
+            ErrorKind::JournalNeedsReplay | ErrorKind::Failed => FAILED,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_comes_back_and_no_two_kinds_share_one() {
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_dbus_name(&k.dbus_name()), Some(k));
+        }
+        assert_eq!(
+            ErrorKind::from_dbus_name("org.freedesktop.DBus.Error.Failed"),
+            None
+        );
+        assert_eq!(ErrorKind::from_dbus_name("org.tcd.Error.Nonsense"), None);
+    }
+}

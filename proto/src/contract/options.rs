@@ -1,0 +1,276 @@
+//! The options of each method (`a{sv}` on the wire). Every field is
+//! optional: what is left out takes the default the field's comment gives.
+
+use super::secret::{Secret, SecretList};
+use serde::{Deserialize, Serialize};
+use zvariant::{DeserializeDict, SerializeDict, Type};
+
+/// A volume format, as options name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[zvariant(signature = "s")]
+#[serde(rename_all = "lowercase")]
+pub enum VolumeFormat {
+    TrueCrypt,
+    VeraCrypt,
+}
+
+impl VolumeFormat {
+    pub const ALL: [VolumeFormat; 2] = [VolumeFormat::TrueCrypt, VolumeFormat::VeraCrypt];
+    /// The option value ("truecrypt", "veracrypt").
+    pub fn key(self) -> &'static str {
+        match self {
+            VolumeFormat::TrueCrypt => "truecrypt",
+            VolumeFormat::VeraCrypt => "veracrypt",
+        }
+    }
+}
+
+/// What a mount does with the volume's filesystem.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[zvariant(signature = "s")]
+#[serde(rename_all = "lowercase")]
+pub enum MountFilesystem {
+    /// Mount what blkid finds.
+    #[default]
+    #[serde(alias = "")]
+    Auto,
+    /// Attach the block device only.
+    None,
+}
+
+/// The filesystem `Create` makes inside a new volume.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[zvariant(signature = "s")]
+#[serde(rename_all = "lowercase")]
+pub enum NewFilesystem {
+    /// No filesystem: the volume's data area stays as filled.
+    #[default]
+    None,
+    Ext4,
+    #[serde(alias = "vfat")]
+    Fat,
+    Exfat,
+    Btrfs,
+    Xfs,
+}
+
+impl NewFilesystem {
+    pub const ALL: [NewFilesystem; 6] = [
+        NewFilesystem::None,
+        NewFilesystem::Ext4,
+        NewFilesystem::Fat,
+        NewFilesystem::Exfat,
+        NewFilesystem::Btrfs,
+        NewFilesystem::Xfs,
+    ];
+    pub fn key(self) -> &'static str {
+        match self {
+            NewFilesystem::None => "none",
+            NewFilesystem::Ext4 => "ext4",
+            NewFilesystem::Fat => "fat",
+            NewFilesystem::Exfat => "exfat",
+            NewFilesystem::Btrfs => "btrfs",
+            NewFilesystem::Xfs => "xfs",
+        }
+    }
+}
+
+/// What narrows a header search: `HeaderInfo`, `BackupHeaders`,
+/// `RestoreHeaders`, `RestoreEmbeddedHeader` and the current credentials of
+/// `ChangePassword`.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct SearchOptions {
+    /// The PRF ("SHA-512", "sha512", ...); every one when absent.
+    pub hash: Option<String>,
+    /// The encryption ("AES-Twofish-Serpent", ...); every one when absent.
+    pub encryption: Option<String>,
+    /// Try only this format.
+    pub format: Option<VolumeFormat>,
+    /// The backend every cipher must come from (it must be allowed).
+    pub backend: Option<String>,
+    /// VeraCrypt's PIM (0 or absent: the default iterations).
+    pub pim: Option<u32>,
+}
+
+/// `Mount`: the search, then how and where to mount.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct MountOptions {
+    pub hash: Option<String>,
+    pub encryption: Option<String>,
+    pub format: Option<VolumeFormat>,
+    pub backend: Option<String>,
+    pub pim: Option<u32>,
+    /// Mount read-only.
+    pub readonly: Option<bool>,
+    /// "auto" (default) or "none".
+    pub filesystem: Option<MountFilesystem>,
+    /// Where to mount; a folder under the caller's media folder when absent.
+    pub mount_point: Option<String>,
+    /// Mount over a folder that is not empty.
+    pub allow_non_empty: Option<bool>,
+    /// Pass TRIM/discard through to the host.
+    pub discard: Option<bool>,
+    /// The hidden volume's password, to protect it from the outer's writes.
+    pub protect_hidden_password: Option<Secret>,
+    pub protect_hidden_keyfiles: Option<SecretList>,
+    pub protect_hidden_pim: Option<u32>,
+    /// Keep the password in the daemon's cache after it opened the volume.
+    pub cache: Option<bool>,
+    /// Try the caller's cached passwords first.
+    pub use_cache: Option<bool>,
+    pub dismount_on_logout: Option<bool>,
+    pub dismount_before_sleep: Option<bool>,
+    /// Seconds without I/O before an automatic dismount (0: never).
+    pub dismount_idle_seconds: Option<u32>,
+    /// Automatic dismounts go ahead with files open.
+    pub force_dismount: Option<bool>,
+    /// The caller's favorite this volume is (its settings then apply).
+    pub favorite: Option<String>,
+    /// With `favorite`: the system's favorite of that name.
+    pub favorite_system: Option<bool>,
+}
+
+impl MountOptions {
+    /// The search part.
+    pub fn search(&self) -> SearchOptions {
+        SearchOptions {
+            hash: self.hash.clone(),
+            encryption: self.encryption.clone(),
+            format: self.format,
+            backend: self.backend.clone(),
+            pim: self.pim,
+        }
+    }
+
+    /// Takes over the search part.
+    pub fn with_search(mut self, s: SearchOptions) -> Self {
+        self.hash = s.hash;
+        self.encryption = s.encryption;
+        self.format = s.format;
+        self.backend = s.backend;
+        self.pim = s.pim;
+        self
+    }
+}
+
+/// The new side of `ChangePassword`.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct NewCredentials {
+    pub pim: Option<u32>,
+    /// A new PRF; the current one when absent.
+    pub hash: Option<String>,
+    /// Rewrite the header in this format; the current one when absent.
+    pub format: Option<VolumeFormat>,
+}
+
+/// `Create`.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct CreateOptions {
+    /// VeraCrypt when absent.
+    pub format: Option<VolumeFormat>,
+    /// AES when absent.
+    pub encryption: Option<String>,
+    /// SHA-512 when absent.
+    pub hash: Option<String>,
+    pub pim: Option<u32>,
+    /// 512 when absent (4096 for a device with 4 KiB sectors).
+    pub sector_size: Option<u32>,
+    /// Skip filling the data area with random data.
+    pub quick: Option<bool>,
+    pub backend: Option<String>,
+    /// None when absent.
+    pub filesystem: Option<NewFilesystem>,
+    /// Make a hidden volume of this many bytes inside the existing one.
+    pub hidden_size: Option<u64>,
+    /// The outer volume's credentials, for a hidden volume.
+    pub outer_password: Option<Secret>,
+    pub outer_keyfiles: Option<SecretList>,
+    pub outer_pim: Option<u32>,
+}
+
+/// `Volume1.Dismount`.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct DismountOptions {
+    /// Dismount even with files open (the volume detaches: gone once the
+    /// last user lets go).
+    pub force: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zvariant::serialized::Context;
+    use zvariant::{LE, to_bytes};
+
+    fn round_trip<T>(v: &T) -> T
+    where
+        T: Serialize + for<'d> Deserialize<'d> + Type,
+    {
+        let ctx = Context::new_dbus(LE, 0);
+        let bytes = to_bytes(ctx, v).expect("serialize");
+        bytes.deserialize().expect("deserialize").0
+    }
+
+    #[test]
+    fn options_travel_as_dictionaries_and_keep_their_values() {
+        assert_eq!(MountOptions::SIGNATURE.to_string(), "a{sv}");
+        let o = MountOptions {
+            hash: Some("sha512".into()),
+            format: Some(VolumeFormat::VeraCrypt),
+            pim: Some(7),
+            filesystem: Some(MountFilesystem::None),
+            protect_hidden_password: Some(Secret::new(b"inner".to_vec())),
+            protect_hidden_keyfiles: Some(SecretList::new(vec![b"k1".to_vec(), vec![]])),
+            readonly: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(round_trip(&o), o);
+        let c = CreateOptions {
+            hidden_size: Some(1 << 30),
+            filesystem: Some(NewFilesystem::Exfat),
+            ..Default::default()
+        };
+        assert_eq!(round_trip(&c), c);
+    }
+
+    #[test]
+    fn unknown_keys_and_values_are_refused_by_name() {
+        use std::collections::HashMap;
+        use zvariant::Value;
+        let ctx = Context::new_dbus(LE, 0);
+        let mut d: HashMap<&str, Value<'_>> = HashMap::new();
+        d.insert("hash", Value::from("sha512"));
+        d.insert("readonyl", Value::from(true));
+        let bytes = to_bytes(ctx, &d).expect("serialize");
+        let e = bytes
+            .deserialize::<MountOptions>()
+            .expect_err("unknown key");
+        assert!(e.to_string().contains("readonyl"), "{e}");
+        let mut d: HashMap<&str, Value<'_>> = HashMap::new();
+        d.insert("format", Value::from("tc"));
+        let bytes = to_bytes(ctx, &d).expect("serialize");
+        let e = bytes.deserialize::<SearchOptions>().expect_err("bad value");
+        assert!(e.to_string().contains("veracrypt"), "{e}");
+        let mut d: HashMap<&str, Value<'_>> = HashMap::new();
+        d.insert("pim", Value::from("485"));
+        let bytes = to_bytes(ctx, &d).expect("serialize");
+        assert!(
+            bytes.deserialize::<SearchOptions>().is_err(),
+            "a PIM as a string"
+        );
+    }
+
+    #[test]
+    fn secrets_are_not_printed() {
+        let o = MountOptions {
+            protect_hidden_password: Some(Secret::new(b"hunter2".to_vec())),
+            ..Default::default()
+        };
+        assert!(!format!("{o:?}").contains("hunter2"));
+    }
+}

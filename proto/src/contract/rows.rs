@@ -1,0 +1,91 @@
+//! The rows of the replies that are lists of structures: named fields in
+//! Rust, the same D-Bus signatures as tuples.
+
+use serde::{Deserialize, Serialize};
+use zvariant::Type;
+
+/// One backend file of `Backends` (`(sssssbbbbass)`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct BackendRow {
+    /// Empty when the file could not be described (see `skipped`).
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub file: String,
+    pub sha256: String,
+    /// It uses processor crypto instructions (AES-NI, VAES, ...).
+    pub uses_cpu_crypto: bool,
+    /// Its instructions exist on this processor.
+    pub available: bool,
+    pub allowed: bool,
+    pub loaded: bool,
+    pub ciphers: Vec<String>,
+    /// Why it was skipped; empty if it was not.
+    pub skipped: String,
+}
+
+/// One cipher of `Benchmark` (`(ssdddb)`), in MB/s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct CipherBenchRow {
+    pub encryption: String,
+    /// The backend of each layer, "+" between them.
+    pub backends: String,
+    pub encrypt_mbs: f64,
+    pub decrypt_mbs: f64,
+    pub mean_mbs: f64,
+    /// AES ran on processor instructions.
+    pub hardware_aes: bool,
+}
+
+/// One PRF of `Benchmark` (`(sudd)`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct KdfBenchRow {
+    pub prf: String,
+    /// Iterations at the default PIM.
+    pub iterations: u32,
+    /// Iterations per second on one core.
+    pub per_second: f64,
+    /// Seconds per header trial at the default PIM.
+    pub trial_seconds: f64,
+}
+
+/// The reply of `Benchmark` (`(ubaa(ssdddb)a(sudd))` as four out
+/// arguments).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct BenchReport {
+    pub threads: u32,
+    pub cpu_has_aes: bool,
+    pub ciphers: Vec<CipherBenchRow>,
+    pub kdfs: Vec<KdfBenchRow>,
+}
+
+/// The reply of `Policy` (six out arguments).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct PolicyReply {
+    /// The policy as TOML.
+    pub text: String,
+    /// Its file.
+    pub file: String,
+    /// "auto" or "disabled".
+    pub hardware_acceleration: String,
+    /// Every backend found is allowed.
+    pub all_allowed: bool,
+    /// The allowed names (when not every one).
+    pub allowed: Vec<String>,
+    /// The order of preference.
+    pub prefer: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_keep_the_signatures_of_the_first_interface() {
+        assert_eq!(BackendRow::SIGNATURE.to_string(), "(sssssbbbbass)");
+        assert_eq!(CipherBenchRow::SIGNATURE.to_string(), "(ssdddb)");
+        assert_eq!(KdfBenchRow::SIGNATURE.to_string(), "(sudd)");
+        assert_eq!(PolicyReply::SIGNATURE.to_string(), "(sssbasas)");
+        assert_eq!(BenchReport::SIGNATURE.to_string(), "(uba(ssdddb)a(sudd))");
+    }
+}

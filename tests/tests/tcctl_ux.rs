@@ -1,0 +1,496 @@
+//! `tcctl` as its users meet it before any daemon is involved: what a
+//! wrong command line says and its exit code, told apart from a wrong
+//! password's, and the exit codes as the manual page and the docs state
+//! them.
+
+use std::process::{Command, Output};
+use tcd_tests::{build_dir, repo_dir};
+
+/// sysexits' EX_USAGE.
+const USAGE: i32 = 64;
+
+/// `tcctl ARGS` with no daemon anywhere it could look.
+fn tcctl(args: &[&str]) -> Output {
+    Command::new(build_dir().join("tcctl"))
+        .args(args)
+        .env("TCD_SOCKET", "/nonexistent/tcd.sock")
+        .env_remove("DBUS_SYSTEM_BUS_ADDRESS")
+        .output()
+        .expect("run tcctl")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output() {
+    // TCD_SOCKET is set (by `tcctl`): the usage lines do not show --socket
+    // as required.
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["dismount"],
+            "error: the following required arguments were not provided:\n  <TARGET>\n\n\
+             Usage: tcctl dismount <TARGET>\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["mount"],
+            "error: the following required arguments were not provided:\n  <VOLUME>\n\n\
+             Usage: tcctl mount <VOLUME> [MOUNT_POINT]\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["list", "--bogus"],
+            "error: unexpected argument '--bogus' found\n\n\
+             Usage: tcctl list [OPTIONS]\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["benchmark", "--size", "12X"],
+            "error: invalid value '12X' for '--size <SIZE>': bad size 12X\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["create", "v.hc", "--size", "lots"],
+            "error: invalid value 'lots' for '--size <SIZE>': bad size lots\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["restore-header", "v.hc", "backup.bin", "--embedded"],
+            "error: the argument '[BACKUP]' cannot be used with '--embedded'\n\n\
+             Usage: tcctl restore-header <VOLUME> <BACKUP>\n\n\
+             For more information, try '--help'.\n",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = tcctl(args);
+        assert_eq!(out.status.code(), Some(USAGE), "tcctl {args:?}");
+        assert_eq!(text(&out.stderr), *said, "tcctl {args:?}");
+        assert_eq!(text(&out.stdout), "", "tcctl {args:?}");
+    }
+}
+
+#[test]
+fn help_and_version_succeed_on_standard_output() {
+    for args in [&["--help"][..], &["mount", "--help"], &["--version"]] {
+        let out = tcctl(args);
+        assert_eq!(out.status.code(), Some(0), "tcctl {args:?}");
+        assert!(
+            text(&out.stdout).contains("tcctl"),
+            "tcctl {args:?}: {}",
+            text(&out.stdout)
+        );
+        assert_eq!(text(&out.stderr), "", "tcctl {args:?}");
+    }
+}
+
+#[test]
+fn no_daemon_is_not_a_usage_error() {
+    let out = tcctl(&["list"]);
+    assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .starts_with("tcctl: cannot reach the tcd daemon at /nonexistent/tcd.sock"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_manual_page_and_the_docs_state_the_exit_codes() {
+    let dir = std::env::temp_dir().join(format!("tcctl-ux-man-{}", std::process::id()));
+    let out = tcctl(&["generate-dist", dir.to_str().expect("a UTF-8 path")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(dir.join("tcctl.1")).expect("tcctl.1");
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = page
+        .split(".SH \"EXIT STATUS\"\n")
+        .nth(1)
+        .expect("an EXIT STATUS section");
+    for (code, meaning) in [
+        (0, "success"),
+        (2, "wrong password"),
+        (9, "the daemon cannot be reached"),
+        (64, "the command line is wrong"),
+    ] {
+        assert!(
+            status.contains(&format!(".TP\n{code}\n{meaning}")),
+            "exit {code} in the manual page:\n{status}"
+        );
+    }
+    let dbus = std::fs::read_to_string(repo_dir().join("docs/DBUS.md")).expect("DBUS.md");
+    assert!(
+        dbus.contains("| — | 64 | the command line is wrong"),
+        "docs/DBUS.md's table has the usage exit code"
+    );
+}
+
+#[test]
+fn unknown_values_are_refused_with_the_valid_ones_listed() {
+    let out = tcctl(&["mount", "v.hc", "--encryption", "AES-Twofish-Serpant"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        text(&out.stderr),
+        "error: invalid value 'AES-Twofish-Serpant' for '--encryption <ENCRYPTION>'\n  \
+         [possible values: AES, Serpent, Twofish, AES-Twofish, AES-Twofish-Serpent, \
+         Serpent-AES, Serpent-Twofish-AES, Twofish-Serpent, Camellia, Kuznyechik, \
+         Camellia-Kuznyechik, Camellia-Serpent, Kuznyechik-AES, Kuznyechik-Serpent-Camellia, \
+         Kuznyechik-Twofish]\n\n\
+         \x20 tip: a similar value exists: 'AES-Twofish-Serpent'\n\n\
+         For more information, try '--help'.\n"
+    );
+    let out = tcctl(&["info", "v.hc", "--volume-type", "tc"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        text(&out.stderr).contains("[possible values: veracrypt, truecrypt]"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = tcctl(&["policy", "set", "--hardware-acceleration", "off"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        text(&out.stderr).contains("[possible values: auto, disabled]"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = tcctl(&["create", "v.hc", "--hash", "md5"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        text(&out.stderr).contains(
+            "[possible values: sha512, sha256, whirlpool, ripemd160, blake2s, streebog, argon2id]"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_other_spellings_the_daemon_knows_are_taken() {
+    // Accepted by the command line: the missing volume is what fails.
+    for (option, value) in [
+        ("--hash", "SHA-512"),
+        ("--hash", "stribog512"),
+        ("--hash", "rmd160"),
+        ("--encryption", "aes-twofish"),
+        ("--volume-type", "TrueCrypt"),
+    ] {
+        let out = tcctl(&["info", "/nonexistent/v.hc", option, value]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{option} {value}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn help_lists_the_valid_values_and_the_default_filesystem() {
+    let out = tcctl(&["create", "--help"]);
+    let help = text(&out.stdout);
+    for shown in [
+        "[default: ext4]",
+        "[possible values: AES, Serpent, Twofish, AES-Twofish, AES-Twofish-Serpent,",
+        "[possible values: sha512, sha256, whirlpool, ripemd160, blake2s, streebog, argon2id]",
+        "[possible values: veracrypt, truecrypt]",
+        "- exfat",
+    ] {
+        assert!(help.contains(shown), "create --help shows {shown}:\n{help}");
+    }
+}
+
+#[test]
+fn completions_offer_the_values_and_not_the_hidden_command() {
+    let dir = std::env::temp_dir().join(format!("tcctl-ux-comp-{}", std::process::id()));
+    let out = tcctl(&["generate-dist", dir.to_str().expect("a UTF-8 path")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bash = std::fs::read_to_string(dir.join("tcctl.bash")).expect("tcctl.bash");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        bash.contains("AES-Twofish-Serpent") && bash.contains("argon2id"),
+        "values completed"
+    );
+    assert!(
+        !bash.contains("generate-dist"),
+        "the hidden command is not offered"
+    );
+}
+
+/// A regular file that is no volume: enough to reach the password prompt.
+fn not_a_volume(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("tcctl-ux-{name}-{}", std::process::id()));
+    std::fs::write(&p, vec![0u8; 4096]).expect("write");
+    p
+}
+
+#[test]
+fn non_interactive_without_password_stdin_fails_at_once_naming_it() {
+    let vol = not_a_volume("ni");
+    let out = tcctl(&["--non-interactive", "info", vol.to_str().expect("utf-8")]);
+    let _ = std::fs::remove_file(&vol);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: a password is needed, and --non-interactive asks for none: \
+         give it with --password-stdin\n"
+    );
+}
+
+#[test]
+fn without_a_terminal_or_a_way_to_ask_a_password_fails_at_once_naming_password_stdin() {
+    let vol = not_a_volume("noterm");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let started = std::time::Instant::now();
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["info", vol.to_str().expect("utf-8")])
+        .env("TCD_SOCKET", "/nonexistent/tcd.sock")
+        .env("PATH", empty.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run tcctl");
+    let _ = std::fs::remove_file(&vol);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: no terminal, dialog or password agent to ask for a password on: \
+         give it with --password-stdin\n"
+    );
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_password_agent_dies_with_tcctl() {
+    use std::os::unix::fs::PermissionsExt;
+    let vol = not_a_volume("agent");
+    let helpers = tempfile::tempdir().expect("tempdir");
+    let pidfile = helpers.path().join("agent.pid");
+    let agent = helpers.path().join("systemd-ask-password");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\necho $$ > {}\nexec sleep 300\n",
+            pidfile.display()
+        ),
+    )
+    .expect("write the agent");
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut child = Command::new(build_dir().join("tcctl"))
+        .args(["info", vol.to_str().expect("utf-8")])
+        .env("TCD_SOCKET", "/nonexistent/tcd.sock")
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", helpers.path().display()),
+        )
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tcctl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the agent was asked");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().expect("kill tcctl");
+    let out = child.wait_with_output().expect("wait");
+    let _ = std::fs::remove_file(&vol);
+    assert!(
+        text(&out.stderr).contains("asking the system's password agents"),
+        "the wait is announced: {}",
+        text(&out.stderr)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent {pid} outlived tcctl"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn create_says_what_is_missing_and_what_it_made() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("new.hc");
+    let v = vol.to_str().expect("utf-8");
+    let (code, msg) = d.fails(&["create", v, "--password-stdin"], "pw\n");
+    assert_eq!(code, USAGE);
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {v} does not exist: give --size to make a container file of that size, \
+             or name an existing file or device\n"
+        )
+    );
+    assert!(!vol.exists());
+
+    let out = d.ok(
+        &[
+            "create",
+            v,
+            "--size",
+            "8M",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        "outer words\n",
+    );
+    assert_eq!(out, format!("{v} created\n"));
+    // The default filesystem is ext4: it mounts as it is.
+    let m = d.path("m");
+    std::fs::create_dir(&m).expect("mount point");
+    let mounted = d.ok(
+        &[
+            "mount",
+            v,
+            m.to_str().expect("utf-8"),
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        "outer words\n",
+    );
+    assert!(
+        mounted.starts_with(&format!("{v} mounted on ")),
+        "{mounted}"
+    );
+    assert_eq!(d.list()[0]["filesystem"], "ext4", "{}", d.list());
+    d.ok(&["dismount", m.to_str().expect("utf-8")], "");
+
+    let (code, msg) = d.fails(&["create", v, "--size", "8M", "--password-stdin"], "x\n");
+    assert_eq!(code, USAGE);
+    assert_eq!(msg, format!("tcctl: {v} exists: --force replaces it\n"));
+
+    let out = d.ok(
+        &[
+            "create",
+            v,
+            "--hidden-size",
+            "2M",
+            "--outer-pim",
+            "1",
+            "--pim",
+            "2",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        "outer words\nhidden words\n",
+    );
+    assert_eq!(out, format!("hidden volume created in {v}\n"));
+
+    let out = d.ok(
+        &[
+            "create",
+            v,
+            "--size",
+            "4M",
+            "--force",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        "new words\n",
+    );
+    assert_eq!(out, format!("{v} created\n"));
+    assert_eq!(std::fs::metadata(&vol).expect("volume").len(), 4 << 20);
+}
+
+#[test]
+fn policy_set_refuses_an_unknown_backend_by_name() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let (code, msg) = d.fails(&["policy", "set", "--allow", "soft,bogus"], "");
+    assert_eq!(code, 7, "{msg}");
+    assert!(
+        msg.starts_with("tcctl: unknown backend bogus (the daemon has: "),
+        "{msg}"
+    );
+    let shown = d.ok(&["policy", "show", "--json"], "");
+    assert!(
+        shown.contains("\"allowed\":null"),
+        "the policy stays: {shown}"
+    );
+}
+
+#[test]
+fn every_option_and_argument_of_every_command_is_described() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["mount"],
+        &["dismount"],
+        &["list"],
+        &["info"],
+        &["create"],
+        &["change-password"],
+        &["backup-header"],
+        &["restore-header"],
+        &["wipe-cache"],
+        &["favorites", "add"],
+        &["favorites", "remove"],
+        &["favorites", "list"],
+        &["favorites", "mount"],
+        &["favorites", "forget"],
+        &["watch"],
+        &["backends"],
+        &["policy", "show"],
+        &["policy", "set"],
+        &["benchmark"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("-h");
+        let out = tcctl(&args);
+        assert!(out.status.success(), "tcctl {args:?}");
+        let help = text(&out.stdout);
+        // One line per option or argument (-h does not wrap): its name, two
+        // spaces or more, its description.
+        let bare: Vec<&str> = help
+            .lines()
+            .filter(|l| {
+                let t = l.trim_start();
+                l.starts_with("  ")
+                    && (t.starts_with('-') || t.starts_with('<') || t.starts_with('['))
+            })
+            .collect();
+        let lines: Vec<&str> = help.lines().collect();
+        let bare: Vec<&str> = bare
+            .into_iter()
+            .filter(|l| {
+                // Long names put the description on the next line, deeper.
+                let next = lines
+                    .iter()
+                    .position(|x| x == l)
+                    .and_then(|i| lines.get(i + 1))
+                    .copied()
+                    .unwrap_or("");
+                let same_line = l.trim().contains("  ");
+                let next_line = next.starts_with("        ") && !next.trim().is_empty();
+                !(same_line || next_line)
+            })
+            .collect();
+        assert!(bare.is_empty(), "tcctl {args:?}: undescribed {bare:?}");
+    }
+}
