@@ -9,64 +9,12 @@ use std::path::Path;
 use zbus::zvariant::{Fd, OwnedObjectPath, OwnedValue, Value};
 use zeroize::Zeroizing;
 
-const DEFAULT_SOCKET: &str = "/run/tcd/tcd.sock";
-const PATH: &str = "/org/tcd/Tcd1";
-const INTERFACE: &str = "org.tcd.Manager1";
+use tcd_proto::contract::ErrorKind;
+use tcd_proto::contract::names::{
+    BUS_NAME, DEFAULT_SOCKET, MANAGER_INTERFACE as INTERFACE, MANAGER_PATH as PATH,
+};
 
-/// Exit codes, one per kind of failure a script tells apart.
-pub mod exit {
-    pub const FAILED: u8 = 1;
-    pub const WRONG_PASSWORD: u8 = 2;
-    pub const NOT_FOUND: u8 = 3;
-    pub const ALREADY_MOUNTED: u8 = 4;
-    pub const BUSY: u8 = 5;
-    pub const PERMISSION_DENIED: u8 = 6;
-    pub const INVALID_ARGUMENT: u8 = 7;
-    pub const UNSUPPORTED_CIPHER: u8 = 8;
-    pub const NO_DAEMON: u8 = 9;
-    pub const CANCELLED: u8 = 10;
-    /// Dismounted, but writes to the volume did not all reach its host.
-    pub const WRITES_LOST: u8 = 11;
-    /// The command line is wrong (sysexits' EX_USAGE): an unknown option
-    /// or value, a missing argument.
-    pub const USAGE: u8 = 64;
-
-    /// Every code and what it means, for the manual page.
-    pub const TABLE: &[(u8, &str)] = &[
-        (0, "success"),
-        (FAILED, "failed for another reason (the message says why)"),
-        (
-            WRONG_PASSWORD,
-            "wrong password, keyfile or PIM, or not a volume",
-        ),
-        (NOT_FOUND, "no such volume, file or device"),
-        (ALREADY_MOUNTED, "the volume is mounted already"),
-        (
-            BUSY,
-            "the volume or the daemon is busy (dismount with --force)",
-        ),
-        (
-            PERMISSION_DENIED,
-            "not allowed (by the policy, polkit, or file permissions)",
-        ),
-        (
-            INVALID_ARGUMENT,
-            "the daemon refused a request (a bad mount point, filesystem, policy or size)",
-        ),
-        (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
-        (NO_DAEMON, "the daemon cannot be reached"),
-        (CANCELLED, "cancelled (the password prompt or the search)"),
-        (
-            WRITES_LOST,
-            "dismounted, but writes to the volume were lost",
-        ),
-        (
-            USAGE,
-            "the command line is wrong (an unknown option or value, a missing argument), \
-             or a password is needed and there is no way to ask (--password-stdin gives it)",
-        ),
-    ];
-}
+pub use tcd_proto::contract::errors::exit;
 
 #[derive(Debug)]
 pub struct Failure {
@@ -93,25 +41,8 @@ impl From<zbus::Error> for Failure {
     fn from(e: zbus::Error) -> Self {
         match &e {
             zbus::Error::MethodError(name, detail, _) => {
-                let code = match name.as_str().trim_start_matches("org.tcd.Error.") {
-                    "WrongPassword" => exit::WRONG_PASSWORD,
-                    "NotFound" => exit::NOT_FOUND,
-                    "AlreadyMounted" => exit::ALREADY_MOUNTED,
-                    "Busy" => exit::BUSY,
-                    "PermissionDenied" | "LimitExceeded" => exit::PERMISSION_DENIED,
-                    "InvalidArgument"
-                    | "PasswordTooLong"
-                    | "MountPoint"
-                    | "NoFilesystem"
-                    | "FilesystemNotAllowed"
-                    | "InvalidPolicy"
-                    | "TooLarge"
-                    | "UnsafeFile" => exit::INVALID_ARGUMENT,
-                    "UnsupportedCipher" => exit::UNSUPPORTED_CIPHER,
-                    "Cancelled" => exit::CANCELLED,
-                    "WritesLost" => exit::WRITES_LOST,
-                    _ => exit::FAILED,
-                };
+                let code = ErrorKind::from_dbus_name(name.as_str())
+                    .map_or(exit::FAILED, ErrorKind::exit_code);
                 Failure {
                     code,
                     message: detail.clone().unwrap_or_else(|| name.to_string()),
@@ -140,8 +71,6 @@ pub enum Where<'a> {
     /// The default socket if it exists, else the system bus.
     Default,
 }
-
-const BUS_NAME: &str = "org.tcd.Tcd1";
 
 /// One row of `ListVolumes`, as the daemon sends it.
 type Row = (
@@ -543,7 +472,7 @@ impl Client {
         host_name: &str,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::MountOptions,
     ) -> Result<OwnedObjectPath, Failure> {
         self.call(
             "Mount",
@@ -562,7 +491,7 @@ impl Client {
         host: &File,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::SearchOptions,
     ) -> Result<HashMap<String, OwnedValue>, Failure> {
         self.call(
             "HeaderInfo",
@@ -581,10 +510,10 @@ impl Client {
         host: &File,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::SearchOptions,
         new_password: &[u8],
         new_keyfiles: &[Zeroizing<Vec<u8>>],
-        new_options: HashMap<&str, Value<'_>>,
+        new_options: tcd_proto::contract::NewCredentials,
     ) -> Result<(), Failure> {
         self.call(
             "ChangePassword",
@@ -606,7 +535,7 @@ impl Client {
         out: &File,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::SearchOptions,
     ) -> Result<(), Failure> {
         self.call(
             "BackupHeaders",
@@ -627,7 +556,7 @@ impl Client {
         backup: Option<&File>,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::SearchOptions,
     ) -> Result<String, Failure> {
         let h = Fd::from(host.as_fd());
         match backup {
@@ -654,7 +583,7 @@ impl Client {
         host: &File,
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
-        options: HashMap<&str, Value<'_>>,
+        options: tcd_proto::contract::CreateOptions,
     ) -> Result<(), Failure> {
         self.with_progress(
             "CreateProgress",

@@ -6,32 +6,39 @@ use crate::cli::{
 };
 use crate::input::absolute;
 use std::collections::HashMap;
+use tcd_proto::contract::options::{MountFilesystem, NewFilesystem, VolumeFormat};
+use tcd_proto::contract::{
+    CreateOptions, MountOptions, NewCredentials, SearchOptions, Secret, SecretList,
+};
 use zbus::zvariant::Value;
 
+/// A favorite's keys (the favorites file's vocabulary).
 pub type Options = HashMap<&'static str, Value<'static>>;
 
-/// Which candidates a header search tries (and the PIM).
-pub fn search(s: &Search, pim: u32) -> Options {
-    let mut o = HashMap::new();
-    if let Some(h) = s.hash {
-        o.insert("hash", Value::from(wire_name(h)));
+fn volume_format(f: Format) -> VolumeFormat {
+    if wire_name(f) == VolumeFormat::TrueCrypt.key() {
+        VolumeFormat::TrueCrypt
+    } else {
+        VolumeFormat::VeraCrypt
     }
-    if let Some(e) = s.encryption {
-        o.insert("encryption", Value::from(wire_name(e)));
-    }
-    if let Some(f) = s.format {
-        o.insert("format", Value::from(wire_name(f)));
-    }
-    if let Some(b) = &s.backend {
-        o.insert("backend", Value::from(b.clone()));
-    }
-    if pim != 0 {
-        o.insert("pim", Value::from(pim));
-    }
-    o
 }
 
-/// As `Mount` options and favorite keys (the same names).
+fn nonzero(n: u32) -> Option<u32> {
+    (n != 0).then_some(n)
+}
+
+/// Which candidates a header search tries (and the PIM).
+pub fn search(s: &Search, pim: u32) -> SearchOptions {
+    SearchOptions {
+        hash: s.hash.map(wire_name),
+        encryption: s.encryption.map(wire_name),
+        format: s.format.map(volume_format),
+        backend: s.backend.clone(),
+        pim: nonzero(pim),
+    }
+}
+
+/// As favorite keys (the same names as `Mount`'s options).
 fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
     [
         ("dismount_on_logout", Value::from(a.dismount_on_logout)),
@@ -48,75 +55,73 @@ fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
 }
 
 /// `Mount`'s options, less the hidden volume's password.
-pub fn mount(a: &MountArgs) -> Options {
-    let mut o = search(&a.search, a.secrets.pim);
-    o.insert("readonly", Value::from(a.readonly));
-    o.insert("filesystem", Value::from(wire_name(a.filesystem)));
-    o.insert("allow_non_empty", Value::from(a.allow_non_empty));
-    o.insert("discard", Value::from(a.discard));
-    o.insert("cache", Value::from(a.cache));
-    o.insert("use_cache", Value::from(a.cached));
-    o.extend(auto_dismount(&a.auto_dismount));
-    if let Some(m) = &a.mount_point {
-        o.insert("mount_point", Value::from(absolute(m)));
+pub fn mount(a: &MountArgs) -> MountOptions {
+    let d = &a.auto_dismount;
+    MountOptions {
+        readonly: Some(a.readonly),
+        filesystem: Some(if wire_name(a.filesystem) == "none" {
+            MountFilesystem::None
+        } else {
+            MountFilesystem::Auto
+        }),
+        allow_non_empty: Some(a.allow_non_empty),
+        discard: Some(a.discard),
+        cache: Some(a.cache),
+        use_cache: Some(a.cached),
+        dismount_on_logout: Some(d.dismount_on_logout),
+        dismount_before_sleep: Some(d.dismount_before_sleep),
+        dismount_idle_seconds: Some(d.dismount_idle.unwrap_or(0)),
+        force_dismount: Some(d.force_dismount),
+        mount_point: a.mount_point.as_deref().map(absolute),
+        ..Default::default()
     }
-    o
+    .with_search(search(&a.search, a.secrets.pim))
 }
 
 /// The password that protects a hidden volume during a mount.
-pub fn protect_hidden(o: &mut Options, password: &[u8]) {
-    o.insert("protect_hidden_password", Value::from(password.to_vec()));
+pub fn protect_hidden(o: &mut MountOptions, password: &[u8]) {
+    o.protect_hidden_password = Some(Secret::new(password.to_vec()));
 }
 
 /// `Create`'s options for the new volume.
-pub fn create(a: &CreateArgs) -> Options {
-    let mut o = HashMap::new();
-    o.insert("format", Value::from(wire_name(a.format)));
-    o.insert("encryption", Value::from(wire_name(a.encryption)));
-    o.insert("hash", Value::from(wire_name(a.hash)));
-    o.insert("filesystem", Value::from(wire_name(a.filesystem)));
-    o.insert("quick", Value::from(a.quick));
-    if a.sector_size != 0 {
-        o.insert("sector_size", Value::from(a.sector_size));
+pub fn create(a: &CreateArgs) -> CreateOptions {
+    let fs = wire_name(a.filesystem);
+    CreateOptions {
+        format: Some(volume_format(a.format)),
+        encryption: Some(wire_name(a.encryption)),
+        hash: Some(wire_name(a.hash)),
+        filesystem: NewFilesystem::ALL.into_iter().find(|f| f.key() == fs),
+        quick: Some(a.quick),
+        sector_size: nonzero(a.sector_size),
+        pim: nonzero(a.secrets.pim),
+        ..Default::default()
     }
-    if a.secrets.pim != 0 {
-        o.insert("pim", Value::from(a.secrets.pim));
-    }
-    o
 }
 
 /// `Create`'s options for a hidden volume: its size and the outer
 /// volume's credentials.
 pub fn create_hidden(
-    o: &mut Options,
+    o: &mut CreateOptions,
     size: u64,
     outer_password: &[u8],
     outer_pim: u32,
     outer_keyfiles: Vec<Vec<u8>>,
 ) {
-    o.insert("outer_password", Value::from(outer_password.to_vec()));
-    o.insert("hidden_size", Value::from(size));
-    if outer_pim != 0 {
-        o.insert("outer_pim", Value::from(outer_pim));
-    }
+    o.outer_password = Some(Secret::new(outer_password.to_vec()));
+    o.hidden_size = Some(size);
+    o.outer_pim = nonzero(outer_pim);
     if !outer_keyfiles.is_empty() {
-        o.insert("outer_keyfiles", Value::from(outer_keyfiles));
+        o.outer_keyfiles = Some(SecretList::new(outer_keyfiles));
     }
 }
 
 /// `ChangePassword`'s options for the new credentials.
-pub fn new_credentials(pim: u32, hash: Option<Hash>, format: Option<Format>) -> Options {
-    let mut n = HashMap::new();
-    if pim != 0 {
-        n.insert("pim", Value::from(pim));
+pub fn new_credentials(pim: u32, hash: Option<Hash>, format: Option<Format>) -> NewCredentials {
+    NewCredentials {
+        pim: nonzero(pim),
+        hash: hash.map(wire_name),
+        format: format.map(volume_format),
     }
-    if let Some(h) = hash {
-        n.insert("hash", Value::from(wire_name(h)));
-    }
-    if let Some(f) = format {
-        n.insert("format", Value::from(wire_name(f)));
-    }
-    n
 }
 
 /// A favorite as `AddFavorite` takes it, kept under `host`.
@@ -153,11 +158,13 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Options {
 }
 
 /// `Mount`'s options for a favorite (the daemon adds its settings).
-pub fn favorite_mount(name: &str, system: bool, pim: u32, hidden: Option<&[u8]>) -> Options {
-    let mut o: Options = HashMap::new();
-    o.insert("favorite", Value::from(name.to_owned()));
-    o.insert("favorite_system", Value::from(system));
-    o.insert("pim", Value::from(pim));
+pub fn favorite_mount(name: &str, system: bool, pim: u32, hidden: Option<&[u8]>) -> MountOptions {
+    let mut o = MountOptions {
+        favorite: Some(name.to_owned()),
+        favorite_system: Some(system),
+        pim: Some(pim),
+        ..Default::default()
+    };
     if let Some(h) = hidden {
         protect_hidden(&mut o, h);
     }

@@ -9,8 +9,18 @@
 //! The keyed HMAC state (the hash state after the ipad and opad blocks) is
 //! computed once per derivation and cloned for every iteration, so an
 //! iteration costs exactly two compression-function calls for the
-//! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160, Streebog) — what the
-//! `pbkdf2` crate and VeraCrypt do too.
+//! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160) — what the
+//! `pbkdf2` crate and VeraCrypt do too. SHA-512 and SHA-256 run on the bare
+//! compression functions ([`sha2_chains`]) and Streebog on its own
+//! table-driven compression ([`streebog_tables`]), each checked against
+//! the generic code over random inputs.
+//!
+//! The output blocks of one derivation are independent:
+//! [`derive_header_key_parts`] derives some of them, so that a search
+//! spreads one key over the cores.
+
+mod sha2_chains;
+mod streebog_tables;
 
 use crate::error::{Error, Result};
 use hmac::digest::{FixedOutput, KeyInit, Output, OutputSizeUser, Update};
@@ -188,6 +198,24 @@ impl Prf {
         }
     }
 
+    /// Bytes of one PBKDF2 output block (the hash's output); Argon2id
+    /// gives the whole key at once.
+    pub fn block_bytes(self) -> usize {
+        match self {
+            Prf::Sha512 | Prf::Whirlpool | Prf::Streebog => 64,
+            Prf::Sha256 | Prf::Blake2s => 32,
+            Prf::Ripemd160 => 20,
+            Prf::Argon2id => HEADER_KEY_BYTES,
+        }
+    }
+
+    /// How many independent parts the header key's derivation has: its
+    /// PBKDF2 output blocks (3 for SHA-512, 6 for SHA-256, 10 for
+    /// RIPEMD-160); 1 for Argon2id.
+    pub fn key_parts(self) -> usize {
+        HEADER_KEY_BYTES.div_ceil(self.block_bytes())
+    }
+
     /// Whether `format` knows this PRF at all.
     pub fn in_format(self, format: Format) -> bool {
         Prf::all(format).contains(&self)
@@ -269,6 +297,39 @@ pub fn derive_header_key(
     cancel: &AtomicBool,
     out: &mut [u8; HEADER_KEY_BYTES],
 ) -> Result<()> {
+    let parts = prf.key_parts();
+    derive_header_key_parts(
+        prf,
+        format,
+        pim,
+        password,
+        salt,
+        limits,
+        cancel,
+        0..parts,
+        out,
+    )
+}
+
+/// Derives only the PBKDF2 output blocks `parts` (of [`Prf::key_parts`]) of
+/// the header key into their bytes of `out`, leaving its other bytes as
+/// they are. The blocks of one key are independent: a search derives them
+/// on several cores at once. Argon2id has one part, the whole key.
+#[allow(clippy::too_many_arguments)]
+pub fn derive_header_key_parts(
+    prf: Prf,
+    format: Format,
+    pim: u32,
+    password: &[u8],
+    salt: &[u8; 64],
+    limits: &KdfLimits,
+    cancel: &AtomicBool,
+    parts: std::ops::Range<usize>,
+    out: &mut [u8; HEADER_KEY_BYTES],
+) -> Result<()> {
+    if parts.start >= parts.end || parts.end > prf.key_parts() {
+        return Err(Error::Kdf("no such part of the header key".into()));
+    }
     if !prf.in_format(format) {
         return Err(Error::PrfNotInFormat {
             prf: prf.name(),
@@ -283,27 +344,32 @@ pub fn derive_header_key(
     }
     let iterations = prf.iterations(format, pim).ok_or(Error::InvalidPim(pim))?;
     limits.pbkdf2_allowed(pim)?;
+    // The bytes of the blocks asked for (the last block of RIPEMD-160's
+    // key is cut short).
+    let len = prf.block_bytes();
+    let first = parts.start;
+    let bytes = &mut out[first * len..(parts.end * len).min(HEADER_KEY_BYTES)];
     let result = match prf {
-        Prf::Sha512 => pbkdf2::<hmac::Hmac<sha2::Sha512>>(password, salt, iterations, cancel, out),
-        Prf::Sha256 => pbkdf2::<hmac::Hmac<sha2::Sha256>>(password, salt, iterations, cancel, out),
-        Prf::Whirlpool => {
-            pbkdf2::<hmac::Hmac<whirlpool::Whirlpool>>(password, salt, iterations, cancel, out)
-        }
-        Prf::Ripemd160 => {
-            pbkdf2::<hmac::Hmac<ripemd::Ripemd160>>(password, salt, iterations, cancel, out)
-        }
+        Prf::Sha512 => sha2_chains::pbkdf2_sha512(password, salt, iterations, cancel, first, bytes),
+        Prf::Sha256 => sha2_chains::pbkdf2_sha256(password, salt, iterations, cancel, first, bytes),
+        Prf::Whirlpool => pbkdf2_from::<hmac::Hmac<whirlpool::Whirlpool>>(
+            password, salt, iterations, cancel, first, bytes,
+        ),
+        Prf::Ripemd160 => pbkdf2_from::<hmac::Hmac<ripemd::Ripemd160>>(
+            password, salt, iterations, cancel, first, bytes,
+        ),
         Prf::Streebog => {
-            pbkdf2::<hmac::Hmac<streebog::Streebog512>>(password, salt, iterations, cancel, out)
+            streebog_tables::pbkdf2_streebog(password, salt, iterations, cancel, first, bytes)
         }
-        Prf::Blake2s => {
-            pbkdf2::<hmac::SimpleHmac<blake2::Blake2s256>>(password, salt, iterations, cancel, out)
-        }
+        Prf::Blake2s => pbkdf2_from::<hmac::SimpleHmac<blake2::Blake2s256>>(
+            password, salt, iterations, cancel, first, bytes,
+        ),
         Prf::Argon2id => Err(Error::Kdf(
             "unreachable: Argon2id is not a PBKDF2 PRF".into(),
         )),
     };
     if result.is_err() {
-        out.zeroize();
+        bytes.zeroize();
     }
     result
 }
@@ -312,11 +378,28 @@ pub fn derive_header_key(
 /// output is U1 ^ U2 ^ ... ^ Uc with U1 = PRF(P, S || INT(i)) and
 /// Uj = PRF(P, Uj-1). Every block runs `iterations` HMACs; `cancel` is read
 /// every [`CANCEL_CHECK_EVERY`] of them.
+#[cfg(test)]
 pub(crate) fn pbkdf2<M>(
     password: &[u8],
     salt: &[u8],
     iterations: u32,
     cancel: &AtomicBool,
+    out: &mut [u8],
+) -> Result<()>
+where
+    M: KeyInit + Update + FixedOutput + Clone,
+{
+    pbkdf2_from::<M>(password, salt, iterations, cancel, 0, out)
+}
+
+/// PBKDF2 output from block `first` (0-based) on: `out` holds blocks
+/// `first`, `first + 1`, ... of the whole output.
+pub(crate) fn pbkdf2_from<M>(
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+    cancel: &AtomicBool,
+    first: usize,
     out: &mut [u8],
 ) -> Result<()>
 where
@@ -329,7 +412,9 @@ where
     let keyed = M::new_from_slice(password).map_err(|_| Error::Kdf("HMAC key".into()))?;
     let mut u = Output::<M>::default();
     let mut acc = Output::<M>::default();
-    let result = pbkdf2_blocks(&keyed, salt, iterations, cancel, out, &mut u, &mut acc);
+    let result = pbkdf2_blocks(
+        &keyed, salt, iterations, cancel, first, out, &mut u, &mut acc,
+    );
     u.as_mut_slice().zeroize();
     acc.as_mut_slice().zeroize();
     // `keyed` (and every clone) wipes its hash states on drop (the hash
@@ -338,11 +423,13 @@ where
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn pbkdf2_blocks<M>(
     keyed: &M,
     salt: &[u8],
     iterations: u32,
     cancel: &AtomicBool,
+    first: usize,
     out: &mut [u8],
     u: &mut Output<M>,
     acc: &mut Output<M>,
@@ -351,8 +438,8 @@ where
     M: Update + FixedOutput + Clone + OutputSizeUser,
 {
     for (index, chunk) in out.chunks_mut(u.len()).enumerate() {
-        let block_number =
-            u32::try_from(index + 1).map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
+        let block_number = u32::try_from(first + index + 1)
+            .map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
         let mut mac = keyed.clone();
         mac.update(salt);
         mac.update(&block_number.to_be_bytes());
@@ -737,6 +824,84 @@ mod tests {
             count += 1;
         }
         assert_eq!(count, 13);
+    }
+
+    #[test]
+    fn the_parts_of_a_key_put_together_are_the_whole_key() {
+        // Each part derived alone (as a search spreads them over the
+        // cores), in any order, gives the bytes of the one-piece derivation
+        // and leaves the other bytes alone.
+        let l = KdfLimits::default();
+        let salt: [u8; 64] = std::array::from_fn(|i| i as u8 ^ 0x3c);
+        for (format, pim, prf) in [
+            (Format::TrueCrypt, 0, Prf::Ripemd160),
+            (Format::TrueCrypt, 0, Prf::Sha512),
+            (Format::TrueCrypt, 0, Prf::Whirlpool),
+            (Format::VeraCrypt, 1, Prf::Sha256),
+            (Format::VeraCrypt, 1, Prf::Blake2s),
+            (Format::VeraCrypt, 1, Prf::Streebog),
+        ] {
+            let mut whole = [0u8; HEADER_KEY_BYTES];
+            derive_header_key(prf, format, pim, b"pw", &salt, &l, &never(), &mut whole)
+                .expect("whole key");
+            let parts = prf.key_parts();
+            assert_eq!(parts, HEADER_KEY_BYTES.div_ceil(prf.block_bytes()));
+            let mut pieced = [0xEEu8; HEADER_KEY_BYTES];
+            for part in (0..parts).rev() {
+                derive_header_key_parts(
+                    prf,
+                    format,
+                    pim,
+                    b"pw",
+                    &salt,
+                    &l,
+                    &never(),
+                    part..part + 1,
+                    &mut pieced,
+                )
+                .expect("one part");
+                let from = part * prf.block_bytes();
+                assert!(
+                    pieced[..from].iter().all(|&b| b == 0xEE),
+                    "{prf:?}: part {part} wrote outside its bytes"
+                );
+            }
+            assert_eq!(pieced, whole, "{prf:?}");
+            // Two parts at once, the last one cut short for RIPEMD-160.
+            let mut two = [0u8; HEADER_KEY_BYTES];
+            derive_header_key_parts(
+                prf,
+                format,
+                pim,
+                b"pw",
+                &salt,
+                &l,
+                &never(),
+                parts - 2..parts,
+                &mut two,
+            )
+            .expect("two parts");
+            let from = (parts - 2) * prf.block_bytes();
+            assert_eq!(two[from..], whole[from..], "{prf:?}");
+            for bad in [parts..parts + 1, 1..1] {
+                let r = derive_header_key_parts(
+                    prf,
+                    format,
+                    pim,
+                    b"pw",
+                    &salt,
+                    &l,
+                    &never(),
+                    bad,
+                    &mut two,
+                );
+                assert!(matches!(r, Err(Error::Kdf(_))), "{prf:?}: {r:?}");
+            }
+        }
+        assert_eq!(Prf::Argon2id.key_parts(), 1);
+        assert_eq!(Prf::Sha512.key_parts(), 3);
+        assert_eq!(Prf::Sha256.key_parts(), 6);
+        assert_eq!(Prf::Ripemd160.key_parts(), 10);
     }
 
     #[test]

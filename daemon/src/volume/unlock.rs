@@ -6,8 +6,15 @@
 //! callers share the cores trial by trial.
 //!
 //! The primary headers (the volume's at 0, the hidden volume's at 64 KiB)
-//! are tried first; only when neither opens are the embedded backups (and
-//! TrueCrypt 5's hidden header location) tried, and the result says so.
+//! are tried first, every PRF of them before any backup header; a backup
+//! header (or TrueCrypt 5's hidden header location) opens the volume only
+//! when neither primary one does, and the result says so.
+//!
+//! A trial is one part of one header key's derivation: a PBKDF2 output
+//! block (3 of them for SHA-512, 6 for SHA-256) or a whole Argon2id
+//! derivation. The parts are independent, so the cores share one key's
+//! work, and the backup headers' trials follow the primary ones' without a
+//! pause: no core waits while work is left.
 
 use super::header::{ENCRYPTED_BYTES, HEADER_BYTES, Header, Location, SALT_BYTES};
 use super::kdf::{self, Format, HEADER_KEY_BYTES, KdfLimits, Prf};
@@ -100,13 +107,6 @@ pub fn host_size(host: &File) -> Result<u64> {
     })
 }
 
-struct Job {
-    location: Location,
-    offset: u64,
-    format: Format,
-    prf: Prf,
-}
-
 /// Opens the header `creds` unlock in `host`, trying every combination the
 /// options allow. `cancel` stops the search when set (by a caller that went
 /// away); the search only reads it.
@@ -181,23 +181,20 @@ fn unlock_phases(
             engine.pick(cipher, opts.backend.as_deref())?;
         }
     }
-    let mut untried = Vec::new();
     let phases: &[&[Location]] = if opts.try_backup {
         &[primary, backup]
     } else {
         &[primary]
     };
-    for phase in phases {
-        if let Some(mut found) = search(engine, host, size, creds, phase, opts, stop, &mut untried)?
-        {
-            found
-                .header
-                .settle_legacy_data_area(found.location.is_hidden(), size);
-            return Ok(Some(found));
-        }
-        if stop.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
+    let mut untried = Vec::new();
+    if let Some(mut found) = search(engine, host, size, creds, phases, opts, stop, &mut untried)? {
+        found
+            .header
+            .settle_legacy_data_area(found.location.is_hidden(), size);
+        return Ok(Some(found));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
     }
     untried.sort();
     untried.dedup();
@@ -226,22 +223,48 @@ fn password_for(
     }
 }
 
-/// Roughly how long deriving one header key takes: iterations times the
-/// time per iteration for the whole 192-byte key (blocks of output times
-/// the hash's speed, as `examples/kdf_speed` measures on x86_64).
-fn trial_cost(prf: Prf, format: Format, pim: u32) -> u64 {
-    let per_iteration: u64 = match prf {
-        Prf::Sha256 => 9,
-        Prf::Sha512 => 19,
-        Prf::Blake2s => 38,
-        Prf::Ripemd160 => 48,
-        Prf::Whirlpool => 80,
-        Prf::Streebog => 196,
-        // Memory-hard: last.
-        Prf::Argon2id => return u64::MAX,
+/// Where a PRF comes in a search: TrueCrypt's (a few thousand iterations)
+/// before VeraCrypt's, and VeraCrypt's in its own order (SHA-512, its
+/// default, first) but with Argon2id, one part that cannot be shared, ahead
+/// of the last two PRFs, whose many blocks then keep the other core busy
+/// while it runs.
+fn search_rank(format: Format, prf: Prf) -> (u8, u8) {
+    let format_rank = match format {
+        Format::TrueCrypt => 0,
+        Format::VeraCrypt => 1,
     };
-    prf.iterations(format, pim)
-        .map_or(u64::MAX, |n| u64::from(n) * per_iteration)
+    let prf_rank = match prf {
+        Prf::Sha512 => 0,
+        Prf::Sha256 => 1,
+        Prf::Whirlpool => 2,
+        Prf::Blake2s => 3,
+        Prf::Argon2id => 4,
+        Prf::Streebog => 5,
+        Prf::Ripemd160 => 6,
+    };
+    (format_rank, prf_rank)
+}
+
+/// One header key to derive and try: a header location with one PRF.
+struct Derivation {
+    /// 0 for the primary headers, 1 for the backups.
+    phase: usize,
+    location: Location,
+    offset: u64,
+    format: Format,
+    prf: Prf,
+    /// The key as its parts arrive.
+    key: std::sync::Mutex<Zeroizing<[u8; HEADER_KEY_BYTES]>>,
+    /// Parts not derived yet; whoever derives the last one tries the key.
+    left: AtomicUsize,
+    /// A part failed (a bound, a cancel): the other parts are not derived.
+    failed: AtomicBool,
+}
+
+/// One trial: some parts of one derivation.
+struct Task {
+    derivation: usize,
+    parts: std::ops::Range<usize>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -250,7 +273,7 @@ fn search(
     host: &File,
     size: u64,
     creds: Credentials<'_>,
-    locations: &[Location],
+    phases: &[&[Location]],
     opts: &SearchOptions,
     cancel: &AtomicBool,
     untried: &mut Vec<String>,
@@ -270,38 +293,54 @@ fn search(
         // Too long for every format: say so rather than "wrong password".
         keyfile::check_password_len(creds.password, Format::VeraCrypt)?;
     }
+    // The headers of every phase. A primary header that cannot be read
+    // ends the search; a backup header that cannot be read is said only
+    // if no primary header opens.
     let mut headers = Vec::new();
-    for &location in locations {
-        let Some(offset) = location.offset(size) else {
-            continue;
-        };
-        let mut h = [0u8; HEADER_BYTES];
-        host.read_exact_at(&mut h, offset).map_err(|e| Error::Io {
-            what: format!("cannot read the {}", location.describe()),
-            source: e,
-        })?;
-        headers.push((location, offset, h));
+    let mut backup_error = None;
+    for (phase, locations) in phases.iter().enumerate() {
+        for &location in *locations {
+            let Some(offset) = location.offset(size) else {
+                continue;
+            };
+            let mut h = [0u8; HEADER_BYTES];
+            if let Err(e) = host.read_exact_at(&mut h, offset) {
+                let e = Error::Io {
+                    what: format!("cannot read the {}", location.describe()),
+                    source: e,
+                };
+                if phase == 0 {
+                    return Err(e);
+                }
+                backup_error.get_or_insert(e);
+                continue;
+            }
+            headers.push((phase, location, offset, h));
+        }
     }
-    let mut jobs = Vec::new();
+    let mut derivations = Vec::new();
     for (format, _) in &passwords {
         for &prf in Prf::all(*format) {
             if opts.prf.is_some_and(|p| p != prf) {
                 continue;
             }
-            for (location, offset, _) in &headers {
-                jobs.push(Job {
+            for (phase, location, offset, _) in &headers {
+                derivations.push(Derivation {
+                    phase: *phase,
                     location: *location,
                     offset: *offset,
                     format: *format,
                     prf,
+                    key: std::sync::Mutex::new(Zeroizing::new([0u8; HEADER_KEY_BYTES])),
+                    left: AtomicUsize::new(prf.key_parts()),
+                    failed: AtomicBool::new(false),
                 });
             }
         }
     }
-    // Cheapest trials first, so a TrueCrypt volume (a few thousand
-    // iterations) opens at once instead of after VeraCrypt's long ones.
-    jobs.sort_by_key(|j| trial_cost(j.prf, j.format, creds.pim));
-    if jobs.is_empty() {
+    // Stable: the locations of one PRF stay in their order.
+    derivations.sort_by_key(|d| (d.phase, search_rank(d.format, d.prf)));
+    if derivations.is_empty() {
         // Headers to try but none in a format with the PRF asked for.
         if let Some(prf) = opts.prf
             && !headers.is_empty()
@@ -312,44 +351,36 @@ fn search(
                 format: "the formats tried",
             });
         }
-        return Ok(None);
+        return match backup_error {
+            Some(e) => Err(e),
+            None => Ok(None),
+        };
     }
+    let tasks: Vec<Task> = derivations
+        .iter()
+        .enumerate()
+        .flat_map(|(i, d)| {
+            (0..d.prf.key_parts()).map(move |part| Task {
+                derivation: i,
+                parts: part..part + 1,
+            })
+        })
+        .collect();
     let chains: Vec<&'static Chain> = match opts.chain {
         Some(c) => vec![c],
         None => CHAINS.iter().collect(),
     };
     let skipped = std::sync::Mutex::new(Vec::new());
-    let run = |job: &Job| -> Option<Unlocked> {
-        if cancel.load(Ordering::Relaxed) {
-            return None;
+    let skip = |what: String| {
+        if let Ok(mut s) = skipped.lock() {
+            s.push(what);
         }
-        let password = &passwords.iter().find(|(f, _)| *f == job.format)?.1;
-        let (_, _, raw) = headers.iter().find(|(l, _, _)| *l == job.location)?;
-        let mut salt = [0u8; SALT_BYTES];
-        salt.copy_from_slice(&raw[..SALT_BYTES]);
-        let mut key = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
-        let derived = kdf::derive_header_key(
-            job.prf,
-            job.format,
-            creds.pim,
-            password,
-            &salt,
-            &opts.limits,
-            cancel,
-            &mut key,
-        );
-        match derived {
-            Ok(()) => {}
-            Err(Error::Cancelled) => return None,
-            Err(e) => {
-                if let Ok(mut s) = skipped.lock() {
-                    s.push(format!("{} ({e})", job.prf.name()));
-                }
-                return None;
-            }
-        }
+    };
+    // Tries the chains on a whole key.
+    let try_key = |d: &Derivation, key: &[u8; HEADER_KEY_BYTES]| -> Option<Unlocked> {
+        let (_, _, _, raw) = headers.iter().find(|(_, l, _, _)| *l == d.location)?;
         for &chain in &chains {
-            if job.format == Format::TrueCrypt && !chain.truecrypt {
+            if d.format == Format::TrueCrypt && !chain.truecrypt {
                 continue;
             }
             let hc = match engine.volume_cipher_units(
@@ -360,9 +391,7 @@ fn search(
             ) {
                 Ok(c) => c,
                 Err(_) => {
-                    if let Ok(mut s) = skipped.lock() {
-                        s.push(format!("{} (no allowed backend)", chain.name));
-                    }
+                    skip(format!("{} (no allowed backend)", chain.name));
                     continue;
                 }
             };
@@ -371,13 +400,14 @@ fn search(
             if hc.decrypt(&mut plain[..], 0).is_err() {
                 continue;
             }
-            if let Ok(header) = Header::parse(&plain, job.format) {
-                cancel.store(true, Ordering::Relaxed);
+            if let Ok(header) = Header::parse(&plain, d.format) {
+                let mut salt = [0u8; SALT_BYTES];
+                salt.copy_from_slice(&raw[..SALT_BYTES]);
                 return Some(Unlocked {
                     header,
-                    location: job.location,
-                    header_offset: job.offset,
-                    prf: job.prf,
+                    location: d.location,
+                    header_offset: d.offset,
+                    prf: d.prf,
                     chain,
                     salt,
                 });
@@ -385,28 +415,91 @@ fn search(
         }
         None
     };
-    // One thread per core takes the next trial, cheapest first, each
-    // under a permit; the permits are shared with every other search.
+    // Derives the task's parts; the one who derives a key's last part tries it.
+    let run = |task: &Task| -> Option<Unlocked> {
+        let d = derivations.get(task.derivation)?;
+        if cancel.load(Ordering::Relaxed) || d.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let password = &passwords.iter().find(|(f, _)| *f == d.format)?.1;
+        let (_, _, _, raw) = headers.iter().find(|(_, l, _, _)| *l == d.location)?;
+        let mut salt = [0u8; SALT_BYTES];
+        salt.copy_from_slice(&raw[..SALT_BYTES]);
+        let mut part = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
+        let derived = kdf::derive_header_key_parts(
+            d.prf,
+            d.format,
+            creds.pim,
+            password,
+            &salt,
+            &opts.limits,
+            cancel,
+            task.parts.clone(),
+            &mut part,
+        );
+        match derived {
+            Ok(()) => {}
+            Err(Error::Cancelled) => {
+                d.failed.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Err(e) => {
+                if !d.failed.swap(true, Ordering::Relaxed) {
+                    skip(format!("{} ({e})", d.prf.name()));
+                }
+                return None;
+            }
+        }
+        let len = d.prf.block_bytes();
+        let bytes = task.parts.start * len..(task.parts.end * len).min(HEADER_KEY_BYTES);
+        let whole = {
+            let mut key = d.key.lock().unwrap_or_else(|p| p.into_inner());
+            key[bytes.clone()].copy_from_slice(&part[bytes]);
+            let parts = task.parts.len();
+            if d.left.fetch_sub(parts, Ordering::AcqRel) != parts {
+                return None;
+            }
+            let mut whole = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
+            whole.copy_from_slice(&key[..]);
+            key.fill(0);
+            whole
+        };
+        try_key(d, &whole)
+    };
+    // One thread per core takes the next task in order, each under a
+    // permit; the permits are shared with every other search. A primary
+    // header that opens stops the search at once; a backup header that
+    // opens stops the taking of tasks, and wins only if the primary
+    // tasks still running (all of them were taken before it) find nothing.
     let next = AtomicUsize::new(0);
-    let found = std::sync::Mutex::new(None);
-    let workers = engine.threads().clamp(1, jobs.len());
+    let no_more = AtomicBool::new(false);
+    let found: std::sync::Mutex<Option<(usize, Unlocked)>> = std::sync::Mutex::new(None);
+    let workers = engine.threads().clamp(1, tasks.len());
     let started = std::thread::scope(|s| {
         let mut started = 0;
         for i in 0..workers {
             let worker = || {
-                while !cancel.load(Ordering::Relaxed) {
+                while !cancel.load(Ordering::Relaxed) && !no_more.load(Ordering::Relaxed) {
                     let Some(_permit) = engine.trials().acquire(opts.caller, cancel) else {
                         break;
                     };
-                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
                     };
-                    if let Some(u) = run(job) {
-                        if let Ok(mut f) = found.lock() {
-                            *f = Some(u);
-                        }
-                        break;
+                    let Some(u) = run(task) else {
+                        continue;
+                    };
+                    let phase = derivations.get(task.derivation).map_or(0, |d| d.phase);
+                    if phase == 0 {
+                        cancel.store(true, Ordering::Relaxed);
+                    } else {
+                        no_more.store(true, Ordering::Relaxed);
                     }
+                    let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
+                    if f.as_ref().is_none_or(|(old, _)| *old > phase) {
+                        *f = Some((phase, u));
+                    }
+                    break;
                 }
             };
             let spawned = std::thread::Builder::new()
@@ -426,5 +519,10 @@ fn search(
     if let Ok(s) = skipped.into_inner() {
         untried.extend(s);
     }
-    Ok(found.into_inner().unwrap_or_else(|p| p.into_inner()))
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    match (found, backup_error) {
+        (Some((_, u)), _) => Ok(Some(u)),
+        (None, Some(e)) if !cancel.load(Ordering::Relaxed) => Err(e),
+        (None, _) => Ok(None),
+    }
 }

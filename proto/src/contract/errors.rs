@@ -51,6 +51,45 @@ pub mod exit {
     pub const CANCELLED: u8 = 10;
     /// Dismounted, but writes to the volume did not all reach its host.
     pub const WRITES_LOST: u8 = 11;
+    /// The command line is wrong (sysexits' EX_USAGE): an unknown option
+    /// or value, a missing argument.
+    pub const USAGE: u8 = 64;
+
+    /// Every code and what it means, for the manual page.
+    pub const TABLE: &[(u8, &str)] = &[
+        (0, "success"),
+        (FAILED, "failed for another reason (the message says why)"),
+        (
+            WRONG_PASSWORD,
+            "wrong password, keyfile or PIM, or not a volume",
+        ),
+        (NOT_FOUND, "no such volume, file or device"),
+        (ALREADY_MOUNTED, "the volume is mounted already"),
+        (
+            BUSY,
+            "the volume or the daemon is busy (dismount with --force)",
+        ),
+        (
+            PERMISSION_DENIED,
+            "not allowed (by the policy, polkit, or file permissions)",
+        ),
+        (
+            INVALID_ARGUMENT,
+            "the daemon refused a request (a bad mount point, filesystem, policy or size)",
+        ),
+        (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
+        (NO_DAEMON, "the daemon cannot be reached"),
+        (CANCELLED, "cancelled (the password prompt or the search)"),
+        (
+            WRITES_LOST,
+            "dismounted, but writes to the volume were lost",
+        ),
+        (
+            USAGE,
+            "the command line is wrong (an unknown option or value, a missing argument), \
+             or a password is needed and there is no way to ask (--password-stdin gives it)",
+        ),
+    ];
 }
 
 impl ErrorKind {
