@@ -7,12 +7,12 @@
 use super::loader::{self, LoadedBackend};
 use crate::error::{BackendProblem, Error, Result};
 use serde::{Deserialize, Serialize};
-use tcd_proto::contract::policy::Candidate;
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tcd_proto::contract::policy::Candidate;
 
 /// File names of backend libraries in a folder.
 pub const BACKEND_PREFIX: &str = "libtcd_backend_";
