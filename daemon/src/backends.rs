@@ -4,7 +4,7 @@
 
 use crate::engine::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::mounts::{MountTable, Mounted};
+use crate::mounts::{Applied, MountTable};
 use crate::policy::{Candidate, Policy};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,15 +14,6 @@ pub struct Backends {
     policy_path: PathBuf,
     /// The last good policy.
     policy: Mutex<Policy>,
-}
-
-/// What applying a policy did to the mounted volumes.
-#[derive(Debug, Default)]
-pub struct Applied {
-    /// Volumes now served by other backends.
-    pub moved: Vec<Mounted>,
-    /// Volumes that keep their old backends until dismounted, and why.
-    pub kept: Vec<String>,
 }
 
 impl Backends {

@@ -4,18 +4,19 @@
 
 pub mod app;
 pub mod backends;
-pub mod benchmark;
-pub mod cache;
+pub(crate) mod benchmark;
+pub(crate) mod cache;
 pub mod engine;
 pub mod error;
-pub mod events;
+pub(crate) mod events;
 pub mod favorites;
 pub mod hardening;
-pub mod memory;
+pub(crate) mod memory;
 pub mod mount;
 pub mod mounts;
-pub mod policy;
+pub(crate) mod policy;
 pub mod service;
+pub(crate) mod trust;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -4,7 +4,6 @@
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::favorites::AutoDismount;
 use crate::mount::fswatch::{self, FsWatch};
 use crate::mount::holders::{self, Holder};
 use crate::mount::mountpoint::{self, Options as MountOptions};
@@ -54,6 +53,29 @@ pub struct MountRequest<'a> {
     /// The favorite this mount is of, if any.
     pub favorite: Option<String>,
     pub auto_dismount: AutoDismount,
+}
+
+/// When a mounted volume is dismounted without being asked, as
+/// TrueCrypt's preferences offer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AutoDismount {
+    /// When the owner's last session ends (logind's UserRemoved).
+    pub on_logout: bool,
+    /// Before the machine sleeps (logind's PrepareForSleep).
+    pub before_sleep: bool,
+    /// After this long with no read or write (0: never).
+    pub idle_seconds: u32,
+    /// Even when files on it are open (a lazy unmount).
+    pub force: bool,
+}
+
+/// What applying a policy did to the mounted volumes.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Volumes now served by other backends.
+    pub moved: Vec<Mounted>,
+    /// Volumes that keep their old backends until dismounted, and why.
+    pub kept: Vec<String>,
 }
 
 /// What a caller may see of a mounted volume.
@@ -681,8 +703,8 @@ impl MountTable {
 
     /// Moves every mounted volume to the engine's backends as they now
     /// stand (after a policy change), without dismounting.
-    pub fn rebind_all(&self) -> crate::backends::Applied {
-        let mut applied = crate::backends::Applied::default();
+    pub fn rebind_all(&self) -> Applied {
+        let mut applied = Applied::default();
         for e in self.lock().values_mut() {
             match e.volume.rebind(&self.engine) {
                 Ok(None) => {}

@@ -3,10 +3,13 @@
 //! and turned into the key-derivation bounds of a caller. A backend the
 //! policy does not allow is never loaded into the daemon.
 
+use crate::engine::catalog::{Found, Selection};
+use crate::engine::loader::LoadedBackend;
 use crate::error::{Error, Result};
 use crate::volume::kdf::KdfLimits;
 use std::path::Path;
-pub use tcd_proto::contract::policy::{Acceleration, Candidate, Limits, Policy};
+use std::sync::Arc;
+pub use tcd_proto::contract::policy::{Candidate, Limits, Policy};
 
 /// Parses policy text; `source_name` names it in errors (a file path).
 pub fn parse(text: &str, source_name: &str) -> Result<Policy> {
@@ -36,7 +39,7 @@ pub fn kdf_limits(limits: &Limits, admin: bool) -> KdfLimits {
 /// and writable by no one else: whoever can write it decides which
 /// code handles every key.
 pub fn load(path: &Path) -> Result<Policy> {
-    let trusted = std::fs::metadata(path).map(|m| crate::engine::loader::check_meta(&m));
+    let trusted = std::fs::metadata(path).map(|m| crate::trust::check_meta(&m));
     if let Ok(Err(problem)) = trusted {
         return Err(Error::Policy {
             source_name: path.display().to_string(),
@@ -52,6 +55,17 @@ pub fn load(path: &Path) -> Result<Policy> {
             what: format!("cannot read the policy {}", path.display()),
             source: e,
         }),
+    }
+}
+
+/// The engine's catalog asks the policy which backends to load and in
+/// which order.
+impl Selection for Policy {
+    fn allows(&self, backend: &Found) -> bool {
+        Policy::allows(self, backend)
+    }
+    fn order(&self, backends: &mut [Arc<LoadedBackend>]) {
+        Policy::order(self, backends)
     }
 }
 

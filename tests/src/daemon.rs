@@ -239,6 +239,24 @@ impl PrivateBus {
             .expect("pid");
         PrivateBus { address, pid }
     }
+
+    /// `tcctl --session` on this bus with `stdin` as its input; its output.
+    pub fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--session")
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address);
+        run_with_input(c, stdin)
+    }
+
+    /// Waits (20 s at most) until a daemon answers `tcctl list` on this bus.
+    pub fn wait_for_tcd(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.tcctl(&["list"], "").status.success() {
+            assert!(Instant::now() < deadline, "tcd did not appear on the bus");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for PrivateBus {

@@ -5,6 +5,7 @@
 //! never skips (CI installs everything).
 
 pub mod daemon;
+pub mod process;
 pub mod system;
 
 use std::path::{Path, PathBuf};
@@ -71,6 +72,27 @@ pub fn require_tool(tool: &str, hint: &str) -> PathBuf {
     }
 }
 
+/// The system's Python, whose jeepney (a D-Bus library) the distribution
+/// packages.
+pub const PYTHON: &str = "/usr/bin/python3";
+
+/// Panics with a clear message unless [`PYTHON`] runs with jeepney.
+pub fn require_python_with_jeepney() {
+    assert!(
+        Path::new(PYTHON).is_file(),
+        "this test needs {PYTHON} (package python3); dist/test.sh installs it"
+    );
+    let out = Command::new(PYTHON)
+        .args(["-c", "import jeepney"])
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "this test needs jeepney for {PYTHON} (package python3-jeepney); dist/test.sh installs it: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The unpacked `tcrypt-images/` folder of real TrueCrypt and VeraCrypt
 /// volumes, unpacked once per test process into a temporary folder.
 pub fn tcrypt_images() -> &'static Path {
@@ -100,11 +122,38 @@ pub fn tcrypt_images() -> &'static Path {
 
 /// An engine over the built backends, in order of preference.
 pub fn engine(order: &[&str]) -> tcd::engine::Engine {
+    engine_with_threads(order, 2)
+}
+
+/// As [`engine`] with `threads` workers (0: one per core).
+pub fn engine_with_threads(order: &[&str], threads: usize) -> tcd::engine::Engine {
     let loaded = order
         .iter()
         .map(|b| tcd::engine::loader::load(&backend_lib(b)).expect("backend loads"))
         .collect();
-    tcd::engine::Engine::new(loaded, 2).expect("engine")
+    tcd::engine::Engine::new(loaded, threads).expect("engine")
+}
+
+/// A password alone as credentials: no keyfiles, the default PIM.
+pub fn creds(password: &[u8]) -> tcd::volume::unlock::Credentials<'_> {
+    tcd::volume::unlock::Credentials {
+        password,
+        keyfiles: &[],
+        pim: 0,
+    }
+}
+
+/// A path as the text a command line takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// Whether a filesystem is mounted exactly at `path`.
+pub fn is_mount_point(path: &Path) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("mountinfo")
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(s(path)))
 }
 
 /// The volume serial of a FAT boot sector, as blkid prints it (DEAD-BABE is

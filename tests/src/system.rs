@@ -161,6 +161,16 @@ impl System {
         c
     }
 
+    /// Runs shell `script` as `who`; fails the test unless it succeeds.
+    pub fn sh(&self, who: &User, script: &str) {
+        let st = self
+            .command(Some(who), "sh")
+            .args(["-c", script])
+            .status()
+            .expect("sh");
+        assert!(st.success(), "as {}: {script}", who.name);
+    }
+
     /// `tcctl --system` as `who`; not started.
     pub fn tcctl_command(&self, who: Option<&User>) -> Command {
         let mut c = self.command(who, build_dir().join("tcctl"));

@@ -18,13 +18,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::run_with_input;
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{PASSWORD, System, User};
 
 const PYTHON: &str = "/usr/bin/python3";
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
 
 /// A D-Bus call by `who` through jeepney, which reports the error's name:
 /// `AddFavorite` with `favorite` (JSON), or `ListFavorites` with `None`.

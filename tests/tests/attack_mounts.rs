@@ -14,49 +14,13 @@
 //! mksquashfs, python3 with jeepney.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use tcd_tests::is_mount_point;
+use tcd_tests::process::wait_at_most;
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, PYTHON, System, User};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
-
-/// Whether a filesystem is mounted exactly at `path`.
-fn is_mount_point(path: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .expect("mountinfo")
-        .lines()
-        .any(|l| l.split(' ').nth(4) == Some(s(path)))
-}
-
-/// Runs `cmd` as given, as `who`, in a shell.
-fn sh(sys: &System, who: &User, script: &str) {
-    let st = sys
-        .command(Some(who), "sh")
-        .args(["-c", script])
-        .status()
-        .expect("sh");
-    assert!(st.success(), "as {}: {script}", who.name);
-}
-
-/// Waits for `child` at most `limit`; its exit code, or None if it was
-/// still running (it is killed then).
-fn wait_at_most(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            return Some(st.code().unwrap_or(-1));
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// A tmpfs of root's mounted on `path` (made), unmounted on drop.
 struct Decoy(PathBuf);
@@ -90,14 +54,12 @@ fn dismount_never_follows_a_path_the_user_changed() {
     let bob_vol = sys.create_volume(bob, "b.hc", "24M");
 
     // The symlink swap: mount on ~/x/target, then ~/x -> root's folder.
-    sh(
-        &sys,
+    sys.sh(
         alice,
         &format!("mkdir -p {0}/x/target", alice.home.display()),
     );
     sys.mount(alice, &vol, &alice.path("x/target"));
-    sh(
-        &sys,
+    sys.sh(
         alice,
         &format!(
             "cd {0} && mv x x2 && ln -s {1} x",
@@ -130,14 +92,12 @@ fn dismount_never_follows_a_path_the_user_changed() {
     // The FIFO: mount on ~/y/target, then ~/y/target becomes a FIFO (the
     // real folder moved away). The dismount must not block on it, nor
     // hold up bob.
-    sh(
-        &sys,
+    sys.sh(
         alice,
         &format!("mkdir -p {0}/y/target", alice.home.display()),
     );
     sys.mount(alice, &vol, &alice.path("y/target"));
-    sh(
-        &sys,
+    sys.sh(
         alice,
         &format!(
             "cd {0} && mv y y2 && mkdir y && mkfifo y/target",

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{System, User};
+use tcd_tests::{PYTHON, require_python_with_jeepney};
 
 /// A D-Bus client as the user runs it: `snoop IDS...` prints what every
 /// question about objects answers; `listen` records every signal until a
@@ -87,20 +89,6 @@ fn probe_script(sys: &System) -> PathBuf {
     p
 }
 
-/// The system's Python, whose jeepney the distribution packages.
-const PYTHON: &str = "/usr/bin/python3";
-
-fn require_python_with_jeepney() {
-    let ok = Command::new(PYTHON)
-        .args(["-c", "import jeepney"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "this test needs {PYTHON} with jeepney (packages python3, python3-jeepney)"
-    );
-}
-
 /// What `who` (root for `None`) learns asking about volumes `ids`.
 fn snoop(sys: &System, who: Option<&User>, ids: &[u32]) -> Value {
     let mut c = sys.command(who, PYTHON);
@@ -148,10 +136,6 @@ impl Listener {
         );
         serde_json::from_str(&text).expect("listener output")
     }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8")
 }
 
 /// The volume ids a user's `list --json` shows (from the object paths).

@@ -12,18 +12,16 @@ use std::sync::Arc;
 use tcd::Error;
 use tcd::engine::{self, Chain, Engine, LoadedBackend, XtsKey, chain::CHAINS};
 use tcd_tests::backend_lib;
+use tcd_tests::engine_with_threads;
 use xts_mode::{Xts128, get_tweak_default};
+
+/// An engine over `order` with a worker per core, as the daemon runs.
+fn engine(order: &[&str]) -> Engine {
+    engine_with_threads(order, 0)
+}
 
 fn load(name: &str) -> Arc<LoadedBackend> {
     Arc::new(engine::loader::load(&backend_lib(name)).expect("backend loads"))
-}
-
-fn engine(order: &[&str]) -> Engine {
-    let loaded = order
-        .iter()
-        .map(|b| engine::loader::load(&backend_lib(b)).expect("backend loads"))
-        .collect();
-    Engine::new(loaded, 0).expect("engine")
 }
 
 /// XTS with the reference crates, one block at a time.

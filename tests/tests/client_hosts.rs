@@ -11,15 +11,12 @@ use std::path::Path;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
 
 const INVALID_ARGUMENT: i32 = 7;
 const NOT_FOUND: i32 = 3;
 const PERMISSION_DENIED: i32 = 6;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
 
 /// The child's output if it ends within `limit`; it is killed otherwise.
 fn finish_within(mut child: Child, limit: Duration) -> Option<Output> {

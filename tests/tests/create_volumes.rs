@@ -16,17 +16,10 @@ use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::maintain::{self, Rekey};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
+use tcd_tests::creds;
 use tcd_tests::{engine, new_host as host, open_rw as rw};
 
 const MIB: u64 = 1 << 20;
-
-fn creds(password: &[u8]) -> Credentials<'_> {
-    Credentials {
-        password,
-        keyfiles: &[],
-        pim: 0,
-    }
-}
 
 /// VeraCrypt's PIM 1 keeps PBKDF2 short in tests that do not measure it.
 fn fast(password: &[u8], format: Format) -> Credentials<'_> {

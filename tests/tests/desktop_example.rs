@@ -14,37 +14,14 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::{BusDaemon, Daemon, Stopped};
+use tcd_tests::s;
+use tcd_tests::{PYTHON, require_python_with_jeepney};
 use tcd_tests::{repo_dir, require_root_and_fuse, require_tool};
 
 const PW: &str = "desktop words\n";
 
-/// Debian's Python, where python3-jeepney installs (not a python3 of
-/// pyenv or a virtualenv earlier on PATH).
-const PYTHON: &str = "/usr/bin/python3";
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
-
 fn script() -> PathBuf {
     repo_dir().join("dist/examples/tcd-desktop.py")
-}
-
-/// Python 3 and the D-Bus library the example uses, or a clear failure.
-fn require_python_with_jeepney() {
-    assert!(
-        Path::new(PYTHON).is_file(),
-        "this test needs {PYTHON} (package python3); dist/test.sh installs it"
-    );
-    let out = Command::new(PYTHON)
-        .args(["-c", "import jeepney"])
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "this test needs jeepney for {PYTHON} (package python3-jeepney); dist/test.sh installs it: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// An ext4 volume of 24 MiB, SHA-512 only (fast to open).

@@ -15,7 +15,9 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tcd_tests::is_mount_point;
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
 
 /// How long an operation that must not wait for the held volume may take:
@@ -23,10 +25,6 @@ use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
 const PROMPT: Duration = Duration::from_secs(20);
 /// How long the holder would hold the volume if not killed.
 const HOLD: &str = "300";
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
 
 /// Runs `cmd` with `stdin` for at most `limit`: its output, or `None` if
 /// it was still running (it is killed then).
@@ -95,14 +93,6 @@ fn row(sys: &System, who: &User, vol: &Path) -> Option<serde_json::Value> {
         .cloned()
 }
 
-/// Whether a filesystem is mounted exactly at `path`.
-fn is_mount_point(path: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .expect("mountinfo")
-        .lines()
-        .any(|l| l.split(' ').nth(4) == Some(s(path)))
-}
-
 /// Loop devices whose backing file lies under `folder`.
 fn loops_under(folder: &Path) -> Vec<String> {
     let out = Command::new(require_tool("losetup", "package util-linux"))
@@ -120,15 +110,6 @@ fn loops_under(folder: &Path) -> Vec<String> {
         .collect()
 }
 
-fn as_user(sys: &System, who: &User, script: &str) {
-    let st = sys
-        .command(Some(who), "sh")
-        .args(["-c", script])
-        .status()
-        .expect("sh");
-    assert!(st.success(), "as {}: {script}", who.name);
-}
-
 #[test]
 fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volume() {
     let sys = System::start();
@@ -137,11 +118,10 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
     let other = sys.create_volume(alice, "other.hc", "24M");
     let third = sys.create_volume(alice, "third.hc", "24M");
     let home = alice.home.display().to_string();
-    as_user(&sys, alice, &format!("mkdir {home}/m2 {home}/m3"));
+    sys.sh(alice, &format!("mkdir {home}/m2 {home}/m3"));
     sys.mount(alice, &held, &alice.path("mnt"));
     sys.mount(alice, &other, &alice.path("m2"));
-    as_user(
-        &sys,
+    sys.sh(
         alice,
         &format!("echo 'written before' > {home}/mnt/data && sync"),
     );
@@ -305,8 +285,7 @@ fn a_normal_dismount_logs_no_error() {
     // rounds give a lost reply its chance to show.
     for round in 0..4 {
         sys.mount(alice, &vol, &alice.path("mnt"));
-        as_user(
-            &sys,
+        sys.sh(
             alice,
             &format!("echo {round} > {}/mnt/f && sync", alice.home.display()),
         );

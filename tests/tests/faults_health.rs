@@ -16,14 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::require_tool;
+use tcd_tests::s;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
 
 /// tcctl's exit code for a dismount after lost writes.
 const WRITES_LOST: i32 = 11;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
 
 /// A new ext4 volume of root's at `path` (`--quick`: a sparse container).
 fn create_as_root(sys: &System, path: &Path, size: &str, quick: bool) {

@@ -12,11 +12,10 @@
 use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
+use tcd_tests::is_mount_point;
+use tcd_tests::process::wait_at_most;
+use tcd_tests::s;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
-}
 
 /// A field of /proc/PID/status in KiB (VmRSS, VmLck).
 fn status_kib(pid: u32, field: &str) -> u64 {
@@ -36,23 +35,6 @@ fn kill_all(children: &mut Vec<Child>) {
         let _ = c.wait();
     }
     children.clear();
-}
-
-/// Waits for `child` at most `limit`; its exit code, or None if it was
-/// still running (it is killed then).
-fn wait_at_most(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            return Some(st.code().unwrap_or(-1));
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Runs tcctl as `who`; its exit code and how long it took.
@@ -189,14 +171,6 @@ fn cheap_calls_are_answered_at_once_during_a_storm_of_searches() {
     );
     // The daemon still serves: alice's volume and bob's.
     assert_eq!(sys.list(None).as_array().map(Vec::len), Some(2));
-}
-
-/// Whether a filesystem is mounted exactly at `path`.
-fn is_mount_point(path: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .expect("mountinfo")
-        .lines()
-        .any(|l| l.split(' ').nth(4) == Some(s(path)))
 }
 
 /// Loop devices whose backing file lies under `folder`.

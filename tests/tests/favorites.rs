@@ -13,13 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::{BusDaemon, Daemon};
+use tcd_tests::s;
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
 const PW: &str = "favorite words\n";
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
 
 /// Polls `f` until it holds, for up to 20 s.
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {

@@ -18,15 +18,8 @@ use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
+use tcd_tests::creds;
 use tcd_tests::{blkid_uuid, engine, require_root_and_fuse, require_tool, tcrypt_images};
-
-fn creds(password: &[u8]) -> Credentials<'_> {
-    Credentials {
-        password,
-        keyfiles: &[],
-        pim: 0,
-    }
-}
 
 fn serve(
     e: &Engine,

@@ -10,19 +10,12 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use tcd::engine::{self, Chain, Engine};
-use tcd_tests::{backend_lib, tcrypt_images};
+use tcd::engine::{Chain, Engine};
+use tcd_tests::engine;
+use tcd_tests::tcrypt_images;
 
 const PASSWORD: &[u8] = b"aaaaaaaaaaaa";
 const HIDDEN_PASSWORD: &[u8] = b"bbbbbbbbbbbb";
-
-fn engine(backends: &[&str]) -> Engine {
-    let loaded = backends
-        .iter()
-        .map(|b| engine::loader::load(&backend_lib(b)).expect("backend loads"))
-        .collect();
-    Engine::new(loaded, 2).expect("engine")
-}
 
 fn read_at(f: &mut File, offset: u64, len: usize) -> Vec<u8> {
     let mut buf = vec![0u8; len];

@@ -6,9 +6,8 @@
 //! password. The daemon cannot be dumped and its memory is locked.
 //! Needs root, /dev/fuse, dbus-daemon, dbus-monitor, dbus-send, mkfs.ext4.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 use tcd_tests::daemon::{PrivateBus, Stopped};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
@@ -75,19 +74,7 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
             .spawn()
             .expect("tcd --session"),
     );
-    let tcctl = |args: &[&str], stdin: &str| -> Output {
-        let mut c = Command::new(build_dir().join("tcctl"))
-            .arg("--session")
-            .args(args)
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcctl");
-        let _ = c.stdin.take().expect("stdin").write_all(stdin.as_bytes());
-        c.wait_with_output().expect("output")
-    };
+    let tcctl = |args: &[&str], stdin: &str| bus.tcctl(args, stdin);
     let ok = |args: &[&str], stdin: &str| {
         let out = tcctl(args, stdin);
         assert!(
@@ -97,11 +84,7 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
         );
         out
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !tcctl(&["list"], "").status.success() {
-        assert!(Instant::now() < deadline, "tcd did not appear on the bus");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    bus.wait_for_tcd();
 
     // The session.
     let vol = dir.path().join("s.vc");

@@ -6,9 +6,9 @@
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::daemon::{Daemon, PrivateBus, send_signal};
+use tcd_tests::daemon::{Daemon, PrivateBus, Stopped, send_signal};
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
 
 fn blkid_uuid(device: &str) -> String {
@@ -1068,40 +1068,19 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     let dir = tempfile::tempdir().expect("temp dir");
     let bus = PrivateBus::session();
     let address = bus.address.clone();
-    struct Kill(i32);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            send_signal(self.0 as u32, 15);
-        }
-    }
-    let mut daemon = Command::new(build_dir().join("tcd"))
-        .args(["--session", "--runtime-dir"])
-        .arg(dir.path().join("run"))
-        .arg("--backend-dir")
-        .arg(build_dir())
-        .env("DBUS_SESSION_BUS_ADDRESS", &address)
-        .env("TCD_LOG", "warn")
-        .spawn()
-        .expect("tcd --session");
-    let _daemon = Kill(daemon.id() as i32);
-    let tcctl = |args: &[&str], stdin: &str| -> Output {
-        let mut c = Command::new(build_dir().join("tcctl"))
-            .arg("--session")
-            .args(args)
+    let mut daemon = Stopped(
+        Command::new(build_dir().join("tcd"))
+            .args(["--session", "--runtime-dir"])
+            .arg(dir.path().join("run"))
+            .arg("--backend-dir")
+            .arg(build_dir())
             .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .env("TCD_LOG", "warn")
             .spawn()
-            .expect("tcctl");
-        let _ = c.stdin.take().expect("stdin").write_all(stdin.as_bytes());
-        c.wait_with_output().expect("output")
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !tcctl(&["list"], "").status.success() {
-        assert!(Instant::now() < deadline, "tcd did not appear on the bus");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            .expect("tcd --session"),
+    );
+    let tcctl = |args: &[&str], stdin: &str| bus.tcctl(args, stdin);
+    bus.wait_for_tcd();
     let image = tcrypt_images().join("tc_5-sha512-xts-aes");
     let out = tcctl(
         &[
@@ -1126,22 +1105,23 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     let device = list[0]["device"].as_str().expect("device").to_owned();
     assert_eq!(blkid_uuid(&device), "DEAD-BABE");
     assert!(tcctl(&["dismount", "--all"], "").status.success());
-    send_signal(daemon.id(), 15);
-    assert!(daemon.wait().expect("wait").success());
+    send_signal(daemon.0.id(), 15);
+    assert!(daemon.0.wait().expect("wait").success());
 
     // With no socket or bus named, tcctl looks for the daemon on the
     // system bus first (here the same private bus, named as the system
     // bus), then on the default socket.
-    let mut daemon = Command::new(build_dir().join("tcd"))
-        .args(["--system", "--runtime-dir"])
-        .arg(dir.path().join("run"))
-        .arg("--backend-dir")
-        .arg(build_dir())
-        .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
-        .env("TCD_LOG", "warn")
-        .spawn()
-        .expect("tcd --system");
-    let _daemon = Kill(daemon.id() as i32);
+    let mut daemon = Stopped(
+        Command::new(build_dir().join("tcd"))
+            .args(["--system", "--runtime-dir"])
+            .arg(dir.path().join("run"))
+            .arg("--backend-dir")
+            .arg(build_dir())
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
+            .env("TCD_LOG", "warn")
+            .spawn()
+            .expect("tcd --system"),
+    );
     let plain_list = || {
         Command::new(build_dir().join("tcctl"))
             .args(["list", "--json"])
@@ -1164,6 +1144,6 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    send_signal(daemon.id(), 15);
-    assert!(daemon.wait().expect("wait").success());
+    send_signal(daemon.0.id(), 15);
+    assert!(daemon.0.wait().expect("wait").success());
 }

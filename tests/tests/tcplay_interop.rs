@@ -18,6 +18,7 @@ use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
+use tcd_tests::creds;
 use tcd_tests::{engine, new_host as host, open_rw as rw, require_root, require_tool};
 
 /// A loop device over a file, detached on drop.
@@ -160,14 +161,6 @@ fn tcplay_prf(prf: Prf) -> &'static str {
         Prf::Ripemd160 => "RIPEMD160",
         Prf::Whirlpool => "whirlpool",
         other => panic!("tcplay has no {}", other.name()),
-    }
-}
-
-fn creds(password: &[u8]) -> Credentials<'_> {
-    Credentials {
-        password,
-        keyfiles: &[],
-        pim: 0,
     }
 }
 

@@ -6,18 +6,25 @@
 
 use super::loader::{self, LoadedBackend};
 use crate::error::{BackendProblem, Error, Result};
-use crate::policy::{Candidate, Policy};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tcd_proto::contract::policy::Candidate;
 
 /// File names of backend libraries in a folder.
 pub const BACKEND_PREFIX: &str = "libtcd_backend_";
 /// A backend that takes longer than this to describe itself is skipped.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which backends may serve ciphers and in which order. The daemon's
+/// policy answers; the engine knows nothing of its file or its form.
+pub trait Selection {
+    fn allows(&self, backend: &Found) -> bool;
+    fn order(&self, backends: &mut [Arc<LoadedBackend>]);
+}
 
 /// What a backend says about itself, as the probe reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +106,7 @@ impl Candidate for LoadedBackend {
 
 /// The backend files of `dir`, in name order.
 pub fn backend_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    loader::check_folder(dir)?;
+    crate::trust::check_folder(dir)?;
     let entries = std::fs::read_dir(dir).map_err(|e| Error::BackendDir {
         path: dir.to_path_buf(),
         problem: BackendProblem::Open(e.to_string()),
@@ -154,15 +161,15 @@ impl Catalog {
         })
     }
 
-    /// Loads (or keeps) the backends `policy` allows and that work on this
-    /// processor, in its order of preference. Those that fail to load are
+    /// Loads (or keeps) the backends `selection` allows and that work on
+    /// this processor, in its order of preference. Those that fail to load are
     /// returned beside them.
-    pub fn select(&self, policy: &Policy) -> (Vec<Arc<LoadedBackend>>, Vec<Error>) {
+    pub fn select(&self, selection: &impl Selection) -> (Vec<Arc<LoadedBackend>>, Vec<Error>) {
         let mut chosen = Vec::new();
         let mut failed = Vec::new();
         for f in &self.found {
             let usable = f.described.as_ref().is_ok_and(|d| d.available);
-            if !usable || !policy.allows(f) {
+            if !usable || !selection.allows(f) {
                 continue;
             }
             match f.load() {
@@ -170,7 +177,7 @@ impl Catalog {
                 Err(e) => failed.push(e),
             }
         }
-        policy.order(&mut chosen);
+        selection.order(&mut chosen);
         (chosen, failed)
     }
 

@@ -8,11 +8,12 @@
 //! between check and load.
 
 use crate::error::{BackendProblem, Error, Result};
+use crate::trust::{check_folder, check_meta};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW, Symbol};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use tcd_proto::abi::{self, BackendDesc, CipherDesc, Status, XtsCtx};
 
@@ -70,46 +71,6 @@ fn problem(path: &Path, problem: BackendProblem) -> Error {
         path: path.to_path_buf(),
         problem,
     }
-}
-
-/// Owners trusted for backend files: root, and the daemon's own user (so a
-/// developer's unprivileged daemon can load the build's output).
-fn trusted_owner(uid: u32) -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    uid == 0 || uid == unsafe { libc::geteuid() }
-}
-
-pub(crate) fn check_meta(meta: &std::fs::Metadata) -> std::result::Result<(), BackendProblem> {
-    if !trusted_owner(meta.uid()) {
-        return Err(BackendProblem::NotRootOwned(meta.uid()));
-    }
-    let mode = meta.mode();
-    let sticky_dir = meta.is_dir() && mode & libc::S_ISVTX != 0;
-    // A sticky folder (like /tmp) lets others add entries but not replace
-    // ours; anything else writable by group or others is refused.
-    if mode & 0o022 != 0 && !sticky_dir {
-        return Err(BackendProblem::Writable(mode & 0o7777));
-    }
-    Ok(())
-}
-
-/// Checks a folder backends are loaded from, and every folder above it.
-pub fn check_folder(dir: &Path) -> Result<()> {
-    let canon = dir.canonicalize().map_err(|e| Error::BackendDir {
-        path: dir.to_path_buf(),
-        problem: BackendProblem::Open(e.to_string()),
-    })?;
-    for anc in canon.ancestors() {
-        let meta = std::fs::metadata(anc).map_err(|e| Error::BackendDir {
-            path: anc.to_path_buf(),
-            problem: BackendProblem::Open(e.to_string()),
-        })?;
-        check_meta(&meta).map_err(|p| Error::BackendDir {
-            path: anc.to_path_buf(),
-            problem: p,
-        })?;
-    }
-    Ok(())
 }
 
 /// Reads a NUL-terminated UTF-8 string of at most `max` bytes.
@@ -229,10 +190,12 @@ fn validate(
     desc: &BackendDesc,
     path: &Path,
 ) -> std::result::Result<(BackendInfo, Functions, abi::AvailableFn), BackendProblem> {
-    // SAFETY (all three): string pointers of a version-1 descriptor, static in
-    // the library; null is handled by `read_str`.
+    // SAFETY: string pointers of a version-1 descriptor, static in the
+    // library while it is loaded; null is handled by `read_str`.
     let name = unsafe { read_str(desc.name, "name", 64) }?;
+    // SAFETY: as for the name.
     let description = unsafe { read_str(desc.description, "description", 512) }?;
+    // SAFETY: as for the name.
     let version = unsafe { read_str(desc.version, "version", 64) }?;
     if desc.flags & !abi::FLAG_CPU_CRYPTO != 0 {
         return Err(BackendProblem::Malformed(format!(

@@ -4,14 +4,16 @@
 //! Like rustls' `CryptoProvider`, an [`Engine`] is a value built at start-up
 //! from the backends the policy allows; nothing here is global.
 
+pub(crate) mod backend_set;
 pub mod catalog;
 pub mod chain;
-pub mod context;
+pub(crate) mod context;
 mod elf;
 pub mod loader;
-pub mod trials;
-pub mod volume_cipher;
+pub(crate) mod trials;
+pub(crate) mod volume_cipher;
 
+pub use backend_set::BackendSet;
 pub use chain::Chain;
 pub use context::XtsKey;
 pub use loader::{BackendInfo, CipherInfo, LoadedBackend};
@@ -39,12 +41,14 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<LoadedBackend>, Vec<Error>)> {
     Ok((good, bad))
 }
 
-/// The set of backends a daemon uses, in order of preference, and the thread
-/// pools that run large requests.
+/// The set of backends a daemon uses (a value swapped whole on a policy
+/// change), and apart from it the thread pool that runs large requests and
+/// the permits header-search trials run under.
 pub struct Engine {
-    /// Replaced as a whole when the policy changes; volumes keyed before
-    /// keep their own references until re-keyed or dismounted.
-    backends: RwLock<Vec<Arc<LoadedBackend>>>,
+    /// Replaced as a whole when the policy changes; readers take a
+    /// snapshot (the lock is held only to clone the `Arc`), and volumes
+    /// keyed before keep their own references until re-keyed or dismounted.
+    backends: RwLock<Arc<BackendSet>>,
     /// Threads a parallel job uses (one per core unless told).
     threads: usize,
     /// One thread fewer, for splitting a caller's request: the caller takes
@@ -74,7 +78,7 @@ impl Engine {
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Engine {
-            backends: RwLock::new(backends),
+            backends: RwLock::new(Arc::new(BackendSet::new(backends))),
             trials: trials::Trials::new(threads),
             threads,
             helpers: Arc::new(helpers),
@@ -93,18 +97,22 @@ impl Engine {
         backends
     }
 
-    /// The backends in use, in order of preference.
-    pub fn backends(&self) -> Vec<Arc<LoadedBackend>> {
-        self.backends
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// The backend set in use now: a snapshot that a policy change does
+    /// not alter.
+    pub fn backend_set(&self) -> Arc<BackendSet> {
+        Arc::clone(&self.backends.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Replaces the backends new keys are made with. Keys made before keep
-    /// their backends loaded until they are dropped.
+    /// The backends in use, in order of preference.
+    pub fn backends(&self) -> Vec<Arc<LoadedBackend>> {
+        self.backend_set().backends().to_vec()
+    }
+
+    /// Replaces the backends new keys are made with, as one new set. Keys
+    /// made before keep their backends loaded until they are dropped.
     pub fn set_backends(&self, backends: Vec<Arc<LoadedBackend>>) {
-        *self.backends.write().unwrap_or_else(|p| p.into_inner()) = backends;
+        let set = Arc::new(BackendSet::new(backends));
+        *self.backends.write().unwrap_or_else(|p| p.into_inner()) = set;
     }
 
     /// The permits header-search trials run under.
@@ -119,42 +127,7 @@ impl Engine {
     /// The backend that serves `cipher`: `forced` if given, else the first
     /// available one in order of preference that has it.
     pub fn pick(&self, cipher: &str, forced: Option<&str>) -> Result<Arc<LoadedBackend>> {
-        let backends = self.backends.read().unwrap_or_else(|p| p.into_inner());
-        let has = |b: &&Arc<LoadedBackend>| {
-            b.info.available
-                && b.info
-                    .ciphers
-                    .iter()
-                    .any(|c| c.name.eq_ignore_ascii_case(cipher))
-        };
-        match forced {
-            Some(name) => {
-                let b = backends
-                    .iter()
-                    .find(|b| b.info.name == name)
-                    .ok_or_else(|| Error::NoSuchCipher {
-                        backend: name.to_owned(),
-                        cipher: cipher.to_owned(),
-                    })?;
-                if !b.info.available {
-                    return Err(Error::BackendUnavailable {
-                        backend: name.to_owned(),
-                    });
-                }
-                Some(b)
-                    .filter(has)
-                    .cloned()
-                    .ok_or_else(|| Error::NoSuchCipher {
-                        backend: name.to_owned(),
-                        cipher: cipher.to_owned(),
-                    })
-            }
-            None => backends
-                .iter()
-                .find(has)
-                .cloned()
-                .ok_or_else(|| Error::UnsupportedCipher(cipher.to_owned())),
-        }
+        self.backend_set().pick(cipher, forced)
     }
 
     /// Keys `chain` from `master` (its primary keys, then its secondary keys)
@@ -182,11 +155,14 @@ impl Engine {
                 got: master.len(),
             });
         }
+        // One snapshot for every layer: a policy change meanwhile cannot
+        // key a cascade from two sets.
+        let set = self.backend_set();
         let mut layers = Vec::with_capacity(chain.ciphers.len());
         let mut key = Zeroizing::new([0u8; 2 * chain::CIPHER_KEY_BYTES]);
         for (i, cipher) in chain.ciphers.iter().enumerate() {
             chain.layer_key(master, i, &mut key[..]);
-            let backend = self.pick(cipher, forced)?;
+            let backend = set.pick(cipher, forced)?;
             layers.push(XtsKey::new(&backend, cipher, &key[..])?);
         }
         let threads = self.threads;

@@ -12,9 +12,10 @@
 //! count, each favorite's strings and lists, and each file's bytes are
 //! bounded well below the bus's message limits, on adding and on reading.
 
-pub mod auto;
+pub(crate) mod auto;
 
 use crate::error::{Error, Result};
+use crate::mounts::AutoDismount;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -34,20 +35,6 @@ pub const MAX_KEYFILE_PATH_BYTES: usize = 16 << 10;
 /// each fit; a `ListFavorites` reply stays far below the bus's message
 /// limit (32 MiB by default), past which the bus drops the daemon.
 pub const MAX_FILE_BYTES: u64 = 256 << 10;
-
-/// When a mounted volume is dismounted without being asked, as
-/// TrueCrypt's preferences offer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AutoDismount {
-    /// When the owner's last session ends (logind's UserRemoved).
-    pub on_logout: bool,
-    /// Before the machine sleeps (logind's PrepareForSleep).
-    pub before_sleep: bool,
-    /// After this long with no read or write (0: never).
-    pub idle_seconds: u32,
-    /// Even when files on it are open (a lazy unmount).
-    pub force: bool,
-}
 
 /// One favorite.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

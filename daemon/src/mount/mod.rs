@@ -5,15 +5,15 @@
 //! inside is mounted from the loop device. [`BlockExport`] is the one seam:
 //! ublk or NBD can serve the block device instead where a kernel has them.
 
-pub mod fswatch;
-pub mod fuse;
-pub mod holders;
-pub mod loopdev;
+pub(crate) mod fswatch;
+pub(crate) mod fuse;
+pub(crate) mod holders;
+pub(crate) mod loopdev;
 pub mod mountpoint;
-pub mod overlay;
+pub(crate) mod overlay;
 mod readahead;
-pub mod tools;
-pub mod userfs;
+pub(crate) mod tools;
+pub(crate) mod userfs;
 
 use crate::error::{Error, Result};
 

@@ -409,10 +409,11 @@ impl BlockCipher for Twofish256 {
         let ks = &*self.ks;
         let blocks = match self.path {
             Path::Portable => blocks,
-            // SAFETY: Path::Avx512 is only chosen after is_x86_feature_detected!
-            // confirmed avx512f, avx512bw, avx512vbmi and gfni.
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
+                // SAFETY: Path::Avx512 is only chosen after
+                // is_x86_feature_detected! confirmed avx512f, avx512bw,
+                // avx512vbmi and gfni.
                 let done = unsafe { avx512::encrypt(ks, blocks) };
                 &mut blocks[done..]
             }
@@ -424,9 +425,9 @@ impl BlockCipher for Twofish256 {
         let ks = &*self.ks;
         let blocks = match self.path {
             Path::Portable => blocks,
-            // SAFETY: as in encrypt_blocks.
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
+                // SAFETY: as in encrypt_blocks (the CPU has the features).
                 let done = unsafe { avx512::decrypt(ks, blocks) };
                 &mut blocks[done..]
             }
