@@ -675,36 +675,6 @@ const STANDARD_XML: &str = r#"  <interface name="org.freedesktop.DBus.Peer">
   </interface>
 "#;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_daemons_own_volume_paths_name_volumes() {
-        assert_eq!(volume_id("/org/tcd/Tcd1/volumes/7"), Some(7));
-        assert_eq!(volume_id("/org/tcd/Tcd1/volumes/0"), Some(0));
-        for p in [
-            "/org/tcd/Tcd1/volumes",
-            "/org/tcd/Tcd1/volumes/",
-            "/org/tcd/Tcd1/volumes/07",
-            "/org/tcd/Tcd1/volumes/x",
-            "/org/tcd/Tcd1/volumes/7/8",
-            "/org/tcd/Tcd1/volumes7",
-            "/org/tcd/Tcd1/volumes/99999999999",
-        ] {
-            assert_eq!(volume_id(p), None, "{p}");
-        }
-    }
-
-    #[test]
-    fn introspection_lists_only_the_children_given() {
-        let xml = node_xml("", &["3"]);
-        assert!(xml.contains("<node name=\"3\"/>"));
-        assert_eq!(xml.matches("<node name=").count(), 1);
-        assert!(xml.contains("org.freedesktop.DBus.Properties"));
-    }
-}
-
 /// One call's address: object, interface and member.
 struct Call<'a> {
     msg: &'a Message,
@@ -746,5 +716,35 @@ impl<'a> Call<'a> {
 
     fn unknown_interface(&self) -> fdo::Error {
         fdo::Error::UnknownInterface(format!("Unknown interface '{}'", self.iface))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_daemons_own_volume_paths_name_volumes() {
+        assert_eq!(volume_id("/org/tcd/Tcd1/volumes/7"), Some(7));
+        assert_eq!(volume_id("/org/tcd/Tcd1/volumes/0"), Some(0));
+        for p in [
+            "/org/tcd/Tcd1/volumes",
+            "/org/tcd/Tcd1/volumes/",
+            "/org/tcd/Tcd1/volumes/07",
+            "/org/tcd/Tcd1/volumes/x",
+            "/org/tcd/Tcd1/volumes/7/8",
+            "/org/tcd/Tcd1/volumes7",
+            "/org/tcd/Tcd1/volumes/99999999999",
+        ] {
+            assert_eq!(volume_id(p), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn introspection_lists_only_the_children_given() {
+        let xml = node_xml("", &["3"]);
+        assert!(xml.contains("<node name=\"3\"/>"));
+        assert_eq!(xml.matches("<node name=").count(), 1);
+        assert!(xml.contains("org.freedesktop.DBus.Properties"));
     }
 }

@@ -84,8 +84,8 @@ impl VolumeObject {
                     .object_server()
                     .interface::<_, super::manager::Manager>(MANAGER_PATH)
                     .await?;
-                let ctx = manager.get().await.ctx.clone();
-                ctx
+                let object = manager.get().await;
+                object.ctx.clone()
             }
         };
         let peer = ctx.caller(&header, conn).await?;
