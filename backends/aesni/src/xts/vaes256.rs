@@ -8,9 +8,8 @@ use core::arch::x86_64::{
     __m128i, __m256i, _mm256_aesdec_epi128, _mm256_aesdeclast_epi128, _mm256_aesenc_epi128,
     _mm256_aesenclast_epi128, _mm256_broadcastsi128_si256, _mm256_bslli_epi128,
     _mm256_clmulepi64_epi128, _mm256_loadu_si256, _mm256_permute4x64_epi64, _mm256_set_epi64x,
-    _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_sll_epi64, _mm256_sllv_epi64,
-    _mm256_srl_epi64, _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_xor_si256,
-    _mm_cvtsi32_si128,
+    _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_slli_epi64, _mm256_sllv_epi64,
+    _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_xor_si256,
 };
 use zeroize::Zeroize;
 
@@ -51,14 +50,11 @@ fn shift_fold(shifted: __m256i, carry: __m256i) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(shifted, up), folded)
 }
 
-/// Multiplies each lane's tweak by alpha^n, 0 < n <= 56 (so the folded
-/// carry, n + 7 bits, stays inside the low qword).
+/// Multiplies each lane's tweak by alpha^2: the next register of tweaks.
 #[inline]
 #[target_feature(enable = "avx2,vpclmulqdq")]
-fn mul_alpha_n(t: __m256i, n: i32) -> __m256i {
-    let left = _mm_cvtsi32_si128(n);
-    let right = _mm_cvtsi32_si128(64 - n);
-    shift_fold(_mm256_sll_epi64(t, left), _mm256_srl_epi64(t, right))
+fn mul_alpha2(t: __m256i) -> __m256i {
+    shift_fold(_mm256_slli_epi64::<2>(t), _mm256_srli_epi64::<62>(t))
 }
 
 /// From a tweak `t` in both lanes, the register `t, t*a`.
@@ -92,14 +88,11 @@ fn run<const N: usize, const ENC: bool>(
     blocks: &mut [[u8; REG]; N],
     t: &mut __m256i,
 ) {
-    const { assert!(LANES * N <= 56) };
-    // Each register's tweaks straight from the first register's, so the N
-    // multiplications run in parallel instead of in a chain.
     let mut tw = [*t; N];
-    for (i, w) in tw.iter_mut().enumerate().skip(1) {
-        *w = mul_alpha_n(*t, (LANES * i) as i32);
+    for i in 1..N {
+        tw[i] = mul_alpha2(tw[i - 1]);
     }
-    *t = mul_alpha_n(*t, (LANES * N) as i32);
+    *t = mul_alpha2(tw[N - 1]);
     let mut x = [_mm256_setzero_si256(); N];
     for i in 0..N {
         x[i] = _mm256_xor_si256(_mm256_xor_si256(load(&blocks[i]), tw[i]), rk[0]);

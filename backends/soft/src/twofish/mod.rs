@@ -15,10 +15,12 @@
 //! On x86-64 with AVX-512 (F, BW, VBMI) and GFNI, detected once at key
 //! setup, whole runs of 32 blocks go through the `avx512` module instead: 16 blocks
 //! per register, the S-boxes by byte permutes from registers, the MDS matrix
-//! by GF(2) affine maps. About 2.4 times the portable speed on Zen 4. With
-//! AVX2 but not those, runs of 16 blocks go through the `avx2` module: 8
-//! blocks per register, `g` by gathers from the same tables. `TCD_SIMD`
-//! caps the choice (see `tcd_backend_kit::simd`).
+//! by GF(2) affine maps. About 2.4 times the portable speed on Zen 4. Elsewhere
+//! the portable code runs: on Zen 3 (AVX2, no GFNI) an AVX2 version with the
+//! rounds in registers ran slower than it, with its table lookups as
+//! 8-lane gathers (~290 against ~350 MB/s) and as scalar loads from a
+//! stored register alike. `TCD_SIMD` below `avx512` forces the portable
+//! code (see `tcd_backend_kit::simd`).
 //!
 //! # Table lookups
 //!
@@ -35,8 +37,6 @@ use tcd_backend_kit::BlockCipher;
 use tcd_backend_kit::simd::{self, Level};
 use zeroize::Zeroize;
 
-#[cfg(target_arch = "x86_64")]
-mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
@@ -187,9 +187,6 @@ struct Schedule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
     Portable,
-    /// 8 blocks per register, `g` by 32-bit gathers from the key's tables;
-    /// `avx2` was detected when this was chosen.
-    Avx2,
     /// 16 blocks per register, S-boxes by byte permutes and the MDS matrix
     /// by GF(2) affine maps; `avx512f`, `avx512bw`, `avx512vbmi` and `gfni`
     /// were detected when this was chosen.
@@ -198,14 +195,12 @@ pub enum Path {
 
 impl Path {
     /// Every path, fastest first.
-    pub const ALL: [Path; 3] = [Path::Avx512, Path::Avx2, Path::Portable];
+    pub const ALL: [Path; 2] = [Path::Avx512, Path::Portable];
 
     /// Whether this processor can run the path.
     pub fn available(self) -> bool {
         match self {
             Path::Portable => true,
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f")
@@ -222,7 +217,6 @@ impl Path {
     pub fn level(self) -> Level {
         match self {
             Path::Portable => Level::Sse2,
-            Path::Avx2 => Level::Avx2,
             Path::Avx512 => Level::Avx512,
         }
     }
@@ -465,13 +459,6 @@ impl BlockCipher for Twofish256 {
                 let done = unsafe { avx512::encrypt(ks, blocks) };
                 &mut blocks[done..]
             }
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => {
-                // SAFETY: Path::Avx2 is only chosen after
-                // is_x86_feature_detected! confirmed avx2.
-                let done = unsafe { avx2::encrypt(ks, blocks) };
-                &mut blocks[done..]
-            }
             _ => blocks,
         };
         for_groups(blocks, |g| encrypt_n(ks, g), |b| encrypt_n(ks, b));
@@ -484,12 +471,6 @@ impl BlockCipher for Twofish256 {
             Path::Avx512 => {
                 // SAFETY: as in encrypt_blocks.
                 let done = unsafe { avx512::decrypt(ks, blocks) };
-                &mut blocks[done..]
-            }
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => {
-                // SAFETY: as in encrypt_blocks.
-                let done = unsafe { avx2::decrypt(ks, blocks) };
                 &mut blocks[done..]
             }
             _ => blocks,
