@@ -49,6 +49,9 @@ fn best(buf: &mut [u8], rounds: usize, mut f: impl FnMut(&mut [u8])) -> f64 {
     buf.len() as f64 / best.as_secs_f64() / 1e6
 }
 
+/// A row: name, block cipher, XTS over it, timed passes.
+type Entry = (String, Box<dyn BlockCipher>, Box<dyn XtsCipher>, usize);
+
 fn main() {
     let key: [u8; 32] = core::array::from_fn(|i| i as u8 * 7 + 1);
     let key2: [u8; 32] = core::array::from_fn(|i| i as u8 * 13 + 5);
@@ -56,7 +59,7 @@ fn main() {
 
     let theirs = Reference::new(&key);
     let theirs_xts = Xts::new(Reference::new(&key), Reference::new(&key2));
-    let mut ciphers: Vec<(String, Box<dyn BlockCipher>, Box<dyn XtsCipher>, usize)> = Vec::new();
+    let mut ciphers: Vec<Entry> = Vec::new();
     for path in Path::ALL {
         let (Some(c), Some(k1), Some(k2)) = (
             Twofish256::with_path(&key, path),
