@@ -7,6 +7,11 @@
 //! "all" splits one request over every core; "conc" runs one request per
 //! core at once (each on its own buffer), as concurrent I/O does.
 //!
+//! Every SIMD level this processor runs gets its rows: the benchmark runs
+//! itself once per level with `TCD_SIMD` set (the backends read it at key
+//! setup), every algorithm at the widest level and the single ciphers that
+//! have SIMD paths (AES, Serpent, Twofish) at the narrower ones.
+//!
 //! Run: `cargo build --release --workspace && cargo bench -p tcd-tests --bench xts`
 //! (`TCD_BENCH_SECONDS` sets the time per figure, default 1: the best of
 //! five rounds.)
@@ -86,7 +91,7 @@ fn measure_concurrent(c: &VolumeCipher, threads: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn row(label: &str, one: &VolumeCipher, all: &VolumeCipher, unit: u32) {
+fn row(label: &str, level: &str, one: &VolumeCipher, all: &VolumeCipher, unit: u32) {
     let mut buf = vec![0x5au8; MIB];
     let e1 = measure(&mut buf, |b| one.encrypt(b, 256).expect("encrypt"));
     let d1 = measure(&mut buf, |b| one.decrypt(b, 256).expect("decrypt"));
@@ -96,7 +101,7 @@ fn row(label: &str, one: &VolumeCipher, all: &VolumeCipher, unit: u32) {
     let cc = measure_concurrent(all, threads);
     let backends = one.backends().join("+");
     println!(
-        "{label:<22} {backends:<18} {unit:>5} {e1:>9.0} {d1:>9.0} {en:>9.0} {dn:>9.0} {:>6.2} {cc:>9.0} {:>6.2}",
+        "{label:<22} {backends:<18} {level:<6} {unit:>5} {e1:>9.0} {d1:>9.0} {en:>9.0} {dn:>9.0} {:>6.2} {cc:>9.0} {:>6.2}",
         (en + dn) / (e1 + d1),
         cc / e1
     );
@@ -129,27 +134,37 @@ fn openssl(threads: usize) -> Option<f64> {
     Some(k * 1000.0 / 1e6)
 }
 
-fn main() {
+/// Set in the child runs, one per SIMD level.
+const CHILD: &str = "TCD_BENCH_CHILD";
+
+/// The `TCD_SIMD` levels this processor runs, widest first.
+fn levels() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            out.push("avx512");
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            out.push("avx2");
+        }
+    }
+    out.push("sse2");
+    out
+}
+
+/// The rows of one SIMD level (this process's `TCD_SIMD`).
+fn rows(level: &str, widest: bool) {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    println!("tcd XTS benchmark: 1 MiB buffers, MB/s = 10^6 bytes/s, {threads} threads for 'all'");
-    println!(
-        "{:<22} {:<18} {:>5} {:>9} {:>9} {:>9} {:>9} {:>6} {:>9} {:>6}",
-        "algorithm",
-        "backends",
-        "unit",
-        "enc 1T",
-        "dec 1T",
-        "enc all",
-        "dec all",
-        "all/1T",
-        "enc conc",
-        "conc/1T"
-    );
     let orders: [&[&str]; 2] = [&["aesni", "soft"], &["soft"]];
     let key = vec![0x42u8; 192];
     for chain in CHAINS {
+        let has_paths = matches!(chain.ciphers, ["AES"] | ["Serpent"] | ["Twofish"]);
+        if !widest && !has_paths {
+            continue;
+        }
         for order in orders {
             let uses_aes = chain.ciphers.contains(&"AES");
             if !uses_aes && order.len() == 1 {
@@ -169,15 +184,53 @@ fn main() {
                 let cn = all
                     .volume_cipher_units(chain, &key, None, unit)
                     .expect("cipher");
-                row(chain.name, &c1, &cn, unit);
+                row(chain.name, level, &c1, &cn, unit);
             }
         }
     }
+}
+
+fn main() {
+    if std::env::var_os(CHILD).is_some() {
+        let level = std::env::var("TCD_SIMD").unwrap_or_default();
+        let widest = std::env::var_os("TCD_BENCH_WIDEST").is_some();
+        rows(&level, widest);
+        return;
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    println!("tcd XTS benchmark: 1 MiB buffers, MB/s = 10^6 bytes/s, {threads} threads for 'all'");
+    println!(
+        "{:<22} {:<18} {:<6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>6} {:>9} {:>6}",
+        "algorithm",
+        "backends",
+        "simd",
+        "unit",
+        "enc 1T",
+        "dec 1T",
+        "enc all",
+        "dec all",
+        "all/1T",
+        "enc conc",
+        "conc/1T"
+    );
+    let exe = std::env::current_exe().expect("benchmark executable");
+    for (i, level) in levels().into_iter().enumerate() {
+        let mut child = Command::new(&exe);
+        child.env(CHILD, "1").env("TCD_SIMD", level);
+        if i == 0 {
+            child.env("TCD_BENCH_WIDEST", "1");
+        }
+        let status = child.status().expect("benchmark child runs");
+        assert!(status.success(), "TCD_SIMD={level}: {status}");
+    }
     match (openssl(1), openssl(threads)) {
         (Some(one), Some(all)) => println!(
-            "{:<22} {:<18} {:>5} {one:>9.0} {:>9} {all:>9.0} {:>9} {:>6.2}",
+            "{:<22} {:<18} {:<6} {:>5} {one:>9.0} {:>9} {all:>9.0} {:>9} {:>6.2}",
             "openssl aes-256-xts",
             "OpenSSL 3 EVP",
+            "-",
             "1MiB",
             "-",
             "-",

@@ -220,3 +220,32 @@ pub fn blkid_uuid(device: &Path) -> String {
         .expect("blkid");
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// The values of `TCD_SIMD` (the backends' SIMD cap), widest first. A
+/// level the processor lacks makes the backends fall back to the best they
+/// have below it, so every one can be forced on any machine.
+pub const SIMD_LEVELS: [&str; 3] = ["avx512", "avx2", "sse2"];
+
+/// Runs the named tests of this test executable again in a child process
+/// for each [`SIMD_LEVELS`] value of `TCD_SIMD`, so they cover every code
+/// path of the backends this processor can run, and panics unless each run
+/// passed all of them.
+pub fn rerun_under_each_simd_level(tests: &[&str]) {
+    let exe = std::env::current_exe().expect("test executable path");
+    for level in SIMD_LEVELS {
+        let out = Command::new(&exe)
+            .args(tests)
+            .args(["--exact", "--test-threads", "1"])
+            .env("TCD_SIMD", level)
+            .output()
+            .expect("test executable runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let summary = format!("{} passed; 0 failed", tests.len());
+        assert!(
+            out.status.success() && text.contains(&summary),
+            "TCD_SIMD={level}: {}\n{text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -149,6 +149,17 @@ fn every_backend_cipher_matches_the_reference() {
 }
 
 #[test]
+fn every_forced_simd_level_matches_the_reference() {
+    // TCD_SIMD is read at key setup: each level in a child process of its
+    // own, since the environment is process-wide.
+    tcd_tests::rerun_under_each_simd_level(&[
+        "every_backend_cipher_matches_the_reference",
+        "aes_backends_agree_on_large_buffers",
+        "cascades_match_the_references_composed_by_hand",
+    ]);
+}
+
+#[test]
 fn aes_backends_agree_on_large_buffers() {
     let ni = load("aesni");
     let soft = load("soft");

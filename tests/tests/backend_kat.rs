@@ -79,3 +79,8 @@ fn ieee1619_vectors_on_every_aes_backend() {
         }
     }
 }
+
+#[test]
+fn ieee1619_vectors_on_every_forced_simd_level() {
+    tcd_tests::rerun_under_each_simd_level(&["ieee1619_vectors_on_every_aes_backend"]);
+}

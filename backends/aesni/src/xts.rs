@@ -1,7 +1,9 @@
 //! XTS-AES-256 (IEEE 1619, as TrueCrypt and VeraCrypt use it) with the
 //! processor's AES instructions.
 //!
-//! Three code paths, one chosen at key setup by runtime detection:
+//! Three code paths, one chosen at key setup by runtime detection, the
+//! fastest at or below the `TCD_SIMD` cap (see `tcd_backend_kit::simd`:
+//! `avx512`, `avx2`, `sse2` for AES-NI on xmm registers):
 //! - [`Path::Vaes512`]: VAES on zmm registers, 4 blocks each, 32 in flight;
 //! - [`Path::Vaes256`]: VAES on ymm registers, 2 blocks each, 16 in flight;
 //! - [`Path::AesNi`]: AES-NI on xmm registers, 8 blocks in flight.
@@ -22,6 +24,7 @@ mod vaes512;
 
 #[cfg(not(target_arch = "x86_64"))]
 use tcd_backend_kit::XtsCipher;
+use tcd_backend_kit::simd::{self, Level};
 
 /// An implementation of the mode, by the instructions it uses.
 #[doc(hidden)]
@@ -57,6 +60,24 @@ impl Path {
     pub fn supported(self) -> bool {
         false
     }
+
+    /// The `TCD_SIMD` level the path counts as.
+    pub fn level(self) -> Level {
+        match self {
+            Path::AesNi => Level::Sse2,
+            Path::Vaes256 => Level::Avx2,
+            Path::Vaes512 => Level::Avx512,
+        }
+    }
+
+    /// The fastest path this processor supports at or below the `TCD_SIMD`
+    /// cap; `None` without AES-NI.
+    pub fn best() -> Option<Path> {
+        let cap = simd::cap();
+        Path::ALL
+            .into_iter()
+            .find(|p| p.level() <= cap && p.supported())
+    }
 }
 
 /// True when this processor has AES-NI; nothing else is called otherwise.
@@ -87,15 +108,15 @@ mod imp {
 
     impl AesXts {
         /// Keys a context from 64 bytes: the data key, then the tweak key.
-        /// Uses the fastest path this processor supports.
+        /// Uses the fastest path this processor supports at or below the
+        /// `TCD_SIMD` cap.
         ///
         /// Call only when [`super::cpu_supported`] is true (the backend's
         /// `available` entry point). On a processor without AES-NI this
         /// panics (the ABI shim turns that into an error status) rather
         /// than execute instructions the processor lacks.
         pub fn new(key: &[u8; 64]) -> AesXts {
-            let path = Path::ALL.into_iter().find(|p| p.supported());
-            match path {
+            match Path::best() {
                 Some(path) => Self::keyed(key, path),
                 None => panic!("AES-NI backend used on a processor without AES-NI"),
             }

@@ -9,6 +9,7 @@
 
 pub mod block;
 pub mod export;
+pub mod simd;
 pub mod xts;
 
 pub use block::BlockCipher;

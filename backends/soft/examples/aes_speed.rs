@@ -61,7 +61,7 @@ fn main() {
         "{:<28} {:>9} {:>9} {:>9} {:>9}",
         "cipher", "encrypt", "decrypt", "xts-enc", "xts-dec"
     );
-    for path in [Path::Avx512, Path::Portable] {
+    for path in Path::ALL {
         let (Some(a), Some(b), Some(c)) = (
             Aes256::with_path(&k1, path),
             Aes256::with_path(&k1, path),

@@ -6,7 +6,7 @@
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use std::time::{Duration, Instant};
 use tcd_backend_kit::{BlockCipher, Xts, XtsCipher};
-use tcd_backend_soft::twofish::Twofish256;
+use tcd_backend_soft::twofish::{Path, Twofish256};
 
 /// The `twofish` crate as a BlockCipher, one block per call.
 struct Reference(twofish::Twofish);
@@ -49,28 +49,43 @@ fn best(buf: &mut [u8], rounds: usize, mut f: impl FnMut(&mut [u8])) -> f64 {
     buf.len() as f64 / best.as_secs_f64() / 1e6
 }
 
+/// A row: name, block cipher, XTS over it, timed passes.
+type Entry = (String, Box<dyn BlockCipher>, Box<dyn XtsCipher>, usize);
+
 fn main() {
     let key: [u8; 32] = core::array::from_fn(|i| i as u8 * 7 + 1);
     let key2: [u8; 32] = core::array::from_fn(|i| i as u8 * 13 + 5);
     let mut buf: Vec<u8> = (0..MIB).map(|i| (i * 31 % 251) as u8).collect();
 
-    let ours = Twofish256::new(&key);
-    let portable = Twofish256::new_portable(&key);
     let theirs = Reference::new(&key);
-    let ours_xts = Xts::new(Twofish256::new(&key), Twofish256::new(&key2));
-    let portable_xts = Xts::new(
-        Twofish256::new_portable(&key),
-        Twofish256::new_portable(&key2),
-    );
     let theirs_xts = Xts::new(Reference::new(&key), Reference::new(&key2));
+    let mut ciphers: Vec<Entry> = Vec::new();
+    for path in Path::ALL {
+        let (Some(c), Some(k1), Some(k2)) = (
+            Twofish256::with_path(&key, path),
+            Twofish256::with_path(&key, path),
+            Twofish256::with_path(&key2, path),
+        ) else {
+            println!("{:>14}: not available on this CPU", format!("tcd {path:?}"));
+            continue;
+        };
+        ciphers.push((
+            format!("tcd {path:?}"),
+            Box::new(c),
+            Box::new(Xts::new(k1, k2)),
+            20,
+        ));
+    }
+    ciphers.push((
+        "twofish crate".into(),
+        Box::new(theirs),
+        Box::new(theirs_xts),
+        3,
+    ));
 
     println!("Twofish-256, 1 MiB buffer, single thread, best of several passes");
-    let ciphers: [(&str, &dyn BlockCipher, &dyn XtsCipher, usize); 3] = [
-        ("tcd (auto)", &ours, &ours_xts, 20),
-        ("tcd portable", &portable, &portable_xts, 20),
-        ("twofish crate", &theirs, &theirs_xts, 3),
-    ];
-    for (name, c, x, rounds) in ciphers {
+    for (name, c, x, rounds) in &ciphers {
+        let rounds = *rounds;
         let e = best(&mut buf, rounds, |b| c.encrypt_blocks(b));
         let d = best(&mut buf, rounds, |b| c.decrypt_blocks(b));
         let xe = best(&mut buf, rounds, |b| x.encrypt(b, 0, 512));

@@ -6,8 +6,10 @@
 //!
 //! `Portable` (off x86_64) is plain Rust over four rows of `[u32; 4]`;
 //! [`Xmm`] is the same with one SSE2 register per row (the x86_64
-//! baseline). [`Zmm`] (x86_64) is one AVX-512 register; it is only ever created inside functions compiled with
-//! `avx512f`, reached after runtime detection.
+//! baseline). [`Ymm`] (x86_64) is two AVX2 registers of two rows each, and
+//! [`Zmm`] (x86_64) one AVX-512 register; each is only ever created inside
+//! functions compiled with `avx2` or `avx512f`, reached after runtime
+//! detection.
 
 use super::sbox::Bits;
 
@@ -29,6 +31,26 @@ const fn grid_index(dr: usize, shift: usize) -> [u32; 16] {
             c += 1;
         }
         r += 1;
+    }
+    idx
+}
+
+/// For [`Ymm`]'s `grid`: per output register (rows 2h, 2h+1), the lanes of
+/// the row pair it draws from (rows 2h+DR, 2h+1+DR, placed side by side)
+/// that land in each of its lanes.
+#[cfg(target_arch = "x86_64")]
+const fn ymm_grid_index(dr: usize, shift: usize) -> [[u32; 8]; 2] {
+    let mut idx = [[0u32; 8]; 2];
+    let mut h = 0;
+    while h < 2 {
+        let mut j = 0;
+        while j < 8 {
+            let (r, c) = (2 * h + j / 4, j % 4);
+            let rr = (r + dr) % 4;
+            idx[h][j] = (4 * (j / 4) + (c + shift * rr) % 4) as u32;
+            j += 1;
+        }
+        h += 1;
     }
     idx
 }
@@ -185,11 +207,11 @@ impl Lanes for Portable {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{Xmm, Zmm};
+pub(crate) use x86::{Xmm, Ymm, Zmm};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Bits, Lanes, grid_index, xor_index};
+    use super::{Bits, Lanes, grid_index, xor_index, ymm_grid_index};
     use core::arch::x86_64::*;
 
     /// Four SSE2 registers, one row each: the baseline x86_64 path.
@@ -301,6 +323,129 @@ mod x86 {
         fn lane_xor<const D: usize>(self) -> Self {
             let d = D / 4;
             Xmm([self.0[d], self.0[1 ^ d], self.0[2 ^ d], self.0[3 ^ d]])
+        }
+    }
+
+    /// Two AVX2 registers: lanes 0..8 (rows 0 and 1) and lanes 8..16 (rows 2
+    /// and 3). Every method is `#[inline(always)]` and a `Ymm` is only
+    /// constructed inside `#[target_feature(enable = "avx2")]` functions that
+    /// the cipher calls after `is_x86_feature_detected!` confirmed AVX2, so
+    /// the intrinsics below always run on a CPU that has them.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Ymm([__m256i; 2]);
+
+    impl Ymm {
+        #[inline(always)]
+        fn each(self, f: impl Fn(__m256i) -> __m256i) -> Self {
+            Ymm([f(self.0[0]), f(self.0[1])])
+        }
+        #[inline(always)]
+        fn zip(self, o: Self, f: impl Fn(__m256i, __m256i) -> __m256i) -> Self {
+            Ymm([f(self.0[0], o.0[0]), f(self.0[1], o.0[1])])
+        }
+        /// Rows `a` and `a + 1` (mod 4) side by side (`a` a constant after
+        /// inlining).
+        #[inline(always)]
+        fn row_pair(self, a: usize) -> __m256i {
+            let [lo, hi] = self.0;
+            // SAFETY: AVX2 is present (see the type's documentation).
+            unsafe {
+                match a % 4 {
+                    0 => lo,
+                    1 => _mm256_permute2x128_si256::<0x21>(lo, hi),
+                    2 => hi,
+                    _ => _mm256_permute2x128_si256::<0x03>(lo, hi),
+                }
+            }
+        }
+    }
+
+    impl Bits for Ymm {
+        #[inline(always)]
+        fn xor(self, other: Self) -> Self {
+            // SAFETY: AVX2 is present (see the type's documentation).
+            self.zip(other, |x, y| unsafe { _mm256_xor_si256(x, y) })
+        }
+        #[inline(always)]
+        fn and(self, other: Self) -> Self {
+            // SAFETY: AVX2 is present (see the type's documentation).
+            self.zip(other, |x, y| unsafe { _mm256_and_si256(x, y) })
+        }
+    }
+
+    impl Lanes for Ymm {
+        #[inline(always)]
+        fn load(bytes: &[u8; 64]) -> Self {
+            let (halves, _) = bytes.as_chunks::<32>();
+            // SAFETY: AVX2 is present; each pointer covers 32 readable
+            // bytes and the load has no alignment requirement.
+            let half = |h: usize| unsafe { _mm256_loadu_si256(halves[h].as_ptr().cast()) };
+            Ymm([half(0), half(1)])
+        }
+        #[inline(always)]
+        fn store(self, bytes: &mut [u8; 64]) {
+            let (halves, _) = bytes.as_chunks_mut::<32>();
+            for (half, x) in halves.iter_mut().zip(self.0) {
+                // SAFETY: AVX2 is present; the pointer covers 32 writable
+                // bytes and the store has no alignment requirement.
+                unsafe { _mm256_storeu_si256(half.as_mut_ptr().cast(), x) }
+            }
+        }
+        #[inline(always)]
+        fn from_array(lanes: &[u32; 16]) -> Self {
+            let (halves, _) = lanes.as_chunks::<8>();
+            // SAFETY: AVX2 is present; each pointer covers 32 readable
+            // bytes and the load has no alignment requirement.
+            let half = |h: usize| unsafe { _mm256_loadu_si256(halves[h].as_ptr().cast()) };
+            Ymm([half(0), half(1)])
+        }
+        #[inline(always)]
+        fn splat(x: u32) -> Self {
+            // SAFETY: AVX2 is present (see the type's documentation).
+            let v = unsafe { _mm256_set1_epi32(x as i32) };
+            Ymm([v; 2])
+        }
+        #[inline(always)]
+        fn shl<const N: u32>(self) -> Self {
+            // SAFETY: AVX2 is present (see the type's documentation).
+            let n = unsafe { _mm_cvtsi32_si128(N as i32) };
+            // SAFETY: as above.
+            self.each(|x| unsafe { _mm256_sll_epi32(x, n) })
+        }
+        #[inline(always)]
+        fn shr<const N: u32>(self) -> Self {
+            // SAFETY: AVX2 is present (see the type's documentation).
+            let n = unsafe { _mm_cvtsi32_si128(N as i32) };
+            // SAFETY: as above.
+            self.each(|x| unsafe { _mm256_srl_epi32(x, n) })
+        }
+        #[inline(always)]
+        fn grid<const DR: usize, const SHIFT: usize>(self) -> Self {
+            let idx = const { ymm_grid_index(DR, SHIFT) };
+            let out = |h: usize| {
+                let pair = self.row_pair(2 * h + DR);
+                if SHIFT == 0 {
+                    return pair;
+                }
+                // SAFETY: AVX2 is present; `idx[h]` covers 32 readable
+                // bytes. vpermd uses only the low 3 bits of each index.
+                unsafe {
+                    let i = _mm256_loadu_si256(idx[h].as_ptr().cast());
+                    _mm256_permutevar8x32_epi32(pair, i)
+                }
+            };
+            Ymm([out(0), out(1)])
+        }
+        #[inline(always)]
+        fn lane_xor<const D: usize>(self) -> Self {
+            const { assert!(D == 4 || D == 8) };
+            let [lo, hi] = self.0;
+            if D == 8 {
+                return Ymm([hi, lo]);
+            }
+            // D == 4: swap the rows inside each register.
+            // SAFETY: AVX2 is present (see the type's documentation).
+            self.each(|x| unsafe { _mm256_permute4x64_epi64::<0x4e>(x) })
         }
     }
 

@@ -5,10 +5,11 @@
 //! index and no branch depends on the key or the data, in the rounds or in
 //! the key schedule, which runs the same circuit on 32-bit planes.
 //!
-//! The same generic code is compiled twice: for AVX-512F (one zmm register
-//! per plane) and for the baseline target (four SSE2 registers per plane on
-//! x86_64, plain `u32`s elsewhere). The path is chosen once, in
-//! [`Aes256::new`].
+//! The same generic code is compiled three times: for AVX-512F (one zmm
+//! register per plane), for AVX2 (two ymm registers per plane) and for the
+//! baseline target (four SSE2 registers per plane on x86_64, plain `u32`s
+//! elsewhere). The path is chosen once, in [`Aes256::new`]: the fastest the
+//! processor has at or below the `TCD_SIMD` cap.
 
 mod bitslice;
 mod lanes;
@@ -23,6 +24,7 @@ use lanes::Portable as Baseline;
 #[cfg(target_arch = "x86_64")]
 use lanes::Xmm as Baseline;
 use tcd_backend_kit::BlockCipher;
+use tcd_backend_kit::simd::{self, Level};
 use zeroize::Zeroize;
 
 /// Which compiled copy of the cipher runs. Exposed only so tests and
@@ -30,15 +32,22 @@ use zeroize::Zeroize;
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
+    /// SSE2 on x86_64, plain Rust elsewhere.
     Portable,
+    Avx2,
     Avx512,
 }
 
 impl Path {
+    /// Every path, fastest first.
+    pub const ALL: [Path; 3] = [Path::Avx512, Path::Avx2, Path::Portable];
+
     /// Whether this processor can run the path.
     pub fn available(self) -> bool {
         match self {
             Path::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => std::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => std::is_x86_feature_detected!("avx512f"),
             #[cfg(not(target_arch = "x86_64"))]
@@ -46,12 +55,22 @@ impl Path {
         }
     }
 
-    fn best() -> Path {
-        if Path::Avx512.available() {
-            Path::Avx512
-        } else {
-            Path::Portable
+    /// The SIMD level the path needs.
+    pub fn level(self) -> Level {
+        match self {
+            Path::Portable => Level::Sse2,
+            Path::Avx2 => Level::Avx2,
+            Path::Avx512 => Level::Avx512,
         }
+    }
+
+    /// The fastest path this processor runs at or below the `TCD_SIMD` cap.
+    pub fn best() -> Path {
+        let cap = simd::cap();
+        Path::ALL
+            .into_iter()
+            .find(|p| p.level() <= cap && p.available())
+            .unwrap_or(Path::Portable)
     }
 }
 
@@ -155,6 +174,12 @@ fn run_portable<const ENCRYPT: bool>(rk: &RoundKeys, blocks: &mut [u8]) {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_avx2<const ENCRYPT: bool>(rk: &RoundKeys, blocks: &mut [u8]) {
+    run::<lanes::Ymm, ENCRYPT>(rk, blocks);
+}
+
+#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn run_avx512<const ENCRYPT: bool>(rk: &RoundKeys, blocks: &mut [u8]) {
     run::<lanes::Zmm, ENCRYPT>(rk, blocks);
@@ -167,6 +192,10 @@ impl Aes256 {
             // SAFETY: `path` is Avx512 only if `Path::available` detected
             // AVX-512F when the cipher was built.
             Path::Avx512 => unsafe { run_avx512::<ENCRYPT>(&self.rk, blocks) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `path` is Avx2 only if `Path::available` detected AVX2
+            // when the cipher was built.
+            Path::Avx2 => unsafe { run_avx2::<ENCRYPT>(&self.rk, blocks) },
             _ => run_portable::<ENCRYPT>(&self.rk, blocks),
         }
     }

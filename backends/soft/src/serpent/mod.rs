@@ -3,7 +3,8 @@
 //! functions, no tables) and linear transformation run on all of them at
 //! once. Constant time: no data- or key-dependent branches or addresses.
 //!
-//! Paths, chosen once at key setup by CPU detection:
+//! Paths, chosen once at key setup by CPU detection (capped by `TCD_SIMD`,
+//! see `tcd_backend_kit::simd`):
 //! - AVX-512 (zmm, 16 blocks a register, S-boxes as `vpternlogd`),
 //! - AVX-512VL on ymm (8 blocks, same instructions at 256 bits),
 //! - AVX2 (8 blocks, S-boxes in and/xor/andnot),
@@ -19,6 +20,7 @@ mod x86;
 
 use lanes::{PORTABLE_BYTES, RoundKeys};
 use tcd_backend_kit::BlockCipher;
+use tcd_backend_kit::simd::{self, Level};
 use zeroize::Zeroize;
 
 /// An implementation path. Hidden: for tests and benchmarks, which force
@@ -72,8 +74,18 @@ impl SerpentPath {
         }
     }
 
-    /// The fastest path this CPU can run.
+    /// The SIMD level the path needs.
+    pub fn level(self) -> Level {
+        match self {
+            SerpentPath::Portable | SerpentPath::Sse2 => Level::Sse2,
+            SerpentPath::Avx2 => Level::Avx2,
+            SerpentPath::Avx512Ymm | SerpentPath::Avx512Zmm => Level::Avx512,
+        }
+    }
+
+    /// The fastest path this CPU can run at or below the `TCD_SIMD` cap.
     pub fn best() -> SerpentPath {
+        let cap = simd::cap();
         [
             SerpentPath::Avx512Zmm,
             SerpentPath::Avx512Ymm,
@@ -81,7 +93,7 @@ impl SerpentPath {
             SerpentPath::Sse2,
         ]
         .into_iter()
-        .find(|p| p.is_available())
+        .find(|p| p.level() <= cap && p.is_available())
         .unwrap_or(SerpentPath::Portable)
     }
 }

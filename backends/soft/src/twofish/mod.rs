@@ -15,7 +15,12 @@
 //! On x86-64 with AVX-512 (F, BW, VBMI) and GFNI, detected once at key
 //! setup, whole runs of 32 blocks go through the `avx512` module instead: 16 blocks
 //! per register, the S-boxes by byte permutes from registers, the MDS matrix
-//! by GF(2) affine maps. About 2.4 times the portable speed on Zen 4.
+//! by GF(2) affine maps. About 2.4 times the portable speed on Zen 4. Elsewhere
+//! the portable code runs: on Zen 3 (AVX2, no GFNI) an AVX2 version with the
+//! rounds in registers ran slower than it, with its table lookups as
+//! 8-lane gathers (~290 against ~350 MB/s) and as scalar loads from a
+//! stored register alike. `TCD_SIMD` below `avx512` forces the portable
+//! code (see `tcd_backend_kit::simd`).
 //!
 //! # Table lookups
 //!
@@ -29,6 +34,7 @@
 //! cipher is dropped.
 
 use tcd_backend_kit::BlockCipher;
+use tcd_backend_kit::simd::{self, Level};
 use zeroize::Zeroize;
 
 #[cfg(target_arch = "x86_64")]
@@ -175,28 +181,53 @@ struct Schedule {
     sb: [[u8; 256]; 4],
 }
 
-/// Which code runs the blocks, chosen once at key setup.
+/// Which code runs the blocks, chosen once at key setup. Hidden: for
+/// tests and benchmarks, which force each path in turn.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Path {
+pub enum Path {
     Portable,
     /// 16 blocks per register, S-boxes by byte permutes and the MDS matrix
     /// by GF(2) affine maps; `avx512f`, `avx512bw`, `avx512vbmi` and `gfni`
     /// were detected when this was chosen.
-    #[cfg(target_arch = "x86_64")]
     Avx512,
 }
 
 impl Path {
-    fn detect() -> Path {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-            && std::arch::is_x86_feature_detected!("gfni")
-        {
-            return Path::Avx512;
+    /// Every path, fastest first.
+    pub const ALL: [Path; 2] = [Path::Avx512, Path::Portable];
+
+    /// Whether this processor can run the path.
+    pub fn available(self) -> bool {
+        match self {
+            Path::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vbmi")
+                    && std::arch::is_x86_feature_detected!("gfni")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
         }
-        Path::Portable
+    }
+
+    /// The SIMD level the path needs.
+    pub fn level(self) -> Level {
+        match self {
+            Path::Portable => Level::Sse2,
+            Path::Avx512 => Level::Avx512,
+        }
+    }
+
+    /// The fastest path this processor runs at or below the `TCD_SIMD` cap.
+    pub fn best() -> Path {
+        let cap = simd::cap();
+        Path::ALL
+            .into_iter()
+            .find(|p| p.level() <= cap && p.available())
+            .unwrap_or(Path::Portable)
     }
 }
 
@@ -217,16 +248,28 @@ impl Drop for Twofish256 {
 impl Twofish256 {
     /// The cipher, on the fastest code this processor runs.
     pub fn new(key: &[u8; 32]) -> Twofish256 {
-        Self::with_path(key, Path::detect())
+        Self::keyed(key, Path::best())
+    }
+
+    /// The cipher on a forced path; `None` if this CPU cannot run it.
+    #[doc(hidden)]
+    pub fn with_path(key: &[u8; 32], path: Path) -> Option<Twofish256> {
+        path.available().then(|| Self::keyed(key, path))
+    }
+
+    /// The path in use.
+    #[doc(hidden)]
+    pub fn path(&self) -> Path {
+        self.path
     }
 
     /// The cipher on the portable code only, whatever the processor (for
     /// tests and speed comparisons).
     pub fn new_portable(key: &[u8; 32]) -> Twofish256 {
-        Self::with_path(key, Path::Portable)
+        Self::keyed(key, Path::Portable)
     }
 
-    fn with_path(key: &[u8; 32], path: Path) -> Twofish256 {
+    fn keyed(key: &[u8; 32], path: Path) -> Twofish256 {
         // Built in place on the heap so no copy of the tables is left on the
         // stack.
         let mut ks = Box::new(Schedule {
@@ -408,7 +451,6 @@ impl BlockCipher for Twofish256 {
     fn encrypt_blocks(&self, blocks: &mut [u8]) {
         let ks = &*self.ks;
         let blocks = match self.path {
-            Path::Portable => blocks,
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
                 // SAFETY: Path::Avx512 is only chosen after
@@ -417,6 +459,7 @@ impl BlockCipher for Twofish256 {
                 let done = unsafe { avx512::encrypt(ks, blocks) };
                 &mut blocks[done..]
             }
+            _ => blocks,
         };
         for_groups(blocks, |g| encrypt_n(ks, g), |b| encrypt_n(ks, b));
     }
@@ -424,13 +467,13 @@ impl BlockCipher for Twofish256 {
     fn decrypt_blocks(&self, blocks: &mut [u8]) {
         let ks = &*self.ks;
         let blocks = match self.path {
-            Path::Portable => blocks,
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
-                // SAFETY: as in encrypt_blocks (the CPU has the features).
+                // SAFETY: as in encrypt_blocks.
                 let done = unsafe { avx512::decrypt(ks, blocks) };
                 &mut blocks[done..]
             }
+            _ => blocks,
         };
         for_groups(blocks, |g| decrypt_n(ks, g), |b| decrypt_n(ks, b));
     }
