@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use zeroize::{Zeroize, Zeroizing};
 
 /// Bytes of each keyfile that count.
-pub const MAX_READ: usize = 1 << 20;
+pub const MAX_READ: usize = tcd_proto::keyfiles::MAX_READ;
 
 /// Pool size when the password has at most 64 bytes (and always in
 /// TrueCrypt).
@@ -83,41 +83,21 @@ pub fn apply(password: &[u8], keyfiles: &[&[u8]], format: Format) -> Result<Zero
     Ok(mixed)
 }
 
-/// Reads keyfiles as a user names them: a file counts with its first
-/// [`MAX_READ`] bytes; a folder stands for the files directly in it (not in
-/// its subfolders, and not hidden ones whose name starts with `.`), in
-/// byte order of their names, as TrueCrypt adds a folder's files. An empty
-/// folder is an error, since it would silently add nothing.
+/// Reads keyfiles as a user names them: the files TrueCrypt's rule makes
+/// of the list ([`tcd_proto::keyfiles::files`]: a folder stands for the
+/// regular files directly in it, not hidden ones, in byte order of their
+/// names; an empty folder is an error), each with its first [`MAX_READ`]
+/// bytes.
 pub fn read_keyfiles(paths: &[std::path::PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
     let fail = |p: &std::path::Path, problem: String| Error::Keyfile {
         path: p.display().to_string(),
         problem,
     };
-    let mut out = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| fail(path, e.to_string()))?;
-        if !meta.is_dir() {
-            out.push(read_one(path).map_err(|e| fail(path, e.to_string()))?);
-            continue;
-        }
-        let mut files = Vec::new();
-        for entry in std::fs::read_dir(path).map_err(|e| fail(path, e.to_string()))? {
-            let entry = entry.map_err(|e| fail(path, e.to_string()))?;
-            let hidden = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
-            let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
-            if is_file && !hidden {
-                files.push(entry.path());
-            }
-        }
-        if files.is_empty() {
-            return Err(fail(path, "folder has no keyfiles".into()));
-        }
-        files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
-        for f in files {
-            out.push(read_one(&f).map_err(|e| fail(&f, e.to_string()))?);
-        }
-    }
-    Ok(out)
+    let files = tcd_proto::keyfiles::files(paths).map_err(|e| fail(&e.path, e.problem))?;
+    files
+        .iter()
+        .map(|f| read_one(f).map_err(|e| fail(f, e.to_string())))
+        .collect()
 }
 
 fn read_one(path: &std::path::Path) -> std::io::Result<Zeroizing<Vec<u8>>> {
