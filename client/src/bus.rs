@@ -189,12 +189,10 @@ pub enum VolumeEvent {
     },
 }
 
-pub use tcd_proto::dbus::{
-    BackendRow as Backend, CipherBenchRow as CipherBench, KdfBenchRow as KdfBench, PolicyView,
+pub use tcd_proto::contract::rows::{
+    BackendRow as Backend, BenchReport as Bench, CipherBenchRow as CipherBench,
+    PolicyReply as PolicyView,
 };
-
-/// Threads, processor AES, cipher rows, PRF rows.
-pub type Bench = (u32, bool, Vec<CipherBench>, Vec<KdfBench>);
 
 /// The system bus, if the daemon has its name there or the bus can start
 /// it.
@@ -282,7 +280,18 @@ impl Client {
     }
 
     pub fn policy(&self) -> Result<PolicyView, Failure> {
-        self.call("Policy", &())
+        // Six out arguments.
+        type Reply = (String, String, String, bool, Vec<String>, Vec<String>);
+        let (text, file, hardware_acceleration, all_allowed, allowed, prefer): Reply =
+            self.call("Policy", &())?;
+        Ok(PolicyView {
+            text,
+            file,
+            hardware_acceleration,
+            all_allowed,
+            allowed,
+            prefer,
+        })
     }
 
     /// Notes on volumes that keep their old backends.
@@ -301,7 +310,23 @@ impl Client {
                     .ok()
                     .map(|(d, t)| (u64::from(d), u64::from(t)))
             },
-            || self.call("Benchmark", &(buffer_bytes,)),
+            || {
+                // Four out arguments.
+                type Reply = (
+                    u32,
+                    bool,
+                    Vec<CipherBench>,
+                    Vec<tcd_proto::contract::rows::KdfBenchRow>,
+                );
+                let (threads, cpu_has_aes, ciphers, kdfs): Reply =
+                    self.call("Benchmark", &(buffer_bytes,))?;
+                Ok(Bench {
+                    threads,
+                    cpu_has_aes,
+                    ciphers,
+                    kdfs,
+                })
+            },
         )
     }
 

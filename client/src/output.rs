@@ -126,16 +126,16 @@ pub fn backends(cpu_aes: bool, list: &[bus::Backend], policy: &PolicyView, json:
         let v: Vec<_> = list
             .iter()
             .map(|b| {
-                json!({"name": b.0, "description": b.1, "version": b.2,
-                    "file": b.3, "sha256": b.4, "uses_cpu_crypto": b.5, "available": b.6,
-                    "allowed": b.7, "loaded": b.8, "ciphers": b.9,
-                    "problem": if b.10.is_empty() { Json::Null } else { b.10.clone().into() }})
+                json!({"name": b.name, "description": b.description, "version": b.version,
+                    "file": b.file, "sha256": b.sha256, "uses_cpu_crypto": b.uses_cpu_crypto, "available": b.available,
+                    "allowed": b.allowed, "loaded": b.loaded, "ciphers": b.ciphers,
+                    "problem": if b.skipped.is_empty() { Json::Null } else { b.skipped.clone().into() }})
             })
             .collect();
         println!(
             "{}",
-            json!({"cpu_aes": cpu_aes, "hardware_acceleration": policy.2,
-                "policy_file": policy.1, "backends": v})
+            json!({"cpu_aes": cpu_aes, "hardware_acceleration": policy.hardware_acceleration,
+                "policy_file": policy.file, "backends": v})
         );
         return;
     }
@@ -145,32 +145,32 @@ pub fn backends(cpu_aes: bool, list: &[bus::Backend], policy: &PolicyView, json:
     );
     println!(
         "Hardware acceleration by policy: {} ({})\n",
-        policy.2, policy.1
+        policy.hardware_acceleration, policy.file
     );
     println!(
         "{:<8} {:<8} {:<10} {:<9} {:<7} {:<6} CIPHERS",
         "BACKEND", "VERSION", "CPU CRYPTO", "AVAILABLE", "ALLOWED", "LOADED"
     );
-    for b in list.iter().filter(|b| b.10.is_empty()) {
+    for b in list.iter().filter(|b| b.skipped.is_empty()) {
         println!(
             "{:<8} {:<8} {:<10} {:<9} {:<7} {:<6} {}",
-            b.0,
-            b.2,
-            yes_no(b.5),
-            yes_no(b.6),
-            yes_no(b.7),
-            yes_no(b.8),
-            b.9.join(", ")
+            b.name,
+            b.version,
+            yes_no(b.uses_cpu_crypto),
+            yes_no(b.available),
+            yes_no(b.allowed),
+            yes_no(b.loaded),
+            b.ciphers.join(", ")
         );
     }
     println!();
     for b in list {
-        if b.10.is_empty() {
-            println!("{}: {}", b.0, b.1);
+        if b.skipped.is_empty() {
+            println!("{}: {}", b.name, b.description);
         } else {
-            println!("skipped: {}", b.10);
+            println!("skipped: {}", b.skipped);
         }
-        println!("  {}\n  sha256 {}", b.3, b.4);
+        println!("  {}\n  sha256 {}", b.file, b.sha256);
     }
 }
 
@@ -179,13 +179,13 @@ pub fn policy(p: &PolicyView, json: bool) {
     if json {
         println!(
             "{}",
-            json!({"file": p.1, "hardware_acceleration": p.2,
-                "allowed": if p.3 { Json::Null } else { p.4.clone().into() },
-                "prefer": p.5, "text": p.0})
+            json!({"file": p.file, "hardware_acceleration": p.hardware_acceleration,
+                "allowed": if p.all_allowed { Json::Null } else { p.allowed.clone().into() },
+                "prefer": p.prefer, "text": p.text})
         );
     } else {
-        println!("# {}", p.1);
-        print!("{}", p.0);
+        println!("# {}", p.file);
+        print!("{}", p.text);
     }
 }
 
@@ -195,28 +195,33 @@ pub fn policy_set(notes: &[String], p: &PolicyView) {
     for note in notes {
         println!("{note}");
     }
-    println!("policy in force ({}):", p.1);
-    print!("{}", p.0);
+    println!("policy in force ({}):", p.file);
+    print!("{}", p.text);
 }
 
 /// `tcctl benchmark`: fastest first.
 pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
-    let (threads, cpu_aes, mut ciphers, mut kdfs) = bench;
-    ciphers.sort_by(|a, b| b.4.total_cmp(&a.4));
-    kdfs.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let Bench {
+        threads,
+        cpu_has_aes: cpu_aes,
+        mut ciphers,
+        mut kdfs,
+    } = bench;
+    ciphers.sort_by(|a, b| b.mean_mbs.total_cmp(&a.mean_mbs));
+    kdfs.sort_by(|a, b| b.per_second.total_cmp(&a.per_second));
     if json {
         let rows: Vec<_> = ciphers
             .iter()
             .map(|r| {
-                json!({"encryption": r.0, "backends": r.1, "encrypt_mbs": r.2,
-                    "decrypt_mbs": r.3, "mean_mbs": r.4, "hardware_aes": r.5})
+                json!({"encryption": r.encryption, "backends": r.backends, "encrypt_mbs": r.encrypt_mbs,
+                    "decrypt_mbs": r.decrypt_mbs, "mean_mbs": r.mean_mbs, "hardware_aes": r.hardware_aes})
             })
             .collect();
         let prfs: Vec<_> = kdfs
             .iter()
             .map(|k| {
-                json!({"prf": k.0, "iterations": k.1,
-                    "iterations_per_second": k.2, "trial_seconds": k.3})
+                json!({"prf": k.prf, "iterations": k.iterations,
+                    "iterations_per_second": k.per_second, "trial_seconds": k.trial_seconds})
             })
             .collect();
         println!(
@@ -237,7 +242,10 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
         "PRF", "ITERATIONS", "ITER/S (1 CPU)", "HEADER TRIAL"
     );
     for k in &kdfs {
-        println!("{:<12} {:>10} {:>14.0} {:>12.2} s", k.0, k.1, k.2, k.3);
+        println!(
+            "{:<12} {:>10} {:>14.0} {:>12.2} s",
+            k.prf, k.iterations, k.per_second, k.trial_seconds
+        );
     }
 }
 
@@ -247,20 +255,20 @@ fn cipher_table(ciphers: &[bus::CipherBench]) {
         "ALGORITHM", "BACKENDS", "ENCRYPT", "DECRYPT", "MEAN"
     );
     for r in ciphers {
-        let hw = if !r.0.contains("AES") {
+        let hw = if !r.encryption.contains("AES") {
             "-"
-        } else if r.5 {
+        } else if r.hardware_aes {
             "hardware"
         } else {
             "software"
         };
         println!(
             "{:<28} {:<11} {:>9} {:>9} {:>9}  {hw}",
-            r.0,
-            r.1,
-            mbs(r.2),
-            mbs(r.3),
-            mbs(r.4)
+            r.encryption,
+            r.backends,
+            mbs(r.encrypt_mbs),
+            mbs(r.decrypt_mbs),
+            mbs(r.mean_mbs)
         );
     }
     println!("(MB/s, 10^6 bytes per second)\n");

@@ -11,7 +11,5 @@
 pub mod abi;
 #[cfg(feature = "contract")]
 pub mod contract;
-#[cfg(feature = "contract")]
-pub mod dbus;
 pub mod devices;
 pub mod keyfiles;

@@ -194,7 +194,7 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
             &(),
         )
         .expect("Backends");
-    let (_, rows): (bool, Vec<tcd_proto::dbus::BackendRow>) =
+    let (_, rows): (bool, Vec<tcd_proto::contract::rows::BackendRow>) =
         reply.body().deserialize().expect("rows");
     assert!(!rows.is_empty());
 }

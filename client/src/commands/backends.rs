@@ -6,6 +6,7 @@ use crate::bus::{Client, Failure, PolicyView, exit};
 use crate::cli::{PolicyAction, PolicySetArgs, wire_name};
 use crate::output;
 use std::path::Path;
+use tcd_proto::contract::policy::{Acceleration, Policy};
 
 /// `tcctl backends`.
 pub fn backends(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
@@ -28,7 +29,7 @@ pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
             refuse_unknown_backends(&c, &a)?;
             let text = match &a.file {
                 Some(f) => read_policy_file(f)?,
-                None => changed_policy(a, c.policy()?),
+                None => changed_policy(a, c.policy()?)?,
             };
             let notes = c.set_policy(&text)?;
             output::policy_set(&notes, &c.policy()?);
@@ -47,7 +48,7 @@ fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure>
     let (_, list) = c.backends()?;
     let known: Vec<&str> = list
         .iter()
-        .map(|b| b.0.as_str())
+        .map(|b| b.name.as_str())
         .filter(|n| !n.is_empty())
         .collect();
     let unknown: Vec<&str> = named
@@ -80,52 +81,26 @@ fn read_policy_file(f: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(f).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))
 }
 
-/// The policy `now` with the settings given changed.
-fn changed_policy(a: PolicySetArgs, now: PolicyView) -> String {
-    let allowed = if a.allow_all {
-        None
-    } else {
-        a.allow.or(if now.3 { None } else { Some(now.4) })
-    };
-    let acceleration = a.hardware_acceleration.map(wire_name);
-    let mut text = policy_text(
-        acceleration.as_deref().unwrap_or(&now.2),
-        allowed.as_deref(),
-        &a.prefer.unwrap_or(now.5),
-    );
-    // The filesystem allow-list and the tables (`[limits]`) stay as they
-    // are.
-    let top = now.0.find("\n[").map_or(&now.0[..], |at| &now.0[..at]);
-    for line in top.lines().filter(|l| l.starts_with("filesystems")) {
-        text.push_str(line);
-        text.push('\n');
+/// The policy `now` with the settings given changed (the rest, such as
+/// the filesystem allow-list and `[limits]`, as it is).
+fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> {
+    let mut policy = Policy::parse(&now.text)
+        .map_err(|e| Failure::usage(format!("the daemon's policy does not parse: {e}")))?;
+    if a.allow_all {
+        policy.allowed = None;
+    } else if let Some(allow) = a.allow {
+        policy.allowed = Some(allow);
     }
-    if let Some(at) = now.0.find("\n[") {
-        text.push_str(&now.0[at..]);
+    if let Some(h) = a.hardware_acceleration {
+        let name = wire_name(h);
+        if let Some(acc) = Acceleration::ALL.into_iter().find(|x| x.name() == name) {
+            policy.hardware_acceleration = acc;
+        }
     }
-    text
-}
-
-/// A policy as TOML, from its settings.
-fn policy_text(acceleration: &str, allowed: Option<&[String]>, prefer: &[String]) -> String {
-    let list = |names: &[String]| {
-        let quoted: Vec<String> = names
-            .iter()
-            .map(|n| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\"")))
-            .collect();
-        format!("[{}]", quoted.join(", "))
-    };
-    let mut t = format!(
-        "hardware_acceleration = \"{}\"\n",
-        acceleration.replace(['\\', '"'], "")
-    );
-    if let Some(a) = allowed {
-        t.push_str(&format!("allowed = {}\n", list(a)));
+    if let Some(prefer) = a.prefer {
+        policy.prefer = prefer;
     }
-    if !prefer.is_empty() {
-        t.push_str(&format!("prefer = {}\n", list(prefer)));
-    }
-    t
+    Ok(policy.to_text())
 }
 
 /// `tcctl benchmark`.
