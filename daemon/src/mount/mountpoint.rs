@@ -185,6 +185,9 @@ pub fn unmount(path: &Path, force: bool) -> Result<()> {
     umount_at(&at, force, &path.display().to_string())
 }
 
+/// How often a busy unmount is tried again, 100 ms apart.
+const BUSY_RETRIES: u32 = 10;
+
 fn umount_at(at: &CStr, force: bool, shown: &str) -> Result<()> {
     let flags = if force { libc::MNT_DETACH } else { 0 };
     // SAFETY: `at` is a NUL-terminated path that outlives the call.
@@ -397,9 +400,19 @@ impl MountedFs {
             return Ok(());
         }
         let shown = self.path().display().to_string();
-        match umount_at(&self.at()?, force, &shown) {
-            Err(Error::Io { .. }) if !self.check()? => Ok(()),
-            other => other,
+        // A filesystem is busy for a moment while anything looks at it (the
+        // daemon's own checks, a desktop's file monitor): only a busy
+        // answer that lasts is the user's.
+        let mut tries = 0;
+        loop {
+            match umount_at(&self.at()?, force, &shown) {
+                Err(Error::Busy(_)) if !force && tries < BUSY_RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(Error::Io { .. }) if !self.check()? => return Ok(()),
+                other => return other,
+            }
         }
     }
 
