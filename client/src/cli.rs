@@ -1,10 +1,9 @@
 //! The command line as clap reads it: every command, option and argument,
 //! and the manual page and completions made from them.
 
-use crate::bus::Failure;
 use crate::input;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where the options every command takes are listed, apart from its own.
 const GLOBAL: &str = "Global options";
@@ -55,8 +54,10 @@ pub struct Secrets {
     /// Read passwords from standard input, one line each, in the order asked.
     #[arg(long)]
     pub password_stdin: bool,
-    /// A keyfile (repeatable; a folder means the files in it).
-    #[arg(long = "keyfile", short = 'k')]
+    /// A keyfile (repeatable; a folder means the files in it; - reads one
+    /// from standard input, and the password is then asked on the
+    /// terminal).
+    #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,
     /// VeraCrypt's PIM.
     #[arg(long, default_value_t = 0)]
@@ -281,13 +282,14 @@ pub enum Command {
 pub struct MountArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,
-    /// Where to mount it (default: a new folder under /media/$USER, or
-    /// /run/media/$USER).
+    /// Where to mount it (default: a new folder /run/media/$USER/tcdN).
     pub mount_point: Option<PathBuf>,
     #[command(flatten)]
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
+    #[command(flatten)]
+    pub detached: Detached,
     /// Mount read-only: nothing is written to the volume.
     #[arg(long)]
     pub readonly: bool,
@@ -322,9 +324,21 @@ pub struct InfoArgs {
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
+    #[command(flatten)]
+    pub detached: Detached,
     /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A header kept apart from its volume.
+#[derive(Args, Clone, Default)]
+pub struct Detached {
+    /// Read the header from this file (a header backup, as `backup-header`
+    /// or VeraCrypt write it) instead of from the volume; the data stays in
+    /// the volume.
+    #[arg(long, value_name = "FILE")]
+    pub header: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -555,43 +569,4 @@ pub struct FavoriteMountArgs {
     /// Read passwords from standard input, one line each.
     #[arg(long)]
     pub password_stdin: bool,
-}
-
-/// `tcctl generate-dist DIR`: `tcctl.1` and the bash, zsh and fish
-/// completions, into `DIR`. A command for packaging, outside the command
-/// line users see, so completion never offers it.
-pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
-    use clap::CommandFactory;
-    let fail = |e: std::io::Error| Failure::usage(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let page = manual_page().map_err(fail)?;
-    std::fs::write(dir.join("tcctl.1"), page).map_err(fail)?;
-    for shell in [
-        clap_complete::Shell::Bash,
-        clap_complete::Shell::Zsh,
-        clap_complete::Shell::Fish,
-    ] {
-        clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
-    }
-    Ok(())
-}
-
-/// The manual page clap makes, with an EXIT STATUS section after the
-/// commands.
-fn manual_page() -> std::io::Result<Vec<u8>> {
-    use clap::CommandFactory;
-    let man = clap_mangen::Man::new(Cli::command());
-    let mut page = Vec::new();
-    man.render_title(&mut page)?;
-    man.render_name_section(&mut page)?;
-    man.render_synopsis_section(&mut page)?;
-    man.render_description_section(&mut page)?;
-    man.render_options_section(&mut page)?;
-    man.render_subcommands_section(&mut page)?;
-    page.extend_from_slice(b".SH \"EXIT STATUS\"\n");
-    for (code, meaning) in crate::bus::exit::TABLE {
-        page.extend_from_slice(format!(".TP\n{code}\n{meaning}\n").as_bytes());
-    }
-    man.render_version_section(&mut page)?;
-    Ok(page)
 }

@@ -6,7 +6,26 @@ use crate::prompt;
 use std::fs::File;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
+
+/// Standard input was read by one user of it (passwords, or a keyfile
+/// named `-`): a second would get nothing, or the first one's bytes.
+static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Claims standard input for `what`; an error if something else has it.
+fn take_stdin(what: &str) -> Result<(), Failure> {
+    match STDIN_TAKEN.swap(true, Ordering::SeqCst) {
+        false => Ok(()),
+        true => Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "standard input is already read for something else: {what} cannot read it too \
+                 (--password-stdin and --keyfile - each take all of it)"
+            ),
+        }),
+    }
+}
 
 /// Passwords from standard input (one line each), a terminal prompt, or
 /// without a terminal a graphical one (or the system's password agents);
@@ -28,6 +47,9 @@ impl Passwords {
 
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         if self.stdin {
+            if self.lines.is_none() {
+                take_stdin("--password-stdin")?;
+            }
             let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
             let mut line = Zeroizing::new(String::new());
             lines
@@ -44,7 +66,7 @@ impl Passwords {
                     .into(),
             });
         }
-        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) && !keyfile_on_stdin_with_a_tty() {
             return prompt::ask(prompt);
         }
         let p = rpassword::prompt_password(prompt)
@@ -53,12 +75,33 @@ impl Passwords {
     }
 }
 
+/// A keyfile came on standard input (`--keyfile -`) and there is a
+/// controlling terminal to ask on instead, as `cat key | tcctl mount v
+/// --keyfile -` typed in a shell expects.
+fn keyfile_on_stdin_with_a_tty() -> bool {
+    STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok()
+}
+
 /// The keyfiles' contents (the first MiB of each); a folder means the
-/// files in it, by the rule every side shares.
+/// files in it, by the rule every side shares, and `-` standard input (as
+/// cryptsetup's `--key-file -`).
 pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
     use std::io::Read;
-    let files = tcd_proto::keyfiles::files(paths).map_err(|e| Failure::usage(e.to_string()))?;
+    let (stdin, named): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        paths.iter().partition(|p| p.as_os_str() == "-");
+    let named: Vec<PathBuf> = named.into_iter().cloned().collect();
+    let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::usage(e.to_string()))?;
     let mut out = Vec::new();
+    for _ in stdin {
+        take_stdin("--keyfile -")?;
+        let mut data = Zeroizing::new(Vec::new());
+        std::io::stdin()
+            .lock()
+            .take(tcd_proto::keyfiles::MAX_READ as u64)
+            .read_to_end(&mut data)
+            .map_err(|e| Failure::usage(format!("keyfile from standard input: {e}")))?;
+        out.push(data);
+    }
     for p in files {
         let mut data = Zeroizing::new(Vec::new());
         File::open(&p)
@@ -70,6 +113,29 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
         out.push(data);
     }
     Ok(out)
+}
+
+/// A detached header file's bytes (`--header`): both header slots at most.
+pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Secret>, Failure> {
+    use std::io::Read;
+    const MOST: u64 = 131072;
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let failed =
+        |e: std::io::Error| Failure::not_found(format!("--header {}: {e}", path.display()));
+    let mut bytes = Zeroizing::new(Vec::new());
+    File::open(path)
+        .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
+        .map_err(failed)?;
+    if bytes.len() < 512 || bytes.len() as u64 > MOST {
+        return Err(Failure::usage(format!(
+            "--header {}: a header file holds 512 bytes to 128 KiB, this one {}",
+            path.display(),
+            if bytes.len() < 512 { "less" } else { "more" }
+        )));
+    }
+    Ok(Some(tcd_proto::contract::Secret(bytes)))
 }
 
 /// A size in bytes, or with K, M, G, T (binary units).

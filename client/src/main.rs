@@ -8,6 +8,7 @@ mod commands;
 mod host;
 mod input;
 mod keystore;
+mod manual;
 mod notify;
 mod options;
 mod output;
@@ -43,7 +44,7 @@ fn generate_dist(args: &[std::ffi::OsString]) -> ExitCode {
         eprintln!("usage: tcctl generate-dist DIR");
         return ExitCode::from(bus::exit::USAGE);
     };
-    match cli::generate_dist(std::path::Path::new(dir)) {
+    match manual::generate_dist(std::path::Path::new(dir)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("tcctl: {}", f.message);

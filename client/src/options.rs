@@ -35,6 +35,7 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
         format: s.format.map(volume_format),
         backend: s.backend.clone(),
         pim: nonzero(pim),
+        detached_header: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Passwords asked for when no terminal is attached (a desktop launcher, a
 //! file manager's menu): a zenity or kdialog dialog on a graphical session,
-//! else `systemd-ask-password`, whose agents answer without a terminal.
+//! else `systemd-ask-password` when one of its agents runs to answer; with
+//! none of these the command fails at once.
 //!
 //! The password comes back on the helper's standard output, never on a
 //! command line, and lives only in zeroized buffers.
@@ -34,7 +35,7 @@ pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
             c
         }
         _ => {
-            let Some(agent) = find("systemd-ask-password") else {
+            let Some(agent) = find("systemd-ask-password").filter(|_| agent_running()) else {
                 return Err(Failure {
                     code: exit::USAGE,
                     message: "no terminal, dialog or password agent to ask for a password on: \
@@ -59,6 +60,23 @@ pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         }
     };
     run(&mut command)
+}
+
+/// Process names (as the kernel truncates them, 15 bytes) of the agents
+/// that answer `systemd-ask-password` without a terminal: systemd's own
+/// (its wall and console agents run it too) and plymouth's boot splash.
+const AGENTS: [&str; 2] = ["systemd-tty-ask", "plymouthd"];
+
+/// Whether a password agent runs: without one, `systemd-ask-password`
+/// would wait for an answer that never comes.
+fn agent_running() -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        std::fs::read_to_string(p.path().join("comm"))
+            .is_ok_and(|c| AGENTS.contains(&c.trim_end_matches('\n')))
+    })
 }
 
 /// `tool`'s path in $PATH, if it is there.

@@ -341,6 +341,7 @@ impl MountTable {
                 hidden,
                 &req.search,
                 cancel,
+                req.read_only,
             )?,
             None => OpenVolume::open(
                 &self.engine,

@@ -9,6 +9,6 @@ rm -rf target/release/dist
 mkdir -p target/release/dist
 target/release/tcctl generate-dist target/release/dist
 target/release/tcd --generate-man target/release/dist
-gzip -9nf target/release/dist/tcctl.1 target/release/dist/tcd.8
+gzip -9nf target/release/dist/*.1 target/release/dist/tcd.8
 cargo deb -p tcd --no-build --no-strip
 ls target/debian/tcd_*.deb

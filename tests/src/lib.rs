@@ -6,6 +6,7 @@
 
 pub mod daemon;
 pub mod process;
+pub mod pty;
 pub mod system;
 
 use std::path::{Path, PathBuf};

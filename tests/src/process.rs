@@ -19,3 +19,32 @@ pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<i32> {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A process named as systemd's password agent is (`systemd-tty-ask`, as
+/// the kernel shortens `systemd-tty-ask-password-agent`), so that `tcctl`
+/// without a terminal finds an agent to ask through; it answers nothing
+/// itself (a stand-in `systemd-ask-password` does). Gone when dropped.
+pub struct PasswordAgent {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl PasswordAgent {
+    pub fn start() -> PasswordAgent {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let exe = dir.path().join("systemd-tty-ask-password-agent");
+        std::fs::copy("/bin/sleep", &exe).expect("copy sleep");
+        let child = std::process::Command::new(&exe)
+            .arg("600")
+            .spawn()
+            .expect("start the stand-in agent");
+        PasswordAgent { child, _dir: dir }
+    }
+}
+
+impl Drop for PasswordAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

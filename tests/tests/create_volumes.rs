@@ -346,8 +346,8 @@ fn a_hidden_volume_hides_and_is_protected() {
     assert_eq!(ov.info().data_size, outer_made.data_size);
     drop(ov);
 
-    let protected =
-        OpenVolume::open_protected(&e, rw(&path), outer, hidden, &o, &no).expect("protected");
+    let protected = OpenVolume::open_protected(&e, rw(&path), outer, hidden, &o, &no, false)
+        .expect("protected");
     let mut block = vec![9u8; 4096];
     protected
         .write_at(&mut block, 0)

@@ -170,6 +170,29 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
         &long_option,
     );
     assert_eq!(name, invalid, "{msg}");
+    // A detached header of a size no header file has; and one given to a
+    // call that would write the volume's own headers.
+    let tiny: HashMap<&str, Value> =
+        HashMap::from([("detached_header", Value::from(vec![0u8; 100]))]);
+    let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &no_keyfiles, &tiny);
+    assert_eq!(name, invalid, "{msg}");
+    assert!(msg.contains("detached_header"), "{msg}");
+    let header: HashMap<&str, Value> =
+        HashMap::from([("detached_header", Value::from(vec![0u8; 131072]))]);
+    let out = tempfile::tempfile().expect("backup file");
+    let (name, msg) = error_of(
+        &conn,
+        "BackupHeaders",
+        &(
+            Fd::from(host.as_file().as_fd()),
+            Fd::from(out.as_fd()),
+            b"password".to_vec(),
+            &no_keyfiles,
+            &header,
+        ),
+    );
+    assert_eq!(name, invalid, "{msg}");
+    assert!(msg.contains("only HeaderInfo and Mount"), "{msg}");
     // A file that is no volume: the one error for all such cases.
     let (name, _) = mount_error(
         &conn,

@@ -503,6 +503,7 @@ fn without_a_display_systemd_ask_password_asks() {
     helpers.add("zenity", &answers());
     helpers.add("kdialog", &answers());
     helpers.add("systemd-ask-password", &answers());
+    let _agent = tcd_tests::process::PasswordAgent::start();
     let called = mount_through(&d, (&vol, &mnt), &helpers, None, "systemd-ask-password");
     assert!(called.iter().any(|a| a == "--timeout=0"), "{called:?}");
     assert!(

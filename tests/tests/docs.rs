@@ -32,11 +32,51 @@ fn pages() -> Vec<(String, String)> {
             .expect("generate the man pages");
         assert!(st.success(), "{bin} {flag}");
     }
-    for name in ["tcd.8", "tcctl.1"] {
-        let text = std::fs::read_to_string(man.path().join(name)).expect("a man page");
-        out.push((name.to_owned(), text));
+    let mut names: Vec<String> = std::fs::read_dir(man.path())
+        .expect("the generated pages")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".1") || n.ends_with(".8"))
+        .collect();
+    names.sort();
+    for name in names {
+        let text = std::fs::read_to_string(man.path().join(&name)).expect("a man page");
+        out.push((name, text));
     }
     out
+}
+
+#[test]
+fn every_manual_page_a_page_refers_to_is_made_and_tcctl_1_has_its_sections() {
+    let pages = pages();
+    let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"tcctl-mount.1"), "{names:?}");
+    for (name, text) in &pages {
+        // clap_mangen writes a reference as `tcctl\-mount(1)`.
+        let plain = text.replace("\\-", "-");
+        for (at, _) in plain.match_indices("(1)") {
+            let start = plain[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(0, |i| i + 1);
+            let page = &plain[start..at];
+            if page.starts_with("tcctl") {
+                assert!(
+                    names.contains(&format!("{page}.1").as_str()),
+                    "{name} refers to {page}(1), which is not made"
+                );
+            }
+        }
+    }
+    let main = &pages
+        .iter()
+        .find(|(n, _)| n == "tcctl.1")
+        .expect("tcctl.1")
+        .1;
+    for section in ["EXIT STATUS", "EXAMPLES", "FILES", "ENVIRONMENT"] {
+        assert!(
+            main.contains(&format!(".SH \"{section}\"")),
+            "no {section} in tcctl.1"
+        );
+    }
 }
 
 /// `word` followed by a number ("issue 4", "issue #12").

@@ -249,6 +249,7 @@ fn writes_into_a_protected_hidden_volume_fail_at_the_block_device() {
         creds(b"bbbbbbbbbbbb"),
         &opts,
         &AtomicBool::new(false),
+        false,
     )
     .expect("outer, protected");
     let into = hidden_start - v.info().data_offset;

@@ -335,8 +335,16 @@ fn the_outer_volume_refuses_writes_into_its_protected_hidden_volume() {
     h.read_at(&mut before, 0).expect("read hidden");
     drop(h);
 
-    let v = OpenVolume::open_protected(&e, rw(), outer, hidden, &opts, &AtomicBool::new(false))
-        .expect("outer opens with protection");
+    let v = OpenVolume::open_protected(
+        &e,
+        rw(),
+        outer,
+        hidden,
+        &opts,
+        &AtomicBool::new(false),
+        false,
+    )
+    .expect("outer opens with protection");
     assert!(v.protects_hidden_volume());
     let outer_start = v.info().data_offset;
     // A write below the hidden volume goes through.

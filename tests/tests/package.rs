@@ -62,6 +62,8 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
         "./usr/share/polkit-1/actions/org.tcd.policy",
         "./etc/tcd/policy.toml",
         "./usr/share/man/man1/tcctl.1.gz",
+        "./usr/share/man/man1/tcctl-mount.1.gz",
+        "./usr/share/man/man1/tcctl-favorites-add.1.gz",
         "./usr/share/man/man8/tcd.8.gz",
         "./usr/share/bash-completion/completions/tcctl",
         "./usr/share/zsh/vendor-completions/_tcctl",

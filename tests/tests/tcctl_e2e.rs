@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::{Daemon, PrivateBus, Stopped, send_signal};
+use tcd_tests::pty::Pty;
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
 
 fn blkid_uuid(device: &str) -> String {
@@ -545,6 +546,205 @@ fn protect_hidden_refuses_writes_into_the_hidden_volume() {
         "the hidden volume survived"
     );
     d.ok(&["dismount", "--all"], "");
+}
+
+/// The loop device's read-only flag, as `losetup -l` shows it.
+fn loop_read_only(device: &str) -> String {
+    let out = Command::new(require_tool("losetup", "package mount"))
+        .args(["-l", "-n", "-O", "RO", device])
+        .output()
+        .expect("losetup");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn readonly_holds_together_with_protect_hidden() {
+    let d = Daemon::start();
+    let image = d.path("hidden.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes-hidden"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let protected = [
+        "mount",
+        v,
+        "--password-stdin",
+        "--hash",
+        "sha512",
+        "--protect-hidden",
+        "--readonly",
+    ];
+    let passwords = "aaaaaaaaaaaa\nbbbbbbbbbbbb\n";
+
+    // The block device alone: read-only from the start, for the kernel too.
+    d.ok(
+        &[&protected[..], &["--filesystem", "none"]].concat(),
+        passwords,
+    );
+    let row = d.list()[0].clone();
+    assert_eq!(row["read_only"], true, "{row}");
+    assert_eq!(row["protects_hidden"], true, "{row}");
+    let device = row["device"].as_str().expect("device").to_owned();
+    assert_eq!(loop_read_only(&device), "1", "losetup -l shows RO");
+    let st = Command::new(require_tool("dd", "package coreutils"))
+        .args([
+            "if=/dev/zero",
+            &format!("of={device}"),
+            "bs=4096",
+            "count=1",
+        ])
+        .args(["oflag=direct", "status=none"])
+        .stderr(Stdio::null())
+        .status()
+        .expect("dd");
+    assert!(!st.success(), "a write to the read-only device fails");
+    d.ok(&["dismount", &device], "");
+
+    // With the filesystem: mounted read-only, and it reads.
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let m = mnt.to_str().expect("utf-8");
+    d.ok(&[&protected[..], &[m]].concat(), passwords);
+    assert!(
+        mount_options(&mnt).split(',').any(|o| o == "ro"),
+        "mounted read-only: {}",
+        mount_options(&mnt)
+    );
+    std::fs::read_dir(&mnt).expect("the outer filesystem reads");
+    let err = std::fs::write(mnt.join("new"), b"x").expect_err("a write is refused");
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+    d.ok(&["dismount", m], "");
+}
+
+#[test]
+fn a_keyfile_from_standard_input_with_the_password_typed_on_the_terminal() {
+    let d = Daemon::start();
+    let key = d.path("key");
+    std::fs::write(&key, b"the keyfile's bytes, which only stdin brings").expect("keyfile");
+    let vol = d.path("keyed.hc");
+    let v = vol.to_str().expect("utf-8");
+    let k = key.to_str().expect("utf-8");
+    let search = ["--pim", "1", "--hash", "sha512"];
+    d.ok(
+        &[
+            &[
+                "create",
+                v,
+                "--size",
+                "4M",
+                "--filesystem",
+                "none",
+                "--quick",
+            ][..],
+            &search,
+            &["--keyfile", k, "--password-stdin"],
+        ]
+        .concat(),
+        "typed words\n",
+    );
+
+    // Both want standard input: a usage error before anything is asked.
+    let (code, err) = d.fails(
+        &["mount", v, "--key-file", "-", "--password-stdin"],
+        "typed words\n",
+    );
+    assert_eq!(
+        (code, err.trim()),
+        (
+            64,
+            "tcctl: standard input is already read for something \
+        else: --password-stdin cannot read it too (--password-stdin and --keyfile - each take \
+        all of it)"
+        )
+    );
+
+    let on_terminal = |keyfile: &std::path::Path| {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--socket")
+            .arg(d.socket())
+            .args(["mount", v, "--key-file", "-"]);
+        c.args(search).args(["--filesystem", "none"]);
+        let input = std::fs::File::open(keyfile).expect("keyfile");
+        let mut t = Pty::spawn(c, Some(Stdio::from(input)));
+        t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
+        t.type_line("typed words");
+        t.finish(Duration::from_secs(120))
+    };
+    let wrong = d.path("other key");
+    std::fs::write(&wrong, b"some other bytes").expect("keyfile");
+    let (code, text) = on_terminal(&wrong);
+    assert_eq!(code, 2, "a wrong keyfile on stdin: {text}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    let (code, text) = on_terminal(&key);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("{v} attached as /dev/loop")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("typed words"),
+        "the password is not echoed: {text}"
+    );
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
+fn a_volume_whose_headers_are_gone_opens_with_a_detached_header_file() {
+    let d = Daemon::start();
+    let image = d.path("headless.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes-hidden"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    // Both header slots, as a header backup file holds them.
+    let file = d.path("headers.bin");
+    let bytes = std::fs::read(&image).expect("read");
+    std::fs::write(&file, &bytes[..131072]).expect("header file");
+    let f = file.to_str().expect("utf-8");
+    // Wipe every header the volume has: the primary slots and the backups.
+    {
+        use std::os::unix::fs::FileExt;
+        let host = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&image)
+            .expect("open");
+        let len = bytes.len() as u64;
+        host.write_all_at(&vec![0u8; 131072], 0).expect("wipe");
+        host.write_all_at(&vec![0u8; 131072], len - 131072)
+            .expect("wipe");
+    }
+    let search = [
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "none",
+        "--password-stdin",
+    ];
+    let (code, _) = d.fails(&[&["mount", v][..], &search].concat(), "aaaaaaaaaaaa\n");
+    assert_eq!(code, 2, "without the header file nothing opens");
+
+    for (password, serial) in [("aaaaaaaaaaaa", "DEAD-BABE"), ("bbbbbbbbbbbb", "CAFE-BABE")] {
+        d.ok(
+            &[&["mount", v, "--header", f][..], &search].concat(),
+            &format!("{password}\n"),
+        );
+        let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+        assert_eq!(blkid_uuid(&device), serial);
+        d.ok(&["dismount", &device], "");
+    }
+    let info = d.ok(
+        &["info", v, "--header", f, "--password-stdin", "--json"],
+        "aaaaaaaaaaaa\n",
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+    assert_eq!(info["hash"], "SHA-512", "{info}");
+
+    // A file that cannot be a header file is refused before any search.
+    let short = d.path("short.bin");
+    std::fs::write(&short, [0u8; 100]).expect("short");
+    let s = short.to_str().expect("utf-8");
+    let (code, err) = d.fails(&["info", v, "--header", s, "--password-stdin"], "x\n");
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains("a header file holds 512 bytes to 128 KiB"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -261,6 +261,44 @@ fn without_a_terminal_or_a_way_to_ask_a_password_fails_at_once_naming_password_s
     );
 }
 
+#[test]
+fn systemd_ask_password_without_an_agent_to_answer_is_no_way_to_ask() {
+    use std::os::unix::fs::PermissionsExt;
+    let vol = not_a_volume("noagent");
+    let helpers = tempfile::tempdir().expect("tempdir");
+    let asked = helpers.path().join("asked");
+    let tool = helpers.path().join("systemd-ask-password");
+    std::fs::write(
+        &tool,
+        format!("#!/bin/sh\ntouch {}\nexec sleep 300\n", asked.display()),
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["info", vol.to_str().expect("utf-8")])
+        .env("TCD_SOCKET", "/nonexistent/tcd.sock")
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", helpers.path().display()),
+        )
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run tcctl");
+    let _ = std::fs::remove_file(&vol);
+    assert_eq!(out.status.code(), Some(USAGE), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: no terminal, dialog or password agent to ask for a password on: \
+         give it with --password-stdin\n"
+    );
+    assert!(
+        !asked.exists(),
+        "systemd-ask-password was started with no agent to answer it"
+    );
+}
+
 /// Whether process `pid` is gone (or a zombie nobody reaped yet).
 fn gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -288,6 +326,7 @@ fn a_password_agent_dies_with_tcctl() {
     )
     .expect("write the agent");
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let _running = tcd_tests::process::PasswordAgent::start();
     let mut child = Command::new(build_dir().join("tcctl"))
         .args(["info", vol.to_str().expect("utf-8")])
         .env("TCD_SOCKET", "/nonexistent/tcd.sock")

@@ -422,6 +422,7 @@ fn a_hidden_volume_made_by_tcplay_opens_here_and_is_protected() {
         creds(b"hidden pw"),
         &SearchOptions::new(),
         &AtomicBool::new(false),
+        false,
     )
     .expect("outer with protection");
     let mut data = vec![1u8; 512];

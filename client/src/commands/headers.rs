@@ -4,23 +4,21 @@
 use super::Context;
 use crate::bus::{Client, Failure};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, read_keyfiles};
+use crate::input::{Passwords, read_header, read_keyfiles};
 use crate::{host, options, output};
 use std::fs::{File, OpenOptions};
 
 /// `tcctl info`.
 pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let c = Client::connect(ctx.at)?;
-    let info = c.header_info(
-        &host,
-        &password,
-        &keyfiles,
-        options::search(&a.search, a.secrets.pim),
-    )?;
+    let mut search = options::search(&a.search, a.secrets.pim);
+    search.detached_header = header;
+    let info = c.header_info(&host, &password, &keyfiles, search)?;
     output::header_info(&info, a.json);
     Ok(())
 }
@@ -28,14 +26,14 @@ pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let new_kf = read_keyfiles(&a.new_keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::usage("the passwords differ".into()));
     }
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
-    let new_kf = read_keyfiles(&a.new_keyfiles)?;
     let c = Client::connect(ctx.at)?;
     c.change_password(
         &host,
@@ -53,9 +51,9 @@ pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Fa
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let out = {
         use std::os::unix::fs::OpenOptionsExt;
         OpenOptions::new()
@@ -95,9 +93,9 @@ pub fn restore(ctx: Context<'_>, a: RestoreHeaderArgs) -> Result<(), Failure> {
         }
         None => None,
     };
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let used = c.restore_headers(
         &host,

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::bus::{Client, Failure, exit};
 use crate::cli::{CreateArgs, MountArgs};
-use crate::input::{Passwords, absolute, read_keyfiles};
+use crate::input::{Passwords, absolute, read_header, read_keyfiles};
 use crate::{host, notify, options, output};
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -19,14 +19,16 @@ pub fn mount(ctx: Context<'_>, a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), Failure> {
     let host = host::open(&a.volume, !a.readonly)?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = if a.cached {
         zeroize::Zeroizing::new(Vec::new())
     } else {
         pw.ask(&format!("Password for {}: ", a.volume.display()))?
     };
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut o = options::mount(a);
+    o.detached_header = header;
     let hidden_pw;
     if a.protect_hidden {
         hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
@@ -129,6 +131,7 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let hidden = a.hidden_size;
     let host = open_for_create(&a)?;
@@ -151,7 +154,6 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
             return Err(Failure::usage("the passwords differ".into()));
         }
     }
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let result = c.create(&host, &password, &keyfiles, o);
     if result.is_err() && a.size.is_some() && hidden.is_none() {

@@ -29,7 +29,14 @@ struct Checked {
 }
 
 impl App {
-    fn check_opening(&self, caller: &Caller, o: &Opening) -> Result<Checked> {
+    /// Only reading a header takes it from a header file (`detached`): the
+    /// other operations write the volume's own headers, or back them up.
+    fn check_opening(&self, caller: &Caller, o: &Opening, detached: bool) -> Result<Checked> {
+        if !detached && o.options.detached_header.is_some() {
+            return Err(Error::InvalidArgument(
+                "option detached_header: only HeaderInfo and Mount read a detached header".into(),
+            ));
+        }
         super::input::bounded_keyfiles("keyfiles", &o.keyfiles)?;
         let mut search = self.search_of(&o.options)?;
         let pim = o.options.pim.unwrap_or(0);
@@ -48,7 +55,7 @@ impl App {
         o: Opening,
         cancel: &AtomicBool,
     ) -> Result<HeaderInfo> {
-        let c = self.check_opening(caller, &o)?;
+        let c = self.check_opening(caller, &o, true)?;
         let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
         let creds = Credentials {
             password: &c.creds.password,
@@ -85,7 +92,7 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<()> {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
-        let c = self.check_opening(caller, &o)?;
+        let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
         let new_pim = new.pim.unwrap_or(0);
         c.search.limits.request_allowed(new_prf, new_pim)?;
@@ -127,7 +134,7 @@ impl App {
         mut backup: File,
         cancel: &AtomicBool,
     ) -> Result<()> {
-        let c = self.check_opening(caller, &o)?;
+        let c = self.check_opening(caller, &o, false)?;
         let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
         let creds = Credentials {
             password: &c.creds.password,
@@ -154,7 +161,7 @@ impl App {
         backup: Option<File>,
         cancel: &AtomicBool,
     ) -> Result<&'static str> {
-        let c = self.check_opening(caller, &o)?;
+        let c = self.check_opening(caller, &o, false)?;
         if self.table.is_mounted(&o.host) {
             // Dismount it first: its header is in use.
             return Err(Error::AlreadyMounted("the volume".into()));

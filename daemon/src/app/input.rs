@@ -51,8 +51,19 @@ pub fn bounded_secret(what: &str, s: &Secret) -> Result<()> {
     Ok(())
 }
 
+/// A detached header file: one header at least, both slots at most.
+pub const DETACHED_HEADER_BYTES: std::ops::RangeInclusive<usize> = 512..=131072;
+
 /// Every string of a set of search options, bounded.
 pub fn bounded_search(s: &tcd_proto::contract::SearchOptions) -> Result<()> {
+    if let Some(h) = &s.detached_header
+        && !DETACHED_HEADER_BYTES.contains(&h.0.len())
+    {
+        return Err(bad(format!(
+            "option detached_header: a header file holds 512 bytes to 128 KiB, not {} bytes",
+            h.0.len()
+        )));
+    }
     for (what, v) in [
         ("option hash", &s.hash),
         ("option encryption", &s.encryption),

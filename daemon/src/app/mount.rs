@@ -110,6 +110,10 @@ impl App {
             s.chain = Some(chain_named(c)?);
         }
         s.format = o.format.map(format_of);
+        s.detached = o
+            .detached_header
+            .as_ref()
+            .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;

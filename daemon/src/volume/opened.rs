@@ -95,7 +95,8 @@ impl OpenVolume {
 
     /// Opens the outer volume with hidden-volume protection: `hidden`
     /// unlocks the hidden volume's header, whose extent writes may then
-    /// never touch.
+    /// never touch. Read-only asked for holds as well: protection only
+    /// adds a refusal.
     pub fn open_protected(
         engine: &Engine,
         host: File,
@@ -103,12 +104,13 @@ impl OpenVolume {
         hidden: Credentials<'_>,
         opts: &SearchOptions,
         cancel: &AtomicBool,
+        read_only: bool,
     ) -> Result<OpenVolume> {
         let o = unlock::unlock(engine, &host, outer, Target::Outer, opts, cancel)?;
         let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, cancel)?;
         let start = h.header.data_offset;
         let end = start.saturating_add(h.header.data_size);
-        Self::from_unlocked(engine, host, o, opts, false, Some((start, end)))
+        Self::from_unlocked(engine, host, o, opts, read_only, Some((start, end)))
     }
 
     fn from_unlocked(

@@ -69,6 +69,33 @@ pub struct SearchOptions {
     pub try_backup: bool,
     /// Whose search this is (a uid), for the fair share of the cores.
     pub caller: u32,
+    /// The headers come from a header file, not from the host.
+    pub detached: Option<DetachedHeader>,
+}
+
+/// A header file apart from its volume (as VeraCrypt's header backups and
+/// cryptsetup's `--header` have it): the volume's header at 0, a hidden
+/// volume's at 64 KiB. Encrypted, but never printed either.
+#[derive(Clone)]
+pub struct DetachedHeader(pub std::sync::Arc<Zeroizing<Vec<u8>>>);
+
+impl DetachedHeader {
+    /// Where `location` is in the file: only the primary ones are there.
+    fn read(&self, location: Location) -> Option<[u8; HEADER_BYTES]> {
+        let at = match location {
+            Location::Primary => 0,
+            Location::HiddenPrimary => 65536,
+            _ => return None,
+        };
+        let bytes = self.0.get(at..at + HEADER_BYTES)?;
+        bytes.try_into().ok()
+    }
+}
+
+impl std::fmt::Debug for DetachedHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DetachedHeader({} bytes)", self.0.len())
+    }
 }
 
 impl SearchOptions {
@@ -181,7 +208,7 @@ fn unlock_phases(
             engine.pick(cipher, opts.backend.as_deref())?;
         }
     }
-    let phases: &[&[Location]] = if opts.try_backup {
+    let phases: &[&[Location]] = if opts.try_backup && opts.detached.is_none() {
         &[primary, backup]
     } else {
         &[primary]
@@ -300,6 +327,12 @@ fn search(
     let mut backup_error = None;
     for (phase, locations) in phases.iter().enumerate() {
         for &location in *locations {
+            if let Some(file) = &opts.detached {
+                if let Some(h) = file.read(location) {
+                    headers.push((phase, location, 0, h));
+                }
+                continue;
+            }
             let Some(offset) = location.offset(size) else {
                 continue;
             };

@@ -91,6 +91,10 @@ pub struct SearchOptions {
     pub backend: Option<String>,
     /// VeraCrypt's PIM (0 or absent: the default iterations).
     pub pim: Option<u32>,
+    /// The volume's header comes from these bytes (a header backup file:
+    /// the volume's header at 0, a hidden volume's at 64 KiB), not from the
+    /// host; only `HeaderInfo` and `Mount` take it.
+    pub detached_header: Option<Secret>,
 }
 
 /// `Mount`: the search, then how and where to mount.
@@ -102,6 +106,7 @@ pub struct MountOptions {
     pub format: Option<VolumeFormat>,
     pub backend: Option<String>,
     pub pim: Option<u32>,
+    pub detached_header: Option<Secret>,
     /// Mount read-only.
     pub readonly: Option<bool>,
     /// "auto" (default) or "none".
@@ -141,6 +146,7 @@ impl MountOptions {
             format: self.format,
             backend: self.backend.clone(),
             pim: self.pim,
+            detached_header: self.detached_header.clone(),
         }
     }
 
@@ -151,6 +157,7 @@ impl MountOptions {
         self.format = s.format;
         self.backend = s.backend;
         self.pim = s.pim;
+        self.detached_header = s.detached_header;
         self
     }
 }

@@ -1,0 +1,149 @@
+//! What packaging installs from the command line's definition: the manual
+//! pages (`tcctl.1` and one per command, which it refers to) and the bash,
+//! zsh and fish completions.
+
+use crate::bus::Failure;
+use crate::cli::Cli;
+use clap::CommandFactory;
+use std::path::Path;
+
+/// Examples, as a user types them (`.TP`: the command, then what it does).
+const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "tcctl mount ~/secret.hc ~/mnt",
+        "Ask for the password and mount the volume's filesystem on ~/mnt.",
+    ),
+    (
+        "tcctl mount --filesystem none /dev/disk/by-partlabel/vault",
+        "Open a partition as a block device only; the device is printed.",
+    ),
+    (
+        "tcctl --non-interactive mount --password-stdin secret.hc < password.txt",
+        "From a script: never ask; the password is the first line of standard input.",
+    ),
+    (
+        "tcctl mount --protect-hidden --readonly outer.hc",
+        "Ask for both passwords and mount the outer volume read-only, with writes into the hidden \
+         volume refused as well.",
+    ),
+    (
+        "gpg -d key.gpg | tcctl mount --keyfile - secret.hc",
+        "A keyfile from standard input; the password is asked on the terminal.",
+    ),
+    (
+        "tcctl mount --header secret.hdr secret.hc",
+        "Take the header from a header backup file, for a volume whose own headers are damaged \
+         or were removed.",
+    ),
+    (
+        "tcctl create --size 1G --encryption AES-Twofish-Serpent new.hc",
+        "Make a 1 GiB VeraCrypt volume with an ext4 filesystem.",
+    ),
+    ("tcctl list --json", "The mounted volumes, for scripts."),
+    ("tcctl dismount --all", "Dismount every volume you mounted."),
+];
+
+/// Files `tcctl` and the daemon it talks to read or write for it.
+const FILES: &[(&str, &str)] = &[
+    (
+        "/run/tcd/tcd.sock",
+        "The daemon's socket when it does not run on the system bus (root only).",
+    ),
+    (
+        "/etc/tcd/policy.toml",
+        "The administrator's policy: allowed backends, filesystems and limits (tcd(8)).",
+    ),
+    ("/etc/tcd/favorites.toml", "The system's favorite volumes."),
+    (
+        "/var/lib/tcd/favorites/UID.toml",
+        "Each user's favorite volumes, written by the daemon.",
+    ),
+];
+
+/// The environment `tcctl` reads.
+const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "TCD_SOCKET",
+        "The daemon's socket, when --socket is not given.",
+    ),
+    (
+        "DISPLAY, WAYLAND_DISPLAY",
+        "Without a terminal, a zenity or kdialog dialog asks for passwords on this display.",
+    ),
+    (
+        "TCD_KEYRING",
+        "kernel or secret-service: where --remember keeps a favorite's password.",
+    ),
+    (
+        "DBUS_SYSTEM_BUS_ADDRESS, DBUS_SESSION_BUS_ADDRESS",
+        "The buses --system and --session mean.",
+    ),
+];
+
+/// `tcctl generate-dist DIR`: the manual pages and the completions, into
+/// `DIR`. A command for packaging, outside the command line users see, so
+/// completion never offers it.
+pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| Failure::usage(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    // A page per command (tcctl-mount.1, tcctl-favorites-add.1, ...): the
+    // main page's COMMANDS refer to them. Then the main page, with more.
+    clap_mangen::generate_to(Cli::command(), dir).map_err(fail)?;
+    std::fs::write(dir.join("tcctl.1"), main_page().map_err(fail)?).map_err(fail)?;
+    for shell in [
+        clap_complete::Shell::Bash,
+        clap_complete::Shell::Zsh,
+        clap_complete::Shell::Fish,
+    ] {
+        clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// The page clap makes, with EXIT STATUS, EXAMPLES, FILES and ENVIRONMENT
+/// after the commands.
+fn main_page() -> std::io::Result<Vec<u8>> {
+    // The `help` command is this page itself.
+    let man = clap_mangen::Man::new(Cli::command().disable_help_subcommand(true));
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    man.render_subcommands_section(&mut page)?;
+    let codes: Vec<(String, &str)> = crate::bus::exit::TABLE
+        .iter()
+        .map(|(code, meaning)| (code.to_string(), *meaning))
+        .collect();
+    let codes: Vec<(&str, &str)> = codes.iter().map(|(c, m)| (c.as_str(), *m)).collect();
+    section(&mut page, "EXIT STATUS", &codes, false);
+    section(&mut page, "EXAMPLES", EXAMPLES, true);
+    section(&mut page, "FILES", FILES, true);
+    section(&mut page, "ENVIRONMENT", ENVIRONMENT, true);
+    man.render_version_section(&mut page)?;
+    Ok(page)
+}
+
+/// A section of tagged paragraphs; `bold` tags are set in bold.
+fn section(page: &mut Vec<u8>, title: &str, items: &[(&str, &str)], bold: bool) {
+    page.extend_from_slice(format!(".SH \"{title}\"\n").as_bytes());
+    for (tag, text) in items {
+        let tag = if bold {
+            format!("\\fB{}\\fR", roff_escape(tag))
+        } else {
+            roff_escape(tag)
+        };
+        page.extend_from_slice(format!(".TP\n{tag}\n{}\n", roff_escape(text)).as_bytes());
+    }
+}
+
+/// `text` safe in a roff line: hyphens as minus signs where they are
+/// options, and no line that starts with a control character.
+fn roff_escape(text: &str) -> String {
+    let t = text.replace('\\', "\\e").replace('-', "\\-");
+    match t.starts_with(['.', '\'']) {
+        true => format!("\\&{t}"),
+        false => t,
+    }
+}
