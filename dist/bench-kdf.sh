@@ -47,7 +47,7 @@ info() { # password
 }
 
 vol="$root/bench.hc"
-echo "bench" | "$bin/tcctl" create "$vol" --size 4M --filesystem none --password-stdin >/dev/null
+echo "bench" | "$bin/tcctl" create "$vol" --size 4M --filesystem none --force --password-stdin >/dev/null
 info bench >/dev/null || { echo "the correct password does not open the volume" >&2; exit 1; }
 
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |

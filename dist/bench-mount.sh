@@ -57,7 +57,7 @@ for case in "AES aesni" "AES soft" "AES-Twofish-Serpent default"; do
     enc=$1 backend=$2
     vol="$root/$enc-$backend.vc"
     echo "bench" | "$bin/tcctl" create "$vol" --size "${img_mib}M" --encryption "$enc" \
-        --filesystem ext4 --pim 1 --password-stdin >/dev/null
+        --filesystem ext4 --pim 1 --force --password-stdin >/dev/null
     mkdir -p "$root/mnt"
     backend_arg=(); [ "$backend" != default ] && backend_arg=(--backend "$backend")
     echo "bench" | "$bin/tcctl" mount "$vol" "$root/mnt" --pim 1 --password-stdin \

@@ -244,11 +244,20 @@ impl Client {
                 None => Path::new(DEFAULT_SOCKET),
             },
         };
-        let stream = UnixStream::connect(path).map_err(|e| {
-            no_daemon(format!(
+        let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
+            // The daemon's own socket is root's alone.
+            std::io::ErrorKind::PermissionDenied => Failure {
+                code: exit::PERMISSION_DENIED,
+                message: format!(
+                    "{}: {e}: the daemon's socket is for root; users reach tcd on the system \
+                     bus (tcctl --system), where polkit decides",
+                    path.display()
+                ),
+            },
+            _ => no_daemon(format!(
                 "cannot reach the tcd daemon at {}: {e}",
                 path.display()
-            ))
+            )),
         })?;
         let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
             .p2p()

@@ -350,8 +350,9 @@ pub struct CreateArgs {
     /// it, the volume is made in the existing file or device.
     #[arg(long, value_parser = input::parse_size)]
     pub size: Option<u64>,
-    /// With --size: replace an existing file.
-    #[arg(long, requires = "size")]
+    /// With --size, replace an existing file; and take a password shorter
+    /// than 8 characters.
+    #[arg(long)]
     pub force: bool,
     #[command(flatten)]
     pub secrets: Secrets,

@@ -69,8 +69,14 @@ impl Passwords {
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) && !keyfile_on_stdin_with_a_tty() {
             return prompt::ask(prompt);
         }
-        let p = rpassword::prompt_password(prompt)
-            .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
+        let p = rpassword::prompt_password(prompt).map_err(|e| match e.kind() {
+            // Ctrl-C at the prompt (which reads the terminal raw).
+            std::io::ErrorKind::Interrupted => Failure {
+                code: exit::CANCELLED,
+                message: "no password given (interrupted)".into(),
+            },
+            _ => Failure::usage(format!("cannot read a password: {e}")),
+        })?;
         Ok(Zeroizing::new(p.into_bytes()))
     }
 }

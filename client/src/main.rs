@@ -7,6 +7,7 @@ mod cli;
 mod commands;
 mod host;
 mod input;
+mod interrupt;
 mod keystore;
 mod manual;
 mod notify;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tcd_tests::daemon::Daemon;
 use tcd_tests::require_tool;
 
-const PASSWORD: &str = "durable\n";
+const PASSWORD: &str = "durable words\n";
 
 /// Appends numbered records to `records`, each fsync'ed, and every tenth
 /// also as a file of its own (file and folder fsync'ed); prints each

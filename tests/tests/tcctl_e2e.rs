@@ -1025,7 +1025,7 @@ fn fsck_clean(d: &Daemon, volume: &str, pim: &str) {
             "none",
             "--readonly",
         ],
-        "durable\n",
+        "durable words\n",
     );
     let device = d.list()[0]["device"].as_str().expect("device").to_owned();
     let st = Command::new(require_tool("fsck.ext4", "package e2fsprogs"))
@@ -1078,14 +1078,14 @@ fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
             "1",
             "--password-stdin",
         ],
-        "durable\n",
+        "durable words\n",
     );
     let mnt = d.path("mnt");
     std::fs::create_dir(&mnt).expect("mkdir");
     let m = mnt.to_str().expect("utf-8");
     d.ok(
         &["mount", v, m, "--pim", "1", "--password-stdin"],
-        "durable\n",
+        "durable words\n",
     );
     // Leave the host filesystem 12 MiB: a ballast file takes the rest.
     let out = Command::new(require_tool("df", "package coreutils"))
@@ -1126,7 +1126,7 @@ fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
     std::fs::remove_file(&ballast).expect("free the host");
     d.ok(
         &["mount", v, m, "--pim", "1", "--password-stdin"],
-        "durable\n",
+        "durable words\n",
     );
     for (p, sum) in &kept {
         let data = std::fs::read(p).expect("the fsynced file is there");
@@ -1153,14 +1153,14 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
             "1",
             "--password-stdin",
         ],
-        "durable\n",
+        "durable words\n",
     );
     let mnt = d.path("mnt");
     std::fs::create_dir(&mnt).expect("mkdir");
     let m = mnt.to_str().expect("utf-8");
     d.ok(
         &["mount", v, m, "--pim", "1", "--password-stdin"],
-        "durable\n",
+        "durable words\n",
     );
     let mut writer = Command::new(require_tool("dd", "package coreutils"))
         .args([
@@ -1189,7 +1189,7 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
             "--password-stdin",
             "--readonly",
         ],
-        "durable\n",
+        "durable words\n",
     );
     assert!(mnt.join("lost+found").is_dir(), "the filesystem is mounted");
     d.wait_for_log(
@@ -1200,10 +1200,74 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
     // Read-write, the journal replays.
     d.ok(
         &["mount", v, m, "--pim", "1", "--password-stdin"],
-        "durable\n",
+        "durable words\n",
     );
     d.ok(&["dismount", m], "");
     fsck_clean(&d, v, "1");
+}
+
+#[test]
+fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
+    let d = Daemon::start();
+    // Interrupted while the daemon fills a large volume.
+    let vol = d.path("big.hc");
+    let v = vol.to_str().expect("utf-8");
+    let mut client = Command::new(build_dir().join("tcctl"))
+        .arg("--socket")
+        .arg(d.socket())
+        .args([
+            "create",
+            v,
+            "--size",
+            "3G",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tcctl");
+    let mut input = client.stdin.take().expect("stdin");
+    input
+        .write_all(b"interrupted at a fill of 3G\n")
+        .expect("write");
+    drop(input);
+    // The daemon is at work once the password is read and the call made.
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(vol.exists(), "the container file was made");
+    send_signal(client.id(), libc::SIGINT);
+    let out = client.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!("tcctl: interrupted: removed the unfinished {v}")
+    );
+    assert!(!vol.exists(), "no half-made volume is left");
+    d.wait_for_log(
+        "client went away: cancelling its request",
+        "the fill was not cancelled",
+    );
+
+    // Ctrl-C typed at the password prompt: the prompt is cancelled.
+    let vol = d.path("prompt.hc");
+    let v = vol.to_str().expect("utf-8");
+    let mut c = Command::new(build_dir().join("tcctl"));
+    c.arg("--socket").arg(d.socket());
+    c.args(["create", v, "--size", "4M"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect("Password for the new volume", Duration::from_secs(20));
+    t.type_line("\u{3}");
+    let (code, text) = t.finish(Duration::from_secs(20));
+    assert_eq!(code, 10, "cancelled: {text}");
+    assert!(
+        text.contains(&format!(
+            "tcctl: no password given (interrupted); removed the unfinished {v}"
+        )),
+        "{text}"
+    );
+    assert!(!vol.exists());
 }
 
 #[test]

@@ -423,6 +423,46 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(code, USAGE);
     assert_eq!(msg, format!("tcctl: {v} exists: --force replaces it\n"));
 
+    // A short password: refused without --force (and the new file goes);
+    // one shorter than VeraCrypt advises: a warning.
+    let short = d.path("short.hc");
+    let sv = short.to_str().expect("utf-8");
+    let new = [
+        "create",
+        sv,
+        "--size",
+        "4M",
+        "--filesystem",
+        "none",
+        "--quick",
+    ];
+    let (code, msg) = d.fails(&[&new[..], &["--password-stdin"]].concat(), "abc12\n");
+    assert_eq!(code, 7);
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: a password of 5 characters is easy to guess: use 20 or more \
+             (or --force to take it anyway); removed the unfinished {sv}\n"
+        )
+    );
+    assert!(!short.exists(), "the refused volume's file is gone");
+    let out = d.tcctl(
+        &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
+        "eleven char\n",
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: warning: a password shorter than 20 characters is easier to guess by brute \
+         force; 20 or more are advised\n"
+    );
+    let out = d.tcctl(
+        &[&new[..], &["--force", "--pim", "1", "--password-stdin"]].concat(),
+        "abc12\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("warning"), "still warned");
+
     let out = d.ok(
         &[
             "create",
@@ -532,4 +572,32 @@ fn every_option_and_argument_of_every_command_is_described() {
             .collect();
         assert!(bare.is_empty(), "tcctl {args:?}: undescribed {bare:?}");
     }
+}
+
+#[test]
+fn a_user_on_roots_socket_is_told_to_use_the_system_bus() {
+    use std::os::unix::fs::PermissionsExt;
+    tcd_tests::require_root();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let socket = dir.path().join("tcd.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let out = Command::new(tcd_tests::require_tool("setpriv", "package util-linux"))
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(build_dir().join("tcctl"))
+        .arg("--socket")
+        .arg(&socket)
+        .arg("list")
+        .output()
+        .expect("run tcctl as nobody");
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "tcctl: {}: Permission denied (os error 13): the daemon's socket is for root; \
+             users reach tcd on the system bus (tcctl --system), where polkit decides\n",
+            socket.display()
+        )
+    );
 }

@@ -132,11 +132,43 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
-    let hidden = a.hidden_size;
     let host = open_for_create(&a)?;
-    let mut o = options::create(&a);
-    if let Some(size) = hidden {
+    // A container file made here goes again if anything below fails or the
+    // user interrupts: no half-made volume is left behind.
+    let made = (a.size.is_some() && a.hidden_size.is_none()).then(|| a.volume.clone());
+    if let Some(p) = &made {
+        crate::interrupt::remove_on_interrupt(p.clone());
+    }
+    let result = create_in(ctx, &a, &host, &keyfiles);
+    if let (Err(f), Some(p)) = (&result, &made) {
+        let said = match std::fs::remove_file(p) {
+            Ok(()) => format!("removed the unfinished {}", p.display()),
+            Err(e) => format!("the unfinished {} is left: {e}", p.display()),
+        };
+        return Err(Failure {
+            code: f.code,
+            message: format!("{}; {said}", f.message),
+        });
+    }
+    result?;
+    if a.hidden_size.is_some() {
+        println!("hidden volume created in {}", a.volume.display());
+    } else {
+        println!("{} created", a.volume.display());
+    }
+    Ok(())
+}
+
+/// Asks for the passwords and has the daemon make the volume in `host`.
+fn create_in(
+    ctx: Context<'_>,
+    a: &CreateArgs,
+    host: &File,
+    keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
+) -> Result<(), Failure> {
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut o = options::create(a);
+    if let Some(size) = a.hidden_size {
         let outer = pw.ask("Outer volume password: ")?;
         let outer_keyfiles = read_keyfiles(&a.outer_keyfiles)?
             .iter()
@@ -154,17 +186,38 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
             return Err(Failure::usage("the passwords differ".into()));
         }
     }
+    judge_password(&password, !keyfiles.is_empty(), a.force)?;
     let c = Client::connect(ctx.at)?;
-    let result = c.create(&host, &password, &keyfiles, o);
-    if result.is_err() && a.size.is_some() && hidden.is_none() {
-        // Leave no half-made container behind.
-        let _ = std::fs::remove_file(&a.volume);
+    c.create(host, &password, keyfiles, o)
+}
+
+/// Below this many characters a new password is refused without --force.
+const SHORTEST_PASSWORD: usize = 8;
+/// Below this many, a warning: VeraCrypt's advice is 20 or more.
+const ADVISED_PASSWORD: usize = 20;
+
+/// Says what VeraCrypt says of a short password, and refuses a very short
+/// one unless forced. Keyfiles alone may open a volume: no password is
+/// then fine.
+fn judge_password(password: &[u8], keyfiles: bool, force: bool) -> Result<(), Failure> {
+    let chars = String::from_utf8_lossy(password).chars().count();
+    if chars == 0 && keyfiles {
+        return Ok(());
     }
-    result?;
-    if hidden.is_some() {
-        println!("hidden volume created in {}", a.volume.display());
-    } else {
-        println!("{} created", a.volume.display());
+    if chars < SHORTEST_PASSWORD && !force {
+        return Err(Failure {
+            code: exit::INVALID_ARGUMENT,
+            message: format!(
+                "a password of {chars} characters is easy to guess: use {ADVISED_PASSWORD} or \
+                 more (or --force to take it anyway)"
+            ),
+        });
+    }
+    if chars < ADVISED_PASSWORD {
+        eprintln!(
+            "tcctl: warning: a password shorter than {ADVISED_PASSWORD} characters is easier to \
+             guess by brute force; {ADVISED_PASSWORD} or more are advised"
+        );
     }
     Ok(())
 }

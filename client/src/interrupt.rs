@@ -1,0 +1,62 @@
+//! Ctrl-C (or SIGTERM, SIGHUP) while `tcctl` makes something that would be
+//! left half made: it is removed, the user is told, and `tcctl` exits as
+//! interrupted (128 + the signal). The daemon sees its client go and stops
+//! its part.
+
+use std::path::PathBuf;
+
+const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// From now on, those signals remove `path` before `tcctl` exits. Called
+/// before any other thread starts, so that every thread inherits the
+/// blocked signals and only the waiting thread takes them.
+pub fn remove_on_interrupt(path: PathBuf) {
+    let set = signal_set();
+    // SAFETY: pthread_sigmask reads the initialised set and changes only
+    // this thread's signal mask; no old mask is asked for.
+    let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if blocked != 0 {
+        return;
+    }
+    let terminal = terminal_state();
+    std::thread::spawn(move || {
+        let mut signal: libc::c_int = 0;
+        // SAFETY: sigwait reads the set and writes one int it is given.
+        if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+            return;
+        }
+        let said = match std::fs::remove_file(&path) {
+            Ok(()) => format!("removed the unfinished {}", path.display()),
+            Err(e) => format!("the unfinished {} is left: {e}", path.display()),
+        };
+        // A password prompt had turned echo off: the shell gets it back.
+        if let Some(t) = &terminal {
+            // SAFETY: tcsetattr reads the termios saved from this same
+            // descriptor.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
+        }
+        eprintln!("\ntcctl: interrupted: {said}");
+        std::process::exit(128 + signal);
+    });
+}
+
+fn signal_set() -> libc::sigset_t {
+    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set it is given; sigaddset then
+    // adds valid signal numbers to that initialised set.
+    unsafe {
+        libc::sigemptyset(set.as_mut_ptr());
+        for s in SIGNALS {
+            libc::sigaddset(set.as_mut_ptr(), s);
+        }
+        set.assume_init()
+    }
+}
+
+/// The terminal's settings as they are now, if standard input is one.
+fn terminal_state() -> Option<libc::termios> {
+    let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr fills the termios it is given, or fails and leaves
+    // it unread.
+    unsafe { (libc::tcgetattr(libc::STDIN_FILENO, t.as_mut_ptr()) == 0).then(|| t.assume_init()) }
+}
