@@ -34,83 +34,110 @@ const SHA256_IV: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
 
-/// The HMAC-SHA-512 states after the key's ipad and opad blocks.
-struct Keyed512 {
-    inner: [u64; 8],
-    outer: [u64; 8],
+/// One SHA-2 hash as the loop below needs it: its compression function on
+/// eight words, and the sizes that follow from the word size.
+trait Sha2 {
+    type Word: Copy + Default + std::ops::BitXorAssign + Zeroize;
+    /// A message block: 16 words.
+    type Block: Copy + AsRef<[u8]> + AsMut<[u8]> + Zeroize;
+    type Hash: Digest;
+    type Mac: KeyInit + Update + FixedOutput;
+    const IV: [Self::Word; 8];
+    const EMPTY_BLOCK: Self::Block;
+    const WORD_BYTES: usize;
+    fn compress(state: &mut [Self::Word; 8], block: &Self::Block);
+    fn load(bytes: &[u8]) -> Self::Word;
+    fn store(word: Self::Word, bytes: &mut [u8]);
 }
 
-impl Drop for Keyed512 {
+struct Sha512;
+struct Sha256;
+
+impl Sha2 for Sha512 {
+    type Word = u64;
+    type Block = [u8; 128];
+    type Hash = sha2::Sha512;
+    type Mac = hmac::Hmac<sha2::Sha512>;
+    const IV: [u64; 8] = SHA512_IV;
+    const EMPTY_BLOCK: [u8; 128] = [0; 128];
+    const WORD_BYTES: usize = 8;
+    #[inline(always)]
+    fn compress(state: &mut [u64; 8], block: &[u8; 128]) {
+        compress512(state, std::slice::from_ref(block));
+    }
+    #[inline(always)]
+    fn load(bytes: &[u8]) -> u64 {
+        u64::from_be_bytes(bytes.try_into().unwrap_or_default())
+    }
+    #[inline(always)]
+    fn store(word: u64, bytes: &mut [u8]) {
+        bytes.copy_from_slice(&word.to_be_bytes());
+    }
+}
+
+impl Sha2 for Sha256 {
+    type Word = u32;
+    type Block = [u8; 64];
+    type Hash = sha2::Sha256;
+    type Mac = hmac::Hmac<sha2::Sha256>;
+    const IV: [u32; 8] = SHA256_IV;
+    const EMPTY_BLOCK: [u8; 64] = [0; 64];
+    const WORD_BYTES: usize = 4;
+    #[inline(always)]
+    fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
+        compress256(state, std::slice::from_ref(block));
+    }
+    #[inline(always)]
+    fn load(bytes: &[u8]) -> u32 {
+        u32::from_be_bytes(bytes.try_into().unwrap_or_default())
+    }
+    #[inline(always)]
+    fn store(word: u32, bytes: &mut [u8]) {
+        bytes.copy_from_slice(&word.to_be_bytes());
+    }
+}
+
+/// The HMAC states after the key's ipad and opad blocks.
+struct Keyed<H: Sha2> {
+    inner: [H::Word; 8],
+    outer: [H::Word; 8],
+}
+
+impl<H: Sha2> Drop for Keyed<H> {
     fn drop(&mut self) {
         self.inner.zeroize();
         self.outer.zeroize();
     }
 }
 
-struct Keyed256 {
-    inner: [u32; 8],
-    outer: [u32; 8],
-}
-
-impl Drop for Keyed256 {
-    fn drop(&mut self) {
-        self.inner.zeroize();
-        self.outer.zeroize();
-    }
-}
-
-fn keyed512(password: &[u8]) -> Keyed512 {
-    let mut key = [0u8; 128];
-    if password.len() > 128 {
-        let mut digest = sha2::Sha512::digest(password);
-        key[..64].copy_from_slice(&digest);
-        digest.as_mut_slice().zeroize();
-    } else {
-        key[..password.len()].copy_from_slice(password);
-    }
-    let mut pad = [0u8; 128];
-    let mut state = |byte: u8| {
-        for (p, k) in pad.iter_mut().zip(&key) {
-            *p = k ^ byte;
+impl<H: Sha2> Keyed<H> {
+    fn new(password: &[u8]) -> Self {
+        let mut key = H::EMPTY_BLOCK;
+        let k = key.as_mut();
+        if password.len() > k.len() {
+            let mut digest = H::Hash::digest(password);
+            k[..digest.len()].copy_from_slice(&digest);
+            digest.as_mut_slice().zeroize();
+        } else {
+            k[..password.len()].copy_from_slice(password);
         }
-        let mut s = SHA512_IV;
-        compress512(&mut s, &[pad]);
-        s
-    };
-    let keyed = Keyed512 {
-        inner: state(0x36),
-        outer: state(0x5c),
-    };
-    key.zeroize();
-    pad.zeroize();
-    keyed
-}
-
-fn keyed256(password: &[u8]) -> Keyed256 {
-    let mut key = [0u8; 64];
-    if password.len() > 64 {
-        let mut digest = sha2::Sha256::digest(password);
-        key[..32].copy_from_slice(&digest);
-        digest.as_mut_slice().zeroize();
-    } else {
-        key[..password.len()].copy_from_slice(password);
+        let mut pad = H::EMPTY_BLOCK;
+        let mut state = |byte: u8| {
+            for (p, k) in pad.as_mut().iter_mut().zip(key.as_ref()) {
+                *p = k ^ byte;
+            }
+            let mut s = H::IV;
+            H::compress(&mut s, &pad);
+            s
+        };
+        let keyed = Keyed {
+            inner: state(0x36),
+            outer: state(0x5c),
+        };
+        key.zeroize();
+        pad.zeroize();
+        keyed
     }
-    let mut pad = [0u8; 64];
-    let mut state = |byte: u8| {
-        for (p, k) in pad.iter_mut().zip(&key) {
-            *p = k ^ byte;
-        }
-        let mut s = SHA256_IV;
-        compress256(&mut s, &[pad]);
-        s
-    };
-    let keyed = Keyed256 {
-        inner: state(0x36),
-        outer: state(0x5c),
-    };
-    key.zeroize();
-    pad.zeroize();
-    keyed
 }
 
 /// PBKDF2-HMAC-SHA-512 output blocks `first`, `first + 1`, ... into `out`.
@@ -122,61 +149,7 @@ pub(crate) fn pbkdf2_sha512(
     first: usize,
     out: &mut [u8],
 ) -> Result<()> {
-    if iterations == 0 {
-        return Err(Error::Kdf("PBKDF2 needs at least one iteration".into()));
-    }
-    let keyed = keyed512(password);
-    // The message block of every iteration's two hashes: 64 bytes of the
-    // previous output, then the padding of a 128 + 64-byte message.
-    let mut block = [0u8; 128];
-    block[64] = 0x80;
-    block[112..].copy_from_slice(&((128u128 + 64) * 8).to_be_bytes());
-    let mut acc = [0u64; 8];
-    let mut result = Ok(());
-    'blocks: for (index, chunk) in out.chunks_mut(64).enumerate() {
-        let Ok(number) = u32::try_from(first + index + 1) else {
-            result = Err(Error::Kdf("PBKDF2 output too long".into()));
-            break;
-        };
-        // U1 = HMAC(P, S || INT(i)): a message of any length.
-        let mut mac = <hmac::Hmac<sha2::Sha512> as KeyInit>::new_from_slice(password)
-            .map_err(|_| Error::Kdf("HMAC key".into()))?;
-        mac.update(salt);
-        mac.update(&number.to_be_bytes());
-        let mut u = mac.finalize_fixed();
-        block[..64].copy_from_slice(&u);
-        u.as_mut_slice().zeroize();
-        for (a, b) in acc.iter_mut().zip(block[..64].chunks_exact(8)) {
-            *a = u64::from_be_bytes(b.try_into().unwrap_or_default());
-        }
-        let mut left = iterations - 1;
-        while left > 0 {
-            let run = left.min(CANCEL_CHECK_EVERY);
-            for _ in 0..run {
-                let mut s = keyed.inner;
-                compress512(&mut s, &[block]);
-                store_be64(&mut block, &s);
-                let mut s = keyed.outer;
-                compress512(&mut s, &[block]);
-                store_be64(&mut block, &s);
-                for (a, w) in acc.iter_mut().zip(s) {
-                    *a ^= w;
-                }
-            }
-            left -= run;
-            if cancel.load(Ordering::Relaxed) {
-                result = Err(Error::Cancelled);
-                break 'blocks;
-            }
-        }
-        let mut bytes = [0u8; 128];
-        store_be64(&mut bytes, &acc);
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
-        bytes.zeroize();
-    }
-    block.zeroize();
-    acc.zeroize();
-    result
+    pbkdf2::<Sha512>(password, salt, iterations, cancel, first, out)
 }
 
 /// PBKDF2-HMAC-SHA-256 output blocks `first`, `first + 1`, ... into `out`.
@@ -188,42 +161,60 @@ pub(crate) fn pbkdf2_sha256(
     first: usize,
     out: &mut [u8],
 ) -> Result<()> {
+    pbkdf2::<Sha256>(password, salt, iterations, cancel, first, out)
+}
+
+fn pbkdf2<H: Sha2>(
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+    cancel: &AtomicBool,
+    first: usize,
+    out: &mut [u8],
+) -> Result<()> {
     if iterations == 0 {
         return Err(Error::Kdf("PBKDF2 needs at least one iteration".into()));
     }
-    let keyed = keyed256(password);
-    // 32 bytes of the previous output, then the padding of a 64 + 32-byte
-    // message.
-    let mut block = [0u8; 64];
-    block[32] = 0x80;
-    block[56..].copy_from_slice(&((64u64 + 32) * 8).to_be_bytes());
-    let mut acc = [0u32; 8];
+    let keyed = Keyed::<H>::new(password);
+    let output = 8 * H::WORD_BYTES;
+    // The message block of every iteration's two hashes: the previous
+    // output, then the padding of a message one block plus one output
+    // long (its bit length big-endian at the end).
+    let mut block = H::EMPTY_BLOCK;
+    let len = block.as_ref().len();
+    block.as_mut()[output] = 0x80;
+    block.as_mut()[len - 8..].copy_from_slice(&(((len + output) * 8) as u64).to_be_bytes());
+    let mut acc = [H::Word::default(); 8];
     let mut result = Ok(());
-    'blocks: for (index, chunk) in out.chunks_mut(32).enumerate() {
+    'blocks: for (index, chunk) in out.chunks_mut(output).enumerate() {
         let Ok(number) = u32::try_from(first + index + 1) else {
             result = Err(Error::Kdf("PBKDF2 output too long".into()));
             break;
         };
-        let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(password)
+        // U1 = HMAC(P, S || INT(i)): a message of any length.
+        let mut mac = <H::Mac as KeyInit>::new_from_slice(password)
             .map_err(|_| Error::Kdf("HMAC key".into()))?;
         mac.update(salt);
         mac.update(&number.to_be_bytes());
         let mut u = mac.finalize_fixed();
-        block[..32].copy_from_slice(&u);
+        block.as_mut()[..output].copy_from_slice(&u);
         u.as_mut_slice().zeroize();
-        for (a, b) in acc.iter_mut().zip(block[..32].chunks_exact(4)) {
-            *a = u32::from_be_bytes(b.try_into().unwrap_or_default());
+        for (a, b) in acc
+            .iter_mut()
+            .zip(block.as_ref().chunks_exact(H::WORD_BYTES))
+        {
+            *a = H::load(b);
         }
         let mut left = iterations - 1;
         while left > 0 {
             let run = left.min(CANCEL_CHECK_EVERY);
             for _ in 0..run {
                 let mut s = keyed.inner;
-                compress256(&mut s, &[block]);
-                store_be32(&mut block, &s);
+                H::compress(&mut s, &block);
+                store::<H>(block.as_mut(), &s);
                 let mut s = keyed.outer;
-                compress256(&mut s, &[block]);
-                store_be32(&mut block, &s);
+                H::compress(&mut s, &block);
+                store::<H>(block.as_mut(), &s);
                 for (a, w) in acc.iter_mut().zip(s) {
                     *a ^= w;
                 }
@@ -234,9 +225,9 @@ pub(crate) fn pbkdf2_sha256(
                 break 'blocks;
             }
         }
-        let mut bytes = [0u8; 64];
-        store_be32(&mut bytes, &acc);
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
+        let mut bytes = H::EMPTY_BLOCK;
+        store::<H>(bytes.as_mut(), &acc);
+        chunk.copy_from_slice(&bytes.as_ref()[..chunk.len()]);
         bytes.zeroize();
     }
     block.zeroize();
@@ -246,16 +237,9 @@ pub(crate) fn pbkdf2_sha256(
 
 /// Writes the state as big-endian bytes at the start of `block`.
 #[inline(always)]
-fn store_be64(block: &mut [u8], state: &[u64; 8]) {
-    for (b, w) in block.chunks_exact_mut(8).zip(state) {
-        b.copy_from_slice(&w.to_be_bytes());
-    }
-}
-
-#[inline(always)]
-fn store_be32(block: &mut [u8], state: &[u32; 8]) {
-    for (b, w) in block.chunks_exact_mut(4).zip(state) {
-        b.copy_from_slice(&w.to_be_bytes());
+fn store<H: Sha2>(block: &mut [u8], state: &[H::Word; 8]) {
+    for (b, w) in block.chunks_exact_mut(H::WORD_BYTES).zip(state) {
+        H::store(*w, b);
     }
 }
 
