@@ -208,6 +208,17 @@ impl BusView {
     }
 }
 
+/// The policy.
+impl BusView {
+    /// `PolicyChanged` of the manager, to every client that called: the
+    /// policy is open to everyone.
+    pub async fn policy_changed(&self) {
+        let to: Vec<String> = self.callers.lock().keys().cloned().collect();
+        self.tell(&to, MANAGER_PATH, MANAGER, "PolicyChanged", &())
+            .await;
+    }
+}
+
 /// Volume health.
 impl BusView {
     /// `PropertiesChanged` of a volume's `Health` and `Problems`, and the
