@@ -633,6 +633,7 @@ pub fn to_json(v: &Value<'_>) -> serde_json::Value {
         Value::I64(n) => (*n).into(),
         Value::F64(n) => (*n).into(),
         Value::Str(s) => s.as_str().into(),
+        Value::Array(a) => a.iter().map(to_json).collect(),
         other => other.to_string().into(),
     }
 }

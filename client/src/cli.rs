@@ -618,6 +618,7 @@ fn manual_page() -> std::io::Result<Vec<u8>> {
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
     man.render_subcommands_section(&mut page)?;
+    page.extend_from_slice(crate::output::MAN_SECTION.as_bytes());
     page.extend_from_slice(b".SH \"EXIT STATUS\"\n");
     for (code, meaning) in crate::bus::exit::TABLE {
         page.extend_from_slice(format!(".TP\n{code}\n{meaning}\n").as_bytes());

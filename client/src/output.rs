@@ -33,6 +33,31 @@ pub fn describe_holders(holders: &[(u32, String)]) -> String {
 /// field.
 pub const SCHEMA: u32 = 1;
 
+/// The manual page's OUTPUT section (roff): what `--json` promises.
+pub const MAN_SECTION: &str = r#".SH OUTPUT
+With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR and \fBdump\fR print one JSON
+object with \fB"schema": 1\fR. The number changes only when a field changes
+meaning or type; new fields may appear. Lists are arrays and absent facts
+are \fBnull\fR, never empty strings.
+\fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
+\fBobject\fR (its D\-Bus object path), \fBid\fR, \fBvolume\fR, \fBdevice\fR,
+\fBmount_point\fR (null when only attached), \fBfilesystem\fR, \fBformat\fR,
+\fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
+\fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
+\fBhealth\fR and \fBproblems\fR (array). \fBstatus \-\-json\fR is one of them.
+\fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
+\fBheader_version\fR, \fBencryption\fR, \fBhash\fR, \fBpim\fR (null: the default),
+\fBiterations\fR (null for Argon2id), \fBhidden\fR, \fBused_backup_header\fR,
+\fBdata_offset\fR, \fBsize\fR, \fBsector_size\fR, \fBweak_keys\fR, \fBbackends\fR
+(array), \fBkey_bits\fR, \fBmode\fR, and with \fB\-\-dump\-master\-key\fR
+\fBmaster_key\fR (hex).
+.PP
+\fBmonitor\fR prints one line per event, the local time first
+(\fBHH:MM:SS.mmm: \fR), then the volume's object and what happened:
+mounted, attached, dismounted, dismounted automatically, health, changed,
+or \fBpolicy changed\fR.
+"#;
+
 /// A text as JSON: `null` when absent or empty.
 fn text_or_null(v: Option<&str>) -> Json {
     v.filter(|s| !s.is_empty()).map_or(Json::Null, Json::from)
@@ -66,8 +91,16 @@ pub fn volumes(rows: &[Volume], json: bool) {
     }
     let mut table = vec![
         [
-            "VOLUME", "DEVICE", "MOUNT POINT", "SIZE", "ENCRYPTION", "FORMAT", "ACCESS", "HIDDEN",
-            "BACKENDS", "STATE",
+            "VOLUME",
+            "DEVICE",
+            "MOUNT POINT",
+            "SIZE",
+            "ENCRYPTION",
+            "FORMAT",
+            "ACCESS",
+            "HIDDEN",
+            "BACKENDS",
+            "STATE",
         ]
         .map(String::from),
     ];
@@ -97,7 +130,12 @@ fn volume_cells(r: &Volume) -> [String; 10] {
         o.size.map_or_else(|| "-".into(), human_size),
         o.encryption.clone().unwrap_or_default(),
         o.format.clone().unwrap_or_default(),
-        if o.read_only.unwrap_or_default() { "read-only" } else { "read-write" }.to_owned(),
+        if o.read_only.unwrap_or_default() {
+            "read-only"
+        } else {
+            "read-write"
+        }
+        .to_owned(),
         yes_no(o.hidden.unwrap_or_default()).to_owned(),
         o.backends.clone().unwrap_or_default().join(","),
         state,
@@ -173,7 +211,7 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
 }
 
 /// A JSON value as people read it.
-fn plain(v: &Json) -> String {
+pub fn plain(v: &Json) -> String {
     match v {
         Json::Null => "-".into(),
         Json::String(s) => s.clone(),
@@ -185,11 +223,10 @@ fn plain(v: &Json) -> String {
 /// `tcctl dump`: the header as `cryptsetup tcryptDump` shows it, and the
 /// master key when asked for.
 pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool) {
-    let hex = |k: &[u8]| k.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>();
     if json {
         let mut doc = header_json(info, path);
         if let (Some(key), Json::Object(o)) = (master_key, &mut doc) {
-            o.insert("master_key".into(), hex(key).concat().into());
+            o.insert("master_key".into(), hex(key, "").as_str().into());
         }
         println!("{doc}");
         return;
@@ -201,29 +238,50 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Format", or_dash(info.format.clone())),
         ("Version", num(info.header_version.map(u64::from))),
         ("Sector size", num(info.sector_size.map(u64::from))),
-        ("MK offset", num(info.data_offset)),
+        // cryptsetup's unit: 512-byte sectors.
+        ("Payload offset", num(info.data_offset.map(|b| b / 512))),
+        ("Data offset", num(info.data_offset)),
         ("Size", num(info.size)),
         ("PBKDF2 hash", or_dash(info.hash.clone())),
-        ("PIM", match info.pim {
-            Some(0) | None => "default".into(),
-            Some(p) => p.to_string(),
-        }),
+        (
+            "PIM",
+            match info.pim {
+                Some(0) | None => "default".into(),
+                Some(p) => p.to_string(),
+            },
+        ),
         ("Iterations", num(info.iterations.map(u64::from))),
         ("Cipher chain", or_dash(info.encryption.clone())),
         ("Cipher mode", or_dash(info.mode.clone())),
         ("MK bits", num(info.key_bits.map(u64::from))),
         ("Hidden", yes_no(info.hidden.unwrap_or_default()).into()),
-        ("Backup header", yes_no(info.used_backup_header.unwrap_or_default()).into()),
+        (
+            "Backup header",
+            yes_no(info.used_backup_header.unwrap_or_default()).into(),
+        ),
     ];
     for (name, value) in lines {
         println!("{:<16}{value}", format!("{name}:"));
     }
     if let Some(key) = master_key {
-        for (i, row) in hex(key).chunks(16).enumerate() {
+        for (i, row) in key.chunks(16).enumerate() {
             let label = if i == 0 { "MK dump:" } else { "" };
-            println!("{label:<16}{}", row.join(" "));
+            println!("{label:<16}{}", *hex(row, " "));
         }
     }
+}
+
+/// Key bytes in hex, wiped when dropped.
+fn hex(key: &[u8], between: &str) -> zeroize::Zeroizing<String> {
+    let mut out = zeroize::Zeroizing::new(String::with_capacity(key.len() * 3));
+    for (i, b) in key.iter().enumerate() {
+        if i > 0 {
+            out.push_str(between);
+        }
+        // Writing to a String cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut *out, format_args!("{b:02x}"));
+    }
+    out
 }
 
 /// `tcctl status`: what is mapped where, as `cryptsetup status` says it.
@@ -237,10 +295,20 @@ pub fn status(v: &Volume, json: bool) {
         return;
     }
     let o = &v.view;
-    let in_use = if v.mount_point().is_some() { "mounted" } else { "attached" };
+    let in_use = if v.mount_point().is_some() {
+        "mounted"
+    } else {
+        "attached"
+    };
     println!("{} is {} ({}).", v.host(), in_use, v.state().name());
-    let text = |s: &Option<String>| s.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "-".into());
-    let size = o.size.map_or_else(|| "-".into(), |n| format!("{} ({n} bytes)", human_size(n)));
+    let text = |s: &Option<String>| {
+        s.clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "-".into())
+    };
+    let size = o
+        .size
+        .map_or_else(|| "-".into(), |n| format!("{} ({n} bytes)", human_size(n)));
     let lines = [
         ("device", v.device().to_owned()),
         ("mount point", v.mount_point().unwrap_or("-").to_owned()),
@@ -250,10 +318,19 @@ pub fn status(v: &Volume, json: bool) {
         ("mode", "xts-plain64".to_owned()),
         ("PRF", text(&o.hash)),
         ("format", text(&o.format)),
-        ("sector size", o.sector_size.map_or_else(|| "-".into(), |n| n.to_string())),
-        ("read-only", yes_no(o.read_only.unwrap_or_default()).to_owned()),
+        (
+            "sector size",
+            o.sector_size.map_or_else(|| "-".into(), |n| n.to_string()),
+        ),
+        (
+            "read-only",
+            yes_no(o.read_only.unwrap_or_default()).to_owned(),
+        ),
         ("hidden", yes_no(o.hidden.unwrap_or_default()).to_owned()),
-        ("backends", o.backends.clone().unwrap_or_default().join(", ")),
+        (
+            "backends",
+            o.backends.clone().unwrap_or_default().join(", "),
+        ),
         ("health", v.health().to_owned()),
     ];
     for (name, value) in lines {

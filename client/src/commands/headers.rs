@@ -59,9 +59,8 @@ pub fn dump(ctx: Context<'_>, a: DumpArgs) -> Result<(), Failure> {
     let mut search = options::search(&a.info.search, a.info.secrets.pim);
     search.hash = l.info.hash.clone();
     search.encryption = l.info.encryption.clone();
-    let key = l
-        .c
-        .header_master_key(&l.host, &l.password, &l.keyfiles, search)?;
+    let key =
+        l.c.header_master_key(&l.host, &l.password, &l.keyfiles, search)?;
     eprintln!(
         "WARNING: the master key of {path} follows; it decrypts the volume \
          whatever its password becomes. Keep it secret."

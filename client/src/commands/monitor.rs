@@ -76,10 +76,7 @@ fn properties_changed(
     let mut said: Vec<String> = changed
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
-        .map(|(k, v)| {
-            let v = crate::bus::to_json(v);
-            format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-        })
+        .map(|(k, v)| format!("{k} {}", crate::output::plain(&crate::bus::to_json(v))))
         .collect();
     said.sort();
     (!said.is_empty()).then(|| format!("{path}: {host} changed: {}", said.join(", ")))

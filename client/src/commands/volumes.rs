@@ -84,7 +84,11 @@ pub fn dismount(
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let n = c.dismount_all(force)?;
     eprintln!("{n} volume(s) dismounted");
-    for r in c.list()?.iter().filter(|r| r.state() == VolumeState::Detaching) {
+    for r in c
+        .list()?
+        .iter()
+        .filter(|r| r.state() == VolumeState::Detaching)
+    {
         eprintln!(
             "{} is still in use; it will be detached when its users let go",
             r.host()
@@ -134,8 +138,14 @@ pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure>
             .unwrap_or_default(),
     ];
     let found = c.list()?.into_iter().find(|v| {
-        let own = [v.object.as_str(), v.host(), v.device(), v.mount_point().unwrap_or("")];
-        own.iter().any(|o| !o.is_empty() && names.iter().any(|n| n == o))
+        let own = [
+            v.object.as_str(),
+            v.host(),
+            v.device(),
+            v.mount_point().unwrap_or(""),
+        ];
+        own.iter()
+            .any(|o| !o.is_empty() && names.iter().any(|n| n == o))
     });
     match found {
         Some(v) => {
