@@ -295,12 +295,13 @@ pub fn status(v: &Volume, json: bool) {
         return;
     }
     let o = &v.view;
-    let in_use = if v.mount_point().is_some() {
-        "mounted"
-    } else {
-        "attached"
+    // As `cryptsetup status` opens: "... is active and is in use."
+    let what = match (v.state(), v.mount_point()) {
+        (VolumeState::Detaching, _) => "detaching (dismounted by force, still in use)",
+        (_, Some(_)) => "active and mounted",
+        (_, None) => "active (the block device only)",
     };
-    println!("{} is {} ({}).", v.host(), in_use, v.state().name());
+    println!("{} is {what}.", v.host());
     let text = |s: &Option<String>| {
         s.clone()
             .filter(|s| !s.is_empty())

@@ -154,7 +154,7 @@ fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(
             lines[0],
-            format!("{} is mounted (mounted).", s(vol)),
+            format!("{} is active and mounted.", s(vol)),
             "{out}"
         );
         for want in [

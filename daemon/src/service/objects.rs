@@ -483,6 +483,10 @@ impl BusObjects {
                     .await
             }
             OBJECT_MANAGER if member.as_str() == "GetManagedObjects" => {
+                // As `ListVolumes`: a listing looks at the hosts first, so
+                // a deleted container shows failed at once.
+                let app = Arc::clone(&self.shared.app);
+                blocking::unblock(move || app.list_fresh()).await;
                 let mut objects: HashMap<OwnedObjectPath, Interfaces> = HashMap::new();
                 for m in self.visible(caller).await {
                     objects.insert(
