@@ -35,8 +35,8 @@ pub const SCHEMA: u32 = 1;
 
 /// The manual page's OUTPUT section (roff): what `--json` promises.
 pub const MAN_SECTION: &str = r#".SH OUTPUT
-With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR and \fBdump\fR print one JSON
-object with \fB"schema": 1\fR. The number changes only when a field changes
+With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR, \fBdump\fR, \fBbackends\fR,
+\fBpolicy show\fR and \fBbenchmark\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
 meaning or type; new fields may appear. Lists are arrays and absent facts
 are \fBnull\fR, never empty strings.
 \fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
@@ -356,7 +356,7 @@ pub fn backends(cpu_aes: bool, list: &[bus::Backend], policy: &PolicyView, json:
             .collect();
         println!(
             "{}",
-            json!({"cpu_aes": cpu_aes, "hardware_acceleration": policy.hardware_acceleration,
+            json!({"schema": SCHEMA, "cpu_aes": cpu_aes, "hardware_acceleration": policy.hardware_acceleration,
                 "policy_file": policy.file, "backends": v})
         );
         return;
@@ -401,7 +401,7 @@ pub fn policy(p: &PolicyView, json: bool) {
     if json {
         println!(
             "{}",
-            json!({"file": p.file, "hardware_acceleration": p.hardware_acceleration,
+            json!({"schema": SCHEMA, "file": p.file, "hardware_acceleration": p.hardware_acceleration,
                 "allowed": if p.all_allowed { Json::Null } else { p.allowed.clone().into() },
                 "prefer": p.prefer, "text": p.text})
         );
@@ -448,7 +448,7 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
             .collect();
         println!(
             "{}",
-            json!({"buffer_bytes": buffer_bytes, "threads": threads,
+            json!({"schema": SCHEMA, "buffer_bytes": buffer_bytes, "threads": threads,
                 "cpu_aes": cpu_aes, "ciphers": rows, "prfs": prfs})
         );
         return;

@@ -40,6 +40,10 @@ fn list_says_when_nothing_is_mounted_and_its_json_has_a_schema() {
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
     let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
     assert_eq!(doc, json!({"schema": 1, "volumes": []}));
+    for args in [&["backends", "--json"][..], &["policy", "show", "--json"]] {
+        let doc: Value = serde_json::from_str(&d.ok(args, "")).expect("json");
+        assert_eq!(doc["schema"], 1, "{args:?}: {doc}");
+    }
 }
 
 #[test]
