@@ -54,7 +54,7 @@ check_fsck() {
     local dev
     echo "$pw" | tcctl mount "$1" --filesystem none "${open_args[@]}" >/dev/null ||
         { problem "$2: cannot attach it for fsck"; return 1; }
-    dev=$(tcctl list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["device"])')
+    dev=$(tcctl list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["volumes"][0]["device"])')
     fsck.ext4 -n -f "$dev" >"$root/fsck.out" 2>&1 || { problem "$2: fsck: $(tail -2 "$root/fsck.out")"; tcctl dismount "$dev" >/dev/null; return 1; }
     tcctl dismount "$dev" >/dev/null || problem "$2: dismount after fsck failed"
 }
@@ -107,7 +107,7 @@ grep -qi "verify" "$root"/fio*.err && problem "fio reported verify failures: $(g
 [ "$fio_errors" = 0 ] || problem "fio reported $fio_errors errors"
 unhealthy=$(tcctl list --json | python3 -c '
 import json, sys
-print(sum(1 for v in json.load(sys.stdin) if v.get("health", "ok") != "ok"))')
+print(sum(1 for v in json.load(sys.stdin)["volumes"] if v["health"] != "ok"))')
 [ "$unhealthy" = 0 ] || problem "$unhealthy volumes not healthy after fio"
 for i in $(seq "$volumes"); do
     tcctl dismount "$root/mnt$i" >/dev/null || problem "dismount of volume $i failed"

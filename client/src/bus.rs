@@ -12,6 +12,7 @@ use zeroize::Zeroizing;
 use tcd_proto::contract::ErrorKind;
 use tcd_proto::contract::names::{
     BUS_NAME, DEFAULT_SOCKET, MANAGER_INTERFACE as INTERFACE, MANAGER_PATH as PATH,
+    VOLUME_INTERFACE,
 };
 
 pub use tcd_proto::contract::errors::exit;
@@ -72,24 +73,6 @@ pub enum Where<'a> {
     Default,
 }
 
-/// One row of `ListVolumes`, as the daemon sends it.
-type Row = (
-    OwnedObjectPath,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    bool,
-    bool,
-    bool,
-    u64,
-    String,
-    String,
-);
-
 /// One favorite as the daemon lists it.
 pub struct Favorite {
     pub name: String,
@@ -128,46 +111,35 @@ impl Favorite {
     }
 }
 
-/// A mounted volume, as `ListVolumes` describes it.
+/// A mounted volume: its object and the properties of its
+/// `org.tcd.Volume1` interface.
 pub struct Volume {
     pub object: OwnedObjectPath,
-    /// The container or device, as named at mount.
-    pub host: String,
-    pub device: String,
-    /// Empty when only the block device is attached.
-    pub mount_point: String,
-    pub filesystem: String,
-    pub format: String,
-    pub encryption: String,
-    pub hash: String,
-    pub read_only: bool,
-    pub hidden: bool,
-    pub protects_hidden: bool,
-    pub size: u64,
-    /// The backends, comma-separated.
-    pub backends: String,
-    /// `mounted`, or `detaching`.
-    pub state: String,
+    pub view: VolumeView,
 }
 
-impl From<Row> for Volume {
-    fn from(r: Row) -> Self {
-        Volume {
-            object: r.0,
-            host: r.1,
-            device: r.2,
-            mount_point: r.3,
-            filesystem: r.4,
-            format: r.5,
-            encryption: r.6,
-            hash: r.7,
-            read_only: r.8,
-            hidden: r.9,
-            protects_hidden: r.10,
-            size: r.11,
-            backends: r.12,
-            state: r.13,
-        }
+impl Volume {
+    /// The number at the end of its object path.
+    pub fn id(&self) -> Option<u32> {
+        self.object.as_str().rsplit('/').next()?.parse().ok()
+    }
+    /// The container or device, as named at mount.
+    pub fn host(&self) -> &str {
+        self.view.host.as_deref().unwrap_or_default()
+    }
+    pub fn device(&self) -> &str {
+        self.view.device.as_deref().unwrap_or_default()
+    }
+    /// `None` when only the block device is attached.
+    pub fn mount_point(&self) -> Option<&str> {
+        self.view.mount_point.as_deref().filter(|m| !m.is_empty())
+    }
+    pub fn state(&self) -> VolumeState {
+        self.view.state.unwrap_or_default()
+    }
+    /// "ok", "failed", or "unknown" from a daemon that does not say.
+    pub fn health(&self) -> &str {
+        self.view.health.as_deref().unwrap_or("unknown")
     }
 }
 
@@ -188,6 +160,8 @@ pub enum VolumeEvent {
         problems: Vec<String>,
     },
 }
+
+pub use tcd_proto::contract::volume::{HeaderInfo, VolumeState, VolumeView};
 
 pub use tcd_proto::contract::rows::{
     BackendRow as Backend, BenchReport as Bench, CipherBenchRow as CipherBench,
@@ -413,13 +387,12 @@ impl Client {
         self.call("RemoveFavorite", &(name, system))
     }
 
-    /// The daemon's `AutoDismounted` and `HealthChanged` signals, as they
-    /// come, until the connection ends.
-    pub fn volume_events(&self) -> Result<impl Iterator<Item = VolumeEvent>, Failure> {
+    /// Every signal of the daemon's objects, as they come, until the
+    /// connection ends.
+    pub fn signals(&self) -> Result<impl Iterator<Item = zbus::Message>, Failure> {
         let mut rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
-            .interface(INTERFACE)?
-            .path(PATH)?;
+            .path_namespace(PATH)?;
         if let Some(d) = self.destination {
             rule = rule.sender(d)?;
         }
@@ -428,8 +401,16 @@ impl Client {
         // On a bus the daemon sends a volume's signals only to clients it
         // knows may see that volume, and it knows a client once it called.
         self.list()?;
-        Ok(messages.filter_map(|m| {
-            let m = m.ok()?;
+        Ok(messages.filter_map(Result::ok))
+    }
+
+    /// The daemon's `AutoDismounted` and `HealthChanged` signals, as they
+    /// come, until the connection ends.
+    pub fn volume_events(&self) -> Result<impl Iterator<Item = VolumeEvent>, Failure> {
+        Ok(self.signals()?.filter_map(|m| {
+            if m.header().interface()?.as_str() != INTERFACE {
+                return None;
+            }
             let body = m.body();
             match m.header().member()?.as_str() {
                 "AutoDismounted" => {
@@ -457,10 +438,10 @@ impl Client {
         }))
     }
 
-    /// Each visible volume's `Health` and `Problems`, by object path (from
-    /// its `org.tcd.Volume1` properties).
-    pub fn volume_health(&self) -> Result<HashMap<String, (String, Vec<String>)>, Failure> {
-        type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+    /// The volumes the caller may see, from the daemon's ObjectManager,
+    /// in the order they were mounted.
+    pub fn list(&self) -> Result<Vec<Volume>, Failure> {
+        type Objects = HashMap<OwnedObjectPath, HashMap<String, VolumeView>>;
         let reply = self.conn.call_method(
             self.destination,
             PATH,
@@ -469,25 +450,15 @@ impl Client {
             &(),
         )?;
         let objects: Objects = reply.body().deserialize()?;
-        Ok(objects
+        let mut volumes: Vec<Volume> = objects
             .into_iter()
-            .filter_map(|(path, interfaces)| {
-                let props = interfaces.get("org.tcd.Volume1")?;
-                let health = props
-                    .get("Health")
-                    .and_then(|v| String::try_from(v.try_clone().ok()?).ok())?;
-                let problems = props
-                    .get("Problems")
-                    .and_then(|v| Vec::<String>::try_from(v.try_clone().ok()?).ok())
-                    .unwrap_or_default();
-                Some((path.to_string(), (health, problems)))
+            .filter_map(|(object, mut interfaces)| {
+                let view = interfaces.remove(VOLUME_INTERFACE)?;
+                Some(Volume { object, view })
             })
-            .collect())
-    }
-
-    pub fn list(&self) -> Result<Vec<Volume>, Failure> {
-        let rows: Vec<Row> = self.call("ListVolumes", &())?;
-        Ok(rows.into_iter().map(Volume::from).collect())
+            .collect();
+        volumes.sort_by_key(|v| v.id());
+        Ok(volumes)
     }
 
     /// The processes (pid, command; 0 for another user's) still holding a
@@ -526,9 +497,28 @@ impl Client {
         password: &[u8],
         keyfiles: &[Zeroizing<Vec<u8>>],
         options: tcd_proto::contract::SearchOptions,
-    ) -> Result<HashMap<String, OwnedValue>, Failure> {
+    ) -> Result<HeaderInfo, Failure> {
         self.call(
             "HeaderInfo",
+            &(
+                Fd::from(host.as_fd()),
+                password,
+                as_values(keyfiles),
+                options,
+            ),
+        )
+    }
+
+    /// The master key (root only: the daemon refuses anyone else).
+    pub fn header_master_key(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: tcd_proto::contract::SearchOptions,
+    ) -> Result<tcd_proto::contract::Secret, Failure> {
+        self.call(
+            "HeaderMasterKey",
             &(
                 Fd::from(host.as_fd()),
                 password,
@@ -652,6 +642,7 @@ pub fn to_json(v: &Value<'_>) -> serde_json::Value {
         Value::I64(n) => (*n).into(),
         Value::F64(n) => (*n).into(),
         Value::Str(s) => s.as_str().into(),
+        Value::Array(a) => a.iter().map(to_json).collect(),
         other => other.to_string().into(),
     }
 }

@@ -226,8 +226,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What a mounted volume is and where it is mapped, as `cryptsetup
+    /// status` says it; exits 3 when it is not mounted.
+    Status {
+        /// The volume: its container or device, its mount point, or its
+        /// mapped device.
+        target: String,
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a volume's header without mounting it.
     Info(InfoArgs),
+    /// Dump a volume's header as `cryptsetup tcryptDump` does: key size,
+    /// mode, PRF, iterations, PIM, sector size, offsets; with
+    /// --dump-master-key (root only) its master key too.
+    #[command(alias = "tcrypt-dump")]
+    Dump(DumpArgs),
     /// Create a volume (a new file of --size, or in an existing file or
     /// device), or with --hidden-size a hidden volume inside one.
     Create(CreateArgs),
@@ -250,6 +265,11 @@ pub enum Command {
     /// (with --notify as desktop notifications; run by the session's
     /// autostart).
     Watch,
+    /// Print every change as it happens, a timestamped line each (as
+    /// `udisksctl monitor`): mounts, dismounts, automatic dismounts,
+    /// health and state changes of the volumes you may see, and policy
+    /// changes.
+    Monitor,
     /// The daemon's cipher backends, loaded or not, and what the policy
     /// allows.
     Backends {
@@ -339,6 +359,16 @@ pub struct Detached {
     /// the volume.
     #[arg(long, value_name = "FILE")]
     pub header: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    pub info: InfoArgs,
+    /// Also print the master key, which decrypts the volume whatever its
+    /// password becomes (root only; a warning goes to standard error).
+    #[arg(long)]
+    pub dump_master_key: bool,
 }
 
 #[derive(Args)]

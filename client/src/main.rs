@@ -18,7 +18,7 @@ mod prompt;
 use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
-use commands::{Context, backends, favorites, headers, volumes, watch};
+use commands::{Context, backends, favorites, headers, monitor, volumes, watch};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -33,7 +33,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("tcctl: {}", f.message);
+            // Empty: the command said it already.
+            if !f.message.is_empty() {
+                eprintln!("tcctl: {}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }
@@ -84,7 +87,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::List { json } => volumes::list(ctx, json),
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
+        Command::Status { target, json } => volumes::status(ctx, &target, json),
         Command::Info(a) => headers::info(ctx, a),
+        Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),
         Command::BackupHeader(a) => headers::backup(ctx, a),
         Command::RestoreHeader(a) => headers::restore(ctx, a),
@@ -93,5 +98,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Benchmark { size, json } => backends::benchmark(ctx, size, json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
+        Command::Monitor => monitor::monitor(ctx),
     }
 }

@@ -112,6 +112,7 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
     man.render_subcommands_section(&mut page)?;
+    page.extend_from_slice(crate::output::MAN_SECTION.as_bytes());
     let codes: Vec<(String, &str)> = crate::bus::exit::TABLE
         .iter()
         .map(|(code, meaning)| (code.to_string(), *meaning))

@@ -1,13 +1,8 @@
 //! What `tcctl` prints: the tables for people and the `--json` documents
 //! for scripts, in one place so both stay in step.
 
-use crate::bus::{self, Bench, Favorite, PolicyView, Volume};
+use crate::bus::{self, Bench, Favorite, HeaderInfo, PolicyView, Volume, VolumeState};
 use serde_json::{Value as Json, json};
-use std::collections::HashMap;
-use zbus::zvariant::OwnedValue;
-
-/// A volume's health and problems, by object path.
-pub type Health = HashMap<String, (String, Vec<String>)>;
 
 fn yes_no(b: bool) -> &'static str {
     if b { "Yes" } else { "No" }
@@ -33,90 +28,317 @@ pub fn describe_holders(holders: &[(u32, String)]) -> String {
         .join(", ")
 }
 
+/// The version of every `--json` document (its `schema` field): it
+/// changes only when a field changes meaning or type, never for a new
+/// field.
+pub const SCHEMA: u32 = 1;
+
+/// The manual page's OUTPUT section (roff): what `--json` promises.
+pub const MAN_SECTION: &str = r#".SH OUTPUT
+With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR, \fBdump\fR, \fBbackends\fR,
+\fBpolicy show\fR and \fBbenchmark\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
+meaning or type; new fields may appear. Lists are arrays and absent facts
+are \fBnull\fR, never empty strings.
+\fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
+\fBobject\fR (its D\-Bus object path), \fBid\fR, \fBvolume\fR, \fBdevice\fR,
+\fBmount_point\fR (null when only attached), \fBfilesystem\fR, \fBformat\fR,
+\fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
+\fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
+\fBhealth\fR and \fBproblems\fR (array). \fBstatus \-\-json\fR is one of them.
+\fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
+\fBheader_version\fR, \fBencryption\fR, \fBhash\fR, \fBpim\fR (null: the default),
+\fBiterations\fR (null for Argon2id), \fBhidden\fR, \fBused_backup_header\fR,
+\fBdata_offset\fR, \fBsize\fR, \fBsector_size\fR, \fBweak_keys\fR, \fBbackends\fR
+(array), \fBkey_bits\fR, \fBmode\fR, and with \fB\-\-dump\-master\-key\fR
+\fBmaster_key\fR (hex).
+.PP
+\fBmonitor\fR prints one line per event, the local time first
+(\fBHH:MM:SS.mmm: \fR), then the volume's object and what happened:
+mounted, attached, dismounted, dismounted automatically, health, changed,
+or \fBpolicy changed\fR.
+"#;
+
+/// A text as JSON: `null` when absent or empty.
+fn text_or_null(v: Option<&str>) -> Json {
+    v.filter(|s| !s.is_empty()).map_or(Json::Null, Json::from)
+}
+
+/// One volume in every `--json` document that shows volumes.
+pub fn volume_json(v: &Volume) -> Json {
+    let o = &v.view;
+    json!({"object": v.object.as_str(), "id": v.id(), "volume": text_or_null(o.host.as_deref()),
+        "device": text_or_null(o.device.as_deref()),
+        "mount_point": text_or_null(o.mount_point.as_deref()),
+        "filesystem": text_or_null(o.filesystem.as_deref()),
+        "format": text_or_null(o.format.as_deref()),
+        "encryption": text_or_null(o.encryption.as_deref()), "hash": text_or_null(o.hash.as_deref()),
+        "read_only": o.read_only, "hidden": o.hidden, "protects_hidden": o.protects_hidden,
+        "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
+        "owner": o.owner, "state": v.state().name(), "health": v.health(),
+        "problems": o.problems.clone().unwrap_or_default()})
+}
+
 /// `tcctl list`.
-pub fn volumes(rows: &[Volume], health: &Health, json: bool) {
-    // A volume whose object is not (or no longer) there: never "ok".
-    let health_of = |v: &Volume| {
-        health
-            .get(v.object.as_str())
-            .cloned()
-            .unwrap_or_else(|| ("unknown".into(), Vec::new()))
-    };
+pub fn volumes(rows: &[Volume], json: bool) {
     if json {
-        let v: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                let (health, problems) = health_of(r);
-                json!({"object": r.object.as_str(), "volume": r.host, "device": r.device,
-                    "mount_point": r.mount_point, "filesystem": r.filesystem, "format": r.format,
-                    "encryption": r.encryption, "hash": r.hash, "read_only": r.read_only,
-                    "hidden": r.hidden, "protects_hidden": r.protects_hidden, "size": r.size,
-                    "backends": r.backends, "state": r.state, "health": health,
-                    "problems": problems})
-            })
-            .collect();
-        println!("{}", Json::Array(v));
+        let v: Vec<_> = rows.iter().map(volume_json).collect();
+        println!("{}", json!({"schema": SCHEMA, "volumes": v}));
         return;
     }
+    if rows.is_empty() {
+        println!("No volumes mounted.");
+        return;
+    }
+    let mut table = vec![
+        [
+            "VOLUME",
+            "DEVICE",
+            "MOUNT POINT",
+            "SIZE",
+            "ENCRYPTION",
+            "FORMAT",
+            "ACCESS",
+            "HIDDEN",
+            "BACKENDS",
+            "STATE",
+        ]
+        .map(String::from),
+    ];
+    table.extend(rows.iter().map(volume_cells));
+    print_table(&table);
     for r in rows {
-        let (health, problems) = health_of(r);
-        println!("{}", volume_line(r, &health));
-        for p in problems {
-            println!("    {p}");
+        for p in r.view.problems.iter().flatten() {
+            println!("{}: {p}", r.host());
         }
     }
 }
 
-/// One volume on one line: quiet while all is well, loud otherwise.
-fn volume_line(r: &Volume, health: &str) -> String {
-    format!(
-        "{}  {}  {}  {}  {}  {}{}  [{}]{}{}",
-        r.host,
-        r.device,
-        if r.mount_point.is_empty() {
-            "-"
-        } else {
-            &r.mount_point
-        },
-        r.encryption,
-        r.format,
-        if r.read_only {
+/// One volume's cells of `tcctl list`: the state is quiet while all is
+/// well, loud otherwise.
+fn volume_cells(r: &Volume) -> [String; 10] {
+    let o = &r.view;
+    let state = match (r.state(), r.health()) {
+        (VolumeState::Mounted, "ok") => "ok".to_owned(),
+        (VolumeState::Mounted, health) => health.to_uppercase(),
+        (state, "ok") => state.name().to_owned(),
+        (state, health) => format!("{}, {}", state.name(), health.to_uppercase()),
+    };
+    [
+        r.host().to_owned(),
+        r.device().to_owned(),
+        r.mount_point().unwrap_or("-").to_owned(),
+        o.size.map_or_else(|| "-".into(), human_size),
+        o.encryption.clone().unwrap_or_default(),
+        o.format.clone().unwrap_or_default(),
+        if o.read_only.unwrap_or_default() {
             "read-only"
         } else {
             "read-write"
-        },
-        if r.hidden { ", hidden" } else { "" },
-        r.backends,
-        if r.state == "mounted" {
-            String::new()
-        } else {
-            format!("  {}", r.state)
-        },
-        if health == "ok" {
-            String::new()
-        } else {
-            format!("  {}", health.to_uppercase())
         }
-    )
+        .to_owned(),
+        yes_no(o.hidden.unwrap_or_default()).to_owned(),
+        o.backends.clone().unwrap_or_default().join(","),
+        state,
+    ]
 }
 
-/// `tcctl info`: the header's fields, sorted by name.
-pub fn header_info(info: &HashMap<String, OwnedValue>, json: bool) {
-    let mut keys: Vec<_> = info.keys().cloned().collect();
-    keys.sort();
+/// Rows in columns two spaces apart, the last one unpadded.
+fn print_table<const N: usize>(rows: &[[String; N]]) {
+    let mut widths = [0; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            }
+        }
+        println!("{}", line.trim_end());
+    }
+}
+
+/// Bytes in binary units, as `lsblk` shows them ("64M", "1.5G").
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "K", "M", "G", "T", "P"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || v >= 10.0 || v.fract() == 0.0 {
+        format!("{v:.0}{}", UNITS[unit])
+    } else {
+        format!("{v:.1}{}", UNITS[unit])
+    }
+}
+
+/// What `HeaderInfo` says, as `info --json` and `dump --json` show it.
+pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
+    let backends: Vec<&str> = info
+        .backends
+        .as_deref()
+        .map(|b| b.split(',').filter(|b| !b.is_empty()).collect())
+        .unwrap_or_default();
+    json!({"schema": SCHEMA, "path": path, "format": info.format, "header_version": info.header_version,
+        "encryption": info.encryption, "hash": info.hash, "pim": info.pim.filter(|p| *p != 0),
+        "iterations": info.iterations, "hidden": info.hidden,
+        "used_backup_header": info.used_backup_header, "data_offset": info.data_offset,
+        "size": info.size, "sector_size": info.sector_size, "weak_keys": info.weak_keys,
+        "backends": backends, "key_bits": info.key_bits, "mode": info.mode})
+}
+
+/// `tcctl info`: the header's fields, sorted by name (JSON's `null` is
+/// "-" to people).
+pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
+    let doc = header_json(info, path);
     if json {
-        let map: serde_json::Map<String, Json> = keys
-            .iter()
-            .map(|k| (k.clone(), bus::to_json(&info[k])))
-            .collect();
-        println!("{}", Json::Object(map));
+        println!("{doc}");
         return;
     }
+    let Json::Object(fields) = doc else { return };
+    let mut keys: Vec<&String> = fields.keys().filter(|k| *k != "schema").collect();
+    keys.sort();
     for k in keys {
-        println!(
-            "{k:<20} {}",
-            bus::to_json(&info[&k]).to_string().trim_matches('"')
-        );
+        println!("{k:<20} {}", plain(&fields[k.as_str()]));
+    }
+}
+
+/// A JSON value as people read it.
+pub fn plain(v: &Json) -> String {
+    match v {
+        Json::Null => "-".into(),
+        Json::String(s) => s.clone(),
+        Json::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// `tcctl dump`: the header as `cryptsetup tcryptDump` shows it, and the
+/// master key when asked for.
+pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool) {
+    if json {
+        let mut doc = header_json(info, path);
+        if let (Some(key), Json::Object(o)) = (master_key, &mut doc) {
+            o.insert("master_key".into(), hex(key, "").as_str().into());
+        }
+        println!("{doc}");
+        return;
+    }
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let num = |v: Option<u64>| or_dash(v.map(|n| n.to_string()));
+    println!("TCRYPT header information for {path}");
+    let lines = [
+        ("Format", or_dash(info.format.clone())),
+        ("Version", num(info.header_version.map(u64::from))),
+        ("Sector size", num(info.sector_size.map(u64::from))),
+        // cryptsetup's unit: 512-byte sectors.
+        ("Payload offset", num(info.data_offset.map(|b| b / 512))),
+        ("Data offset", num(info.data_offset)),
+        ("Size", num(info.size)),
+        ("PBKDF2 hash", or_dash(info.hash.clone())),
+        (
+            "PIM",
+            match info.pim {
+                Some(0) | None => "default".into(),
+                Some(p) => p.to_string(),
+            },
+        ),
+        ("Iterations", num(info.iterations.map(u64::from))),
+        ("Cipher chain", or_dash(info.encryption.clone())),
+        ("Cipher mode", or_dash(info.mode.clone())),
+        ("MK bits", num(info.key_bits.map(u64::from))),
+        ("Hidden", yes_no(info.hidden.unwrap_or_default()).into()),
+        (
+            "Backup header",
+            yes_no(info.used_backup_header.unwrap_or_default()).into(),
+        ),
+    ];
+    for (name, value) in lines {
+        println!("{:<16}{value}", format!("{name}:"));
+    }
+    if let Some(key) = master_key {
+        for (i, row) in key.chunks(16).enumerate() {
+            let label = if i == 0 { "MK dump:" } else { "" };
+            println!("{label:<16}{}", *hex(row, " "));
+        }
+    }
+}
+
+/// Key bytes in hex, wiped when dropped.
+fn hex(key: &[u8], between: &str) -> zeroize::Zeroizing<String> {
+    let mut out = zeroize::Zeroizing::new(String::with_capacity(key.len() * 3));
+    for (i, b) in key.iter().enumerate() {
+        if i > 0 {
+            out.push_str(between);
+        }
+        // Writing to a String cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut *out, format_args!("{b:02x}"));
+    }
+    out
+}
+
+/// `tcctl status`: what is mapped where, as `cryptsetup status` says it.
+pub fn status(v: &Volume, json: bool) {
+    if json {
+        let mut doc = volume_json(v);
+        if let Json::Object(o) = &mut doc {
+            o.insert("schema".into(), SCHEMA.into());
+        }
+        println!("{doc}");
+        return;
+    }
+    let o = &v.view;
+    // As `cryptsetup status` opens: "... is active and is in use."
+    let what = match (v.state(), v.mount_point()) {
+        (VolumeState::Detaching, _) => "detaching (dismounted by force, still in use)",
+        (_, Some(_)) => "active and mounted",
+        (_, None) => "active (the block device only)",
+    };
+    println!("{} is {what}.", v.host());
+    let text = |s: &Option<String>| {
+        s.clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "-".into())
+    };
+    let size = o
+        .size
+        .map_or_else(|| "-".into(), |n| format!("{} ({n} bytes)", human_size(n)));
+    let lines = [
+        ("device", v.device().to_owned()),
+        ("mount point", v.mount_point().unwrap_or("-").to_owned()),
+        ("filesystem", text(&o.filesystem)),
+        ("size", size),
+        ("cipher", text(&o.encryption)),
+        ("mode", "xts-plain64".to_owned()),
+        ("PRF", text(&o.hash)),
+        ("format", text(&o.format)),
+        (
+            "sector size",
+            o.sector_size.map_or_else(|| "-".into(), |n| n.to_string()),
+        ),
+        (
+            "read-only",
+            yes_no(o.read_only.unwrap_or_default()).to_owned(),
+        ),
+        ("hidden", yes_no(o.hidden.unwrap_or_default()).to_owned()),
+        (
+            "backends",
+            o.backends.clone().unwrap_or_default().join(", "),
+        ),
+        ("health", v.health().to_owned()),
+    ];
+    for (name, value) in lines {
+        println!("  {:<13}{value}", format!("{name}:"));
+    }
+    for p in o.problems.iter().flatten() {
+        println!("  problem:     {p}");
     }
 }
 
@@ -134,7 +356,7 @@ pub fn backends(cpu_aes: bool, list: &[bus::Backend], policy: &PolicyView, json:
             .collect();
         println!(
             "{}",
-            json!({"cpu_aes": cpu_aes, "hardware_acceleration": policy.hardware_acceleration,
+            json!({"schema": SCHEMA, "cpu_aes": cpu_aes, "hardware_acceleration": policy.hardware_acceleration,
                 "policy_file": policy.file, "backends": v})
         );
         return;
@@ -179,7 +401,7 @@ pub fn policy(p: &PolicyView, json: bool) {
     if json {
         println!(
             "{}",
-            json!({"file": p.file, "hardware_acceleration": p.hardware_acceleration,
+            json!({"schema": SCHEMA, "file": p.file, "hardware_acceleration": p.hardware_acceleration,
                 "allowed": if p.all_allowed { Json::Null } else { p.allowed.clone().into() },
                 "prefer": p.prefer, "text": p.text})
         );
@@ -226,7 +448,7 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
             .collect();
         println!(
             "{}",
-            json!({"buffer_bytes": buffer_bytes, "threads": threads,
+            json!({"schema": SCHEMA, "buffer_bytes": buffer_bytes, "threads": threads,
                 "cpu_aes": cpu_aes, "ciphers": rows, "prfs": prfs})
         );
         return;

@@ -155,8 +155,11 @@ impl Daemon {
         }
     }
 
+    /// The volumes of `tcctl list --json` (its `volumes` array).
     pub fn list(&self) -> serde_json::Value {
-        serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json")
+        let doc: serde_json::Value =
+            serde_json::from_str(&self.ok(&["list", "--json"], "")).expect("list --json");
+        doc["volumes"].clone()
     }
 
     pub fn stop(&mut self) -> std::process::ExitStatus {

@@ -217,8 +217,11 @@ impl System {
     }
 
     /// `tcctl list --json` as `who`.
+    /// The volumes of `tcctl list --json` as `who` (its `volumes` array).
     pub fn list(&self, who: Option<&User>) -> serde_json::Value {
-        serde_json::from_str(&self.ok(who, &["list", "--json"], "")).expect("list --json")
+        let doc: serde_json::Value =
+            serde_json::from_str(&self.ok(who, &["list", "--json"], "")).expect("list --json");
+        doc["volumes"].clone()
     }
 
     /// Makes `name` (`size`, e.g. "24M") in `who`'s home as that user:

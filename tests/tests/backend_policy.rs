@@ -142,7 +142,7 @@ fn software_only_policy_never_loads_the_aesni_library() {
     let m = mnt.to_str().expect("utf-8");
     d.ok(&mount_args(v, &[m]), "policy test\n");
     let rows = d.list();
-    assert_eq!(rows[0]["backends"], "soft");
+    assert_eq!(rows[0]["backends"], serde_json::json!(["soft"]));
     let data: Vec<u8> = (0..3 << 20).map(|i: u32| (i * 7 % 253) as u8).collect();
     std::fs::write(mnt.join("f"), &data).expect("write");
     d.ok(&["dismount", m], "");
@@ -217,7 +217,7 @@ fn switching_to_software_while_writing_loses_no_byte() {
     create(&d, &vol, "24M", "none");
     d.ok(&mount_args(v, &["--filesystem", "none"]), "policy test\n");
     let rows = d.list();
-    assert_eq!(rows[0]["backends"], "aesni");
+    assert_eq!(rows[0]["backends"], serde_json::json!(["aesni"]));
     assert!(maps_aesni(&d));
     let device = rows[0]["device"].as_str().expect("device").to_owned();
 
@@ -266,7 +266,7 @@ fn switching_to_software_while_writing_loses_no_byte() {
 
     // Moved without a dismount, visible in the list, and the library left.
     let rows = d.list();
-    assert_eq!(rows[0]["backends"], "soft");
+    assert_eq!(rows[0]["backends"], serde_json::json!(["soft"]));
     assert_eq!(rows.as_array().expect("rows").len(), 1);
     wait_aesni_unmapped(&d);
     let want: Vec<Vec<u8>> = (0..CHUNKS).map(|c| chunk_bytes(last, c)).collect();
@@ -524,7 +524,7 @@ fn a_volume_no_allowed_backend_serves_keeps_its_backend_until_dismounted() {
         out.contains("keeps soft until dismounted"),
         "a note names the volume: {out}"
     );
-    assert_eq!(d.list()[0]["backends"], "soft");
+    assert_eq!(d.list()[0]["backends"], serde_json::json!(["soft"]));
     assert_eq!(read_first(&device), before, "still served");
     let list = json(&d.ok(&["backends", "--json"], ""));
     assert_eq!(backend(&list, "soft")["allowed"], false);

@@ -416,7 +416,7 @@ fn volumes_dismount_on_logind_signals_only_from_logind() {
     let hosts = || -> Vec<String> {
         let v: serde_json::Value =
             serde_json::from_str(&tcctl(&["list", "--json"], "")).expect("json");
-        let mut h: Vec<String> = v
+        let mut h: Vec<String> = v["volumes"]
             .as_array()
             .expect("rows")
             .iter()

@@ -1366,7 +1366,10 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     );
     let list: serde_json::Value =
         serde_json::from_slice(&tcctl(&["list", "--json"], "").stdout).expect("json");
-    let device = list[0]["device"].as_str().expect("device").to_owned();
+    let device = list["volumes"][0]["device"]
+        .as_str()
+        .expect("device")
+        .to_owned();
     assert_eq!(blkid_uuid(&device), "DEAD-BABE");
     assert!(tcctl(&["dismount", "--all"], "").status.success());
     send_signal(daemon.0.id(), 15);
@@ -1398,7 +1401,8 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     loop {
         let out = plain_list();
         if out.status.success() {
-            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            assert_eq!(doc, serde_json::json!({"schema": 1, "volumes": []}));
             break;
         }
         assert!(

@@ -128,7 +128,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
             .filter(|f| !f.system && (a.all || f.bool("auto_mount")))
             .collect(),
     };
-    let mounted: Vec<String> = c.list()?.into_iter().map(|r| r.host).collect();
+    let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
     let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
     let mut first_failure = None;
     for f in chosen {
@@ -140,7 +140,11 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
         let result = notify::outcome(ctx.notify, &format!("Cannot mount {}", f.name), result);
         if let Err(e) = result {
             eprintln!("tcctl: {}: {}", f.name, e.message);
-            first_failure.get_or_insert(e);
+            // Said once, here, with the favorite's name.
+            first_failure.get_or_insert(Failure {
+                code: e.code,
+                message: String::new(),
+            });
         }
     }
     first_failure.map_or(Ok(()), Err)
@@ -196,13 +200,7 @@ fn mount_one(
         .list()?
         .into_iter()
         .find(|r| r.object == path)
-        .map(|r| {
-            if r.mount_point.is_empty() {
-                r.device
-            } else {
-                r.mount_point
-            }
-        })
+        .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
         .unwrap_or_default();
     println!("{} ({}) mounted on {at}", f.name, f.host());
     Ok((format!("Mounted {} at {at}", f.name), f.host()))

@@ -2,14 +2,32 @@
 //! it.
 
 use super::Context;
-use crate::bus::{Client, Failure};
-use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, read_header, read_keyfiles};
+use crate::bus::{Client, Failure, HeaderInfo};
+use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
+use crate::input::{Passwords, absolute, read_header, read_keyfiles};
+use tcd_proto::contract::SearchOptions;
 use crate::{host, options, output};
 use std::fs::{File, OpenOptions};
+use zeroize::Zeroizing;
 
 /// `tcctl info`.
 pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
+    let looked = look(ctx, &a)?;
+    output::header_info(&looked.info, &absolute(&a.volume), a.json);
+    Ok(())
+}
+
+/// A volume's header as `HeaderInfo` says it, and what opened it.
+struct Looked {
+    c: Client,
+    host: File,
+    password: Zeroizing<Vec<u8>>,
+    keyfiles: Vec<Zeroizing<Vec<u8>>>,
+    search: SearchOptions,
+    info: HeaderInfo,
+}
+
+fn look(ctx: Context<'_>, a: &InfoArgs) -> Result<Looked, Failure> {
     let host = host::open(&a.volume, false)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
@@ -18,8 +36,37 @@ pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let mut search = options::search(&a.search, a.secrets.pim);
     search.detached_header = header;
-    let info = c.header_info(&host, &password, &keyfiles, search)?;
-    output::header_info(&info, a.json);
+    let info = c.header_info(&host, &password, &keyfiles, search.clone())?;
+    Ok(Looked {
+        c,
+        host,
+        password,
+        keyfiles,
+        search,
+        info,
+    })
+}
+
+/// `tcctl dump`: the header, and with `--dump-master-key` the master key,
+/// asked for with the PRF and encryption the first look found, so the
+/// second search tries one.
+pub fn dump(ctx: Context<'_>, a: DumpArgs) -> Result<(), Failure> {
+    let l = look(ctx, &a.info)?;
+    let path = absolute(&a.info.volume);
+    if !a.dump_master_key {
+        output::dump(&l.info, &path, None, a.info.json);
+        return Ok(());
+    }
+    let mut search = l.search.clone();
+    search.hash = l.info.hash.clone();
+    search.encryption = l.info.encryption.clone();
+    let key =
+        l.c.header_master_key(&l.host, &l.password, &l.keyfiles, search)?;
+    eprintln!(
+        "WARNING: the master key of {path} follows; it decrypts the volume \
+         whatever its password becomes. Keep it secret."
+    );
+    output::dump(&l.info, &path, Some(key.as_bytes()), a.info.json);
     Ok(())
 }
 

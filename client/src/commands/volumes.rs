@@ -2,7 +2,7 @@
 //! cache.
 
 use super::Context;
-use crate::bus::{Client, Failure, exit};
+use crate::bus::{Client, Failure, VolumeState, exit};
 use crate::cli::{CreateArgs, MountArgs};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
 use crate::{host, notify, options, output};
@@ -48,13 +48,14 @@ fn report_mounted(
 ) -> Result<(String, String), Failure> {
     let row = c.list()?.into_iter().find(|r| &r.object == path);
     Ok(match row {
-        Some(r) if !r.mount_point.is_empty() => {
-            println!("{shown} mounted on {} ({})", r.mount_point, r.device);
-            (format!("Mounted {shown} at {}", r.mount_point), r.device)
+        Some(r) if r.mount_point().is_some() => {
+            let (at, device) = (r.mount_point().unwrap_or_default(), r.device());
+            println!("{shown} mounted on {at} ({device})");
+            (format!("Mounted {shown} at {at}"), device.to_owned())
         }
         Some(r) => {
-            println!("{shown} attached as {}", r.device);
-            (format!("Attached {shown} as {}", r.device), String::new())
+            println!("{shown} attached as {}", r.device());
+            (format!("Attached {shown} as {}", r.device()), String::new())
         }
         None => {
             println!("{shown} mounted");
@@ -85,10 +86,14 @@ pub fn dismount(
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let n = c.dismount_all(force)?;
     eprintln!("{n} volume(s) dismounted");
-    for r in c.list()?.iter().filter(|r| r.state == "detaching") {
+    for r in c
+        .list()?
+        .iter()
+        .filter(|r| r.state() == VolumeState::Detaching)
+    {
         eprintln!(
             "{} is still in use; it will be detached when its users let go",
-            r.host
+            r.host()
         );
     }
     Ok((format!("Dismounted {n} volume(s)"), String::new()))
@@ -115,10 +120,42 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
 /// `tcctl list`.
 pub fn list(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
-    let rows = c.list()?;
-    let health = c.volume_health()?;
-    output::volumes(&rows, &health, json);
+    output::volumes(&c.list()?, json);
     Ok(())
+}
+
+/// `tcctl status`: the volume named by its container or device, mount
+/// point, mapped device or object path; not mounted is `NOT_FOUND`, as
+/// `cryptsetup status` fails on an inactive device.
+pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let given = Path::new(target);
+    // The names as the daemon keeps them: absolute, and symbolic links
+    // followed for a mount point or device.
+    let names = [
+        target.to_owned(),
+        absolute(given),
+        std::fs::canonicalize(given)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    ];
+    let found = c.list()?.into_iter().find(|v| {
+        let own = [
+            v.object.as_str(),
+            v.host(),
+            v.device(),
+            v.mount_point().unwrap_or(""),
+        ];
+        own.iter()
+            .any(|o| !o.is_empty() && names.iter().any(|n| n == o))
+    });
+    match found {
+        Some(v) => {
+            output::status(&v, json);
+            Ok(())
+        }
+        None => Err(Failure::not_found(format!("{target} is not mounted"))),
+    }
 }
 
 /// `tcctl wipe-cache`.

@@ -3,6 +3,7 @@
 
 use super::mount::{credentials, format_of, prf_named};
 use super::{App, Caller};
+use crate::engine::chain::CIPHER_KEY_BYTES;
 use crate::error::{Error, Result};
 use crate::volume::maintain;
 use crate::volume::opened::OpenVolume;
@@ -55,16 +56,10 @@ impl App {
         o: Opening,
         cancel: &AtomicBool,
     ) -> Result<HeaderInfo> {
-        let c = self.check_opening(caller, &o, true)?;
-        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let creds = Credentials {
-            password: &c.creds.password,
-            keyfiles: &kf,
-            pim: c.creds.pim,
-        };
-        let engine = self.table.engine();
-        let v = OpenVolume::open(engine, o.host, creds, Target::Any, &c.search, cancel, true)?;
+        let (v, pim) = self.open_header(caller, o, cancel)?;
         let info = v.info();
+        let layers = u32::try_from(info.chain.ciphers.len()).unwrap_or(u32::MAX);
+        let key_bits = 2 * 8 * CIPHER_KEY_BYTES as u32;
         Ok(HeaderInfo {
             format: Some(info.format.name().to_owned()),
             header_version: Some(u32::from(info.header_version)),
@@ -77,7 +72,49 @@ impl App {
             sector_size: Some(info.sector_size),
             weak_keys: Some(info.weak_keys),
             backends: Some(info.backends.join(",")),
+            pim: Some(pim),
+            iterations: info.prf.iterations(info.format, pim),
+            key_bits: Some(layers.saturating_mul(key_bits)),
+            mode: Some("xts-plain64".to_owned()),
         })
+    }
+
+    /// The master key of the volume the credentials open: root only,
+    /// whatever polkit would allow, since it decrypts the volume for as
+    /// long as its header lives, whatever the password becomes.
+    pub fn header_master_key(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        cancel: &AtomicBool,
+    ) -> Result<Secret> {
+        if caller.uid != 0 {
+            return Err(Error::PermissionDenied(
+                "only root may read a master key".into(),
+            ));
+        }
+        let (v, _) = self.open_header(caller, o, cancel)?;
+        Ok(Secret(v.master_key()))
+    }
+
+    /// Opens the volume of `o` for a look at its header; with the PIM
+    /// that opened it.
+    fn open_header(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        cancel: &AtomicBool,
+    ) -> Result<(OpenVolume, u32)> {
+        let c = self.check_opening(caller, &o, true)?;
+        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let creds = Credentials {
+            password: &c.creds.password,
+            keyfiles: &kf,
+            pim: c.creds.pim,
+        };
+        let engine = self.table.engine();
+        let v = OpenVolume::open(engine, o.host, creds, Target::Any, &c.search, cancel, true)?;
+        Ok((v, c.creds.pim))
     }
 
     /// Rewrites the headers with new credentials (works on a mounted

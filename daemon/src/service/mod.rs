@@ -140,6 +140,30 @@ impl Shared {
         }
     }
 
+    /// Tells every client that the backend policy was replaced
+    /// (`SetPolicy` or SIGHUP): the manager's `PolicyChanged`.
+    pub async fn announce_policy_async(&self) {
+        if let Some(bus) = self.bus.get() {
+            bus.policy_changed().await;
+        }
+        for conn in self.connections() {
+            let _ = conn
+                .emit_signal(
+                    None::<&str>,
+                    volume::MANAGER_PATH,
+                    "org.tcd.Manager1",
+                    "PolicyChanged",
+                    &(),
+                )
+                .await;
+        }
+    }
+
+    /// As [`Shared::announce_policy_async`], from a plain thread.
+    pub fn announce_policy(&self) {
+        zbus::block_on(self.announce_policy_async());
+    }
+
     /// As [`Shared::announce_changed_async`], from a plain thread.
     pub fn announce_changed(&self, changed: &[crate::mounts::Mounted]) {
         zbus::block_on(self.announce_changed_async(changed));

@@ -208,6 +208,17 @@ impl BusView {
     }
 }
 
+/// The policy.
+impl BusView {
+    /// `PolicyChanged` of the manager, to every client that called: the
+    /// policy is open to everyone.
+    pub async fn policy_changed(&self) {
+        let to: Vec<String> = self.callers.lock().keys().cloned().collect();
+        self.tell(&to, MANAGER_PATH, MANAGER, "PolicyChanged", &())
+            .await;
+    }
+}
+
 /// Volume health.
 impl BusView {
     /// `PropertiesChanged` of a volume's `Health` and `Problems`, and the
@@ -472,6 +483,10 @@ impl BusObjects {
                     .await
             }
             OBJECT_MANAGER if member.as_str() == "GetManagedObjects" => {
+                // As `ListVolumes`: a listing looks at the hosts first, so
+                // a deleted container shows failed at once.
+                let app = Arc::clone(&self.shared.app);
+                blocking::unblock(move || app.list_fresh()).await;
                 let mut objects: HashMap<OwnedObjectPath, Interfaces> = HashMap::new();
                 for m in self.visible(caller).await {
                     objects.insert(

@@ -173,6 +173,14 @@ impl OpenVolume {
         &self.info
     }
 
+    /// The master key as the header holds it: each layer's primary key in
+    /// order of application, then their secondary keys (`tcctl dump
+    /// --dump-master-key`, for root).
+    pub fn master_key(&self) -> Zeroizing<Vec<u8>> {
+        let bytes = 2 * crate::engine::chain::CIPHER_KEY_BYTES * self.info.chain.ciphers.len();
+        Zeroizing::new(self.master_keys[..bytes.min(self.master_keys.len())].to_vec())
+    }
+
     fn cipher(&self) -> Arc<VolumeCipher> {
         Arc::clone(&self.cipher.read().unwrap_or_else(|p| p.into_inner()))
     }

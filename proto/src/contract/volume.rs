@@ -130,4 +130,12 @@ pub struct HeaderInfo {
     pub weak_keys: Option<bool>,
     /// The backends that would serve each layer, "," between them.
     pub backends: Option<String>,
+    /// The PIM that opened it (0: the format's default).
+    pub pim: Option<u32>,
+    /// PBKDF2 iterations of the header key (absent for Argon2id).
+    pub iterations: Option<u32>,
+    /// Bits of the master key: 512 (two 256-bit XTS keys) per layer.
+    pub key_bits: Option<u32>,
+    /// The block mode, as cryptsetup names it ("xts-plain64").
+    pub mode: Option<String>,
 }

@@ -105,6 +105,34 @@ impl Manager {
         .await
     }
 
+    /// The master key of the volume the password opens, as its header
+    /// holds it. Root only (the daemon checks the caller's uid itself,
+    /// whatever polkit allows). Same arguments as `HeaderInfo`.
+    async fn header_master_key(
+        &self,
+        host: OwnedFd,
+        password: Secret,
+        keyfiles: SecretList,
+        options: Dict,
+        #[zbus(header)] header: Hdr<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Secret> {
+        let peer = self.ctx.caller(&header, conn).await?;
+        if peer.uid != 0 {
+            return Err(ServiceError::denied("only root may read a master key"));
+        }
+        let opening = self
+            .opening(host, password, keyfiles, &options, &header, conn)
+            .await?;
+        let key = self
+            .run_search(&header, conn, move |app, peer, cancel| {
+                app.header_master_key(&peer, opening, cancel)
+            })
+            .await?;
+        tracing::warn!(uid = peer.uid, "a master key was read");
+        Ok(key)
+    }
+
     /// Makes a volume over all of `host` (a file the client sized, or a
     /// device) and a filesystem inside. Options: `format` ("veracrypt",
     /// "truecrypt"), `encryption`, `hash`, `pim` (u), `sector_size` (u),
@@ -266,8 +294,14 @@ impl Manager {
         let applied = blocking::unblock(move || app.set_policy(&text)).await?;
         tracing::info!(uid = peer.uid, "policy changed over D-Bus");
         self.ctx.shared.announce_changed_async(&applied.moved).await;
+        self.ctx.shared.announce_policy_async().await;
         Ok(applied.kept)
     }
+
+    /// The backend policy was replaced (`SetPolicy` or SIGHUP); `Policy`
+    /// says what it is now. Sent to every client.
+    #[zbus(signal)]
+    async fn policy_changed(emitter: &SignalEmitter<'_>) -> zbus::Result<()>;
 
     /// The caller's favorites and the system's: (name, system, favorite).
     /// The favorite's keys are those of the favorites file.

@@ -1,0 +1,147 @@
+//! `tcctl monitor`: every change the daemon announces, a timestamped line
+//! each, as `udisksctl monitor` prints them.
+
+use super::Context;
+use crate::bus::{Client, Failure, VolumeView, exit};
+use std::collections::HashMap;
+use tcd_proto::contract::names::{MANAGER_INTERFACE, VOLUME_INTERFACE};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+const OBJECT_MANAGER: &str = "org.freedesktop.DBus.ObjectManager";
+const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+
+/// `tcctl monitor`: until the daemon goes. The daemon sends each client
+/// only the volumes it may see, so nothing is filtered here.
+pub fn monitor(ctx: Context<'_>) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let signals = c.signals()?;
+    // Hosts by object path, for the lines of volumes that are gone.
+    let mut hosts: HashMap<String, String> = c
+        .list()?
+        .into_iter()
+        .map(|v| (v.object.to_string(), v.host().to_owned()))
+        .collect();
+    println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
+    for m in signals {
+        if let Some(line) = describe(&c, &m, &mut hosts) {
+            println!("{}: {line}", timestamp());
+        }
+    }
+    Err(Failure {
+        code: exit::NO_DAEMON,
+        message: "the daemon went away".into(),
+    })
+}
+
+/// One signal in words; `None` for one that says nothing new (a volume's
+/// `Health` property comes with the manager's `HealthChanged`).
+fn describe(c: &Client, m: &zbus::Message, hosts: &mut HashMap<String, String>) -> Option<String> {
+    let header = m.header();
+    let path = header.path()?.to_string();
+    let body = m.body();
+    match (header.interface()?.as_str(), header.member()?.as_str()) {
+        (OBJECT_MANAGER, "InterfacesAdded") => {
+            let (object, mut interfaces): (OwnedObjectPath, HashMap<String, VolumeView>) =
+                body.deserialize().ok()?;
+            let v = interfaces.remove(VOLUME_INTERFACE)?;
+            let host = v.host.clone().unwrap_or_default();
+            hosts.insert(object.to_string(), host.clone());
+            let device = v.device.unwrap_or_default();
+            Some(match v.mount_point.filter(|p| !p.is_empty()) {
+                Some(at) => format!("{object}: mounted {host} on {at} ({device})"),
+                None => format!("{object}: attached {host} as {device}"),
+            })
+        }
+        (OBJECT_MANAGER, "InterfacesRemoved") => {
+            let (object, _): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;
+            let host = hosts.remove(object.as_str()).unwrap_or_default();
+            Some(format!("{object}: dismounted {host}"))
+        }
+        (PROPERTIES, "PropertiesChanged") => {
+            let (_, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) =
+                body.deserialize().ok()?;
+            properties_changed(&path, hosts.get(&path)?, changed)
+        }
+        (MANAGER_INTERFACE, member) => manager_signal(c, member, &body),
+        _ => None,
+    }
+}
+
+/// A volume's `Backends`, `ReadOnly` and `State` as they change.
+fn properties_changed(
+    path: &str,
+    host: &str,
+    changed: HashMap<String, OwnedValue>,
+) -> Option<String> {
+    let mut said: Vec<String> = changed
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
+        .map(|(k, v)| format!("{k} {}", crate::output::plain(&crate::bus::to_json(v))))
+        .collect();
+    said.sort();
+    (!said.is_empty()).then(|| format!("{path}: {host} changed: {}", said.join(", ")))
+}
+
+/// The manager's own signals: automatic dismounts, health, the policy.
+fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Option<String> {
+    match member {
+        "AutoDismounted" => {
+            let (object, host, _, reason, error): (OwnedObjectPath, String, u32, String, String) =
+                body.deserialize().ok()?;
+            Some(if error.is_empty() {
+                format!("{object}: dismounted {host} automatically ({reason})")
+            } else {
+                format!("{object}: could not dismount {host} ({reason}): {error}")
+            })
+        }
+        "HealthChanged" => {
+            let (object, host, _, health, problems): (
+                OwnedObjectPath,
+                String,
+                u32,
+                String,
+                Vec<String>,
+            ) = body.deserialize().ok()?;
+            let mut line = format!("{object}: {host} health {health}");
+            if !problems.is_empty() {
+                line.push_str(&format!(": {}", problems.join("; ")));
+            }
+            Some(line)
+        }
+        "PolicyChanged" => Some(match c.policy() {
+            Ok(p) => format!(
+                "policy changed: hardware acceleration {}, backends preferred {}",
+                p.hardware_acceleration,
+                if p.prefer.is_empty() {
+                    "-".into()
+                } else {
+                    p.prefer.join(", ")
+                }
+            ),
+            Err(_) => "policy changed".into(),
+        }),
+        _ => None,
+    }
+}
+
+/// The local time to the millisecond, as `udisksctl monitor` shows it.
+fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = libc::time_t::try_from(now.as_secs()).unwrap_or_default();
+    // SAFETY: `tm` is plain data that localtime_r fills; both pointers are
+    // to live locals.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&secs, &mut tm);
+        tm
+    };
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        now.subsec_millis()
+    )
+}

@@ -1,0 +1,477 @@
+//! What `tcctl` prints for people and for scripts: `list` (a table with a
+//! header, or a word when nothing is mounted; `--json` with a schema,
+//! arrays and nulls), `status` (as `cryptsetup status`, failing when not
+//! mounted), `info --json`, `dump` (as `cryptsetup tcryptDump`, the master
+//! key checked against cryptsetup's), `monitor` (as `udisksctl monitor`),
+//! and a failing `favorites mount` said once.
+//!
+//! Runs a daemon of its own on a socket (root, /dev/fuse); the master key
+//! of a real TrueCrypt volume is checked with cryptsetup (cryptsetup-bin).
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+use tcd_tests::daemon::Daemon;
+use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
+use tcd_tests::{build_dir, require_tool, s, tcrypt_images};
+
+const PW: &str = "output words\n";
+const OPEN: [&str; 5] = ["--hash", "sha512", "--pim", "1", "--password-stdin"];
+
+fn create(d: &Daemon, vol: &Path, filesystem: &str) {
+    let mut args = vec!["create", s(vol), "--size", "8M", "--encryption", "AES"];
+    args.extend(["--filesystem", filesystem]);
+    args.extend(OPEN);
+    d.ok(&args, PW);
+}
+
+fn with_open<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut a = args.to_vec();
+    a.extend(OPEN);
+    a
+}
+
+#[test]
+fn list_says_when_nothing_is_mounted_and_its_json_has_a_schema() {
+    let d = Daemon::start();
+    assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
+    let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
+    assert_eq!(doc, json!({"schema": 1, "volumes": []}));
+    for args in [&["backends", "--json"][..], &["policy", "show", "--json"]] {
+        let doc: Value = serde_json::from_str(&d.ok(args, "")).expect("json");
+        assert_eq!(doc["schema"], 1, "{args:?}: {doc}");
+    }
+}
+
+#[test]
+fn list_and_status_show_a_mounted_volume_and_an_attached_one() {
+    let d = Daemon::start();
+    let (vol, bare, mnt) = (d.path("v.vc"), d.path("b.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    create(&d, &bare, "none");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    d.ok(&with_open(&["mount", s(&bare), "--filesystem", "none"]), PW);
+
+    let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
+    assert_eq!(doc["schema"], 1, "{doc}");
+    let rows = doc["volumes"].as_array().expect("volumes is an array");
+    assert_eq!(rows.len(), 2, "{doc}");
+    let (v, b) = (&rows[0], &rows[1]);
+    assert_eq!(v["volume"], s(&vol));
+    assert_eq!(v["mount_point"], s(&mnt));
+    assert_eq!(v["filesystem"], "ext4");
+    assert_eq!(v["encryption"], "AES");
+    assert_eq!(v["hash"], "SHA-512");
+    assert_eq!(v["format"], "VeraCrypt");
+    assert_eq!(
+        (v["read_only"].clone(), v["hidden"].clone()),
+        (json!(false), json!(false))
+    );
+    assert_eq!(v["owner"], 0);
+    assert_eq!(
+        (v["state"].clone(), v["health"].clone()),
+        (json!("mounted"), json!("ok"))
+    );
+    assert_eq!(v["problems"], json!([]));
+    assert!(v["size"].as_u64().is_some_and(|n| n > 7 << 20), "{v}");
+    assert!(
+        v["backends"]
+            .as_array()
+            .is_some_and(|b| b.len() == 1 && b[0].is_string()),
+        "{v}"
+    );
+    let id = v["id"].as_u64().expect("id is a number");
+    assert_eq!(v["object"], format!("/org/tcd/Tcd1/volumes/{id}"));
+    // Attached only: no mount point is null, not "".
+    assert_eq!(b["volume"], s(&bare));
+    assert_eq!(b["mount_point"], Value::Null, "{b}");
+    assert!(
+        b["device"].as_str().is_some_and(|p| p.starts_with("/dev/")),
+        "{b}"
+    );
+
+    let human = d.ok(&["list"], "");
+    let lines: Vec<&str> = human.lines().collect();
+    let header: Vec<&str> = lines[0].split("  ").filter(|c| !c.is_empty()).collect();
+    let header: Vec<&str> = header.iter().map(|c| c.trim()).collect();
+    assert_eq!(
+        header,
+        [
+            "VOLUME",
+            "DEVICE",
+            "MOUNT POINT",
+            "SIZE",
+            "ENCRYPTION",
+            "FORMAT",
+            "ACCESS",
+            "HIDDEN",
+            "BACKENDS",
+            "STATE"
+        ],
+        "{human}"
+    );
+    assert_eq!(lines.len(), 3, "{human}");
+    let cells: Vec<&str> = lines[1].split_whitespace().collect();
+    let device = v["device"].as_str().expect("device");
+    let backend = v["backends"][0].as_str().expect("backend");
+    assert_eq!(
+        cells,
+        [
+            s(&vol),
+            device,
+            s(&mnt),
+            "7.8M",
+            "AES",
+            "VeraCrypt",
+            "read-write",
+            "No",
+            backend,
+            "ok"
+        ],
+        "{human}"
+    );
+    assert!(
+        lines[2].starts_with(s(&bare)) && lines[2].contains("  -  "),
+        "{human}"
+    );
+
+    status_by_every_name(&d, &vol, &mnt, device);
+    d.ok(&["dismount", "--all"], "");
+    let out = d.tcctl(&["status", s(&vol)], "");
+    assert_eq!(out.status.code(), Some(3), "not mounted is exit 3");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("tcctl: {} is not mounted\n", s(&vol))
+    );
+    assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
+}
+
+/// `status` finds the volume by container, mount point and device, and says
+/// what `cryptsetup status` says.
+fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {
+    for name in [s(vol), s(mnt), device] {
+        let out = d.ok(&["status", name], "");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("{} is active and mounted.", s(vol)),
+            "{out}"
+        );
+        for want in [
+            format!("  device:      {device}"),
+            format!("  mount point: {}", s(mnt)),
+            "  filesystem:  ext4".into(),
+            "  cipher:      AES".into(),
+            "  mode:        xts-plain64".into(),
+            "  PRF:         SHA-512".into(),
+            "  format:      VeraCrypt".into(),
+            "  read-only:   No".into(),
+            "  hidden:      No".into(),
+            "  health:      ok".into(),
+        ] {
+            assert!(lines.contains(&want.as_str()), "{want:?} in {out}");
+        }
+        assert!(
+            lines.iter().any(|l| l.starts_with("  size:        7.8M (")),
+            "{out}"
+        );
+    }
+    let doc: Value = serde_json::from_str(&d.ok(&["status", s(mnt), "--json"], "")).expect("json");
+    assert_eq!(
+        (doc["schema"].clone(), doc["volume"].clone()),
+        (json!(1), json!(s(vol)))
+    );
+}
+
+#[test]
+fn info_json_has_the_schema_path_pim_and_arrays() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    create(&d, &vol, "none");
+    let doc: Value =
+        serde_json::from_str(&d.ok(&with_open(&["info", s(&vol), "--json"]), PW)).expect("json");
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["path"], s(&vol));
+    assert_eq!(doc["pim"], 1);
+    assert_eq!(doc["iterations"], 16000, "VeraCrypt SHA-512 at PIM 1");
+    assert_eq!(doc["key_bits"], 512);
+    assert_eq!(doc["mode"], "xts-plain64");
+    assert_eq!(doc["hash"], "SHA-512");
+    assert!(
+        doc["backends"].as_array().is_some_and(|b| b.len() == 1),
+        "{doc}"
+    );
+    assert_eq!(doc["used_backup_header"], false);
+}
+
+/// The hex bytes after "MK dump:", over its continuation lines.
+fn master_key(dump: &str) -> Vec<u8> {
+    let start = dump.find("MK dump:").expect("MK dump") + "MK dump:".len();
+    dump[start..]
+        .split_whitespace()
+        .take_while(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .map(|w| u8::from_str_radix(w, 16).expect("hex"))
+        .collect()
+}
+
+/// cryptsetup's own dump of `vol` with its master key.
+fn cryptsetup_dump(vol: &Path, password: &str) -> String {
+    let tool = require_tool("cryptsetup", "package cryptsetup-bin");
+    let mut child = Command::new(tool)
+        .args([
+            "tcryptDump",
+            "--batch-mode",
+            "--key-file=-",
+            "--cipher",
+            "aes",
+        ])
+        .args(["--hash", "sha512", "--dump-master-key"])
+        .arg(vol)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cryptsetup");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(password.as_bytes()).expect("password");
+    drop(stdin);
+    let out = child.wait_with_output().expect("cryptsetup");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
+    let d = Daemon::start();
+    let vol = d.path("tc_5-sha512-xts-aes");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &vol).expect("copy");
+    let pw = "aaaaaaaaaaaa\n";
+    let plain = d.tcctl(&["dump", s(&vol), "--password-stdin"], pw);
+    assert!(plain.status.success());
+    let text = String::from_utf8_lossy(&plain.stdout).into_owned();
+    assert_eq!(
+        text,
+        format!(
+            "TCRYPT header information for {}\n\
+             Format:         TrueCrypt\n\
+             Version:        5\n\
+             Sector size:    512\n\
+             Payload offset: 256\n\
+             Data offset:    131072\n\
+             Size:           {}\n\
+             PBKDF2 hash:    SHA-512\n\
+             PIM:            default\n\
+             Iterations:     1000\n\
+             Cipher chain:   AES\n\
+             Cipher mode:    xts-plain64\n\
+             MK bits:        512\n\
+             Hidden:         No\n\
+             Backup header:  No\n",
+            s(&vol),
+            dump_field(&text, "Size")
+        )
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stderr),
+        "",
+        "no warning without the key"
+    );
+
+    let keyed = d.tcctl(
+        &["dump", s(&vol), "--password-stdin", "--dump-master-key"],
+        pw,
+    );
+    assert!(
+        keyed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&keyed.stderr)
+    );
+    let err = String::from_utf8_lossy(&keyed.stderr);
+    assert!(err.starts_with("WARNING: the master key of "), "{err}");
+    let ours = master_key(&String::from_utf8_lossy(&keyed.stdout));
+    assert_eq!(ours.len(), 64);
+    assert_eq!(ours, master_key(&cryptsetup_dump(&vol, "aaaaaaaaaaaa")));
+    let doc: Value = serde_json::from_slice(
+        &d.tcctl(
+            &[
+                "dump",
+                s(&vol),
+                "--password-stdin",
+                "--dump-master-key",
+                "--json",
+            ],
+            pw,
+        )
+        .stdout,
+    )
+    .expect("json");
+    let hex: String = ours.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        (doc["schema"].clone(), doc["master_key"].clone()),
+        (json!(1), json!(hex))
+    );
+    assert_eq!(doc["pim"], Value::Null, "the default PIM is null");
+}
+
+fn dump_field(text: &str, name: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Runs `tcctl monitor` on the daemon of `d`.
+fn monitor(d: &Daemon) -> (std::process::Child, mpsc::Receiver<String>) {
+    let mut c = Command::new(build_dir().join("tcctl"));
+    c.arg("--socket").arg(d.socket());
+    monitor_with(c)
+}
+
+/// Runs `tcctl` (`c`, daemon chosen) `monitor`; its lines come on the
+/// receiver.
+fn monitor_with(mut c: Command) -> (std::process::Child, mpsc::Receiver<String>) {
+    let mut child = c
+        .arg("monitor")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tcctl monitor");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The next line of `rx` (within 20 s).
+fn next(rx: &mpsc::Receiver<String>, what: &str) -> String {
+    rx.recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("monitor printed no line for {what}"))
+}
+
+/// "HH:MM:SS.mmm: rest" → rest, the stamp checked.
+fn stamped(line: &str) -> &str {
+    let (stamp, rest) = line.split_at(12.min(line.len()));
+    let digits: Vec<bool> = stamp.chars().map(|c| c.is_ascii_digit()).collect();
+    assert!(
+        stamp.len() == 12
+            && stamp.chars().enumerate().all(|(i, c)| match i {
+                2 | 5 => c == ':',
+                8 => c == '.',
+                _ => digits[i],
+            }),
+        "no timestamp: {line}"
+    );
+    rest.strip_prefix(": ").unwrap_or_else(|| panic!("{line}"))
+}
+
+#[test]
+fn monitor_prints_a_mount_a_dismount_and_a_policy_change() {
+    // A policy file of the test's own: `policy set` writes it.
+    let policy = tempfile::tempdir().expect("temp dir");
+    let file = policy.path().join("policy.toml");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), file.as_os_str()]);
+    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let (mut child, rx) = monitor(&d);
+    assert_eq!(
+        next(&rx, "the start"),
+        "Monitoring the tcd daemon. Press Ctrl+C to exit."
+    );
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let line = next(&rx, "the mount");
+    assert_eq!(
+        stamped(&line),
+        format!("{object}: mounted {} on {} ({device})", s(&vol), s(&mnt))
+    );
+    d.ok(&["dismount", s(&mnt)], "");
+    let line = next(&rx, "the dismount");
+    assert_eq!(stamped(&line), format!("{object}: dismounted {}", s(&vol)));
+    d.ok(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    let line = next(&rx, "the policy change");
+    assert!(
+        stamped(&line).starts_with("policy changed: hardware acceleration disabled"),
+        "{line}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_favorite_that_cannot_be_mounted_is_reported_once() {
+    let d = Daemon::start();
+    let vol = d.path("gone.vc");
+    create(&d, &vol, "none");
+    d.ok(&["favorites", "add", "gone", s(&vol)], "");
+    std::fs::remove_file(&vol).expect("remove the volume");
+    let (code, err) = d.fails(&["favorites", "mount", "gone", "--password-stdin"], PW);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(
+        err,
+        format!("tcctl: gone: {}: no such file or device\n", s(&vol))
+    );
+}
+
+#[test]
+fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
+    let sys = System::start();
+    let (alice, bob) = (&sys.users[0], &sys.users[1]);
+    let vol = sys.create_volume(alice, "a.hc", "24M");
+    let mut args = vec!["dump", s(&vol), "--dump-master-key"];
+    args.extend(OPEN_FAST);
+    let out = sys.tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
+    assert_eq!(out.status.code(), Some(6), "PERMISSION_DENIED");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: only root may read a master key\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+
+    // Root gets the key cryptsetup finds, and the daemon logs none of it.
+    let corpus = sys.dir.path().join("tc_5-sha512-xts-aes");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &corpus).expect("copy");
+    let dump = sys.ok(
+        None,
+        &["dump", s(&corpus), "--dump-master-key", "--password-stdin"],
+        "aaaaaaaaaaaa\n",
+    );
+    let key = master_key(&dump);
+    assert_eq!(key, master_key(&cryptsetup_dump(&corpus, "aaaaaaaaaaaa")));
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let log = sys.log().to_lowercase();
+    assert!(!log.contains(&hex) && !log.contains(&hex[..16]), "{log}");
+
+    // Alice's monitor shows her mount, not Bob's before it.
+    let bob_vol = sys.create_volume(bob, "b.hc", "24M");
+    let (mut child, rx) = monitor_with(sys.tcctl_command(Some(alice)));
+    assert_eq!(
+        next(&rx, "the start"),
+        "Monitoring the tcd daemon. Press Ctrl+C to exit."
+    );
+    sys.mount(bob, &bob_vol, &bob.path("mnt"));
+    sys.mount(alice, &vol, &alice.path("mnt"));
+    let line = next(&rx, "alice's mount");
+    let mounted = format!(": mounted {} on {} (", s(&vol), s(&alice.path("mnt")));
+    assert!(stamped(&line).contains(&mounted), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
