@@ -67,6 +67,8 @@ pub struct SearchOptions {
     pub limits: KdfLimits,
     /// Try the embedded backup headers when the primary ones fail.
     pub try_backup: bool,
+    /// Try the embedded backup headers only (VeraCrypt's `headerbak`).
+    pub backup_only: bool,
     /// Whose search this is (a uid), for the fair share of the cores.
     pub caller: u32,
 }
@@ -181,10 +183,10 @@ fn unlock_phases(
             engine.pick(cipher, opts.backend.as_deref())?;
         }
     }
-    let phases: &[&[Location]] = if opts.try_backup {
-        &[primary, backup]
-    } else {
-        &[primary]
+    let phases: &[&[Location]] = match (opts.backup_only, opts.try_backup) {
+        (true, _) => &[backup],
+        (false, true) => &[primary, backup],
+        (false, false) => &[primary],
     };
     let mut untried = Vec::new();
     if let Some(mut found) = search(engine, host, size, creds, phases, opts, stop, &mut untried)? {
