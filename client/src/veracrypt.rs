@@ -158,7 +158,9 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if let Some((at, sub)) = command {
         out.extend(sub.iter().map(|s| (*s).to_owned()));
         if let Some(at) = at {
-            words.remove(at);
+            // `--auto-mount favorites`: the option and its value.
+            let n = if words[at] == "--auto-mount" { 2 } else { 1 };
+            words.drain(at..(at + n).min(words.len()));
         }
     }
     out.extend(spellings(words, text)?);
@@ -168,19 +170,20 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     Ok(out.into_iter().map(OsString::from).collect())
 }
 
+/// A VeraCrypt command: its place among the words (none when implied)
+/// and the tcctl subcommand.
+type VcCommand = (Option<usize>, &'static [&'static str]);
+
 /// The VeraCrypt command given (its place, the subcommand), or with `-t`
 /// and none, a mount; `None` for tcctl's own command lines.
-fn command_of(
-    words: &[String],
-    text: bool,
-) -> Result<Option<(Option<usize>, &'static [&'static str])>, Failure> {
+fn command_of(words: &[String], text: bool) -> Result<Option<VcCommand>, Failure> {
     for (i, w) in words.iter().enumerate() {
         if SUBCOMMANDS.contains(&w.as_str()) {
             return Ok(None);
         }
         let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
         if name == "--auto-mount" {
-            return auto_mount(words, i).map(|sub| Some((None, sub)));
+            return auto_mount(words, i).map(|sub| Some((Some(i), sub)));
         }
         if let Some((_, sub)) = COMMANDS.iter().find(|(names, _)| names.contains(&name)) {
             return Ok(Some((Some(i), sub)));
@@ -214,8 +217,7 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
 }
 
 /// The words after the command, VeraCrypt's spellings turned into
-/// tcctl's (the `--auto-mount` option and its value dropped: its command
-/// says it all).
+/// tcctl's.
 fn spellings(words: Vec<String>, text: bool) -> Result<Vec<String>, Failure> {
     let mut out = Vec::with_capacity(words.len());
     let mut it = words.into_iter().peekable();
@@ -229,9 +231,6 @@ fn spellings(words: Vec<String>, text: bool) -> Result<Vec<String>, Failure> {
         };
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
-            "--auto-mount" => {
-                value(&mut it);
-            }
             "--keyfiles" => keyfiles("--keyfile", &value(&mut it), &mut out),
             "-k" if text => keyfiles("--keyfile", &value(&mut it), &mut out),
             "--new-keyfiles" => keyfiles("--new-keyfile", &value(&mut it), &mut out),
@@ -338,6 +337,10 @@ mod tests {
     fn tcctl_command_lines_keep_their_words() {
         assert_eq!(t(&["mount", "-k", "a,b", "v"]), ["mount", "-k", "a,b", "v"]);
         assert_eq!(t(&["list", "--json"]), ["list", "--json"]);
+        assert_eq!(
+            t(&["favorites", "add", "n", "v", "--auto-mount"]),
+            ["favorites", "add", "n", "v", "--auto-mount"]
+        );
         assert_eq!(
             t(&["mount", "--keyfiles=a,,b,c", "--protect-hidden=no", "v"]),
             ["mount", "--keyfile", "a,b", "--keyfile", "c", "v"]

@@ -158,7 +158,15 @@ fn volume_type_truecrypt_still_picks_the_format() {
 #[test]
 fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
     let d = Daemon::start();
-    let (v, mnt) = volume(&d, "outer.hc");
+    // The outer volume fully written (no --quick): a hidden volume needs
+    // that.
+    let (v, mnt) = (d.path("outer.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let (v, mnt) = (s(&v).to_owned(), s(&mnt).to_owned());
+    d.ok(
+        &["create", &v, "--size", "24M", "--stdin", "--pim", "1"],
+        PW,
+    );
     let out = d.ok(
         &[
             "-t",

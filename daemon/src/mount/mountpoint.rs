@@ -652,3 +652,40 @@ fn unmount_stale_unanswering(
     at.extend_from_slice(name.to_bytes());
     umount_at(&c_string(&at)?, true, &path.display().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fs_options_take_the_allow_list_only() {
+        let o = FsOptions::parse("uid=5, gid=6,umask=027,noatime,nodev,,noexec").expect("allowed");
+        assert_eq!(
+            o.ownership((1, 2)),
+            ["uid=5", "gid=6", "umask=027"].map(String::from)
+        );
+        assert!(o.noatime && o.noexec);
+        assert_eq!(
+            FsOptions::default().ownership((1, 2)),
+            ["uid=1", "gid=2"].map(String::from)
+        );
+        for bad in [
+            "suid",
+            "dev",
+            "uid=-1",
+            "umask=1000",
+            "context=x",
+            "uid=1,exec",
+        ] {
+            assert!(FsOptions::parse(bad).is_err(), "{bad}");
+        }
+        assert!(o.check_for("ext4").is_err());
+        assert!(o.check_for("vfat").is_ok());
+        assert!(
+            FsOptions::parse("noatime")
+                .expect("ok")
+                .check_for("ext4")
+                .is_ok()
+        );
+    }
+}
