@@ -163,7 +163,7 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
             words.drain(at..(at + n).min(words.len()));
         }
     }
-    out.extend(spellings(words, text)?);
+    out.extend(spellings(words, command.is_some())?);
     if command.is_some_and(|(_, sub)| sub == ["dismount"]) {
         dismount_all_without_target(&mut out);
     }
@@ -217,8 +217,8 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
 }
 
 /// The words after the command, VeraCrypt's spellings turned into
-/// tcctl's.
-fn spellings(words: Vec<String>, text: bool) -> Result<Vec<String>, Failure> {
+/// tcctl's; on a VeraCrypt line, `-k` takes VeraCrypt's list too.
+fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure> {
     let mut out = Vec::with_capacity(words.len());
     let mut it = words.into_iter().peekable();
     while let Some(w) = it.next() {
@@ -232,7 +232,7 @@ fn spellings(words: Vec<String>, text: bool) -> Result<Vec<String>, Failure> {
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
             "--keyfiles" => keyfiles("--keyfile", &value(&mut it), &mut out),
-            "-k" if text => keyfiles("--keyfile", &value(&mut it), &mut out),
+            "-k" if veracrypt => keyfiles("--keyfile", &value(&mut it), &mut out),
             "--new-keyfiles" => keyfiles("--new-keyfile", &value(&mut it), &mut out),
             "--protect-hidden" => {
                 let yes = match inline.as_deref() {

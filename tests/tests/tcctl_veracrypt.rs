@@ -453,16 +453,19 @@ fn auto_mount_devices_is_refused_by_name() {
 fn volume_properties_and_test_read_the_header_without_mounting() {
     let d = Daemon::start();
     let v = image(&d, "tc_5-sha512-xts-aes");
-    let info = d.ok(&["info", &v, "--stdin"], AAA);
+    let info = d.ok(&["info", &v, "--stdin", "--hash", "sha512"], AAA);
     assert!(info.contains("AES"), "{info}");
     for command in ["--volume-properties", "--test"] {
         assert_eq!(
-            d.ok(&["-t", command, &v, "--stdin"], AAA),
+            d.ok(&["-t", command, &v, "--stdin", "--hash", "sha512"], AAA),
             info,
             "{command}"
         );
     }
-    let (code, _) = d.fails(&["-t", "--test", &v, "--stdin"], "wrong\n");
+    let (code, _) = d.fails(
+        &["-t", "--test", &v, "--stdin", "--hash", "sha512"],
+        "wrong\n",
+    );
     assert_eq!(code, 2, "a wrong password");
     assert_eq!(
         d.list().as_array().map(Vec::len),
@@ -501,7 +504,17 @@ fn keyfiles_take_a_comma_separated_list() {
     let k2 = s(&tcrypt_images().join("keyfile2")).to_owned();
     let both = format!("{k1},{k2}");
     d.ok(
-        &["-t", "-k", &both, "--stdin", "--filesystem", "none", &v],
+        &[
+            "-t",
+            "-k",
+            &both,
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &v,
+        ],
         AAA,
     );
     d.ok(&["dismount", "--all"], "");
@@ -510,6 +523,8 @@ fn keyfiles_take_a_comma_separated_list() {
             "mount",
             &format!("--keyfiles={both}"),
             "--stdin",
+            "--hash",
+            "sha512",
             "--filesystem",
             "none",
             &v,
@@ -518,7 +533,17 @@ fn keyfiles_take_a_comma_separated_list() {
     );
     d.ok(&["dismount", "--all"], "");
     let (code, _) = d.fails(
-        &["-t", "-k", "", "--stdin", "--filesystem", "none", &v],
+        &[
+            "-t",
+            "-k",
+            "",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &v,
+        ],
         AAA,
     );
     assert_eq!(code, 2, "-k \"\": no keyfiles");
