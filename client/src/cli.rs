@@ -1,6 +1,7 @@
 //! The command line as clap reads it: every command, option and argument,
 //! and the manual page and completions made from them.
 
+use crate::bus::Failure;
 use crate::input;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -51,8 +52,9 @@ impl Cli {
 
 #[derive(Args, Clone, Default)]
 pub struct Secrets {
-    /// Read passwords from standard input, one line each, in the order asked.
-    #[arg(long)]
+    /// Read passwords from standard input, one line each, in the order
+    /// asked (VeraCrypt's --stdin).
+    #[arg(long, alias = "stdin")]
     pub password_stdin: bool,
     /// A keyfile (repeatable; a folder means the files in it; - reads one
     /// from standard input, and the password is then asked on the
@@ -72,12 +74,26 @@ pub struct Search {
     /// Only try this encryption, as TrueCrypt names it.
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
-    /// Only try this format.
-    #[arg(long = "volume-type", value_enum, ignore_case = true)]
+    /// Only try this format (--volume-type is its old name).
+    #[arg(long, alias = "volume-type", value_enum, ignore_case = true)]
     pub format: Option<Format>,
+    /// Only try TrueCrypt's format: --format truecrypt (VeraCrypt's -tc).
+    #[arg(long, conflicts_with = "format")]
+    pub truecrypt: bool,
     /// Use this cipher backend for every layer.
     #[arg(long)]
     pub backend: Option<String>,
+}
+
+impl Search {
+    /// The format asked for, by --format or --truecrypt.
+    pub fn format(&self) -> Option<Format> {
+        if self.truecrypt {
+            Some(Format::Truecrypt)
+        } else {
+            self.format
+        }
+    }
 }
 
 /// A hash (PRF) as users type it (any case; the aliases are the other
@@ -148,6 +164,37 @@ pub enum Format {
     Truecrypt,
 }
 
+/// `create --volume-type`, VeraCrypt's: a normal volume, or a hidden one
+/// inside an existing outer volume. The formats, its old values, still
+/// pick the format.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VolumeType {
+    Normal,
+    Hidden,
+    #[value(hide = true)]
+    Veracrypt,
+    #[value(hide = true)]
+    Truecrypt,
+}
+
+/// VeraCrypt's volume mount options (`-m`).
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MountOption {
+    /// Mount read-only (--readonly).
+    #[value(alias = "readonly")]
+    Ro,
+    /// Open the volume by its backup header only.
+    Headerbak,
+    /// Leave the host file's timestamps as writes set them (what tcd
+    /// always does).
+    #[value(alias = "timestamp")]
+    Ts,
+    /// Never use the kernel's crypto (tcd never does).
+    Nokernelcrypto,
+    /// Mount with system encryption (refused: not supported).
+    System,
+}
+
 /// What a mount goes as far as.
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MountFilesystem {
@@ -208,6 +255,7 @@ pub enum Command {
     /// Mount a volume (its filesystem, or only its block device).
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
+    #[command(alias = "unmount")]
     Dismount {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
@@ -217,8 +265,14 @@ pub enum Command {
         #[arg(long)]
         all: bool,
         /// Dismount even if files are open.
-        #[arg(long)]
+        #[arg(long, short = 'f')]
         force: bool,
+    },
+    /// Write a new keyfile of 64 random bytes (mode 0600; an existing
+    /// file is never replaced).
+    CreateKeyfile {
+        /// The keyfile to make.
+        path: PathBuf,
     },
     /// List mounted volumes.
     List {
@@ -313,6 +367,29 @@ pub struct MountArgs {
     /// Mount read-only: nothing is written to the volume.
     #[arg(long)]
     pub readonly: bool,
+    /// VeraCrypt's mount options, comma-separated: ro (--readonly),
+    /// headerbak (open by the backup header only), ts and nokernelcrypto
+    /// (tcd's only way), system (refused: not supported).
+    #[arg(
+        long,
+        short = 'm',
+        value_enum,
+        value_delimiter = ',',
+        value_name = "OPTIONS"
+    )]
+    pub mount_options: Vec<MountOption>,
+    /// Without a mount point: mount on /run/media/$USER/veracryptN
+    /// (refused while that slot is taken).
+    #[arg(long, value_name = "N", conflicts_with = "mount_point", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slot: Option<u32>,
+    /// Filesystem options, comma-separated, from an allow-list: uid=,
+    /// gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT,
+    /// NTFS), noatime, noexec. nosuid and nodev are always on.
+    #[arg(long, value_name = "OPTIONS")]
+    pub fs_options: Option<String>,
+    /// Open the mount point in the file manager (xdg-open) once mounted.
+    #[arg(long)]
+    pub explore: bool,
     /// Mount what is inside, or stop at the block device.
     #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
     pub filesystem: MountFilesystem,
@@ -386,9 +463,17 @@ pub struct CreateArgs {
     pub force: bool,
     #[command(flatten)]
     pub secrets: Secrets,
-    /// The volume's format.
-    #[arg(long = "volume-type", value_enum, ignore_case = true, default_value_t = Format::Veracrypt)]
-    pub format: Format,
+    /// The volume's format (default: veracrypt).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub format: Option<Format>,
+    /// The TrueCrypt format: --format truecrypt (VeraCrypt's -tc).
+    #[arg(long, conflicts_with = "format")]
+    pub truecrypt: bool,
+    /// VeraCrypt's: normal, or hidden (a hidden volume of --size inside the
+    /// existing outer volume, as --hidden-size). The old values veracrypt
+    /// and truecrypt pick the format.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub volume_type: Option<VolumeType>,
     /// The encryption, as TrueCrypt names it.
     #[arg(long, value_enum, ignore_case = true, default_value_t = Encryption::Aes)]
     pub encryption: Encryption,
@@ -397,7 +482,7 @@ pub struct CreateArgs {
     pub hash: Hash,
     /// The filesystem made inside (ext4 unless told; "none" leaves the
     /// volume empty).
-    #[arg(long, value_enum, default_value_t = NewFilesystem::Ext4)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = NewFilesystem::Ext4)]
     pub filesystem: NewFilesystem,
     /// Sector size (default: 512 in a file, the device's own otherwise).
     #[arg(long, default_value_t = 0)]
@@ -410,11 +495,78 @@ pub struct CreateArgs {
     pub hidden_size: Option<u64>,
     /// The outer volume's PIM (with --hidden-size; --pim is the new
     /// hidden volume's).
-    #[arg(long, default_value_t = 0, requires = "hidden_size")]
+    #[arg(long, default_value_t = 0)]
     pub outer_pim: u32,
     /// A keyfile of the outer volume (with --hidden-size; repeatable).
-    #[arg(long = "outer-keyfile", requires = "hidden_size")]
+    #[arg(long = "outer-keyfile")]
     pub outer_keyfiles: Vec<PathBuf>,
+}
+
+impl CreateArgs {
+    /// VeraCrypt's --volume-type and --truecrypt folded into --format and
+    /// --hidden-size.
+    pub fn resolve(mut self) -> Result<Self, Failure> {
+        let contradiction = |what: &str| Err(bad_line(format!("{what} contradict each other")));
+        let format = |f: Format| {
+            if f == Format::Truecrypt {
+                "truecrypt"
+            } else {
+                "veracrypt"
+            }
+        };
+        match self.volume_type {
+            Some(VolumeType::Hidden) => {
+                if self.hidden_size.is_some() {
+                    return contradiction(
+                        "--volume-type hidden (whose size is --size) and --hidden-size",
+                    );
+                }
+                let size = self.size.take().ok_or_else(|| {
+                    bad_line("--volume-type hidden needs --size: the hidden volume's size".into())
+                })?;
+                self.hidden_size = Some(size);
+                self.force = false;
+            }
+            Some(VolumeType::Normal) if self.hidden_size.is_some() => {
+                return contradiction("--volume-type normal and --hidden-size");
+            }
+            Some(t @ (VolumeType::Veracrypt | VolumeType::Truecrypt)) => {
+                let f = if t == VolumeType::Truecrypt {
+                    Format::Truecrypt
+                } else {
+                    Format::Veracrypt
+                };
+                if self.format.is_some_and(|g| g != f) || (self.truecrypt && f != Format::Truecrypt)
+                {
+                    return contradiction(&format!(
+                        "--volume-type {} and the format asked for",
+                        format(f)
+                    ));
+                }
+                self.format = Some(f);
+            }
+            _ => {}
+        }
+        if self.truecrypt {
+            self.format = Some(Format::Truecrypt);
+        }
+        if self.hidden_size.is_none() && (self.outer_pim != 0 || !self.outer_keyfiles.is_empty()) {
+            return Err(bad_line(
+                "--outer-pim and --outer-keyfile go with a hidden volume: --hidden-size, or \
+                 --volume-type hidden with --size"
+                    .into(),
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// A command line that contradicts itself (EX_USAGE, as clap's errors).
+fn bad_line(message: String) -> Failure {
+    Failure {
+        code: crate::bus::exit::USAGE,
+        message,
+    }
 }
 
 #[derive(Args)]
@@ -598,6 +750,6 @@ pub struct FavoriteMountArgs {
     #[arg(long)]
     pub remember: bool,
     /// Read passwords from standard input, one line each.
-    #[arg(long)]
+    #[arg(long, alias = "stdin")]
     pub password_stdin: bool,
 }

@@ -144,9 +144,14 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
     Ok(Some(tcd_proto::contract::Secret(bytes)))
 }
 
-/// A size in bytes, or with K, M, G, T (binary units).
+/// A size in bytes, or with K, M, G, T (binary units; VeraCrypt's KiB,
+/// MiB, GiB, TiB too).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
+    let s = s
+        .strip_suffix("iB")
+        .filter(|n| n.ends_with(['K', 'M', 'G', 'T']))
+        .unwrap_or(s);
     let (num, mult) = match s.chars().last() {
         Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
         Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),

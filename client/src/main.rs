@@ -14,6 +14,7 @@ mod notify;
 mod options;
 mod output;
 mod prompt;
+mod veracrypt;
 
 use bus::{Failure, Where};
 use clap::Parser;
@@ -26,7 +27,14 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);
     }
-    let cli = match Cli::try_parse() {
+    let args = match veracrypt::translate(args) {
+        Ok(a) => a,
+        Err(f) => {
+            eprintln!("tcctl: {}", f.message);
+            return ExitCode::from(f.code);
+        }
+    };
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -88,6 +96,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, json } => volumes::status(ctx, &target, json),
+        Command::CreateKeyfile { path } => volumes::create_keyfile(&path),
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),

@@ -122,6 +122,14 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     section(&mut page, "EXAMPLES", EXAMPLES, true);
     section(&mut page, "FILES", FILES, true);
     section(&mut page, "ENVIRONMENT", ENVIRONMENT, true);
+    page.extend_from_slice(
+        b".SH \"VERACRYPT SPELLINGS\"\nVeraCrypt's text-mode command line \\(em \
+          veracrypt \\-\\-text with its commands as options \\(em is read as the \
+          tcctl command it means:\n",
+    );
+    for (spelling, meaning) in crate::veracrypt::SPELLINGS {
+        page.extend_from_slice(format!(".TP\n{spelling}\n{meaning}\n").as_bytes());
+    }
     man.render_version_section(&mut page)?;
     Ok(page)
 }

@@ -1,8 +1,10 @@
 //! The option dictionaries (`a{sv}`) of the daemon's methods, built from
 //! the command line.
 
+use crate::bus::{Failure, exit};
 use crate::cli::{
-    AutoDismount, CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, Search, wire_name,
+    AutoDismount, CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search,
+    wire_name,
 };
 use crate::input::absolute;
 use std::collections::HashMap;
@@ -32,7 +34,7 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
     SearchOptions {
         hash: s.hash.map(wire_name),
         encryption: s.encryption.map(wire_name),
-        format: s.format.map(volume_format),
+        format: s.format().map(volume_format),
         backend: s.backend.clone(),
         pim: nonzero(pim),
         detached_header: None,
@@ -55,11 +57,33 @@ fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
     ]
 }
 
+/// Whether the mount is read-only: --readonly, or `-m ro`.
+pub fn read_only(a: &MountArgs) -> bool {
+    a.readonly || a.mount_options.contains(&MountOption::Ro)
+}
+
+/// Refuses, before any password is asked, what tcd does not do.
+pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
+    if a.mount_options.contains(&MountOption::System) {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "--mount-options system: system encryption (an encrypted boot \
+                      partition) is not supported; mount the volume as an ordinary one"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// `Mount`'s options, less the hidden volume's password.
 pub fn mount(a: &MountArgs) -> MountOptions {
     let d = &a.auto_dismount;
+    let headerbak = a.mount_options.contains(&MountOption::Headerbak);
     MountOptions {
-        readonly: Some(a.readonly),
+        readonly: Some(read_only(a)),
+        backup_header: headerbak.then_some(true),
+        slot: a.slot,
+        fs_options: a.fs_options.clone(),
         filesystem: Some(if wire_name(a.filesystem) == "none" {
             MountFilesystem::None
         } else {
@@ -88,7 +112,7 @@ pub fn protect_hidden(o: &mut MountOptions, password: &[u8]) {
 pub fn create(a: &CreateArgs) -> CreateOptions {
     let fs = wire_name(a.filesystem);
     CreateOptions {
-        format: Some(volume_format(a.format)),
+        format: Some(volume_format(a.format.unwrap_or(Format::Veracrypt))),
         encryption: Some(wire_name(a.encryption)),
         hash: Some(wire_name(a.hash)),
         filesystem: NewFilesystem::ALL.into_iter().find(|f| f.key() == fs),

@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::mount::fswatch::{self, FsWatch};
 use crate::mount::holders::{self, Holder};
+pub use crate::mount::mountpoint::FsOptions;
 use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::overlay::{self, Overlay};
 use crate::mount::{self, BlockExport, FuseLoop};
@@ -44,8 +45,13 @@ pub struct MountRequest<'a> {
     pub search: SearchOptions,
     pub read_only: bool,
     pub filesystem: Filesystem,
-    /// Where to mount; `None`: `/run/media/<user>/tcd<N>`.
+    /// Where to mount; `None`: `/run/media/<user>/tcd<N>`, or with a
+    /// slot `/run/media/<user>/veracrypt<slot>`.
     pub mount_point: Option<PathBuf>,
+    /// VeraCrypt's slot: a numbered default mount point.
+    pub slot: Option<u32>,
+    /// The caller's filesystem options (checked against the allow-list).
+    pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
     /// The caller, who owns FAT files and the default mount point.
@@ -319,6 +325,9 @@ impl MountTable {
             return Err(Error::AlreadyMounted(host_name));
         }
         // Check the mount point before the (slow) password search.
+        if let Some(slot) = req.slot {
+            self.check_slot(req.owner.0, slot)?;
+        }
         let given = match &req.mount_point {
             Some(p) if req.filesystem == Filesystem::Auto => {
                 let t = mountpoint::check(p, req.allow_non_empty)?;
@@ -416,7 +425,7 @@ impl MountTable {
                 let target = match given {
                     Some(t) => t,
                     None => {
-                        let p = default_mount_point(req.owner, id)?;
+                        let p = default_mount_point(req.owner, &default_name(req.slot, id))?;
                         parts.made_mount_point = true;
                         mountpoint::check(&p, false)?
                     }
@@ -426,6 +435,7 @@ impl MountTable {
                     read_only: volume.is_read_only(),
                     owner: Some(req.owner),
                     discard: req.discard,
+                    fs: req.fs_options,
                 };
                 if mount::userfs::needed(&found) {
                     let staging = self.runtime.join("fs").join(id.to_string());
@@ -457,7 +467,8 @@ impl MountTable {
             if let Err(e) = result {
                 let _ = export.close();
                 if parts.made_mount_point {
-                    let _ = std::fs::remove_dir(default_mount_point_path(req.owner.0, id));
+                    let name = default_name(req.slot, id);
+                    let _ = std::fs::remove_dir(default_mount_point_path(req.owner.0, &name));
                 }
                 return Err(e);
             }
@@ -772,6 +783,22 @@ impl MountTable {
     }
 
     /// Whether `host` (an open file) is mounted.
+    /// Refuses a slot whose mount point a volume is mounted on.
+    fn check_slot(&self, uid: u32, slot: u32) -> Result<()> {
+        let p = default_mount_point_path(uid, &default_name(Some(slot), 0));
+        let taken = self
+            .lock()
+            .values()
+            .any(|e| e.view.mount_point.as_deref() == Some(p.as_path()));
+        if taken {
+            return Err(Error::MountPoint {
+                path: p.display().to_string(),
+                problem: format!("slot {slot} is taken: another volume is mounted there"),
+            });
+        }
+        Ok(())
+    }
+
     pub fn is_mounted(&self, host: &File) -> bool {
         host.metadata()
             .map(|m| (m.dev(), m.ino()))
@@ -825,11 +852,20 @@ impl MountTable {
     }
 }
 
-/// `/run/media/<user>/tcd<id>`, as udisks names mount points (the uid
+/// The default mount point's name: `veracrypt<slot>` for a slot asked
+/// for (VeraCrypt's numbering), else `tcd<id>`.
+fn default_name(slot: Option<u32>, id: u32) -> String {
+    match slot {
+        Some(s) => format!("veracrypt{s}"),
+        None => format!("tcd{id}"),
+    }
+}
+
+/// `/run/media/<user>/<name>`, as udisks places mount points (the uid
 /// for a user without a name).
-fn default_mount_point_path(uid: u32, id: u32) -> PathBuf {
+fn default_mount_point_path(uid: u32, name: &str) -> PathBuf {
     let user = user_name(uid).unwrap_or_else(|| uid.to_string());
-    PathBuf::from(format!("/run/media/{user}/tcd{id}"))
+    PathBuf::from(format!("/run/media/{user}/{name}"))
 }
 
 /// The login name of `uid`, from the password database; only names safe
@@ -864,9 +900,9 @@ fn zeroed_passwd() -> libc::passwd {
     unsafe { std::mem::zeroed() }
 }
 
-/// Makes `/run/media/<user>/tcd<id>`, owned by the user.
-fn default_mount_point(owner: (u32, u32), id: u32) -> Result<PathBuf> {
-    let p = default_mount_point_path(owner.0, id);
+/// Makes `/run/media/<user>/<name>`, owned by the user.
+fn default_mount_point(owner: (u32, u32), name: &str) -> Result<PathBuf> {
+    let p = default_mount_point_path(owner.0, name);
     let io = |e| Error::Io {
         what: format!("cannot make the mount point {}", p.display()),
         source: e,

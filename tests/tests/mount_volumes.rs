@@ -155,6 +155,7 @@ fn an_ext4_volume_keeps_its_files_across_mounts() {
         read_only: false,
         owner: None,
         discard: false,
+        fs: Default::default(),
     };
     mountpoint::mount(export.device(), &target, &mo).expect("mount ext4");
     let mut sums: Vec<(PathBuf, Vec<u8>)> = Vec::new();

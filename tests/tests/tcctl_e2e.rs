@@ -665,6 +665,9 @@ fn a_keyfile_from_standard_input_with_the_password_typed_on_the_terminal() {
         let input = std::fs::File::open(keyfile).expect("keyfile");
         let mut t = Pty::spawn(c, Some(Stdio::from(input)));
         t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
+        // The prompt is written before echo goes off: type as a person
+        // would, a moment after it shows.
+        std::thread::sleep(Duration::from_millis(300));
         t.type_line("typed words");
         t.finish(Duration::from_secs(120))
     };

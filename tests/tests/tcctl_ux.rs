@@ -529,6 +529,7 @@ fn every_option_and_argument_of_every_command_is_described() {
         &["backup-header"],
         &["restore-header"],
         &["wipe-cache"],
+        &["create-keyfile"],
         &["favorites", "add"],
         &["favorites", "remove"],
         &["favorites", "list"],

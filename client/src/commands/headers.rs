@@ -5,9 +5,9 @@ use super::Context;
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
-use tcd_proto::contract::SearchOptions;
 use crate::{host, options, output};
 use std::fs::{File, OpenOptions};
+use tcd_proto::contract::SearchOptions;
 use zeroize::Zeroizing;
 
 /// `tcctl info`.

@@ -18,7 +18,8 @@ pub fn mount(ctx: Context<'_>, a: MountArgs) -> Result<(), Failure> {
 
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), Failure> {
-    let host = host::open(&a.volume, !a.readonly)?;
+    options::refuse_unsupported(a)?;
+    let host = host::open(&a.volume, !options::read_only(a))?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
@@ -36,7 +37,29 @@ fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), F
     }
     let c = Client::connect(ctx.at)?;
     let path = c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)?;
-    report_mounted(&c, &path, &a.volume.display().to_string())
+    let reported = report_mounted(&c, &path, &a.volume.display().to_string())?;
+    if a.explore {
+        explore(&c, &path);
+    }
+    Ok(reported)
+}
+
+/// `--explore`: the mount point opened in the file manager, by xdg-open.
+/// The volume is mounted whatever happens here.
+fn explore(c: &Client, path: &OwnedObjectPath) {
+    let rows = c.list().unwrap_or_default();
+    let Some(r) = rows.into_iter().find(|r| &r.object == path) else {
+        return;
+    };
+    let Some(at) = r.mount_point() else {
+        eprintln!("tcctl: --explore: no filesystem is mounted to open");
+        return;
+    };
+    match std::process::Command::new("xdg-open").arg(at).status() {
+        Ok(s) if s.success() => {}
+        Ok(s) => eprintln!("tcctl: xdg-open {at}: {s}"),
+        Err(e) => eprintln!("tcctl: cannot run xdg-open: {e}"),
+    }
 }
 
 /// Says where the volume at `path` went, and returns the notification's
@@ -166,8 +189,39 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `tcctl create-keyfile`: 64 random bytes, as VeraCrypt's keyfiles, in a
+/// new file only the user may read.
+pub fn create_keyfile(path: &Path) -> Result<(), Failure> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let mut bytes = zeroize::Zeroizing::new([0u8; 64]);
+    File::open("/dev/urandom")
+        .and_then(|mut r| r.read_exact(&mut bytes[..]))
+        .map_err(|e| Failure::usage(format!("cannot read random bytes: {e}")))?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Failure {
+                code: exit::USAGE,
+                message: format!("{shown} exists: a keyfile is never replaced"),
+            },
+            _ => Failure::usage(format!("{shown}: {e}")),
+        })?;
+    if let Err(e) = f.write_all(&bytes[..]).and_then(|()| f.sync_all()) {
+        let _ = std::fs::remove_file(path);
+        return Err(Failure::usage(format!("{shown}: {e}")));
+    }
+    println!("keyfile {shown} created");
+    Ok(())
+}
+
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
+    let a = a.resolve()?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let host = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the

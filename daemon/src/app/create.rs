@@ -175,6 +175,8 @@ impl App {
             read_only: false,
             filesystem: Filesystem::None,
             mount_point: None,
+            slot: None,
+            fs_options: Default::default(),
             allow_non_empty: false,
             discard: false,
             owner: (caller.uid, caller.gid),

@@ -13,7 +13,7 @@ use crate::engine::trials::{SearchBounds, SearchSlot};
 use crate::error::{Error, Result};
 use crate::favorites::{Favorite, Owner};
 use crate::mounts::AutoDismount;
-use crate::mounts::{Filesystem, MountRequest, Mounted};
+use crate::mounts::{Filesystem, FsOptions, MountRequest, Mounted};
 use crate::volume::kdf::{Format, Prf};
 use crate::volume::unlock::{self, Credentials};
 use std::fs::File;
@@ -38,6 +38,8 @@ pub struct Settings {
     pub read_only: bool,
     pub filesystem: Filesystem,
     pub mount_point: Option<PathBuf>,
+    pub slot: Option<u32>,
+    pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
     pub auto_dismount: AutoDismount,
@@ -85,9 +87,18 @@ impl MountCall {
         if let Some(k) = &o.protect_hidden_keyfiles {
             bounded_keyfiles("option protect_hidden_keyfiles", k)?;
         }
+        if o.slot.is_some_and(|s| !(1..=64).contains(&s)) {
+            return Err(Error::InvalidArgument("option slot: 1 to 64".into()));
+        }
+        if o.slot.is_some() && o.mount_point.as_ref().is_some_and(|p| !p.is_empty()) {
+            return Err(Error::InvalidArgument(
+                "option slot: only without a mount point".into(),
+            ));
+        }
         for (what, v) in [
             ("option mount_point", &o.mount_point),
             ("option favorite", &o.favorite),
+            ("option fs_options", &o.fs_options),
         ] {
             if let Some(v) = v {
                 bounded(what, v)?;
@@ -155,7 +166,15 @@ impl App {
         call.check()?;
         let o = &call.options;
         let mut search = self.search_of(&o.search())?;
-        let mut settings = settings_of(o);
+        search.backup_only = flag(o.backup_header);
+        if search.backup_only && search.detached.is_some() {
+            return Err(Error::InvalidArgument(
+                "options backup_header and detached_header: a header file has no backup headers"
+                    .into(),
+            ));
+        }
+        let mut settings = settings_of(o)?;
+        check_owners(caller, &settings.fs_options)?;
         let (mut cache, mut use_cache) = (flag(o.cache), flag(o.use_cache));
         let favorite = match o.favorite.as_deref().filter(|n| !n.is_empty()) {
             None => None,
@@ -308,6 +327,8 @@ impl App {
                     read_only: s.read_only,
                     filesystem: s.filesystem,
                     mount_point: s.mount_point.clone(),
+                    slot: s.slot,
+                    fs_options: s.fs_options,
                     allow_non_empty: s.allow_non_empty,
                     discard: s.discard,
                     owner: (plan.owner.uid, plan.owner.gid),
@@ -361,6 +382,8 @@ impl App {
                 read_only: fav.readonly,
                 filesystem: filesystem_of(fav),
                 mount_point: fav.mount_point.as_ref().map(PathBuf::from),
+                slot: None,
+                fs_options: FsOptions::default(),
                 allow_non_empty: false,
                 discard: fav.discard,
                 auto_dismount: fav.auto_dismount(),
@@ -377,8 +400,20 @@ fn flag(b: Option<bool>) -> bool {
     b.unwrap_or(false)
 }
 
-fn settings_of(o: &MountOptions) -> Settings {
-    Settings {
+/// A user may give files only to themself; root to anyone.
+fn check_owners(caller: &Caller, fs: &FsOptions) -> Result<()> {
+    let foreign =
+        fs.uid.is_some_and(|u| u != caller.uid) || fs.gid.is_some_and(|g| g != caller.gid);
+    if foreign && !caller.is_root() {
+        return Err(Error::PermissionDenied(
+            "fs options: uid= and gid= may only name your own user and group".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn settings_of(o: &MountOptions) -> Result<Settings> {
+    Ok(Settings {
         read_only: flag(o.readonly),
         filesystem: match o.filesystem.unwrap_or_default() {
             MountFilesystem::Auto => Filesystem::Auto,
@@ -389,6 +424,8 @@ fn settings_of(o: &MountOptions) -> Settings {
             .clone()
             .filter(|s| !s.is_empty())
             .map(PathBuf::from),
+        slot: o.slot,
+        fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))?,
         allow_non_empty: flag(o.allow_non_empty),
         discard: flag(o.discard),
         auto_dismount: AutoDismount {
@@ -397,7 +434,7 @@ fn settings_of(o: &MountOptions) -> Settings {
             idle_seconds: o.dismount_idle_seconds.unwrap_or(0),
             force: flag(o.force_dismount),
         },
-    }
+    })
 }
 
 /// The filesystem choice a favorite makes.

@@ -59,6 +59,7 @@ pub fn mount(
 ) -> Result<(UserFs, MountedFs)> {
     let tool = driver(&options.fs_type)
         .ok_or_else(|| Error::InvalidArgument(format!("no driver for {}", options.fs_type)))?;
+    options.fs.check_for(&options.fs_type)?;
     let io = |what: String| move |source| Error::Io { what, source };
     std::fs::create_dir_all(staging).map_err(io(format!("cannot make {}", staging.display())))?;
     let mut opts = vec![
@@ -75,8 +76,19 @@ pub fn mount(
         ("fusefat", false) => "rw+".to_owned(),
         (_, false) => "rw".to_owned(),
     });
-    if let Some((uid, gid)) = options.owner {
-        opts.push(format!("uid={uid},gid={gid},umask=077"));
+    if let Some(owner) = options.owner {
+        opts.extend(options.fs.ownership(owner));
+        if options.fs.umask.is_none() && options.fs.fmask.is_none() && options.fs.dmask.is_none() {
+            opts.push("umask=077".to_owned());
+        }
+    }
+    for (on, word) in [
+        (options.fs.noatime, "noatime"),
+        (options.fs.noexec, "noexec"),
+    ] {
+        if on {
+            opts.push(word.to_owned());
+        }
     }
     let opts = opts.join(",");
     let args: Vec<&std::ffi::OsStr> = match tool {

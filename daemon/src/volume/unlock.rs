@@ -67,6 +67,8 @@ pub struct SearchOptions {
     pub limits: KdfLimits,
     /// Try the embedded backup headers when the primary ones fail.
     pub try_backup: bool,
+    /// Try the embedded backup headers only (VeraCrypt's `headerbak`).
+    pub backup_only: bool,
     /// Whose search this is (a uid), for the fair share of the cores.
     pub caller: u32,
     /// The headers come from a header file, not from the host.
@@ -208,10 +210,12 @@ fn unlock_phases(
             engine.pick(cipher, opts.backend.as_deref())?;
         }
     }
-    let phases: &[&[Location]] = if opts.try_backup && opts.detached.is_none() {
-        &[primary, backup]
-    } else {
-        &[primary]
+    // A header file holds no backups: its primary slots are all there is.
+    let backups = opts.try_backup && opts.detached.is_none();
+    let phases: &[&[Location]] = match (opts.backup_only, backups) {
+        (true, _) => &[backup],
+        (false, true) => &[primary, backup],
+        (false, false) => &[primary],
     };
     let mut untried = Vec::new();
     if let Some(mut found) = search(engine, host, size, creds, phases, opts, stop, &mut untried)? {

@@ -135,6 +135,15 @@ pub struct MountOptions {
     pub favorite: Option<String>,
     /// With `favorite`: the system's favorite of that name.
     pub favorite_system: Option<bool>,
+    /// Open the volume by its backup header only (VeraCrypt's `headerbak`).
+    pub backup_header: Option<bool>,
+    /// Without `mount_point`: mount on `/run/media/<user>/veracrypt<slot>`
+    /// (1 to 64), refused while another volume is mounted there.
+    pub slot: Option<u32>,
+    /// Filesystem options, comma-separated, from an allow-list: `uid=`,
+    /// `gid=` (a user's own only), `umask=`, `fmask=`, `dmask=` (FAT,
+    /// exFAT, NTFS), `noatime`, `noexec`.
+    pub fs_options: Option<String>,
 }
 
 impl MountOptions {

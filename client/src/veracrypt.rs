@@ -1,0 +1,353 @@
+//! VeraCrypt's text-mode command line (`veracrypt -t ...`) read as tcctl's:
+//! its commands (`-d`, `-l`, `-c`, `--create-keyfile`, ...) become tcctl's
+//! subcommands, and its spellings that tcctl's own parser cannot take
+//! (`-tc`, comma-separated keyfiles, `--protect-hidden=yes|no`) become
+//! tcctl's options, so a VeraCrypt user's scripts carry over. Spellings
+//! clap can take are aliases in `cli.rs`.
+
+use crate::bus::{Failure, exit};
+use std::ffi::OsString;
+
+/// VeraCrypt's spellings and what tcctl does with them, for the manual
+/// page (docs/VERACRYPT.md has the same rows).
+pub const SPELLINGS: &[(&str, &str)] = &[
+    (
+        "-t, --text",
+        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts",
+    ),
+    ("VOLUME [MOUNT_DIRECTORY], --mount", "mount"),
+    ("-c, --create", "create"),
+    (
+        "--volume-type normal|hidden",
+        "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size)",
+    ),
+    (
+        "--volume-type veracrypt|truecrypt",
+        "the format: --format (the old spelling)",
+    ),
+    ("-tc, --truecrypt", "--format truecrypt"),
+    (
+        "--encryption, --hash, --filesystem, --size, --pim, --quick",
+        "the same options; VeraCrypt's value names in any case, sizes with K, KiB, M, MiB, G, GiB, T, TiB",
+    ),
+    ("-m ro, -m readonly", "--readonly"),
+    ("-m headerbak", "open the volume by its backup header only"),
+    (
+        "-m ts, -m timestamp, -m nokernelcrypto",
+        "accepted: tcd never restores the host file's timestamps and never uses the kernel's crypto",
+    ),
+    ("-m system", "refused: system encryption is not supported"),
+    (
+        "--slot N",
+        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there",
+    ),
+    (
+        "--fs-options OPTIONS",
+        "mount --fs-options: only uid=, gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT, NTFS), noatime, noexec",
+    ),
+    ("--non-interactive", "--non-interactive"),
+    ("--stdin", "--password-stdin"),
+    (
+        "-p, --password, --new-password, --protection-password, --token-pin",
+        "refused: no password on the command line",
+    ),
+    (
+        "-k A,B, --keyfiles A,B, --new-keyfiles A,B",
+        "--keyfile A --keyfile B (,, is a comma in a name; -k \"\" none)",
+    ),
+    ("--protect-hidden yes|no", "--protect-hidden, or nothing"),
+    (
+        "--create-keyfile FILE",
+        "create-keyfile FILE: 64 random bytes, mode 0600, never over a file",
+    ),
+    ("--auto-mount favorites", "favorites mount --auto"),
+    (
+        "--auto-mount devices",
+        "refused: no password is tried on every device",
+    ),
+    (
+        "--volume-properties VOLUME, --test VOLUME",
+        "info VOLUME: the header, read with the password, nothing mounted",
+    ),
+    ("--explore", "mount --explore: xdg-open on the mount point"),
+    (
+        "-d, -u, --dismount, --unmount [VOLUME]",
+        "dismount VOLUME, or without one dismount --all; -f is --force",
+    ),
+    ("-l, --list", "list"),
+    ("-C, --change", "change-password"),
+    (
+        "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
+        "backup-header, restore-header",
+    ),
+];
+
+/// A VeraCrypt command option and the tcctl subcommand it becomes.
+const COMMANDS: &[(&[&str], &[&str])] = &[
+    (&["-c", "--create"], &["create"]),
+    (&["-C", "--change"], &["change-password"]),
+    (&["-d", "-u", "--dismount", "--unmount"], &["dismount"]),
+    (&["-l", "--list"], &["list"]),
+    (&["--mount"], &["mount"]),
+    (&["--create-keyfile"], &["create-keyfile"]),
+    (&["--backup-headers"], &["backup-header"]),
+    (&["--restore-headers"], &["restore-header"]),
+    (&["--volume-properties", "--test"], &["info"]),
+];
+
+/// tcctl's own subcommands: a command line naming one first is tcctl's.
+const SUBCOMMANDS: &[&str] = &[
+    "mount",
+    "dismount",
+    "unmount",
+    "list",
+    "info",
+    "create",
+    "change-password",
+    "backup-header",
+    "restore-header",
+    "wipe-cache",
+    "favorites",
+    "watch",
+    "backends",
+    "policy",
+    "benchmark",
+    "create-keyfile",
+    "help",
+];
+
+/// Options that put a secret on the command line, where every local user
+/// can read it in the process list.
+const ON_THE_COMMAND_LINE: &[&str] = &[
+    "-p",
+    "--password",
+    "--new-password",
+    "--protection-password",
+    "--token-pin",
+];
+
+fn usage(message: String) -> Failure {
+    Failure {
+        code: exit::USAGE,
+        message,
+    }
+}
+
+/// `args` (the program's name first) as tcctl's parser takes them.
+pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
+    let mut words: Vec<String> = Vec::with_capacity(args.len());
+    for a in &args {
+        match a.to_str() {
+            Some(s) => words.push(s.to_owned()),
+            // Not UTF-8: a path; nothing to translate, clap reads it.
+            None => return Ok(args),
+        }
+    }
+    let program = words.remove(0);
+    // VeraCrypt wants -t first; here it may follow the global options.
+    let text_at = words
+        .iter()
+        .take_while(|w| !SUBCOMMANDS.contains(&w.as_str()))
+        .position(|w| w == "-t" || w == "--text");
+    let text = text_at.is_some();
+    if let Some(at) = text_at {
+        words.remove(at);
+    }
+    let command = command_of(&words, text)?;
+    let mut out = vec![program];
+    if let Some((at, sub)) = command {
+        out.extend(sub.iter().map(|s| (*s).to_owned()));
+        if let Some(at) = at {
+            // `--auto-mount favorites`: the option and its value.
+            let n = if words[at] == "--auto-mount" { 2 } else { 1 };
+            words.drain(at..(at + n).min(words.len()));
+        }
+    }
+    out.extend(spellings(words, command.is_some())?);
+    if command.is_some_and(|(_, sub)| sub == ["dismount"]) {
+        dismount_all_without_target(&mut out);
+    }
+    Ok(out.into_iter().map(OsString::from).collect())
+}
+
+/// A VeraCrypt command: its place among the words (none when implied)
+/// and the tcctl subcommand.
+type VcCommand = (Option<usize>, &'static [&'static str]);
+
+/// The VeraCrypt command given (its place, the subcommand), or with `-t`
+/// and none, a mount; `None` for tcctl's own command lines.
+fn command_of(words: &[String], text: bool) -> Result<Option<VcCommand>, Failure> {
+    for (i, w) in words.iter().enumerate() {
+        if SUBCOMMANDS.contains(&w.as_str()) {
+            return Ok(None);
+        }
+        let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+        if name == "--auto-mount" {
+            return auto_mount(words, i).map(|sub| Some((Some(i), sub)));
+        }
+        if let Some((_, sub)) = COMMANDS.iter().find(|(names, _)| names.contains(&name)) {
+            return Ok(Some((Some(i), sub)));
+        }
+    }
+    let asks_help = words
+        .iter()
+        .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"));
+    Ok((text && !asks_help).then_some((None, &["mount"][..])))
+}
+
+/// `--auto-mount favorites` is `favorites mount --auto`; trying a password
+/// on every device is not done.
+fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Failure> {
+    let value = match words[at].split_once('=') {
+        Some((_, v)) => v.to_owned(),
+        None => words.get(at + 1).cloned().unwrap_or_default(),
+    };
+    match value.as_str() {
+        "favorites" => Ok(&["favorites", "mount", "--auto"]),
+        "devices" | "devices,favorites" | "favorites,devices" => Err(usage(
+            "--auto-mount devices is not supported: tcd does not try a password on every \
+             device; mount a device by name (tcctl mount /dev/sdX), or make it a favorite \
+             with --auto-mount"
+                .into(),
+        )),
+        _ => Err(usage(format!(
+            "--auto-mount takes devices or favorites, not \"{value}\""
+        ))),
+    }
+}
+
+/// The words after the command, VeraCrypt's spellings turned into
+/// tcctl's; on a VeraCrypt line, `-k` takes VeraCrypt's list too.
+fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut it = words.into_iter().peekable();
+    while let Some(w) = it.next() {
+        let (name, inline) = match w.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
+            _ => (w.clone(), None),
+        };
+        let value = |it: &mut std::iter::Peekable<std::vec::IntoIter<String>>| {
+            inline.clone().or_else(|| it.next()).unwrap_or_default()
+        };
+        match name.as_str() {
+            "-tc" => out.push("--truecrypt".into()),
+            "--keyfiles" => keyfiles("--keyfile", &value(&mut it), &mut out),
+            "-k" if veracrypt => keyfiles("--keyfile", &value(&mut it), &mut out),
+            "--new-keyfiles" => keyfiles("--new-keyfile", &value(&mut it), &mut out),
+            "--protect-hidden" => {
+                let yes = match inline.as_deref() {
+                    Some(v) => v == "yes",
+                    None => match it.peek().map(String::as_str) {
+                        Some(v @ ("yes" | "no")) => {
+                            let yes = v == "yes";
+                            it.next();
+                            yes
+                        }
+                        _ => true,
+                    },
+                };
+                if yes {
+                    out.push("--protect-hidden".into());
+                }
+            }
+            n if ON_THE_COMMAND_LINE.contains(&n) => {
+                return Err(usage(format!(
+                    "{n}: tcctl takes no password on the command line (every user can read \
+                     it in the process list): give it on standard input with --stdin"
+                )));
+            }
+            _ => out.push(w),
+        }
+    }
+    Ok(out)
+}
+
+/// VeraCrypt's keyfile list: comma-separated, `,,` a comma in a name, an
+/// empty list none at all.
+fn keyfiles(option: &str, list: &str, out: &mut Vec<String>) {
+    let mut name = String::new();
+    let mut chars = list.chars().peekable();
+    let mut names = Vec::new();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            (',', Some(',')) => {
+                chars.next();
+                name.push(',');
+            }
+            (',', _) => names.push(std::mem::take(&mut name)),
+            _ => name.push(c),
+        }
+    }
+    names.push(name);
+    for n in names.into_iter().filter(|n| !n.is_empty()) {
+        out.push(option.to_owned());
+        out.push(n);
+    }
+}
+
+/// VeraCrypt's `-d` without a volume dismounts every one.
+fn dismount_all_without_target(out: &mut Vec<String>) {
+    // The words after the subcommand, less --socket's value.
+    let mut named = false;
+    let mut words = out[2..].iter();
+    while let Some(w) = words.next() {
+        if w == "--socket" {
+            words.next();
+        } else if !w.starts_with('-') {
+            named = true;
+        }
+    }
+    if !named && !out.iter().any(|w| w == "--all") {
+        out.push("--all".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(args: &[&str]) -> Vec<String> {
+        let mut v = vec![OsString::from("tcctl")];
+        v.extend(args.iter().map(OsString::from));
+        translate(v)
+            .expect("translates")
+            .into_iter()
+            .skip(1)
+            .map(|s| s.into_string().expect("utf-8"))
+            .collect()
+    }
+
+    #[test]
+    fn veracrypt_commands_become_subcommands() {
+        assert_eq!(t(&["-t", "-d"]), ["dismount", "--all"]);
+        assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
+        assert_eq!(t(&["-t", "-l"]), ["list"]);
+        assert_eq!(
+            t(&["-t", "--auto-mount", "favorites"]),
+            ["favorites", "mount", "--auto"]
+        );
+        assert_eq!(
+            t(&["-t", "-tc", "--stdin", "v.tc", "/mnt"]),
+            ["mount", "--truecrypt", "--stdin", "v.tc", "/mnt"]
+        );
+        assert_eq!(t(&["--test", "v"]), ["info", "v"]);
+    }
+
+    #[test]
+    fn tcctl_command_lines_keep_their_words() {
+        assert_eq!(t(&["mount", "-k", "a,b", "v"]), ["mount", "-k", "a,b", "v"]);
+        assert_eq!(t(&["list", "--json"]), ["list", "--json"]);
+        assert_eq!(
+            t(&["favorites", "add", "n", "v", "--auto-mount"]),
+            ["favorites", "add", "n", "v", "--auto-mount"]
+        );
+        assert_eq!(
+            t(&["mount", "--keyfiles=a,,b,c", "--protect-hidden=no", "v"]),
+            ["mount", "--keyfile", "a,b", "--keyfile", "c", "v"]
+        );
+        assert_eq!(
+            t(&["mount", "--protect-hidden", "yes", "v"]),
+            ["mount", "--protect-hidden", "v"]
+        );
+    }
+}

@@ -1,0 +1,748 @@
+//! VeraCrypt's text-mode spellings, run through the real `tcctl` against a
+//! daemon of the test's own: one test per row of the table in
+//! docs/VERACRYPT.md, each checking what the spelling does.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use tcd_tests::daemon::{Daemon, run_with_input};
+use tcd_tests::system::{OPEN_FAST, System};
+use tcd_tests::{build_dir, require_tool, s, tcrypt_images};
+
+/// The real images' password, and their hidden volumes'.
+const AAA: &str = "aaaaaaaaaaaa\n";
+const BBB: &str = "bbbbbbbbbbbb\n";
+const PW: &str = "correct horse\n";
+const USAGE: i32 = 64;
+
+/// A copy of a real image in the daemon's folder.
+fn image(d: &Daemon, name: &str) -> String {
+    let p = d.path(name);
+    std::fs::copy(tcrypt_images().join(name), &p).expect("copy the image");
+    s(&p).to_owned()
+}
+
+/// A new 24 MiB ext4 volume (PIM 1: a fast key derivation) and an empty
+/// folder to mount it on.
+fn volume(d: &Daemon, name: &str) -> (String, String) {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let v = d.path(name);
+    let mnt = d.path(&format!("{name}.mnt"));
+    std::fs::create_dir(&mnt).expect("mkdir");
+    d.ok(
+        &[
+            "create",
+            s(&v),
+            "--size",
+            "24M",
+            "--stdin",
+            "--pim",
+            "1",
+            "--quick",
+        ],
+        PW,
+    );
+    (s(&v).to_owned(), s(&mnt).to_owned())
+}
+
+fn row(d: &Daemon) -> serde_json::Value {
+    let list = d.list();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    list[0].clone()
+}
+
+#[test]
+fn text_mode_mounts_a_volume_named_alone() {
+    let d = Daemon::start();
+    let (v, mnt) = volume(&d, "a.hc");
+    let out = d.ok(
+        &["-t", "--non-interactive", "--stdin", "--pim", "1", &v, &mnt],
+        PW,
+    );
+    assert!(out.starts_with(&format!("{v} mounted on {mnt} (")), "{out}");
+    assert_eq!(row(&d)["mount_point"], mnt.as_str());
+    d.ok(&["dismount", "--all"], "");
+    let out = d.ok(
+        &["--text", "--mount", &v, &mnt, "--stdin", "--pim", "1"],
+        PW,
+    );
+    assert!(out.starts_with(&format!("{v} mounted on {mnt} (")), "{out}");
+}
+
+#[test]
+fn non_interactive_without_stdin_fails_at_once() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    let (code, msg) = d.fails(&["-t", "--non-interactive", &v], "");
+    assert_eq!(code, 64, "{msg}");
+    assert!(msg.contains("--non-interactive asks for none"), "{msg}");
+}
+
+#[test]
+fn stdin_reads_the_password_from_standard_input() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    d.ok(&["mount", "--stdin", "--filesystem", "none", &v], AAA);
+    assert_eq!(row(&d)["format"], "TrueCrypt");
+}
+
+#[test]
+fn tc_and_truecrypt_try_the_truecrypt_format_only() {
+    let d = Daemon::start();
+    let tc = image(&d, "tc_5-sha512-xts-aes");
+    d.ok(
+        &[
+            "-t",
+            "-tc",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &tc,
+        ],
+        AAA,
+    );
+    assert_eq!(row(&d)["format"], "TrueCrypt");
+    d.ok(&["dismount", "--all"], "");
+    let vc = image(&d, "vc_1-sha512-xts-aes");
+    for spelling in [&["-tc"][..], &["--truecrypt"], &["--format", "truecrypt"]] {
+        let mut args = vec![
+            "mount",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+        ];
+        args.extend_from_slice(spelling);
+        args.push(&vc);
+        let (code, msg) = d.fails(&args, AAA);
+        assert_eq!(code, 2, "a VeraCrypt volume is not tried: {msg}");
+    }
+}
+
+#[test]
+fn volume_type_truecrypt_still_picks_the_format() {
+    let d = Daemon::start();
+    let vc = image(&d, "vc_1-sha512-xts-aes");
+    let (code, _) = d.fails(
+        &[
+            "info",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--volume-type",
+            "truecrypt",
+            &vc,
+        ],
+        AAA,
+    );
+    assert_eq!(code, 2, "only the TrueCrypt format is tried");
+    let out = d.ok(
+        &[
+            "info",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--volume-type",
+            "veracrypt",
+            &vc,
+            "--json",
+        ],
+        AAA,
+    );
+    assert!(out.contains("\"VeraCrypt\""), "{out}");
+}
+
+#[test]
+fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
+    let d = Daemon::start();
+    // The outer volume fully written (no --quick): a hidden volume needs
+    // that.
+    let (v, mnt) = (d.path("outer.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let (v, mnt) = (s(&v).to_owned(), s(&mnt).to_owned());
+    d.ok(
+        &["create", &v, "--size", "24M", "--stdin", "--pim", "1"],
+        PW,
+    );
+    let out = d.ok(
+        &[
+            "-t",
+            "-c",
+            &v,
+            "--volume-type",
+            "hidden",
+            "--size",
+            "8MiB",
+            "--outer-pim",
+            "1",
+            "--pim",
+            "1",
+            "--stdin",
+            "--filesystem",
+            "ext4",
+        ],
+        "correct horse\nhidden words\n",
+    );
+    assert_eq!(out, format!("hidden volume created in {v}\n"));
+    d.ok(
+        &["mount", &v, &mnt, "--stdin", "--pim", "1"],
+        "hidden words\n",
+    );
+    let r = row(&d);
+    assert_eq!(r["hidden"], true, "{r}");
+    assert_eq!(r["size"], 8 << 20, "{r}");
+    let (code, msg) = d.fails(&["create", &v, "--volume-type", "hidden", "--stdin"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("--volume-type hidden needs --size"), "{msg}");
+}
+
+#[test]
+fn create_with_veracrypt_spellings_makes_that_volume() {
+    let d = Daemon::start();
+    require_tool("mkfs.fat", "package dosfstools");
+    let v = d.path("new.hc");
+    let out = d.ok(
+        &[
+            "-t",
+            "-c",
+            s(&v),
+            "--volume-type=normal",
+            "--size=20MiB",
+            "--encryption=AES-Twofish",
+            "--hash=sha-512",
+            "--filesystem=FAT",
+            "--pim=1",
+            "--quick",
+            "--stdin",
+        ],
+        PW,
+    );
+    assert_eq!(out, format!("{} created\n", s(&v)));
+    assert_eq!(std::fs::metadata(&v).expect("made").len(), 20 << 20);
+    let info: serde_json::Value =
+        serde_json::from_str(&d.ok(&["--test", s(&v), "--stdin", "--pim", "1", "--json"], PW))
+            .expect("json");
+    assert_eq!(info["encryption"], "AES-Twofish", "{info}");
+    assert_eq!(info["hash"], "SHA-512", "{info}");
+}
+
+#[test]
+fn mount_options_ro_mounts_read_only() {
+    let d = Daemon::start();
+    let (v, mnt) = volume(&d, "ro.hc");
+    d.ok(&["-t", "-m", "ro", "--stdin", "--pim", "1", &v, &mnt], PW);
+    assert_eq!(row(&d)["read_only"], true);
+    let e = std::fs::write(Path::new(&mnt).join("f"), b"x").expect_err("read-only");
+    assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
+    d.ok(&["dismount", "--all"], "");
+    d.ok(
+        &[
+            "mount",
+            "--mount-options=readonly",
+            "--stdin",
+            "--pim",
+            "1",
+            &v,
+            &mnt,
+        ],
+        PW,
+    );
+    assert_eq!(row(&d)["read_only"], true);
+}
+
+/// Overwrites 512 bytes of `v` at `offset` (from the end when negative).
+fn damage(v: &str, offset: i64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(v)
+        .expect("open");
+    let at = if offset < 0 {
+        SeekFrom::End(offset)
+    } else {
+        SeekFrom::Start(offset as u64)
+    };
+    f.seek(at).expect("seek");
+    f.write_all(&[0x5a; 512]).expect("write");
+}
+
+#[test]
+fn mount_options_headerbak_opens_by_the_backup_header_only() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "bak.hc");
+    let (w, _) = volume(&d, "prim.hc");
+    // The backup header (128 KiB from the end) damaged: the primary opens,
+    // headerbak does not.
+    damage(&v, -131072);
+    let headerbak = [
+        "-t",
+        "--stdin",
+        "--pim",
+        "1",
+        "--filesystem",
+        "none",
+        "-m",
+        "headerbak",
+    ];
+    fn with<'a>(head: &[&'a str], v: &'a str) -> Vec<&'a str> {
+        let mut a = head.to_vec();
+        a.push(v);
+        a
+    }
+    let (code, msg) = d.fails(&with(&headerbak, &v), PW);
+    assert_eq!(code, 2, "{msg}");
+    d.ok(
+        &["mount", "--stdin", "--pim", "1", "--filesystem", "none", &v],
+        PW,
+    );
+    // The primary damaged: headerbak opens by the backup.
+    damage(&w, 0);
+    d.ok(&with(&headerbak, &w), PW);
+    assert_eq!(d.list().as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn mount_options_ts_leaves_the_timestamps_writes_set() {
+    let d = Daemon::start();
+    let (v, mnt) = volume(&d, "ts.hc");
+    let st = Command::new("touch")
+        .args(["-d", "2001-01-01", &v])
+        .status()
+        .expect("touch");
+    assert!(st.success());
+    let old = std::fs::metadata(&v).expect("stat").mtime();
+    d.ok(
+        &[
+            "-t",
+            "-m",
+            "ts,nokernelcrypto",
+            "--stdin",
+            "--pim",
+            "1",
+            &v,
+            &mnt,
+        ],
+        PW,
+    );
+    std::fs::write(Path::new(&mnt).join("f"), vec![7u8; 1 << 20]).expect("write");
+    d.ok(&["-t", "-d", &mnt], "");
+    let new = std::fs::metadata(&v).expect("stat").mtime();
+    assert!(
+        new > old,
+        "the host's mtime is the last write's: {old} -> {new}"
+    );
+}
+
+#[test]
+fn mount_options_system_is_refused_by_name() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    let (code, msg) = d.fails(&["-t", "-m", "system", "--stdin", &v], AAA);
+    assert_eq!(code, USAGE);
+    assert_eq!(
+        msg,
+        "tcctl: --mount-options system: system encryption (an encrypted boot partition) \
+         is not supported; mount the volume as an ordinary one\n"
+    );
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn mount_options_unknown_words_list_the_valid_ones() {
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "-m", "ro,fast", "v.hc"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(USAGE));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'fast' for '--mount-options <OPTIONS>'")
+            && err.contains("[possible values: ro, headerbak, ts, nokernelcrypto, system]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn slot_mounts_on_a_numbered_mount_point_and_refuses_a_taken_one() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "s1.hc");
+    let (w, _) = volume(&d, "s2.hc");
+    let out = d.ok(&["-t", "--slot", "41", "--stdin", "--pim", "1", &v], PW);
+    let at = "/run/media/root/veracrypt41";
+    assert!(out.starts_with(&format!("{v} mounted on {at} (")), "{out}");
+    assert!(Path::new(at).join("lost+found").is_dir());
+    let (code, msg) = d.fails(&["mount", "--slot=41", "--stdin", "--pim", "1", &w], PW);
+    assert_eq!(code, 7, "{msg}");
+    assert!(msg.contains("slot 41 is taken"), "{msg}");
+    d.ok(&["-t", "-d", at], "");
+    assert!(
+        !Path::new(at).exists(),
+        "the slot's folder goes with the volume"
+    );
+}
+
+#[test]
+fn create_keyfile_writes_64_random_bytes_for_the_user_only() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let k = dir.path().join("key");
+    let run = || {
+        Command::new(build_dir().join("tcctl"))
+            .args(["-t", "--create-keyfile", s(&k)])
+            .output()
+            .expect("tcctl")
+    };
+    let out = run();
+    assert!(out.status.success(), "{out:?}");
+    let m = std::fs::metadata(&k).expect("made");
+    assert_eq!(m.len(), 64);
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    let first = std::fs::read(&k).expect("read");
+    assert_ne!(first, vec![0u8; 64]);
+    let out = run();
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("tcctl: {} exists: a keyfile is never replaced\n", s(&k))
+    );
+    assert_eq!(std::fs::read(&k).expect("read"), first, "left as it was");
+}
+
+#[test]
+fn auto_mount_favorites_mounts_the_auto_mount_favorites() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    let w = image(&d, "tc_5-sha512-xts-serpent-aes");
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "auto",
+            &v,
+            "--filesystem",
+            "none",
+            "--auto-mount",
+        ],
+        "",
+    );
+    d.ok(
+        &["favorites", "add", "other", &w, "--filesystem", "none"],
+        "",
+    );
+    d.ok(&["-t", "--auto-mount", "favorites", "--stdin"], AAA);
+    assert_eq!(row(&d)["volume"], v.as_str());
+}
+
+#[test]
+fn auto_mount_devices_is_refused_by_name() {
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "--auto-mount=devices"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("tcctl: --auto-mount devices is not supported"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn volume_properties_and_test_read_the_header_without_mounting() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    let info = d.ok(&["info", &v, "--stdin", "--hash", "sha512"], AAA);
+    assert!(info.contains("AES"), "{info}");
+    for command in ["--volume-properties", "--test"] {
+        assert_eq!(
+            d.ok(&["-t", command, &v, "--stdin", "--hash", "sha512"], AAA),
+            info,
+            "{command}"
+        );
+    }
+    let (code, _) = d.fails(
+        &["-t", "--test", &v, "--stdin", "--hash", "sha512"],
+        "wrong\n",
+    );
+    assert_eq!(code, 2, "a wrong password");
+    assert_eq!(
+        d.list().as_array().map(Vec::len),
+        Some(0),
+        "nothing mounted"
+    );
+}
+
+#[test]
+fn explore_opens_the_mount_point_with_xdg_open() {
+    let d = Daemon::start();
+    let (v, mnt) = volume(&d, "x.hc");
+    let bin = d.path("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let said = d.path("opened");
+    let tool = bin.join("xdg-open");
+    std::fs::write(&tool, format!("#!/bin/sh\necho \"$@\" > {}\n", s(&said))).expect("write");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!("{}:{}", s(&bin), std::env::var("PATH").unwrap_or_default());
+    let mut c = Command::new(build_dir().join("tcctl"));
+    c.env("PATH", path).arg("--socket").arg(d.socket());
+    c.args(["-t", "--explore", "--stdin", "--pim", "1", &v, &mnt]);
+    let out = run_with_input(c, PW);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&said).expect("xdg-open ran"),
+        format!("{mnt}\n")
+    );
+}
+
+#[test]
+fn keyfiles_take_a_comma_separated_list() {
+    let d = Daemon::start();
+    let v = image(&d, "tck_5-sha512-xts-aes");
+    let k1 = s(&tcrypt_images().join("keyfile1")).to_owned();
+    let k2 = s(&tcrypt_images().join("keyfile2")).to_owned();
+    let both = format!("{k1},{k2}");
+    d.ok(
+        &[
+            "-t",
+            "-k",
+            &both,
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &v,
+        ],
+        AAA,
+    );
+    d.ok(&["dismount", "--all"], "");
+    d.ok(
+        &[
+            "mount",
+            &format!("--keyfiles={both}"),
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &v,
+        ],
+        AAA,
+    );
+    d.ok(&["dismount", "--all"], "");
+    let (code, _) = d.fails(
+        &[
+            "-t",
+            "-k",
+            "",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &v,
+        ],
+        AAA,
+    );
+    assert_eq!(code, 2, "-k \"\": no keyfiles");
+}
+
+#[test]
+fn protect_hidden_yes_and_no() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes-hidden");
+    let base = ["-t", "--stdin", "--hash", "sha512", "--filesystem", "none"];
+    let mut yes = base.to_vec();
+    yes.extend(["--protect-hidden=yes", &v]);
+    d.ok(&yes, &format!("{AAA}{BBB}"));
+    assert_eq!(row(&d)["protects_hidden"], true);
+    d.ok(&["-t", "-d"], "");
+    let mut no = base.to_vec();
+    no.extend(["--protect-hidden", "no", &v]);
+    d.ok(&no, AAA);
+    assert_eq!(row(&d)["protects_hidden"], false);
+}
+
+#[test]
+fn a_password_on_the_command_line_is_refused() {
+    for args in [
+        &["-t", "-p", "secret", "v.hc"][..],
+        &["-t", "--password=secret", "v.hc"],
+    ] {
+        let out = Command::new(build_dir().join("tcctl"))
+            .args(args)
+            .output()
+            .expect("tcctl");
+        assert_eq!(out.status.code(), Some(USAGE));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("tcctl takes no password on the command line"),
+            "{err}"
+        );
+        assert!(!err.contains("secret"), "{err}");
+    }
+}
+
+#[test]
+fn dismount_unmount_and_list_forms() {
+    let d = Daemon::start();
+    let v = image(&d, "tc_5-sha512-xts-aes");
+    let w = image(&d, "tc_5-sha512-xts-serpent-aes");
+    let mount = |x: &str| d.ok(&["mount", "--stdin", "--filesystem", "none", x], AAA);
+    mount(&v);
+    mount(&w);
+    assert_eq!(d.ok(&["-t", "-l"], ""), d.ok(&["list"], ""));
+    assert_eq!(d.ok(&["-t", "--list"], ""), d.ok(&["list"], ""));
+    d.ok(&["-t", "-u", &v], "");
+    assert_eq!(row(&d)["volume"], w.as_str());
+    d.ok(&["--text", "-d"], "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    mount(&v);
+    d.ok(&["unmount", &v], "");
+    mount(&v);
+    d.ok(&["--dismount", &v], "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn change_and_header_backup_forms() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "c.hc");
+    d.ok(
+        &["-t", "-C", &v, "--stdin", "--pim", "1", "--new-pim", "1"],
+        "correct horse\nnew words\n",
+    );
+    d.ok(&["info", &v, "--stdin", "--pim", "1"], "new words\n");
+    let b = d.path("c.hdr");
+    d.ok(
+        &["-t", "--backup-headers", &v, s(&b), "--stdin", "--pim", "1"],
+        "new words\n",
+    );
+    assert_eq!(std::fs::metadata(&b).expect("backup").len(), 131072);
+    damage(&v, 0);
+    d.ok(
+        &[
+            "-t",
+            "--restore-headers",
+            &v,
+            s(&b),
+            "--stdin",
+            "--pim",
+            "1",
+        ],
+        "new words\n",
+    );
+    d.ok(&["info", &v, "--stdin", "--pim", "1"], "new words\n");
+}
+
+#[test]
+fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
+    let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
+        .expect("docs/VERACRYPT.md");
+    let me = include_str!("tcctl_veracrypt.rs");
+    let dir = tempfile::tempdir().expect("tmp");
+    let st = Command::new(build_dir().join("tcctl"))
+        .arg("generate-dist")
+        .arg(dir.path())
+        .status()
+        .expect("tcctl generate-dist");
+    assert!(st.success());
+    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
+    let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 29, "the table's rows");
+    for r in rows {
+        let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
+        let test = cells.last().expect("a test").trim_matches('`');
+        assert!(
+            me.contains(&format!("fn {test}()")),
+            "row {r}: no test {test}"
+        );
+        let spelling = cells[0]
+            .split('`')
+            .nth(1)
+            .expect("a spelling")
+            .replace("\\|", "|");
+        assert!(man.contains(&spelling), "tcctl.1 lacks {spelling}");
+    }
+}
+
+#[test]
+fn fs_options_set_owners_and_modes_from_an_allow_list() {
+    require_tool("mkfs.fat", "package dosfstools");
+    let sys = System::start();
+    // Root gives a FAT volume's files to anyone, with the modes asked for.
+    let v = sys.dir.path().join("fat.hc");
+    let mnt = sys.dir.path().join("fat.mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let fast = ["--stdin", "--pim", "1", "--hash", "sha512"];
+    let mut create = vec![
+        "create",
+        s(&v),
+        "--size",
+        "24M",
+        "--quick",
+        "--filesystem",
+        "fat",
+    ];
+    create.extend(fast);
+    sys.ok(None, &create, PW);
+    let mut mount = vec!["-t", "--fs-options", "uid=1234,gid=2345,umask=027,noatime"];
+    mount.extend(fast);
+    mount.extend([s(&v), s(&mnt)]);
+    sys.ok(None, &mount, PW);
+    let m = std::fs::metadata(&mnt).expect("stat");
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (1234, 2345, 0o750));
+    sys.ok(None, &["dismount", s(&mnt)], "");
+    // A word off the list is refused, and so is an owner on ext4.
+    for (options, says) in [
+        ("uid=1234,suid", "fs options: \"suid\" is not allowed"),
+        ("umask=999", "fs options: \"umask=999\" is not allowed"),
+    ] {
+        let mut a = vec!["mount", "--fs-options", options];
+        a.extend(fast);
+        a.extend([s(&v), s(&mnt)]);
+        let out = sys.tcctl(None, &a, PW);
+        assert_eq!(out.status.code(), Some(7), "{options}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{out:?}"
+        );
+    }
+    // A user may not give files to someone else; their own ids pass (and
+    // on ext4, which keeps its own owners, are refused as such).
+    let user = &sys.users[0];
+    let vol = sys.create_volume(user, "u.hc", "24M");
+    let umnt = user.path("mnt");
+    let mut a = vec!["mount", s(&vol), s(&umnt), "--fs-options"];
+    a.extend(OPEN_FAST);
+    for (options, code, says) in [
+        (
+            "uid=0".to_owned(),
+            6,
+            "may only name your own user and group",
+        ),
+        (
+            format!("gid={}", user.gid + 1),
+            6,
+            "may only name your own user and group",
+        ),
+        (
+            format!("uid={},gid={}", user.uid, user.gid),
+            7,
+            "apply to FAT, exFAT and NTFS, not ext4",
+        ),
+    ] {
+        let mut args = a.clone();
+        args.insert(4, options.as_str());
+        let out = sys.tcctl(Some(user), &args, "user words\n");
+        assert_eq!(out.status.code(), Some(code), "{options}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{out:?}"
+        );
+    }
+    assert_eq!(sys.list(Some(user)).as_array().map(Vec::len), Some(0));
+}
