@@ -1261,6 +1261,7 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
     c.args(["create", v, "--size", "4M"]);
     let mut t = Pty::spawn(c, None);
     t.expect("Password for the new volume", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
     t.type_line("\u{3}");
     let (code, text) = t.finish(Duration::from_secs(20));
     assert_eq!(code, 10, "cancelled: {text}");
