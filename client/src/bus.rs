@@ -332,33 +332,45 @@ impl Client {
             indicatif::ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
-        let signals = zbus::blocking::MessageIterator::for_match_rule(
-            zbus::MatchRule::builder()
-                .msg_type(zbus::message::Type::Signal)
-                .interface(INTERFACE)?
-                .member(member)?
-                .build(),
-            &self.conn,
-            Some(64),
-        )?;
-        let watcher = {
-            let bar = bar.clone();
-            std::thread::spawn(move || {
-                for msg in signals.flatten() {
-                    if let Some((done, total)) = progress(&msg) {
-                        bar.set_length(total);
-                        bar.set_position(done);
-                        if done >= total {
-                            break;
-                        }
-                    }
+        let shown = bar.clone();
+        let r = self.with_signals(
+            member,
+            move |msg| {
+                if let Some((done, total)) = progress(msg) {
+                    shown.set_length(total);
+                    shown.set_position(done);
                 }
-            })
-        };
-        let r = call();
+            },
+            call,
+        );
         bar.finish_and_clear();
-        drop(watcher);
         r
+    }
+
+    /// Runs `call` while `seen` is handed each signal `member` the daemon
+    /// sends (to us: progress signals go to their caller alone).
+    pub fn with_signals<T>(
+        &self,
+        member: &'static str,
+        mut seen: impl FnMut(&zbus::Message) + Send + 'static,
+        call: impl FnOnce() -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        let mut rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(INTERFACE)?
+            .member(member)?;
+        if let Some(d) = self.destination {
+            rule = rule.sender(d)?;
+        }
+        let signals =
+            zbus::blocking::MessageIterator::for_match_rule(rule.build(), &self.conn, Some(64))?;
+        // Left to end with the process: it waits on the connection.
+        std::thread::spawn(move || {
+            for msg in signals.flatten() {
+                seen(&msg);
+            }
+        });
+        call()
     }
 
     /// Your favorites and the system's.
@@ -459,6 +471,23 @@ impl Client {
             .collect();
         volumes.sort_by_key(|v| v.id());
         Ok(volumes)
+    }
+
+    /// Whether the backup header opened the mounted volume at `path` (its
+    /// primary header is damaged); false from a daemon that does not say.
+    pub fn used_backup_header(&self, path: &OwnedObjectPath) -> bool {
+        let reply = self.conn.call_method(
+            self.destination,
+            path.as_str(),
+            Some("org.freedesktop.DBus.Properties"),
+            "Get",
+            &("org.tcd.Volume1", "UsedBackupHeader"),
+        );
+        reply
+            .ok()
+            .and_then(|r| r.body().deserialize::<OwnedValue>().ok())
+            .and_then(|v| bool::try_from(&*v).ok())
+            .unwrap_or(false)
     }
 
     /// The processes (pid, command; 0 for another user's) still holding a

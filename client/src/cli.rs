@@ -61,9 +61,31 @@ pub struct Secrets {
     /// terminal).
     #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,
-    /// VeraCrypt's PIM.
-    #[arg(long, default_value_t = 0)]
-    pub pim: u32,
+    /// VeraCrypt's PIM. Without it, a terminal asks for one (Enter for
+    /// none) unless --password-stdin or --non-interactive is given.
+    #[arg(long)]
+    pub pim: Option<u32>,
+}
+
+impl Secrets {
+    /// The PIM given, or 0 (none).
+    pub fn pim(&self) -> u32 {
+        self.pim.unwrap_or(0)
+    }
+}
+
+/// The options that narrow a header search, as the command line spells
+/// them ("--hash, --volume-type and --pim").
+pub fn narrowing_options() -> String {
+    let cmd = Secrets::augment_args(Search::augment_args(clap::Command::new("search")));
+    let long = |id: &str| {
+        cmd.get_arguments()
+            .find(|a| a.get_id() == id)
+            .and_then(|a| a.get_long())
+            .map(|l| format!("--{l}"))
+            .unwrap_or_default()
+    };
+    format!("{}, {} and {}", long("hash"), long("format"), long("pim"))
 }
 
 #[derive(Args, Clone, Default)]
@@ -253,6 +275,15 @@ pub struct AutoDismount {
 #[derive(Subcommand)]
 pub enum Command {
     /// Mount a volume (its filesystem, or only its block device).
+    ///
+    /// A volume mounted already, a missing mount point and one that is not
+    /// empty (without --allow-non-empty) are refused before the password
+    /// is asked. On a terminal the header search shows which format and
+    /// hash it tries and the time left; a wrong password says how long the
+    /// search took and that --hash, --volume-type and --pim narrow it. A
+    /// volume opened by its backup header (its primary header is damaged)
+    /// is said on standard error, with the repair: restore-header
+    /// --embedded.
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     #[command(alias = "unmount")]
@@ -291,6 +322,11 @@ pub enum Command {
         json: bool,
     },
     /// Show a volume's header without mounting it.
+    ///
+    /// On a terminal the header search shows its progress; a wrong
+    /// password says how long it took and what narrows it; a damaged
+    /// primary header (the backup header opened the volume) is said on
+    /// standard error.
     Info(InfoArgs),
     /// Dump a volume's header as `cryptsetup tcryptDump` does: key size,
     /// mode, PRF, iterations, PIM, sector size, offsets; with

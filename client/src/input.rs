@@ -69,16 +69,22 @@ impl Passwords {
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) && !keyfile_on_stdin_with_a_tty() {
             return prompt::ask(prompt);
         }
-        let p = rpassword::prompt_password(prompt).map_err(|e| match e.kind() {
-            // Ctrl-C at the prompt (which reads the terminal raw).
-            std::io::ErrorKind::Interrupted => Failure {
-                code: exit::CANCELLED,
-                message: "no password given (interrupted)".into(),
-            },
-            _ => Failure::usage(format!("cannot read a password: {e}")),
-        })?;
-        Ok(Zeroizing::new(p.into_bytes()))
+        let p = on_terminal(prompt, "password")?;
+        Ok(Zeroizing::new(p.as_bytes().to_vec()))
     }
+}
+
+/// What is typed at `prompt` on the terminal, not shown.
+fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
+    let typed = rpassword::prompt_password(prompt).map_err(|e| match e.kind() {
+        // Ctrl-C at the prompt (which reads the terminal raw).
+        std::io::ErrorKind::Interrupted => Failure {
+            code: exit::CANCELLED,
+            message: format!("no {what} given (interrupted)"),
+        },
+        _ => Failure::usage(format!("cannot read a {what}: {e}")),
+    })?;
+    Ok(Zeroizing::new(typed))
 }
 
 /// A keyfile came on standard input (`--keyfile -`) and there is a
@@ -86,6 +92,32 @@ impl Passwords {
 /// --keyfile -` typed in a shell expects.
 fn keyfile_on_stdin_with_a_tty() -> bool {
     STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok()
+}
+
+impl Passwords {
+    /// The PIM: the one given, else asked on a terminal (Enter for none),
+    /// as VeraCrypt's text mode does; never asked with --password-stdin or
+    /// --non-interactive, without a terminal, or for a TrueCrypt volume
+    /// (TrueCrypt has no PIM).
+    pub fn pim(&self, given: Option<u32>, truecrypt: bool, prompt: &str) -> Result<u32, Failure> {
+        if let Some(p) = given {
+            return Ok(p);
+        }
+        if self.stdin
+            || !self.interactive
+            || truecrypt
+            || !(std::io::IsTerminal::is_terminal(&std::io::stdin())
+                || keyfile_on_stdin_with_a_tty())
+        {
+            return Ok(0);
+        }
+        match on_terminal(prompt, "PIM")?.trim() {
+            "" => Ok(0),
+            t => t
+                .parse()
+                .map_err(|_| Failure::usage("a PIM is a whole number (Enter for none)".into())),
+        }
+    }
 }
 
 /// The keyfiles' contents (the first MiB of each); a folder means the

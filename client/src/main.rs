@@ -14,6 +14,7 @@ mod notify;
 mod options;
 mod output;
 mod prompt;
+mod search;
 mod veracrypt;
 
 use bus::{Failure, Where};

@@ -100,7 +100,7 @@ pub fn mount(a: &MountArgs) -> MountOptions {
         mount_point: a.mount_point.as_deref().map(absolute),
         ..Default::default()
     }
-    .with_search(search(&a.search, a.secrets.pim))
+    .with_search(search(&a.search, a.secrets.pim()))
 }
 
 /// The password that protects a hidden volume during a mount.
@@ -118,7 +118,7 @@ pub fn create(a: &CreateArgs) -> CreateOptions {
         filesystem: NewFilesystem::ALL.into_iter().find(|f| f.key() == fs),
         quick: Some(a.quick),
         sector_size: nonzero(a.sector_size),
-        pim: nonzero(a.secrets.pim),
+        pim: nonzero(a.secrets.pim()),
         ..Default::default()
     }
 }

@@ -342,6 +342,16 @@ pub fn status(v: &Volume, json: bool) {
     }
 }
 
+/// Says on standard error that the backup header opened `volume`, and how
+/// to repair the primary one, as TrueCrypt did.
+pub fn backup_header_used(volume: &std::path::Path) {
+    let v = volume.display();
+    eprintln!(
+        "tcctl: warning: the primary header of {v} is damaged; its backup header opened it. \
+         Repair the primary header with: tcctl restore-header --embedded {v}"
+    );
+}
+
 /// `tcctl backends`.
 pub fn backends(cpu_aes: bool, list: &[bus::Backend], policy: &PolicyView, json: bool) {
     if json {

@@ -22,13 +22,34 @@ impl Pty {
     /// Starts `command` on a new terminal. Standard input, output or error
     /// the caller set on `command` stay as set; the others are the
     /// terminal.
-    pub fn spawn(mut command: Command, stdin: Option<Stdio>) -> Pty {
+    pub fn spawn(command: Command, stdin: Option<Stdio>) -> Pty {
+        Self::start(command, stdin, None, None)
+    }
+
+    /// As [`Pty::spawn`] with the terminal's input, `stderr` as standard
+    /// error when given, and the terminal given to user `owner` when given
+    /// (a command run as that user opens it again as `/dev/tty`).
+    pub fn spawn_as(command: Command, stderr: Option<Stdio>, owner: Option<u32>) -> Pty {
+        Self::start(command, None, stderr, owner)
+    }
+
+    fn start(
+        mut command: Command,
+        stdin: Option<Stdio>,
+        stderr: Option<Stdio>,
+        owner: Option<u32>,
+    ) -> Pty {
         let (master, slave) = open_pty();
+        if let Some(uid) = owner {
+            // SAFETY: fchown on a descriptor we own; -1 keeps the group.
+            let r = unsafe { libc::fchown(slave.as_raw_fd(), uid, u32::MAX) };
+            assert_eq!(r, 0, "fchown: {}", std::io::Error::last_os_error());
+        }
         let stdio = |f: &OwnedFd| Stdio::from(f.try_clone().expect("dup the terminal"));
         command
             .stdin(stdin.unwrap_or_else(|| stdio(&slave)))
             .stdout(stdio(&slave))
-            .stderr(stdio(&slave));
+            .stderr(stderr.unwrap_or_else(|| stdio(&slave)));
         let fd = slave.as_raw_fd();
         // SAFETY: between fork and exec only async-signal-safe calls run:
         // setsid and ioctl are, and they touch no memory of the parent.

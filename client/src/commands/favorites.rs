@@ -183,7 +183,11 @@ fn mount_one(
         )
     };
     let key = key_of(&f.name, f.system);
-    let mount = |password: &[u8]| c.mount(&host, &f.host(), password, &keyfiles, options());
+    let mount = |password: &[u8]| {
+        crate::search::run(&c, || {
+            c.mount(&host, &f.host(), password, &keyfiles, options())
+        })
+    };
     let path = match mount_stored(f, &key, mount)? {
         Some(p) => p,
         None => {

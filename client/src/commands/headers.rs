@@ -1,18 +1,18 @@
 //! A volume's header: show it, change its password, back it up, restore
 //! it.
 
-use super::Context;
+use super::{Context, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
-use crate::{host, options, output};
+use crate::{host, options, output, search};
 use std::fs::{File, OpenOptions};
 use tcd_proto::contract::SearchOptions;
 use zeroize::Zeroizing;
 
 /// `tcctl info`.
-pub fn info(ctx: Context<'_>, a: InfoArgs) -> Result<(), Failure> {
-    let looked = look(ctx, &a)?;
+pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
+    let looked = look(ctx, &mut a)?;
     output::header_info(&looked.info, &absolute(&a.volume), a.json);
     Ok(())
 }
@@ -27,16 +27,21 @@ struct Looked {
     info: HeaderInfo,
 }
 
-fn look(ctx: Context<'_>, a: &InfoArgs) -> Result<Looked, Failure> {
+fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
     let host = host::open(&a.volume, false)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let c = Client::connect(ctx.at)?;
-    let mut search = options::search(&a.search, a.secrets.pim);
+    let mut search = options::search(&a.search, a.secrets.pim());
     search.detached_header = header;
-    let info = c.header_info(&host, &password, &keyfiles, search.clone())?;
+    let o = search.clone();
+    let info = search::run(&c, || c.header_info(&host, &password, &keyfiles, o))?;
+    if info.used_backup_header == Some(true) {
+        output::backup_header_used(&a.volume);
+    }
     Ok(Looked {
         c,
         host,
@@ -50,8 +55,8 @@ fn look(ctx: Context<'_>, a: &InfoArgs) -> Result<Looked, Failure> {
 /// `tcctl dump`: the header, and with `--dump-master-key` the master key,
 /// asked for with the PRF and encryption the first look found, so the
 /// second search tries one.
-pub fn dump(ctx: Context<'_>, a: DumpArgs) -> Result<(), Failure> {
-    let l = look(ctx, &a.info)?;
+pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
+    let l = look(ctx, &mut a.info)?;
     let path = absolute(&a.info.volume);
     if !a.dump_master_key {
         output::dump(&l.info, &path, None, a.info.json);
@@ -71,36 +76,34 @@ pub fn dump(ctx: Context<'_>, a: DumpArgs) -> Result<(), Failure> {
 }
 
 /// `tcctl change-password`.
-pub fn change_password(ctx: Context<'_>, a: ChangePasswordArgs) -> Result<(), Failure> {
+pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = read_keyfiles(&a.new_keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
+    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::usage("the passwords differ".into()));
     }
     let c = Client::connect(ctx.at)?;
-    c.change_password(
-        &host,
-        &old,
-        &keyfiles,
-        options::search(&a.search, a.secrets.pim),
-        &new,
-        &new_kf,
-        options::new_credentials(a.new_pim, a.new_hash, a.to),
-    )?;
+    let o = options::search(&a.search, a.secrets.pim());
+    let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
+    search::run(&c, || {
+        c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
+    })?;
     println!("{}: password changed", a.volume.display());
     Ok(())
 }
 
 /// `tcctl backup-header`: into a new file only its owner may read.
-pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
+pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let out = {
         use std::os::unix::fs::OpenOptionsExt;
         OpenOptions::new()
@@ -111,13 +114,10 @@ pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::usage(format!("{}: {e}", a.backup.display())))?
     };
     let c = Client::connect(ctx.at)?;
-    let r = c.backup_headers(
-        &host,
-        &out,
-        &password,
-        &keyfiles,
-        options::search(&a.search, a.secrets.pim),
-    );
+    let o = options::search(&a.search, a.secrets.pim());
+    let r = search::run(&c, || {
+        c.backup_headers(&host, &out, &password, &keyfiles, o)
+    });
     if r.is_err() {
         let _ = std::fs::remove_file(&a.backup);
     }
@@ -131,7 +131,7 @@ pub fn backup(ctx: Context<'_>, a: BackupHeaderArgs) -> Result<(), Failure> {
 }
 
 /// `tcctl restore-header`.
-pub fn restore(ctx: Context<'_>, a: RestoreHeaderArgs) -> Result<(), Failure> {
+pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
     // clap asks for one of the two: without a file, the embedded one.
     let file = match &a.backup {
@@ -143,14 +143,12 @@ pub fn restore(ctx: Context<'_>, a: RestoreHeaderArgs) -> Result<(), Failure> {
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let c = Client::connect(ctx.at)?;
-    let used = c.restore_headers(
-        &host,
-        file.as_ref(),
-        &password,
-        &keyfiles,
-        options::search(&a.search, a.secrets.pim),
-    )?;
+    let o = options::search(&a.search, a.secrets.pim());
+    let used = search::run(&c, || {
+        c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
+    })?;
     println!("{}: restored from the {used}", a.volume.display());
     Ok(())
 }

@@ -7,7 +7,25 @@ pub mod monitor;
 pub mod volumes;
 pub mod watch;
 
-use crate::bus::Where;
+use crate::bus::{Failure, Where};
+use crate::cli::{Format, Search, Secrets};
+use crate::input::Passwords;
+
+/// Settles the PIM of `s` for `volume`: the one given, else asked on a
+/// terminal (see [`Passwords::pim`]).
+pub fn settle_pim(
+    pw: &Passwords,
+    s: &mut Secrets,
+    search: &Search,
+    volume: &std::path::Path,
+) -> Result<(), Failure> {
+    s.pim = Some(pw.pim(
+        s.pim,
+        search.format == Some(Format::Truecrypt),
+        &format!("PIM for {} (Enter for none): ", volume.display()),
+    )?);
+    Ok(())
+}
 
 /// What every command is given besides its own arguments.
 #[derive(Clone, Copy)]

@@ -3,30 +3,38 @@
 
 use super::Context;
 use crate::bus::{Client, Failure, VolumeState, exit};
-use crate::cli::{CreateArgs, MountArgs};
+use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
-use crate::{host, notify, options, output};
+use crate::{host, notify, options, output, search};
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 use zbus::zvariant::OwnedObjectPath;
 
 /// `tcctl mount`.
-pub fn mount(ctx: Context<'_>, a: MountArgs) -> Result<(), Failure> {
+pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
     let failed = format!("Cannot mount {}", a.volume.display());
-    notify::outcome(ctx.notify, &failed, mount_reported(ctx, &a))
+    notify::outcome(ctx.notify, &failed, mount_reported(ctx, &mut a))
 }
 
 /// Mounts, says where, and returns the notification's summary and body.
-fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), Failure> {
+fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
     let host = host::open(&a.volume, !options::read_only(a))?;
+    // What can be refused without the password is refused before it is
+    // asked (the daemon checks again).
+    check_mount_point(a)?;
+    let c = Client::connect(ctx.at)?;
+    check_not_mounted(&c, &a.volume)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let shown = a.volume.display().to_string();
     let password = if a.cached {
         zeroize::Zeroizing::new(Vec::new())
     } else {
-        pw.ask(&format!("Password for {}: ", a.volume.display()))?
+        let p = pw.ask(&format!("Password for {shown}: "))?;
+        super::settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+        p
     };
     let mut o = options::mount(a);
     o.detached_header = header;
@@ -35,9 +43,13 @@ fn mount_reported(ctx: Context<'_>, a: &MountArgs) -> Result<(String, String), F
         hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
         options::protect_hidden(&mut o, &hidden_pw);
     }
-    let c = Client::connect(ctx.at)?;
-    let path = c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)?;
-    let reported = report_mounted(&c, &path, &a.volume.display().to_string())?;
+    let path = search::run(&c, || {
+        c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)
+    })?;
+    if c.used_backup_header(&path) {
+        output::backup_header_used(&a.volume);
+    }
+    let reported = report_mounted(&c, &path, &shown)?;
     if a.explore {
         explore(&c, &path);
     }
@@ -59,6 +71,50 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
         Ok(s) if s.success() => {}
         Ok(s) => eprintln!("tcctl: xdg-open {at}: {s}"),
         Err(e) => eprintln!("tcctl: cannot run xdg-open: {e}"),
+    }
+}
+
+/// The mount point given must exist, and be empty unless
+/// --allow-non-empty (with --filesystem none there is none to mount).
+fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
+    let Some(p) = a.mount_point.as_deref() else {
+        return Ok(());
+    };
+    if a.filesystem == MountFilesystem::None {
+        return Ok(());
+    }
+    let shown = p.display();
+    let mut entries = std::fs::read_dir(p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Failure::usage(format!(
+            "mount point {shown} does not exist: create the folder first"
+        )),
+        _ => Failure::usage(format!("mount point {shown}: {e}")),
+    })?;
+    if !a.allow_non_empty && entries.next().is_some() {
+        return Err(Failure::usage(format!(
+            "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
+        )));
+    }
+    Ok(())
+}
+
+/// A volume the daemon lists as mounted already is said so before any
+/// password is asked.
+fn check_not_mounted(c: &Client, volume: &Path) -> Result<(), Failure> {
+    let name = absolute(volume);
+    match c.list()?.into_iter().find(|r| r.host() == name) {
+        None => Ok(()),
+        Some(r) => Err(Failure {
+            code: exit::ALREADY_MOUNTED,
+            message: format!(
+                "{} is already mounted{}: `tcctl dismount {name}` first",
+                volume.display(),
+                match r.mount_point() {
+                    None => format!(" as {}", r.device()),
+                    Some(at) => format!(" on {at}"),
+                }
+            ),
+        }),
     }
 }
 

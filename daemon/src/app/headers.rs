@@ -7,7 +7,7 @@ use crate::engine::chain::CIPHER_KEY_BYTES;
 use crate::error::{Error, Result};
 use crate::volume::maintain;
 use crate::volume::opened::OpenVolume;
-use crate::volume::unlock::{Credentials, Target};
+use crate::volume::unlock::{Credentials, ProgressSink, Target};
 use std::fs::File;
 use std::sync::atomic::AtomicBool;
 use tcd_proto::contract::{HeaderInfo, NewCredentials, SearchOptions, Secret, SecretList};
@@ -19,6 +19,8 @@ pub struct Opening {
     pub password: Secret,
     pub keyfiles: SecretList,
     pub options: SearchOptions,
+    /// Where the search's progress goes.
+    pub progress: Option<ProgressSink>,
 }
 
 /// What `with_volume` hands the work: the engine's search, checked and
@@ -40,6 +42,7 @@ impl App {
         }
         super::input::bounded_keyfiles("keyfiles", &o.keyfiles)?;
         let mut search = self.search_of(&o.options)?;
+        search.progress = o.progress.clone();
         let pim = o.options.pim.unwrap_or(0);
         let slot = self.search_slot(caller, &mut search, &[pim])?;
         Ok(Checked {

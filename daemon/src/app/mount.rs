@@ -108,6 +108,15 @@ impl MountCall {
     }
 }
 
+impl MountPlan {
+    /// Sends the progress of the plan's searches to `sink`.
+    pub fn report_to(&mut self, sink: unlock::ProgressSink) {
+        for s in &mut self.searches {
+            s.progress = Some(sink.clone());
+        }
+    }
+}
+
 impl App {
     /// The library's search options for `o`, with the PRF, encryption and
     /// format names checked and a forced backend allowed by the policy.

@@ -37,6 +37,7 @@ pub fn view(m: &Mounted) -> VolumeView {
         health: Some(m.health.status().to_owned()),
         problems: Some(m.health.problems()),
         state: Some(m.state.contract()),
+        used_backup_header: Some(m.info.used_backup_header),
     }
 }
 
@@ -178,5 +179,11 @@ impl VolumeObject {
     #[zbus(property)]
     fn state(&self) -> String {
         self.m.state.name().to_owned()
+    }
+    /// The primary header did not open and the backup header did: the
+    /// primary one is damaged (`RestoreEmbeddedHeader` repairs it).
+    #[zbus(property)]
+    fn used_backup_header(&self) -> bool {
+        self.m.info.used_backup_header
     }
 }

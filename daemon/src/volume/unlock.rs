@@ -23,7 +23,9 @@ use crate::engine::{Chain, Engine, chain::CHAINS};
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 /// What the user typed.
@@ -73,6 +75,8 @@ pub struct SearchOptions {
     pub caller: u32,
     /// The headers come from a header file, not from the host.
     pub detached: Option<DetachedHeader>,
+    /// Told how the search goes (see [`Progress`]).
+    pub progress: Option<ProgressSink>,
 }
 
 /// A header file apart from its volume (as VeraCrypt's header backups and
@@ -99,6 +103,35 @@ impl std::fmt::Debug for DetachedHeader {
         write!(f, "DetachedHeader({} bytes)", self.0.len())
     }
 }
+
+/// How far a search is: which format and PRF it tries, on which headers,
+/// and an estimate of what is left. Nothing in it is secret.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub format: Format,
+    pub prf: Prf,
+    /// Trying the backup headers: no primary header opened.
+    pub backup: bool,
+    /// The share of the search's work done, 0 to 1.
+    pub done: f64,
+    /// The time left, once a first trial has ended.
+    pub left: Option<std::time::Duration>,
+}
+
+/// Where a search's [`Progress`] goes: called from the search's threads,
+/// at each change of PRF or format and otherwise at most every
+/// [`REPORT_EVERY`], so it should only hand the news on.
+#[derive(Clone)]
+pub struct ProgressSink(pub std::sync::Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+/// The least time between two reports of one search.
+pub const REPORT_EVERY: Duration = Duration::from_millis(250);
 
 impl SearchOptions {
     pub fn new() -> Self {
@@ -290,6 +323,81 @@ struct Derivation {
     left: AtomicUsize,
     /// A part failed (a bound, a cancel): the other parts are not derived.
     failed: AtomicBool,
+}
+
+/// Argon2id's one part, in PBKDF2 iterations (about a second's work),
+/// for the estimate of the time left.
+const ARGON2_WEIGHT: u64 = 2_000_000;
+
+/// The work of one part of `d`'s derivation, for the estimate.
+fn weight(d: &Derivation, pim: u32) -> u64 {
+    d.prf
+        .iterations(d.format, pim)
+        .map_or(ARGON2_WEIGHT, u64::from)
+}
+
+/// Tells a search's sink how it goes: at a change of PRF, format or
+/// headers, and otherwise at most every [`REPORT_EVERY`].
+struct Reporter<'a> {
+    sink: Option<&'a ProgressSink>,
+    pim: u32,
+    total: u64,
+    done: AtomicU64,
+    start: Instant,
+    /// When the last report went, and what it said was being tried.
+    last: Mutex<Option<(Instant, usize, Format, Prf)>>,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(sink: Option<&'a ProgressSink>, derivations: &[Derivation], pim: u32) -> Self {
+        let total = derivations
+            .iter()
+            .map(|d| weight(d, pim) * d.prf.key_parts() as u64)
+            .sum();
+        Reporter {
+            sink,
+            pim,
+            total,
+            done: AtomicU64::new(0),
+            start: Instant::now(),
+            last: Mutex::new(None),
+        }
+    }
+
+    /// A part of `d` is about to be derived (`finished`: one just was).
+    fn at(&self, d: &Derivation, finished: Option<&Derivation>) {
+        let Some(sink) = self.sink else { return };
+        if let Some(f) = finished {
+            self.done.fetch_add(weight(f, self.pim), Ordering::Relaxed);
+        }
+        let now = Instant::now();
+        {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = |&(_, phase, format, prf): &(Instant, usize, Format, Prf)| {
+                (phase, format, prf) != (d.phase, d.format, d.prf)
+            };
+            let due = last
+                .as_ref()
+                .is_none_or(|l| changed(l) || now.duration_since(l.0) >= REPORT_EVERY);
+            if !due {
+                return;
+            }
+            *last = Some((now, d.phase, d.format, d.prf));
+        }
+        let done = self.done.load(Ordering::Relaxed).min(self.total);
+        let share = done as f64 / self.total.max(1) as f64;
+        let left = (done > 0).then(|| {
+            now.duration_since(self.start)
+                .mul_f64((self.total - done) as f64 / done as f64)
+        });
+        (sink.0)(Progress {
+            format: d.format,
+            prf: d.prf,
+            backup: d.phase > 0,
+            done: share,
+            left,
+        });
+    }
 }
 
 /// One trial: some parts of one derivation.
@@ -510,12 +618,14 @@ fn search(
     // tasks still running (all of them were taken before it) find nothing.
     let next = AtomicUsize::new(0);
     let no_more = AtomicBool::new(false);
+    let reporter = Reporter::new(opts.progress.as_ref(), &derivations, creds.pim);
     let found: std::sync::Mutex<Option<(usize, Unlocked)>> = std::sync::Mutex::new(None);
     let workers = engine.threads().clamp(1, tasks.len());
     let started = std::thread::scope(|s| {
         let mut started = 0;
         for i in 0..workers {
             let worker = || {
+                let mut finished = None;
                 while !cancel.load(Ordering::Relaxed) && !no_more.load(Ordering::Relaxed) {
                     let Some(_permit) = engine.trials().acquire(opts.caller, cancel) else {
                         break;
@@ -523,6 +633,10 @@ fn search(
                     let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
                     };
+                    if let Some(d) = derivations.get(task.derivation) {
+                        reporter.at(d, finished.take());
+                        finished = Some(d);
+                    }
                     let Some(u) = run(task) else {
                         continue;
                     };

@@ -62,6 +62,8 @@ pub struct VolumeView {
     /// What went wrong, one line per kind (empty while "ok").
     pub problems: Option<Vec<String>>,
     pub state: Option<VolumeState>,
+    /// The primary header did not open; the backup header did.
+    pub used_backup_header: Option<bool>,
 }
 
 /// One row of the `ListVolumes` reply, `(osssssssbbbtss)`: object, host,

@@ -8,12 +8,43 @@ use super::super::objects::to_caller;
 use super::{Hdr, Manager, Result};
 use crate::app::headers::Opening;
 use crate::app::{App, Caller, input};
+use crate::volume::unlock::{Progress, ProgressSink};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use tcd_proto::contract::rows::BenchReport;
 use tcd_proto::contract::{Secret, SecretList};
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::OwnedFd;
+
+/// A sink for a search's progress, and what sends its news to the caller
+/// as `SearchProgress` signals until the sink (and every clone) is gone.
+pub(super) fn progress_to(
+    emitter: SignalEmitter<'_>,
+) -> (ProgressSink, impl std::future::Future<Output = ()> + '_) {
+    // A few reports wait; more are dropped rather than slow the search.
+    let (tx, rx) = async_channel::bounded::<Progress>(4);
+    let sink = ProgressSink(Arc::new(move |p| {
+        let _ = tx.try_send(p);
+    }));
+    let forward = async move {
+        while let Ok(p) = rx.recv().await {
+            let headers = if p.backup { "backup" } else { "primary" };
+            let left = p
+                .left
+                .map_or(-1, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+            let _ = Manager::search_progress(
+                &emitter,
+                p.format.name(),
+                p.prf.name(),
+                headers,
+                p.done,
+                left,
+            )
+            .await;
+        }
+    };
+    (sink, forward)
+}
 
 impl Manager {
     /// A volume and its credentials from a call, the caller allowed to
@@ -37,25 +68,31 @@ impl Manager {
             password,
             keyfiles,
             options,
+            progress: None,
         })
     }
 
-    /// Runs `work` off the executor for the caller, cancelled when they
-    /// leave.
+    /// Runs `work` on `opening` off the executor for the caller,
+    /// cancelled when they leave, its progress sent to them.
     pub(super) async fn run_search<T, F>(
         &self,
+        mut opening: Opening,
+        emitter: SignalEmitter<'_>,
         header: &Hdr<'_>,
         conn: &zbus::Connection,
         work: F,
     ) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(Arc<App>, Caller, &AtomicBool) -> crate::Result<T> + Send + 'static,
+        F: FnOnce(Arc<App>, Caller, Opening, &AtomicBool) -> crate::Result<T> + Send + 'static,
     {
         let peer = self.ctx.caller(header, conn).await?;
+        let (sink, forward) = progress_to(to_caller(emitter, header));
+        opening.progress = Some(sink);
         let departure = self.ctx.departure(header, conn).await;
         let (app, cancel) = (self.ctx.app(), departure.cancel());
-        let done = blocking::unblock(move || work(app, peer.app(), &cancel)).await;
+        let work = blocking::unblock(move || work(app, peer.app(), opening, &cancel));
+        let (done, ()) = futures_lite::future::zip(work, forward).await;
         drop(departure);
         Ok(done?)
     }
@@ -68,16 +105,23 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: &Dict,
+        emitter: SignalEmitter<'_>,
         header: &Hdr<'_>,
         conn: &zbus::Connection,
     ) -> Result<String> {
         let opening = self
             .opening(host, password, keyfiles, options, header, conn)
             .await?;
-        self.run_search(header, conn, move |app, peer, cancel| {
-            app.restore_headers(&peer, opening, backup, cancel)
-                .map(str::to_owned)
-        })
+        self.run_search(
+            opening,
+            emitter,
+            header,
+            conn,
+            move |app, peer, o, cancel| {
+                app.restore_headers(&peer, o, backup, cancel)
+                    .map(str::to_owned)
+            },
+        )
         .await
     }
 

@@ -42,12 +42,19 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<OwnedObjectPath> {
         let options = decode::options(&options)?;
-        self.mount_volume(host, host_name, password, keyfiles, options, &header, conn)
-            .await
+        let call = crate::app::mount::MountCall {
+            host: input::host_file(host.into())?,
+            host_name,
+            password,
+            keyfiles,
+            options,
+        };
+        self.mount_volume(call, emitter, &header, conn).await
     }
 
     /// Dismounts the volume named by its object path, host name, device or
@@ -93,27 +100,34 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<tcd_proto::contract::HeaderInfo> {
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
-        self.run_search(&header, conn, move |app, peer, cancel| {
-            app.header_info(&peer, opening, cancel)
-        })
+        self.run_search(
+            opening,
+            emitter,
+            &header,
+            conn,
+            move |app, peer, o, cancel| app.header_info(&peer, o, cancel),
+        )
         .await
     }
 
     /// The master key of the volume the password opens, as its header
     /// holds it. Root only (the daemon checks the caller's uid itself,
     /// whatever polkit allows). Same arguments as `HeaderInfo`.
+    #[allow(clippy::too_many_arguments)]
     async fn header_master_key(
         &self,
         host: OwnedFd,
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Secret> {
@@ -125,9 +139,13 @@ impl Manager {
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
         let key = self
-            .run_search(&header, conn, move |app, peer, cancel| {
-                app.header_master_key(&peer, opening, cancel)
-            })
+            .run_search(
+                opening,
+                emitter,
+                &header,
+                conn,
+                move |app, peer, o, cancel| app.header_master_key(&peer, o, cancel),
+            )
             .await?;
         tracing::warn!(uid = peer.uid, "a master key was read");
         Ok(key)
@@ -161,6 +179,23 @@ impl Manager {
         self.create_volume(call, emitter, &header, conn).await
     }
 
+    /// Progress of the caller's header search (`Mount`, `HeaderInfo`,
+    /// `HeaderMasterKey`, `ChangePassword`, `BackupHeaders`,
+    /// `RestoreHeaders`, `RestoreEmbeddedHeader`): the format and hash being tried, on the
+    /// "primary" or "backup" headers, the share done (0 to 1) and the
+    /// seconds left (-1: not known yet). Sent to the caller alone, at each
+    /// change of format, hash or headers, and otherwise at most four times
+    /// a second.
+    #[zbus(signal)]
+    async fn search_progress(
+        emitter: &SignalEmitter<'_>,
+        format: &str,
+        hash: &str,
+        headers: &str,
+        done: f64,
+        seconds_left: i64,
+    ) -> zbus::Result<()>;
+
     /// Progress of `Create`'s data fill, in bytes.
     #[zbus(signal)]
     async fn create_progress(
@@ -183,6 +218,7 @@ impl Manager {
         new_password: Secret,
         new_keyfiles: SecretList,
         new_options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
@@ -190,9 +226,15 @@ impl Manager {
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
-        self.run_search(&header, conn, move |app, peer, cancel| {
-            app.change_password(&peer, opening, new_password, new_keyfiles, new, cancel)
-        })
+        self.run_search(
+            opening,
+            emitter,
+            &header,
+            conn,
+            move |app, peer, o, cancel| {
+                app.change_password(&peer, o, new_password, new_keyfiles, new, cancel)
+            },
+        )
         .await
     }
 
@@ -207,6 +249,7 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
@@ -214,9 +257,13 @@ impl Manager {
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
-        self.run_search(&header, conn, move |app, peer, cancel| {
-            app.backup_headers(&peer, opening, backup, cancel)
-        })
+        self.run_search(
+            opening,
+            emitter,
+            &header,
+            conn,
+            move |app, peer, o, cancel| app.backup_headers(&peer, o, backup, cancel),
+        )
         .await
     }
 
@@ -231,12 +278,15 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<String> {
         let backup = Some(input::host_file(backup.into())?);
-        self.restore(host, backup, password, keyfiles, &options, &header, conn)
-            .await
+        self.restore(
+            host, backup, password, keyfiles, &options, emitter, &header, conn,
+        )
+        .await
     }
 
     /// Copies the embedded backup header the password opens over the
@@ -247,11 +297,14 @@ impl Manager {
         password: Secret,
         keyfiles: SecretList,
         options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<String> {
-        self.restore(host, None, password, keyfiles, &options, &header, conn)
-            .await
+        self.restore(
+            host, None, password, keyfiles, &options, emitter, &header, conn,
+        )
+        .await
     }
 
     /// Every backend file found, loaded or not, and whether the processor

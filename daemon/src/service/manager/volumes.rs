@@ -4,40 +4,34 @@
 use super::super::authority::{Action, Caller as Peer};
 use super::super::context::Ctx;
 use super::super::errors::ServiceError;
+use super::super::objects::to_caller;
 use super::{Hdr, Manager, Result};
-use crate::app::input;
 use crate::app::mount::MountCall;
-use tcd_proto::contract::{MountOptions, Secret, SecretList, VolumeRow};
-use zbus::zvariant::{OwnedFd, OwnedObjectPath};
+use tcd_proto::contract::VolumeRow;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedObjectPath;
 
 impl Manager {
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn mount_volume(
         &self,
-        host: OwnedFd,
-        host_name: String,
-        password: Secret,
-        keyfiles: SecretList,
-        options: MountOptions,
+        call: MountCall,
+        emitter: SignalEmitter<'_>,
         header: &Hdr<'_>,
         conn: &zbus::Connection,
     ) -> Result<OwnedObjectPath> {
-        let call = MountCall {
-            host: input::host_file(host.into())?,
-            host_name,
-            password,
-            keyfiles,
-            options,
-        };
         call.check()?;
         let peer = self.ctx.caller(header, conn).await?;
         self.ctx
             .authorise(&peer, Action::for_host(&call.host))
             .await?;
-        let plan = self.ctx.shared.plan_mount(&peer.app(), call)?;
+        let mut plan = self.ctx.shared.plan_mount(&peer.app(), call)?;
+        let (sink, forward) = super::headers::progress_to(to_caller(emitter, header));
+        plan.report_to(sink);
         let departure = self.ctx.departure(header, conn).await;
         let (app, cancel) = (self.ctx.app(), departure.cancel());
-        let mounted = blocking::unblock(move || app.run_mount(plan, &cancel)).await?;
+        let work = blocking::unblock(move || app.run_mount(plan, &cancel));
+        let (mounted, ()) = futures_lite::future::zip(work, forward).await;
+        let mounted = mounted?;
         // A caller that left while its volume was being mounted gets no
         // volume: nothing stays mounted for a client that is gone.
         if self.ctx.caller_left(&departure, header, conn).await {

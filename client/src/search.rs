@@ -1,0 +1,78 @@
+//! A header search as the user sees it: the daemon's `SearchProgress`
+//! on a terminal while it runs, and after a wrong password how long it
+//! took and what narrows it.
+
+use crate::bus::{Client, Failure, exit};
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Runs `call` (a method that searches for the header) on `c`, showing
+/// the daemon's progress on standard error when it is a terminal.
+pub fn run<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    let start = Instant::now();
+    let r = if std::io::stderr().is_terminal() {
+        shown(c, call)
+    } else {
+        call()
+    };
+    r.map_err(|mut f| {
+        if f.code == exit::WRONG_PASSWORD {
+            f.message = format!(
+                "{} (searched for {}; {} narrow the search)",
+                f.message,
+                duration(start.elapsed().as_secs()),
+                crate::cli::narrowing_options()
+            );
+        }
+        f
+    })
+}
+
+/// `call` with each progress report on one line of standard error,
+/// cleared when it ends.
+fn shown<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    // Open while the call runs: no line is written after it is cleared.
+    let open = Arc::new(Mutex::new(true));
+    let lines = Arc::clone(&open);
+    let r = c.with_signals(
+        "SearchProgress",
+        move |m| {
+            let Ok(p) = m.body().deserialize::<(String, String, String, f64, i64)>() else {
+                return;
+            };
+            let still = lines.lock().unwrap_or_else(|p| p.into_inner());
+            if *still {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K{}", describe(&p));
+                let _ = err.flush();
+            }
+        },
+        call,
+    );
+    let mut still = open.lock().unwrap_or_else(|p| p.into_inner());
+    *still = false;
+    eprint!("\r\x1b[K");
+    r
+}
+
+/// One progress report in words.
+fn describe((format, hash, headers, done, left): &(String, String, String, f64, i64)) -> String {
+    let mut line = format!(
+        "Trying {format} {hash} on the {headers} headers: {:.0} % done",
+        (done * 100.0).clamp(0.0, 100.0)
+    );
+    if let Ok(left) = u64::try_from(*left) {
+        line.push_str(&format!(", about {} left", duration(left)));
+    }
+    line
+}
+
+/// Seconds as "1 min 12 s" or "8 s".
+fn duration(secs: u64) -> String {
+    match (secs / 60, secs % 60) {
+        (0, s) => format!("{s} s"),
+        (m, 0) => format!("{m} min"),
+        (m, s) => format!("{m} min {s} s"),
+    }
+}

@@ -1,0 +1,382 @@
+//! `tcctl` at a terminal while the daemon searches for a header, as users
+//! of veracrypt --text and cryptsetup meet it: the search's progress on
+//! the terminal (and never for scripts), the PIM asked for, a wrong
+//! password's time and what narrows the search, a damaged primary header
+//! said, and what can be refused without a password refused before it is
+//! asked. On the real system bus, one user's search reaches no one else.
+//!
+//! Needs root, /dev/fuse, losetup, the tcrypt-images corpus; the system
+//! bus test also dbus-daemon, polkitd, setpriv, useradd, mkfs.ext4 and
+//! python3-jeepney.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use tcd_tests::daemon::Daemon;
+use tcd_tests::pty::Pty;
+use tcd_tests::{build_dir, s, tcrypt_images};
+
+const WAIT: Duration = Duration::from_secs(120);
+/// The corpus' password (see its README).
+const CORPUS_PASSWORD: &str = "aaaaaaaaaaaa";
+const HINT: &str = "--hash, --volume-type and --pim narrow the search)";
+
+/// A copy of the corpus volume `name` in the daemon's folder.
+fn copy_of(d: &Daemon, name: &str) -> PathBuf {
+    let to = d.path(name);
+    std::fs::copy(tcrypt_images().join(name), &to).expect("copy a corpus volume");
+    to
+}
+
+/// `tcctl --socket … ARGS` on a terminal (standard error too unless
+/// `stderr` is a file).
+fn on_terminal(d: &Daemon, args: &[&str], stderr: Option<&Path>) -> Pty {
+    let mut c = Command::new(build_dir().join("tcctl"));
+    c.arg("--socket").arg(d.socket()).args(args);
+    let stderr = stderr.map(|p| std::fs::File::create(p).expect("stderr file").into());
+    Pty::spawn_as(c, stderr, None)
+}
+
+/// How `tcctl` ends on a terminal: its exit code and what the terminal
+/// showed, lines ending in "\n".
+fn ended(t: Pty) -> (Option<i32>, String) {
+    let (code, shown) = ended(t);
+    (Some(code), shown.replace("\r\n", "\n"))
+}
+
+#[test]
+fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_the_hint() {
+    let d = Daemon::start();
+    let vol = copy_of(&d, "vc_1-sha512-xts-aes");
+    let narrow = [
+        "--volume-type",
+        "veracrypt",
+        "--hash",
+        "sha512",
+        "--pim",
+        "0",
+    ];
+    let mut args = vec!["info", s(&vol)];
+    args.extend(narrow);
+    let mut t = on_terminal(&d, &args, None);
+    t.expect(&format!("Password for {}: ", vol.display()), WAIT);
+    t.type_line("not the password");
+    let (code, shown) = ended(t);
+    assert_eq!(code, Some(2), "{shown}");
+    assert!(
+        shown.contains("Trying VeraCrypt SHA-512 on the primary headers: 0 % done"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Trying VeraCrypt SHA-512 on the backup headers: "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(" left"),
+        "an estimate of the time left: {shown}"
+    );
+    let last = shown.rsplit("\x1b[K").next().unwrap_or_default();
+    assert!(
+        last.starts_with("tcctl: wrong password or keyfile, or not a volume (searched for ")
+            && last.ends_with(&format!(" s; {HINT}\n")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_and_the_hint() {
+    let d = Daemon::start();
+    let vol = copy_of(&d, "vc_1-sha512-xts-aes");
+    let args = [
+        "info",
+        s(&vol),
+        "--password-stdin",
+        "--volume-type",
+        "veracrypt",
+        "--hash",
+        "sha512",
+    ];
+    let (code, err) = d.fails(&args, "not the password\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("tcctl: wrong password or keyfile, or not a volume (searched for ")
+            && err.ends_with(&format!(" s; {HINT}\n"))
+            && err.lines().count() == 1,
+        "{err:?}"
+    );
+    // Standard input and output on a terminal, standard error not: no
+    // progress either.
+    let log = d.path("stderr.txt");
+    let mut t = on_terminal(
+        &d,
+        &args[..2]
+            .iter()
+            .chain(&args[3..])
+            .copied()
+            .collect::<Vec<_>>(),
+        Some(&log),
+    );
+    t.expect("Password for ", WAIT);
+    t.type_line("not the password");
+    t.expect("PIM for ", WAIT);
+    t.type_line("");
+    let (code, shown) = ended(t);
+    assert_eq!(code, Some(2), "{shown}");
+    let err = std::fs::read_to_string(&log).expect("stderr");
+    assert!(!err.contains("Trying"), "{err:?}");
+    assert!(err.ends_with(&format!(" s; {HINT}\n")), "{err:?}");
+}
+
+#[test]
+fn a_terminal_is_asked_for_the_pim_and_enter_means_none() {
+    let d = Daemon::start();
+    let vol = copy_of(&d, "vcpim_1_1234-sha256-xts-aes");
+    let mut t = on_terminal(&d, &["info", s(&vol), "--hash", "sha256"], None);
+    t.expect(&format!("Password for {}: ", vol.display()), WAIT);
+    t.type_line("cccccccccccccccccccc");
+    t.expect(
+        &format!("PIM for {} (Enter for none): ", vol.display()),
+        WAIT,
+    );
+    t.type_line("1234");
+    let (code, shown) = ended(t);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains(&format!("{:<20} SHA-256\n", "hash")),
+        "{shown}"
+    );
+    assert!(!shown.contains("1234\n"), "the PIM is not echoed: {shown}");
+
+    // Given on the command line (or for TrueCrypt): not asked.
+    let tc = copy_of(&d, "tc_5-sha512-xts-aes");
+    for args in [
+        vec!["info", s(&tc), "--pim", "0", "--hash", "sha512"],
+        vec![
+            "info",
+            s(&tc),
+            "--volume-type",
+            "truecrypt",
+            "--hash",
+            "sha512",
+        ],
+    ] {
+        let mut t = on_terminal(&d, &args, None);
+        t.expect("Password for ", WAIT);
+        t.type_line(CORPUS_PASSWORD);
+        let (code, shown) = ended(t);
+        assert_eq!(code, Some(0), "{args:?}: {shown}");
+        assert!(!shown.contains("PIM for"), "{args:?}: {shown}");
+    }
+}
+
+/// A copy of a TrueCrypt 7 volume whose primary header is overwritten.
+fn damaged(d: &Daemon) -> PathBuf {
+    use std::os::unix::fs::FileExt;
+    let vol = copy_of(d, "tc_5-sha512-xts-aes");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&vol)
+        .expect("open the copy");
+    f.write_all_at(&[0x5a; 512], 0).expect("damage the header");
+    vol
+}
+
+#[test]
+fn a_damaged_primary_header_is_said_with_the_repair() {
+    let d = Daemon::start();
+    let vol = damaged(&d);
+    let notice = format!(
+        "tcctl: warning: the primary header of {v} is damaged; its backup header opened it. \
+         Repair the primary header with: tcctl restore-header --embedded {v}\n",
+        v = vol.display()
+    );
+    let narrow = [
+        "--password-stdin",
+        "--volume-type",
+        "truecrypt",
+        "--hash",
+        "sha512",
+    ];
+    let mut info = vec!["info", s(&vol)];
+    info.extend(narrow);
+    let out = d.tcctl(&info, &format!("{CORPUS_PASSWORD}\n"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), notice);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("used_backup_header   true"));
+
+    let mut mount = vec!["mount", s(&vol), "--filesystem", "none", "--readonly"];
+    mount.extend(narrow);
+    let out = d.tcctl(&mount, &format!("{CORPUS_PASSWORD}\n"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), notice);
+    d.ok(&["dismount", "--all"], "");
+
+    // An intact volume says nothing of it.
+    let intact = copy_of(&d, "tc_5-sha512-xts-serpent-aes");
+    let mut info = vec!["info", s(&intact)];
+    info.extend(narrow);
+    let out = d.tcctl(&info, &format!("{CORPUS_PASSWORD}\n"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// `tcctl mount ARGS` on a terminal: refused with `code` (the daemon's
+/// for the same refusal: 7 for a mount point, 4 mounted already) and
+/// `said`, before any password is asked.
+fn refused_before_the_prompt(d: &Daemon, args: &[&str], code: i32, said: &str) {
+    let mut all = vec!["mount"];
+    all.extend(args);
+    let (got, shown) = ended(on_terminal(d, &all, None));
+    assert_eq!(got, Some(code), "{args:?}: {shown}");
+    assert_eq!(shown, said, "{args:?}");
+}
+
+#[test]
+fn what_needs_no_password_is_refused_before_it_is_asked() {
+    let d = Daemon::start();
+    let vol = copy_of(&d, "tc_5-sha512-xts-aes");
+    let v = s(&vol);
+    let missing = d.path("no-such-folder");
+    refused_before_the_prompt(
+        &d,
+        &[v, s(&missing)],
+        7,
+        &format!(
+            "tcctl: mount point {} does not exist: create the folder first\n",
+            missing.display()
+        ),
+    );
+    let full = d.path("full");
+    std::fs::create_dir(&full).expect("mkdir");
+    std::fs::write(full.join("a file"), b"x").expect("a file");
+    refused_before_the_prompt(
+        &d,
+        &[v, s(&full)],
+        7,
+        &format!(
+            "tcctl: mount point {} is not empty: --allow-non-empty mounts over what is there\n",
+            full.display()
+        ),
+    );
+    // Mounted already (as a block device only).
+    d.ok(
+        &[
+            "mount",
+            v,
+            "--filesystem",
+            "none",
+            "--readonly",
+            "--password-stdin",
+            "--volume-type",
+            "truecrypt",
+            "--hash",
+            "sha512",
+        ],
+        &format!("{CORPUS_PASSWORD}\n"),
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    refused_before_the_prompt(
+        &d,
+        &[v],
+        4,
+        &format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n"),
+    );
+    d.ok(&["dismount", "--all"], "");
+}
+
+/// Subscribes to every `SearchProgress` on the system bus and counts
+/// what reaches it until a line comes on standard input; then searches
+/// the volume `argv[1]` itself (a wrong password) and counts again.
+/// Prints: others' signals seen, its own, the error of its search.
+const LISTENER: &str = r#"
+import sys, threading
+from jeepney import DBusAddress, HeaderFields, MatchRule, new_method_call
+from jeepney.bus_messages import message_bus
+from jeepney.io.blocking import open_dbus_connection
+rule = MatchRule(type="signal", interface="org.tcd.Manager1", member="SearchProgress")
+with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
+    conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+    with conn.filter(rule, bufsize=100000) as seen:
+        print("ready", flush=True)
+        stop = threading.Event()
+        threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+        while not stop.is_set():
+            try:
+                conn.recv_messages(timeout=0.2)
+            except TimeoutError:
+                pass
+        others = len(seen)
+        seen.clear()
+        addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
+        opts = {"hash": ("s", "sha512"), "format": ("s", "veracrypt")}
+        with open(sys.argv[1], "rb") as f:
+            call = new_method_call(addr, "HeaderInfo", "hayaaya{sv}", (f, b"not the password", [], opts))
+            r = conn.send_and_get_reply(call, timeout=300)
+        print(others, len(seen), r.header.fields.get(HeaderFields.error_name), flush=True)
+"#;
+
+#[test]
+fn a_users_search_progress_reaches_that_user_alone_on_the_system_bus() {
+    use std::io::{BufRead, Write};
+    use tcd_tests::system::{PYTHON, System};
+    tcd_tests::require_tool("python3", "package python3-jeepney");
+    let sys = System::start();
+    let (alice, bob) = (&sys.users[0], &sys.users[1]);
+    let alices = sys.create_volume(alice, "a.hc", "24M");
+    let bobs = sys.create_volume(bob, "b.hc", "24M");
+    let mut listener = sys
+        .command(Some(bob), PYTHON)
+        .args(["-c", LISTENER, s(&bobs)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut said = std::io::BufReader::new(listener.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    said.read_line(&mut line)
+        .expect("the listener's first line");
+    assert_eq!(line, "ready\n");
+
+    // Alice at a terminal, a wrong password: she sees her search go.
+    let mut c = sys.tcctl_command(Some(alice));
+    c.args([
+        "info",
+        s(&alices),
+        "--volume-type",
+        "veracrypt",
+        "--hash",
+        "sha512",
+    ]);
+    let mut t = Pty::spawn_as(c, None, Some(alice.uid));
+    t.expect("Password for ", WAIT);
+    t.type_line("not the password");
+    t.expect("PIM for ", WAIT);
+    t.type_line("");
+    let (code, shown) = ended(t);
+    assert_eq!(code, Some(2), "{shown}\n{}", sys.log());
+    assert!(
+        shown.contains("Trying VeraCrypt SHA-512 on the primary headers"),
+        "{shown}"
+    );
+
+    // Bob heard none of it, but hears his own search.
+    let mut input = listener.stdin.take().expect("stdin");
+    input.write_all(b"go\n").expect("tell the listener");
+    line.clear();
+    said.read_line(&mut line).expect("the listener's counts");
+    let _ = listener.wait();
+    let counts: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(counts.first(), Some(&"0"), "Bob saw Alice's search: {line}");
+    assert_eq!(
+        counts.get(2),
+        Some(&"org.tcd.Error.WrongPassword"),
+        "{line}"
+    );
+    let own: u32 = counts.get(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(own >= 2, "Bob sees his own search's progress: {line}");
+}
