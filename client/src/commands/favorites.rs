@@ -184,7 +184,7 @@ fn mount_one(
     };
     let key = key_of(&f.name, f.system);
     let mount = |password: &[u8]| {
-        crate::search::run(&c, || {
+        crate::search::run(c, || {
             c.mount(&host, &f.host(), password, &keyfiles, options())
         })
     };

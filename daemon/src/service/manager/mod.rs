@@ -94,6 +94,7 @@ impl Manager {
 
     /// What a volume's header says, without mounting it. Same options as
     /// `Mount` for the search.
+    #[allow(clippy::too_many_arguments)]
     async fn header_info(
         &self,
         host: OwnedFd,
@@ -291,6 +292,7 @@ impl Manager {
 
     /// Copies the embedded backup header the password opens over the
     /// damaged primary one. Returns which header it used.
+    #[allow(clippy::too_many_arguments)]
     async fn restore_embedded_header(
         &self,
         host: OwnedFd,
