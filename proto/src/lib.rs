@@ -13,3 +13,4 @@ pub mod abi;
 pub mod contract;
 pub mod devices;
 pub mod keyfiles;
+pub mod mount_points;

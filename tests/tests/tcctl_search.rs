@@ -263,6 +263,12 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
             full.display()
         ),
     );
+    refused_before_the_prompt(
+        &d,
+        &[v, "/usr"],
+        7,
+        "tcctl: mount point /usr is a system folder: choose another\n",
+    );
     // Mounted already (as a block device only).
     d.ok(
         &[

@@ -74,8 +74,9 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
     }
 }
 
-/// The mount point given must exist, and be empty unless
-/// --allow-non-empty (with --filesystem none there is none to mount).
+/// The mount point given must exist, be no system folder, and be empty
+/// unless --allow-non-empty (with --filesystem none there is none to
+/// mount).
 fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
     let Some(p) = a.mount_point.as_deref() else {
         return Ok(());
@@ -90,6 +91,11 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
         )),
         _ => Failure::usage(format!("mount point {shown}: {e}")),
     })?;
+    if std::fs::canonicalize(p).is_ok_and(|real| tcd_proto::mount_points::is_system_folder(&real)) {
+        return Err(Failure::usage(format!(
+            "mount point {shown} is a system folder: choose another"
+        )));
+    }
     if !a.allow_non_empty && entries.next().is_some() {
         return Err(Failure::usage(format!(
             "mount point {shown} is not empty: --allow-non-empty mounts over what is there"

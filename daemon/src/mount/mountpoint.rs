@@ -10,16 +10,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// Folders no volume is mounted on or under.
-const SYSTEM: &[&str] = &[
-    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin",
-    "/sys", "/usr", "/var/lib", "/var/log",
-];
-/// Folders no volume is mounted on (their subfolders are fine).
-const SYSTEM_EXACT: &[&str] = &[
-    "/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp", "/var",
-];
-
 /// A mount point that passed the checks, held open.
 #[derive(Debug)]
 pub struct Target {
@@ -75,9 +65,7 @@ pub fn check(path: &Path, allow_non_empty: bool) -> Result<Target> {
     if real != normal {
         return Err(refuse(path, "is reached through a symlink"));
     }
-    if SYSTEM_EXACT.iter().any(|s| real == Path::new(s))
-        || SYSTEM.iter().any(|s| real.starts_with(s))
-    {
+    if tcd_proto::mount_points::is_system_folder(&real) {
         return Err(refuse(path, "is a system folder"));
     }
     if !allow_non_empty {
