@@ -40,7 +40,7 @@ fn on_terminal(d: &Daemon, args: &[&str], stderr: Option<&Path>) -> Pty {
 /// How `tcctl` ends on a terminal: its exit code and what the terminal
 /// showed, lines ending in "\n".
 fn ended(t: Pty) -> (Option<i32>, String) {
-    let (code, shown) = ended(t);
+    let (code, shown) = t.finish(WAIT);
     (Some(code), shown.replace("\r\n", "\n"))
 }
 
