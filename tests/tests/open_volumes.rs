@@ -428,7 +428,8 @@ fn a_cancelled_search_stops_promptly() {
     let creds = Credentials {
         password: b"not the password",
         keyfiles: &[],
-        pim: 0,
+        // Every VeraCrypt PRF, at few iterations.
+        pim: 1,
     };
     let started = std::time::Instant::now();
     let result = std::thread::scope(|s| {
@@ -496,4 +497,76 @@ fn a_truecrypt_5_volume_changes_password_but_does_not_convert() {
     assert_eq!(v.info().header_version, 3);
     assert_eq!(fat_serial(&first_sector(&v)), Some(DEAD_BABE));
     assert!(open(&e, &path, old, Target::Any, &opts).is_err());
+}
+
+#[test]
+fn a_search_reports_its_progress_at_each_change_and_a_few_times_a_second() {
+    use std::sync::{Arc, Mutex};
+    use tcd::volume::unlock::{Progress, ProgressSink, REPORT_EVERY};
+    let e = engine(&["aesni", "soft"]);
+    let reports: Arc<Mutex<Vec<(std::time::Instant, Progress)>>> = Arc::default();
+    let mut o = SearchOptions::new();
+    o.format = Some(Format::VeraCrypt);
+    let seen = Arc::clone(&reports);
+    o.progress = Some(ProgressSink(Arc::new(move |p| {
+        seen.lock()
+            .expect("reports")
+            .push((std::time::Instant::now(), p))
+    })));
+    let creds = Credentials {
+        password: b"not the password",
+        keyfiles: &[],
+        // Every VeraCrypt PRF, at few iterations.
+        pim: 1,
+    };
+    let started = std::time::Instant::now();
+    let r = open(
+        &e,
+        &tcrypt_images().join("tc_5-sha512-xts-aes"),
+        creds,
+        Target::Any,
+        &o,
+    );
+    let took = started.elapsed();
+    assert!(matches!(r, Err(Error::NotUnlocked { .. })));
+    let reports = reports.lock().expect("reports").clone();
+    let (first, last) = (reports[0].1, reports[reports.len() - 1].1);
+    // The first says where it starts, with nothing done and no estimate.
+    assert_eq!(
+        (first.format, first.prf, first.backup),
+        (Format::VeraCrypt, Prf::Sha512, false)
+    );
+    assert_eq!((first.done, first.left), (0.0, None));
+    assert!(
+        last.backup && last.left.is_some() && last.done > 0.0,
+        "{last:?}"
+    );
+    // The backup headers only after every primary one; the share only grows.
+    let turned = reports
+        .iter()
+        .position(|(_, p)| p.backup)
+        .expect("backup reports");
+    assert!(reports[turned..].iter().all(|(_, p)| p.backup));
+    assert!(reports.windows(2).all(|w| w[0].1.done <= w[1].1.done));
+    // A report comes at a change of PRF or headers, else REPORT_EVERY apart.
+    let mut changes = 0;
+    for w in reports.windows(2) {
+        let ((t0, a), (t1, b)) = (w[0], w[1]);
+        if (a.prf, a.backup) != (b.prf, b.backup) {
+            changes += 1;
+        } else {
+            assert!(
+                t1 - t0 >= REPORT_EVERY,
+                "{a:?} then {b:?} {:?} apart",
+                t1 - t0
+            );
+        }
+    }
+    let prfs = Prf::all(Format::VeraCrypt).len();
+    assert!(changes < 2 * prfs, "{changes} changes");
+    let timed = reports.len() - 1 - changes;
+    assert!(
+        timed as u128 <= took.as_millis() / REPORT_EVERY.as_millis() + 1,
+        "{timed} reports in {took:?}"
+    );
 }

@@ -386,10 +386,15 @@ impl<'a> Reporter<'a> {
         }
         let done = self.done.load(Ordering::Relaxed).min(self.total);
         let share = done as f64 / self.total.max(1) as f64;
-        let left = (done > 0).then(|| {
-            now.duration_since(self.start)
-                .mul_f64((self.total - done) as f64 / done as f64)
-        });
+        // Checked: a share of nothing, or a time past what a Duration
+        // holds, is no estimate (and no panic).
+        let left = (done > 0)
+            .then(|| {
+                let ratio = (self.total - done) as f64 / done as f64;
+                Duration::try_from_secs_f64(now.duration_since(self.start).as_secs_f64() * ratio)
+                    .ok()
+            })
+            .flatten();
         (sink.0)(Progress {
             format: d.format,
             prf: d.prf,
