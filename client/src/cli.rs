@@ -75,7 +75,7 @@ impl Secrets {
 }
 
 /// The options that narrow a header search, as the command line spells
-/// them ("--hash, --volume-type and --pim").
+/// them ("--hash, --format and --pim").
 pub fn narrowing_options() -> String {
     let cmd = Secrets::augment_args(Search::augment_args(clap::Command::new("search")));
     let long = |id: &str| {
@@ -280,7 +280,7 @@ pub enum Command {
     /// empty (without --allow-non-empty) are refused before the password
     /// is asked. On a terminal the header search shows which format and
     /// hash it tries and the time left; a wrong password says how long the
-    /// search took and that --hash, --volume-type and --pim narrow it. A
+    /// search took and that --hash, --format and --pim narrow it. A
     /// volume opened by its backup header (its primary header is damaged)
     /// is said on standard error, with the repair: restore-header
     /// --embedded.
