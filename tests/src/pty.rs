@@ -19,9 +19,8 @@ pub struct Pty {
 }
 
 impl Pty {
-    /// Starts `command` on a new terminal. Standard input, output or error
-    /// the caller set on `command` stay as set; the others are the
-    /// terminal.
+    /// Starts `command` on a new terminal: its standard output and error,
+    /// and its standard input unless `stdin` is given.
     pub fn spawn(command: Command, stdin: Option<Stdio>) -> Pty {
         Self::start(command, stdin, None, None)
     }
