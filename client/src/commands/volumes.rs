@@ -21,10 +21,11 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     options::refuse_unsupported(a)?;
     let host = host::open(&a.volume, !options::read_only(a))?;
     // What can be refused without the password is refused before it is
-    // asked (the daemon checks again).
-    check_mount_point(a)?;
+    // asked (the daemon checks again, in the same order: a mounted volume
+    // is "already mounted" whatever the mount point).
     let c = Client::connect(ctx.at)?;
     check_not_mounted(&c, &a.volume)?;
+    check_mount_point(a)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
