@@ -616,9 +616,9 @@ pub struct ChangePasswordArgs {
     /// A keyfile for the new credentials (repeatable).
     #[arg(long = "new-keyfile")]
     pub new_keyfiles: Vec<PathBuf>,
-    /// The new PIM (0: the default iterations).
-    #[arg(long, default_value_t = 0)]
-    pub new_pim: u32,
+    /// The new PIM (0: the default iterations; without it the PIM stays).
+    #[arg(long)]
+    pub new_pim: Option<u32>,
     /// A new hash (PRF).
     #[arg(long, value_enum, ignore_case = true)]
     pub new_hash: Option<Hash>,

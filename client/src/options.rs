@@ -141,9 +141,13 @@ pub fn create_hidden(
 }
 
 /// `ChangePassword`'s options for the new credentials.
-pub fn new_credentials(pim: u32, hash: Option<Hash>, format: Option<Format>) -> NewCredentials {
+pub fn new_credentials(
+    pim: Option<u32>,
+    hash: Option<Hash>,
+    format: Option<Format>,
+) -> NewCredentials {
     NewCredentials {
-        pim: nonzero(pim),
+        pim,
         hash: hash.map(wire_name),
         format: format.map(volume_format),
     }

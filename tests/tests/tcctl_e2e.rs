@@ -525,7 +525,18 @@ fn protect_hidden_refuses_writes_into_the_hidden_volume() {
         .expect("dbus-send");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("boolean true"), "ReadOnly: {text}");
-    d.ok(&["dismount", &device], "");
+    // The refused writes are said: the health, and the dismount's exit.
+    let row = d.list()[0].clone();
+    assert_eq!(row["health"], "failed", "{row}");
+    assert!(
+        row["problems"]
+            .to_string()
+            .contains("into the protected hidden volume refused"),
+        "{row}"
+    );
+    let (code, err) = d.fails(&["dismount", &device], "");
+    assert_eq!(code, 11, "writes were lost: {err}");
+    assert!(err.contains("protected hidden volume"), "{err}");
     d.ok(
         &[
             "mount",
@@ -929,6 +940,61 @@ fn the_shipped_introspection_and_object_manager_match_the_daemon() {
     assert!(
         !managed.contains(&object),
         "the object went with the volume: {managed}"
+    );
+}
+
+#[test]
+fn a_new_password_keeps_the_pim_unless_a_new_one_is_given() {
+    let d = Daemon::start();
+    let image = d.path("pim.hc");
+    std::fs::copy(tcrypt_images().join("vcpim_1_1234-sha256-xts-aes"), &image).expect("copy");
+    let v = image.to_str().expect("utf-8");
+    let info = |pim: &str, pw: &str| {
+        d.tcctl(
+            &[
+                "info",
+                v,
+                "--hash",
+                "sha256",
+                "--format",
+                "veracrypt",
+                "--pim",
+                pim,
+                "--password-stdin",
+            ],
+            &format!("{pw}\n"),
+        )
+        .status
+        .code()
+    };
+    let change = |extra: &[&str], old: &str, new: &str| {
+        let mut a = vec![
+            "change-password",
+            v,
+            "--hash",
+            "sha256",
+            "--pim",
+            "1234",
+            "--password-stdin",
+        ];
+        a.extend(extra);
+        d.ok(&a, &format!("{old}\n{new}\n"));
+    };
+    change(&[], "cccccccccccccccccccc", "another long password");
+    assert_eq!(
+        info("1234", "another long password"),
+        Some(0),
+        "the PIM stayed"
+    );
+    change(
+        &["--new-pim", "0"],
+        "another long password",
+        "a third long password",
+    );
+    assert_eq!(
+        info("0", "a third long password"),
+        Some(0),
+        "--new-pim 0: the default"
     );
 }
 

@@ -134,7 +134,13 @@ impl App {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
         let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
-        let new_pim = new.pim.unwrap_or(0);
+        // A new password keeps the PIM unless a new one is given, as
+        // VeraCrypt's own change does; TrueCrypt has none.
+        let to_truecrypt =
+            new.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
+        let new_pim = new
+            .pim
+            .unwrap_or(if to_truecrypt { 0 } else { c.creds.pim });
         c.search.limits.request_allowed(new_prf, new_pim)?;
         let new_creds = credentials(new_password, new_keyfiles, new_pim);
         let nkf: Vec<&[u8]> = new_creds.keyfiles.iter().map(|k| k.as_slice()).collect();

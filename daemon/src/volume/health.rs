@@ -44,6 +44,8 @@ struct State {
     fs_read_only: bool,
     /// Errors the filesystem counted since the mount.
     fs_errors: u64,
+    /// Writes into a protected hidden volume, refused.
+    hidden_refused: u64,
     /// The daemon is taking the volume down: the end of its FUSE session
     /// is expected then.
     closing: bool,
@@ -111,6 +113,15 @@ impl Health {
         self.record(|s| s.flushes.add(why));
     }
 
+    /// Hidden-volume protection refused a write (the volume is read-only
+    /// from then on): what the outer volume's user wrote is lost.
+    pub fn hidden_write_refused(&self) {
+        self.record(|s| {
+            s.hidden_refused += 1;
+            s.hidden_refused == 1
+        });
+    }
+
     /// The container is `size` bytes now, less than the volume needs.
     pub fn host_shrunk(&self, size: u64) {
         self.record(|s| s.shrunk_to.replace(size).is_none_or(|was| was != size));
@@ -165,6 +176,18 @@ impl Health {
                 "the container was truncated to {size} bytes while mounted: writes past its end are refused"
             ));
         }
+        if s.hidden_refused > 0 {
+            out.push(format!(
+                "{} write{} into the protected hidden volume refused: the volume is read-only \
+                 since, and what was written to it then is lost (the hidden volume is intact)",
+                s.hidden_refused,
+                if s.hidden_refused == 1 {
+                    " was"
+                } else {
+                    "s were"
+                }
+            ));
+        }
         out.extend(s.writes.line("write", "writes", "to the host"));
         out.extend(s.flushes.line("flush", "flushes", "of the host"));
         out.extend(s.reads.line("read", "reads", "from the host"));
@@ -196,6 +219,7 @@ impl Health {
     pub fn writes_lost(&self) -> bool {
         let s = self.lock();
         s.writes.count > 0
+            || s.hidden_refused > 0
             || s.flushes.count > 0
             || s.fs_read_only
             || s.fs_errors > 0

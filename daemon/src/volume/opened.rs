@@ -234,6 +234,7 @@ impl OpenVolume {
     /// Hidden-volume protection triggered: refuse every write from now on.
     fn protect(&self, what: &str) -> Error {
         tracing::warn!("{what} into the protected hidden volume refused; volume now read-only");
+        self.health.hidden_write_refused();
         if !self.read_only.swap(true, Ordering::Relaxed)
             && let Some(f) = self.on_read_only.get()
         {
@@ -373,11 +374,7 @@ impl OpenVolume {
             && at < end
             && at + len > start
         {
-            self.read_only.store(true, Ordering::Relaxed);
-            tracing::warn!(
-                "discard into the protected hidden volume refused; volume now read-only"
-            );
-            return Err(Error::HiddenVolumeProtected);
+            return Err(self.protect("discard"));
         }
         let (Ok(at), Ok(len)) = (i64::try_from(at), i64::try_from(len)) else {
             return Err(Error::InvalidArgument("a discard past 2^63".into()));

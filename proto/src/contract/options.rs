@@ -175,6 +175,8 @@ impl MountOptions {
 #[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
 #[zvariant(signature = "a{sv}", deny_unknown_fields)]
 pub struct NewCredentials {
+    /// The new PIM (0: the default iterations); the PIM that opened the
+    /// volume when absent (none for a conversion to TrueCrypt).
     pub pim: Option<u32>,
     /// A new PRF; the current one when absent.
     pub hash: Option<String>,
