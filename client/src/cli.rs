@@ -619,6 +619,9 @@ pub struct ChangePasswordArgs {
     /// The new PIM (0: the default iterations; without it the PIM stays).
     #[arg(long)]
     pub new_pim: Option<u32>,
+    /// Take a new password shorter than 8 characters.
+    #[arg(long)]
+    pub force: bool,
     /// A new hash (PRF).
     #[arg(long, value_enum, ignore_case = true)]
     pub new_hash: Option<Hash>,

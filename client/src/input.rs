@@ -228,3 +228,34 @@ pub fn absolute(p: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// Below this many characters a new password is refused without --force.
+const SHORTEST_PASSWORD: usize = 8;
+/// Below this many, a warning: VeraCrypt's advice is 20 or more.
+const ADVISED_PASSWORD: usize = 20;
+
+/// Says what VeraCrypt says of a short password, and refuses a very short
+/// one unless forced. Keyfiles alone may open a volume: no password is
+/// then fine.
+pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Result<(), Failure> {
+    let chars = String::from_utf8_lossy(password).chars().count();
+    if chars == 0 && keyfiles {
+        return Ok(());
+    }
+    if chars < SHORTEST_PASSWORD && !force {
+        return Err(Failure {
+            code: exit::INVALID_ARGUMENT,
+            message: format!(
+                "a password of {chars} characters is easy to guess: use {ADVISED_PASSWORD} or \
+                 more (or --force to take it anyway)"
+            ),
+        });
+    }
+    if chars < ADVISED_PASSWORD {
+        eprintln!(
+            "tcctl: warning: a password shorter than {ADVISED_PASSWORD} characters is easier to \
+             guess by brute force; {ADVISED_PASSWORD} or more are advised"
+        );
+    }
+    Ok(())
+}

@@ -75,10 +75,15 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `-m headerbak`: the volume is opened by its backup header only.
+pub fn backup_header_only(a: &MountArgs) -> bool {
+    a.mount_options.contains(&MountOption::Headerbak)
+}
+
 /// `Mount`'s options, less the hidden volume's password.
 pub fn mount(a: &MountArgs) -> MountOptions {
     let d = &a.auto_dismount;
-    let headerbak = a.mount_options.contains(&MountOption::Headerbak);
+    let headerbak = backup_header_only(a);
     MountOptions {
         readonly: Some(read_only(a)),
         backup_header: headerbak.then_some(true),

@@ -87,6 +87,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::usage("the passwords differ".into()));
     }
+    crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
@@ -111,7 +112,16 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
             .create_new(true)
             .mode(0o600)
             .open(&a.backup)
-            .map_err(|e| Failure::usage(format!("{}: {e}", a.backup.display())))?
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Failure {
+                    code: crate::bus::exit::USAGE,
+                    message: format!(
+                        "{} exists: a header backup never replaces a file; name a new one",
+                        a.backup.display()
+                    ),
+                },
+                _ => Failure::usage(format!("{}: {e}", a.backup.display())),
+            })?
     };
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());

@@ -46,8 +46,20 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     }
     let path = search::run(&c, || {
         c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)
+    })
+    .map_err(|f| match (a.cached, f.code) {
+        (true, exit::WRONG_PASSWORD) => Failure {
+            code: f.code,
+            message: format!(
+                "no password cached for you opens {shown} (none is kept after wipe-cache, \
+                 or without mount --cache)"
+            ),
+        },
+        _ => f,
     })?;
-    if c.used_backup_header(&path) {
+    // Asked for (-m headerbak), the backup header says nothing of the
+    // primary one.
+    if !options::backup_header_only(a) && c.used_backup_header(&path) {
         output::backup_header_used(&a.volume);
     }
     let reported = report_mounted(&c, &path, &shown)?;
@@ -191,7 +203,19 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
     } else {
         target
     };
-    let holders = c.dismount(&name, force)?;
+    let holders = c
+        .dismount(&name, force)
+        .map_err(|f| match (force, f.code) {
+            (false, exit::BUSY) => Failure {
+                code: f.code,
+                message: format!(
+                    "{} (--force takes it off its mount point now; it is detached when the last \
+                 user lets go)",
+                    f.message
+                ),
+            },
+            _ => f,
+        })?;
     if holders.is_empty() {
         return Ok((format!("Dismounted {name}"), String::new()));
     }
@@ -340,40 +364,17 @@ fn create_in(
             return Err(Failure::usage("the passwords differ".into()));
         }
     }
-    judge_password(&password, !keyfiles.is_empty(), a.force)?;
+    crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
+    // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
+    let truecrypt = o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
+    let pim = pw.pim(
+        a.secrets.pim,
+        truecrypt,
+        &format!("PIM for {} (Enter for the default): ", a.volume.display()),
+    )?;
+    o.pim = (pim != 0).then_some(pim);
     let c = Client::connect(ctx.at)?;
     c.create(host, &password, keyfiles, o)
-}
-
-/// Below this many characters a new password is refused without --force.
-const SHORTEST_PASSWORD: usize = 8;
-/// Below this many, a warning: VeraCrypt's advice is 20 or more.
-const ADVISED_PASSWORD: usize = 20;
-
-/// Says what VeraCrypt says of a short password, and refuses a very short
-/// one unless forced. Keyfiles alone may open a volume: no password is
-/// then fine.
-fn judge_password(password: &[u8], keyfiles: bool, force: bool) -> Result<(), Failure> {
-    let chars = String::from_utf8_lossy(password).chars().count();
-    if chars == 0 && keyfiles {
-        return Ok(());
-    }
-    if chars < SHORTEST_PASSWORD && !force {
-        return Err(Failure {
-            code: exit::INVALID_ARGUMENT,
-            message: format!(
-                "a password of {chars} characters is easy to guess: use {ADVISED_PASSWORD} or \
-                 more (or --force to take it anyway)"
-            ),
-        });
-    }
-    if chars < ADVISED_PASSWORD {
-        eprintln!(
-            "tcctl: warning: a password shorter than {ADVISED_PASSWORD} characters is easier to \
-             guess by brute force; {ADVISED_PASSWORD} or more are advised"
-        );
-    }
-    Ok(())
 }
 
 /// The host of a new volume: a new file of `size` (replacing one with

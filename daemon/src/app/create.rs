@@ -28,7 +28,10 @@ fn mkfs_tool(choice: NewFilesystem) -> Option<(&'static str, &'static [&'static 
     match choice {
         NewFilesystem::None => None,
         NewFilesystem::Ext4 => Some(("mkfs.ext4", &["-q", "-F"][..])),
-        NewFilesystem::Fat => Some(("mkfs.vfat", &[][..])),
+        // -I: the new volume is a whole device of ours; mkfs.vfat would
+        // otherwise refuse it when its unfilled (--quick) data decrypts to
+        // bytes that blkid takes for a partition table.
+        NewFilesystem::Fat => Some(("mkfs.vfat", &["-I"][..])),
         NewFilesystem::Exfat => Some(("mkfs.exfat", &[][..])),
         NewFilesystem::Btrfs => Some(("mkfs.btrfs", &["-q", "-f"][..])),
         NewFilesystem::Xfs => Some(("mkfs.xfs", &["-q", "-f"][..])),

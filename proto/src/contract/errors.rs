@@ -49,6 +49,8 @@ pub mod exit {
     pub const UNSUPPORTED_CIPHER: u8 = 8;
     pub const NO_DAEMON: u8 = 9;
     pub const CANCELLED: u8 = 10;
+    /// Ctrl-C (128 + SIGINT), as shells count a command killed by it.
+    pub const INTERRUPTED: u8 = 130;
     /// Dismounted, but writes to the volume did not all reach its host.
     pub const WRITES_LOST: u8 = 11;
     /// The command line is wrong (sysexits' EX_USAGE): an unknown option
@@ -88,6 +90,10 @@ pub mod exit {
             USAGE,
             "the command line is wrong (an unknown option or value, a missing argument), \
              or a password is needed and there is no way to ask (--password-stdin gives it)",
+        ),
+        (
+            INTERRUPTED,
+            "interrupted by Ctrl-C (SIGTERM: 143); a create removes its unfinished file",
         ),
     ];
 }
