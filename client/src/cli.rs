@@ -432,6 +432,10 @@ pub struct MountArgs {
     /// Also ask for the hidden volume's password and refuse writes into it.
     #[arg(long)]
     pub protect_hidden: bool,
+    /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
+    /// --protection-pim); a terminal asks for it otherwise.
+    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
+    pub protect_hidden_pim: Option<u32>,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,

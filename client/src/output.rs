@@ -113,6 +113,15 @@ pub fn volumes(rows: &[Volume], json: bool) {
     }
 }
 
+/// The HIDDEN column: whether the volume is a hidden one, or the outer
+/// volume guarding its hidden one (writes into it refused).
+fn hidden_cell(hidden: bool, protects: bool) -> String {
+    match (hidden, protects) {
+        (_, true) => "protected".into(),
+        (h, false) => yes_no(h).into(),
+    }
+}
+
 /// One volume's cells of `tcctl list`: the state is quiet while all is
 /// well, loud otherwise.
 fn volume_cells(r: &Volume) -> [String; 10] {
@@ -136,7 +145,10 @@ fn volume_cells(r: &Volume) -> [String; 10] {
             "read-write"
         }
         .to_owned(),
-        yes_no(o.hidden.unwrap_or_default()).to_owned(),
+        hidden_cell(
+            o.hidden.unwrap_or_default(),
+            o.protects_hidden.unwrap_or_default(),
+        ),
         o.backends.clone().unwrap_or_default().join(","),
         state,
     ]
@@ -329,6 +341,10 @@ pub fn status(v: &Volume, json: bool) {
         ),
         ("hidden", yes_no(o.hidden.unwrap_or_default()).to_owned()),
         (
+            "protects hidden",
+            yes_no(o.protects_hidden.unwrap_or_default()).to_owned(),
+        ),
+        (
             "backends",
             o.backends.clone().unwrap_or_default().join(", "),
         ),
@@ -445,7 +461,10 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
         let rows: Vec<_> = ciphers
             .iter()
             .map(|r| {
-                json!({"encryption": r.encryption, "backends": r.backends, "encrypt_mbs": r.encrypt_mbs,
+                // The daemon's row joins a cascade's layers with `+`; JSON
+                // lists are arrays.
+                let backends: Vec<&str> = r.backends.split('+').collect();
+                json!({"encryption": r.encryption, "backends": backends, "encrypt_mbs": r.encrypt_mbs,
                     "decrypt_mbs": r.decrypt_mbs, "mean_mbs": r.mean_mbs, "hardware_aes": r.hardware_aes})
             })
             .collect();

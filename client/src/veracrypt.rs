@@ -57,6 +57,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     ("--protect-hidden yes|no", "--protect-hidden, or nothing"),
     (
+        "--protection-pim N",
+        "--protect-hidden-pim N: the hidden volume's PIM",
+    ),
+    (
         "--create-keyfile FILE",
         "create-keyfile FILE: 64 random bytes, mode 0600, never over a file",
     ),

@@ -197,6 +197,22 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
     let (code, msg) = d.fails(&["create", &v, "--volume-type", "hidden", "--stdin"], "");
     assert_eq!(code, USAGE, "{msg}");
     assert!(msg.contains("--volume-type hidden needs --size"), "{msg}");
+
+    // The outer volume guarding its hidden one, whose PIM is VeraCrypt's
+    // --protection-pim; without it the hidden header is not found.
+    d.ok(&["dismount", "--all"], "");
+    let outer = ["mount", &v, "--stdin", "--pim", "1", "--protect-hidden"];
+    let none = ["--filesystem", "none"];
+    let (code, msg) = d.fails(
+        &[&outer[..], &none].concat(),
+        "correct horse\nhidden words\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    d.ok(
+        &[&outer[..], &none, &["--protection-pim", "1"]].concat(),
+        "correct horse\nhidden words\n",
+    );
+    assert_eq!(row(&d)["protects_hidden"], true);
 }
 
 #[test]
@@ -652,7 +668,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
     assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 29, "the table's rows");
+    assert_eq!(rows.len(), 30, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         let test = cells.last().expect("a test").trim_matches('`');

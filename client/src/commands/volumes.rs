@@ -42,7 +42,14 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let hidden_pw;
     if a.protect_hidden {
         hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
+        let truecrypt = a.search.format == Some(crate::cli::Format::Truecrypt);
+        let pim = pw.pim(
+            a.protect_hidden_pim,
+            truecrypt,
+            "Hidden volume PIM (Enter for none): ",
+        )?;
         options::protect_hidden(&mut o, &hidden_pw);
+        o.protect_hidden_pim = (pim != 0).then_some(pim);
     }
     let path = search::run(&c, || {
         c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)
