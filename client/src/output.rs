@@ -206,8 +206,8 @@ pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
         "backends": backends, "key_bits": info.key_bits, "mode": info.mode})
 }
 
-/// `tcctl info`: the header's fields, sorted by name (JSON's `null` is
-/// "-" to people).
+/// `tcctl info`: the header's fields in the order of VeraCrypt's volume
+/// properties (JSON's `null` is "-" to people).
 pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
     let doc = header_json(info, path);
     if json {
@@ -215,10 +215,31 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
         return;
     }
     let Json::Object(fields) = doc else { return };
-    let mut keys: Vec<&String> = fields.keys().filter(|k| *k != "schema").collect();
-    keys.sort();
-    for k in keys {
-        println!("{k:<20} {}", plain(&fields[k.as_str()]));
+    const SHOWN: [(&str, &str); 16] = [
+        ("path", "Volume"),
+        ("format", "Format"),
+        ("header_version", "Header version"),
+        ("hidden", "Hidden volume"),
+        ("encryption", "Encryption"),
+        ("key_bits", "Key size (bits)"),
+        ("mode", "Mode"),
+        ("hash", "PKCS-5 PRF"),
+        ("iterations", "Iterations"),
+        ("pim", "PIM"),
+        ("size", "Size (bytes)"),
+        ("sector_size", "Sector size"),
+        ("data_offset", "Data offset"),
+        ("used_backup_header", "Opened by backup"),
+        ("weak_keys", "Weak keys"),
+        ("backends", "Backends"),
+    ];
+    for (key, label) in SHOWN {
+        let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
+            ("pim", Json::Null) => "default".to_owned(),
+            (_, Json::Bool(b)) => yes_no(*b).to_owned(),
+            (_, v) => plain(v),
+        };
+        println!("{label:<18} {value}");
     }
 }
 

@@ -206,6 +206,27 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
         "{doc}"
     );
     assert_eq!(doc["used_backup_header"], false);
+
+    // For people: VeraCrypt's volume properties, in its order.
+    let text = d.ok(&with_open(&["info", s(&vol)]), PW);
+    let labels: Vec<&str> = text.lines().map(|l| l[..18].trim_end()).collect();
+    assert_eq!(
+        labels[..10],
+        [
+            "Volume",
+            "Format",
+            "Header version",
+            "Hidden volume",
+            "Encryption",
+            "Key size (bits)",
+            "Mode",
+            "PKCS-5 PRF",
+            "Iterations",
+            "PIM"
+        ],
+        "{text}"
+    );
+    assert!(text.contains("\nPIM                1\n"), "{text}");
 }
 
 /// The hex bytes after "MK dump:", over its continuation lines.
