@@ -203,14 +203,16 @@ pub enum VolumeType {
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MountOption {
     /// Mount read-only (--readonly).
-    #[value(alias = "readonly")]
     Ro,
+    /// The same as ro.
+    Readonly,
     /// Open the volume by its backup header only.
     Headerbak,
     /// Leave the host file's timestamps as writes set them (what tcd
     /// always does).
-    #[value(alias = "timestamp")]
     Ts,
+    /// The same as ts.
+    Timestamp,
     /// Never use the kernel's crypto (tcd never does).
     Nokernelcrypto,
     /// Mount with system encryption (refused: not supported).
@@ -483,9 +485,14 @@ pub struct DumpArgs {
     #[command(flatten)]
     pub info: InfoArgs,
     /// Also print the master key, which decrypts the volume whatever its
-    /// password becomes (root only; a warning goes to standard error).
+    /// password becomes (root only; asks to type YES first, as cryptsetup
+    /// does, and a warning goes to standard error).
     #[arg(long)]
     pub dump_master_key: bool,
+    /// Do not ask for confirmation (cryptsetup's --batch-mode): needed for
+    /// --dump-master-key without a terminal.
+    #[arg(long, short = 'q')]
+    pub batch_mode: bool,
 }
 
 #[derive(Args)]

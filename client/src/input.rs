@@ -87,6 +87,39 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
     Ok(Zeroizing::new(typed))
 }
 
+/// A question answered `YES` on the controlling terminal, as cryptsetup
+/// confirms what cannot be undone; anything else is `CANCELLED`, and no
+/// terminal (or `interactive` false) is a usage error naming
+/// `--batch-mode`, at once.
+pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let no_way = || Failure {
+        code: exit::USAGE,
+        message: "confirmation needed and no terminal to ask on: give --batch-mode".into(),
+    };
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|_| no_way())?;
+    if !interactive {
+        return Err(no_way());
+    }
+    let mut out = &tty;
+    let _ = write!(out, "{question}");
+    let mut answer = String::new();
+    std::io::BufReader::new(&tty)
+        .read_line(&mut answer)
+        .map_err(|e| Failure::usage(format!("cannot read the answer: {e}")))?;
+    match answer.trim_end_matches(['\n', '\r']) {
+        "YES" => Ok(()),
+        _ => Err(Failure {
+            code: exit::CANCELLED,
+            message: "not confirmed: nothing done".into(),
+        }),
+    }
+}
+
 /// A keyfile came on standard input (`--keyfile -`) and there is a
 /// controlling terminal to ask on instead, as `cat key | tcctl mount v
 /// --keyfile -` typed in a shell expects.

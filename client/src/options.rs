@@ -59,7 +59,9 @@ fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
 
 /// Whether the mount is read-only: --readonly, or `-m ro`.
 pub fn read_only(a: &MountArgs) -> bool {
-    a.readonly || a.mount_options.contains(&MountOption::Ro)
+    a.readonly
+        || a.mount_options.contains(&MountOption::Ro)
+        || a.mount_options.contains(&MountOption::Readonly)
 }
 
 /// Refuses, before any password is asked, what tcd does not do.

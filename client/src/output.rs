@@ -564,6 +564,10 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
         println!("{}", Json::Array(v));
         return;
     }
+    if favs.is_empty() {
+        println!("No favorites.");
+        return;
+    }
     println!(
         "{:<14} {:<6} {:<44} {:<20} SETTINGS",
         "NAME", "OWNER", "VOLUME", "MOUNT POINT"

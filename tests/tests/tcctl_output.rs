@@ -18,6 +18,7 @@ use tcd_tests::daemon::Daemon;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
 use tcd_tests::{build_dir, require_tool, s, tcrypt_images};
 
+const WAIT: Duration = Duration::from_secs(30);
 const PW: &str = "output words\n";
 const OPEN: [&str; 5] = ["--hash", "sha512", "--pim", "1", "--password-stdin"];
 
@@ -38,6 +39,7 @@ fn with_open<'a>(args: &[&'a str]) -> Vec<&'a str> {
 fn list_says_when_nothing_is_mounted_and_its_json_has_a_schema() {
     let d = Daemon::start();
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
+    assert_eq!(d.ok(&["favorites", "list"], ""), "No favorites.\n");
     let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
     assert_eq!(doc, json!({"schema": 1, "volumes": []}));
     for args in [&["backends", "--json"][..], &["policy", "show", "--json"]] {
@@ -307,7 +309,13 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     );
 
     let keyed = d.tcctl(
-        &["dump", s(&vol), "--password-stdin", "--dump-master-key"],
+        &[
+            "dump",
+            s(&vol),
+            "--password-stdin",
+            "--dump-master-key",
+            "-q",
+        ],
         pw,
     );
     assert!(
@@ -327,6 +335,7 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
                 s(&vol),
                 "--password-stdin",
                 "--dump-master-key",
+                "--batch-mode",
                 "--json",
             ],
             pw,
@@ -340,6 +349,58 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
         (json!(1), json!(hex))
     );
     assert_eq!(doc["pim"], Value::Null, "the default PIM is null");
+}
+
+#[test]
+fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
+    let d = Daemon::start();
+    let vol = d.path("tc_5-sha512-xts-aes");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &vol).expect("copy");
+    let args = [
+        "dump",
+        s(&vol),
+        "--password-stdin",
+        "--hash",
+        "sha512",
+        "--dump-master-key",
+    ];
+    // No terminal to confirm on: refused at once, before any search.
+    let out = d.tcctl(&args, "aaaaaaaaaaaa\n");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.stdout.len()
+        ),
+        (
+            Some(64),
+            "tcctl: confirmation needed and no terminal to ask on: give --batch-mode\n".into(),
+            0
+        )
+    );
+    let password = d.path("password");
+    std::fs::write(&password, "aaaaaaaaaaaa\n").expect("password file");
+    let on_terminal = |answer: &str| {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--socket").arg(d.socket()).args(args);
+        let input = std::fs::File::open(&password).expect("password file");
+        let mut t = tcd_tests::pty::Pty::spawn(c, Some(Stdio::from(input)));
+        t.expect("Are you sure? (Type 'YES' in capital letters): ", WAIT);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+        let (code, shown) = t.finish(Duration::from_secs(120));
+        (code, shown.replace("\r\n", "\n"))
+    };
+    let (code, shown) = on_terminal("yes");
+    assert_eq!(code, 10, "{shown}");
+    assert!(
+        shown.ends_with("yes\ntcctl: not confirmed: nothing done\n") && !shown.contains("MK dump"),
+        "{shown}"
+    );
+    let (code, shown) = on_terminal("YES");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("WARNING: the master key of "), "{shown}");
+    assert_eq!(master_key(&shown).len(), 64, "{shown}");
 }
 
 fn dump_field(text: &str, name: &str) -> String {
@@ -400,7 +461,7 @@ fn stamped(line: &str) -> &str {
 }
 
 #[test]
-fn monitor_prints_a_mount_a_dismount_and_a_policy_change() {
+fn monitor_prints_each_mount_dismount_and_policy_change_once() {
     // A policy file of the test's own: `policy set` writes it.
     let policy = tempfile::tempdir().expect("temp dir");
     let file = policy.path().join("policy.toml");
@@ -421,9 +482,31 @@ fn monitor_prints_a_mount_a_dismount_and_a_policy_change() {
         stamped(&line),
         format!("{object}: mounted {} on {} ({device})", s(&vol), s(&mnt))
     );
-    d.ok(&["dismount", s(&mnt)], "");
+    let out = d.tcctl(&["dismount", s(&mnt)], "");
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr)),
+        (Some(0), format!("{} dismounted\n", s(&mnt)).into()),
+        "dismount says what it did"
+    );
     let line = next(&rx, "the dismount");
     assert_eq!(stamped(&line), format!("{object}: dismounted {}", s(&vol)));
+    // An idle dismount is one line, and the mount before it one line too:
+    // the next thing said is the policy change.
+    d.ok(
+        &with_open(&["mount", s(&vol), s(&mnt), "--dismount-idle", "1"]),
+        PW,
+    );
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let line = next(&rx, "the second mount");
+    assert!(
+        stamped(&line).starts_with(&format!("{object}: mounted {}", s(&vol))),
+        "{line}"
+    );
+    let line = next(&rx, "the idle dismount");
+    assert_eq!(
+        stamped(&line),
+        format!("{object}: dismounted {} automatically (idle)", s(&vol))
+    );
     d.ok(
         &["policy", "set", "--hardware-acceleration", "disabled"],
         "",
@@ -457,7 +540,7 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
     let sys = System::start();
     let (alice, bob) = (&sys.users[0], &sys.users[1]);
     let vol = sys.create_volume(alice, "a.hc", "24M");
-    let mut args = vec!["dump", s(&vol), "--dump-master-key"];
+    let mut args = vec!["dump", s(&vol), "--dump-master-key", "--batch-mode"];
     args.extend(OPEN_FAST);
     let out = sys.tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
     assert_eq!(out.status.code(), Some(6), "PERMISSION_DENIED");
@@ -472,7 +555,13 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
     std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &corpus).expect("copy");
     let dump = sys.ok(
         None,
-        &["dump", s(&corpus), "--dump-master-key", "--password-stdin"],
+        &[
+            "dump",
+            s(&corpus),
+            "--dump-master-key",
+            "-q",
+            "--password-stdin",
+        ],
         "aaaaaaaaaaaa\n",
     );
     let key = master_key(&dump);

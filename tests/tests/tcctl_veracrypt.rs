@@ -376,7 +376,9 @@ fn mount_options_unknown_words_list_the_valid_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("invalid value 'fast' for '--mount-options <OPTIONS>'")
-            && err.contains("[possible values: ro, headerbak, ts, nokernelcrypto, system]"),
+            && err.contains(
+                "[possible values: ro, readonly, headerbak, ts, timestamp, nokernelcrypto, system]"
+            ),
         "{err}"
     );
 }

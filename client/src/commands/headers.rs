@@ -56,6 +56,14 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
 /// asked for with the PRF and encryption the first look found, so the
 /// second search tries one.
 pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
+    if a.dump_master_key && !a.batch_mode {
+        crate::input::confirm(
+            ctx.interactive,
+            "The master key decrypts the volume without any password, and \
+             stays valid when the password changes. Are you sure? (Type 'YES' \
+             in capital letters): ",
+        )?;
+    }
     let l = look(ctx, &mut a.info)?;
     let path = absolute(&a.info.volume);
     if !a.dump_master_key {

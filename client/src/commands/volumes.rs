@@ -224,6 +224,8 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
             _ => f,
         })?;
     if holders.is_empty() {
+        // As `dismount --all` says its count, and udisksctl its unmount.
+        eprintln!("{name} dismounted");
         return Ok((format!("Dismounted {name}"), String::new()));
     }
     let said = format!(
