@@ -54,7 +54,7 @@ impl Passwords {
             let mut line = Zeroizing::new(String::new());
             lines
                 .read_line(&mut line)
-                .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
+                .map_err(|e| Failure::invalid(format!("cannot read a password: {e}")))?;
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
         }
@@ -82,7 +82,7 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
             code: exit::CANCELLED,
             message: format!("no {what} given (interrupted)"),
         },
-        _ => Failure::usage(format!("cannot read a {what}: {e}")),
+        _ => Failure::invalid(format!("cannot read a {what}: {e}")),
     })?;
     Ok(Zeroizing::new(typed))
 }
@@ -110,7 +110,7 @@ pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
     let mut answer = String::new();
     std::io::BufReader::new(&tty)
         .read_line(&mut answer)
-        .map_err(|e| Failure::usage(format!("cannot read the answer: {e}")))?;
+        .map_err(|e| Failure::invalid(format!("cannot read the answer: {e}")))?;
     match answer.trim_end_matches(['\n', '\r']) {
         "YES" => Ok(()),
         _ => Err(Failure {
@@ -148,7 +148,7 @@ impl Passwords {
             "" => Ok(0),
             t => t
                 .parse()
-                .map_err(|_| Failure::usage("a PIM is a whole number (Enter for none)".into())),
+                .map_err(|_| Failure::invalid("a PIM is a whole number (Enter for none)".into())),
         }
     }
 }
@@ -161,7 +161,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
     let (stdin, named): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|p| p.as_os_str() == "-");
     let named: Vec<PathBuf> = named.into_iter().cloned().collect();
-    let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::usage(e.to_string()))?;
+    let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
     let mut out = Vec::new();
     for _ in stdin {
         take_stdin("--keyfile -")?;
@@ -170,7 +170,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
             .lock()
             .take(tcd_proto::keyfiles::MAX_READ as u64)
             .read_to_end(&mut data)
-            .map_err(|e| Failure::usage(format!("keyfile from standard input: {e}")))?;
+            .map_err(|e| Failure::invalid(format!("keyfile from standard input: {e}")))?;
         out.push(data);
     }
     for p in files {
@@ -180,7 +180,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
                 f.take(tcd_proto::keyfiles::MAX_READ as u64)
                     .read_to_end(&mut data)
             })
-            .map_err(|e| Failure::usage(format!("keyfile {}: {e}", p.display())))?;
+            .map_err(|e| Failure::invalid(format!("keyfile {}: {e}", p.display())))?;
         out.push(data);
     }
     Ok(out)
@@ -200,7 +200,7 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
         .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
         .map_err(failed)?;
     if bytes.len() < 512 || bytes.len() as u64 > MOST {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "--header {}: a header file holds 512 bytes to 128 KiB, this one {}",
             path.display(),
             if bytes.len() < 512 { "less" } else { "more" }

@@ -93,7 +93,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
-        return Err(Failure::usage("the passwords differ".into()));
+        return Err(Failure::invalid("the passwords differ".into()));
     }
     crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
     let c = Client::connect(ctx.at)?;
@@ -128,7 +128,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
                         a.backup.display()
                     ),
                 },
-                _ => Failure::usage(format!("{}: {e}", a.backup.display())),
+                _ => Failure::invalid(format!("{}: {e}", a.backup.display())),
             })?
     };
     let c = Client::connect(ctx.at)?;

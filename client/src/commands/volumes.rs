@@ -106,18 +106,18 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
     }
     let shown = p.display();
     let mut entries = std::fs::read_dir(p).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Failure::usage(format!(
+        std::io::ErrorKind::NotFound => Failure::invalid(format!(
             "mount point {shown} does not exist: create the folder first"
         )),
-        _ => Failure::usage(format!("mount point {shown}: {e}")),
+        _ => Failure::invalid(format!("mount point {shown}: {e}")),
     })?;
     if std::fs::canonicalize(p).is_ok_and(|real| tcd_proto::mount_points::is_system_folder(&real)) {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "mount point {shown} is a system folder: choose another"
         )));
     }
     if !a.allow_non_empty && entries.next().is_some() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
         )));
     }
@@ -294,7 +294,7 @@ pub fn create_keyfile(path: &Path) -> Result<(), Failure> {
     let mut bytes = zeroize::Zeroizing::new([0u8; 64]);
     File::open("/dev/urandom")
         .and_then(|mut r| r.read_exact(&mut bytes[..]))
-        .map_err(|e| Failure::usage(format!("cannot read random bytes: {e}")))?;
+        .map_err(|e| Failure::invalid(format!("cannot read random bytes: {e}")))?;
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -305,11 +305,11 @@ pub fn create_keyfile(path: &Path) -> Result<(), Failure> {
                 code: exit::USAGE,
                 message: format!("{shown} exists: a keyfile is never replaced"),
             },
-            _ => Failure::usage(format!("{shown}: {e}")),
+            _ => Failure::invalid(format!("{shown}: {e}")),
         })?;
     if let Err(e) = f.write_all(&bytes[..]).and_then(|()| f.sync_all()) {
         let _ = std::fs::remove_file(path);
-        return Err(Failure::usage(format!("{shown}: {e}")));
+        return Err(Failure::invalid(format!("{shown}: {e}")));
     }
     println!("keyfile {shown} created");
     Ok(())
@@ -370,7 +370,7 @@ fn create_in(
     if !a.secrets.password_stdin {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
-            return Err(Failure::usage("the passwords differ".into()));
+            return Err(Failure::invalid("the passwords differ".into()));
         }
     }
     crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
@@ -414,6 +414,6 @@ fn open_for_create(a: &CreateArgs) -> Result<File, Failure> {
                  of that size, or name an existing file or device"
             ),
         },
-        _ => Failure::usage(format!("{shown}: {e}")),
+        _ => Failure::invalid(format!("{shown}: {e}")),
     })
 }

@@ -11,7 +11,7 @@ use crate::cache::Cached;
 use crate::engine::Chain;
 use crate::engine::trials::{SearchBounds, SearchSlot};
 use crate::error::{Error, Result};
-use crate::favorites::{Favorite, Owner};
+use crate::favorites::{Favorite, Owner, Rules};
 use crate::mounts::AutoDismount;
 use crate::mounts::{Filesystem, FsOptions, MountRequest, Mounted};
 use crate::volume::kdf::{Format, Prf};
