@@ -9,14 +9,15 @@
 //! of a real TrueCrypt volume is checked with cryptsetup (cryptsetup-bin).
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use tcd_tests::cryptsetup::{master_key, tcrypt_dump};
 use tcd_tests::daemon::Daemon;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
-use tcd_tests::{build_dir, require_tool, s, tcrypt_images};
+use tcd_tests::{build_dir, s, tcrypt_images};
 
 const WAIT: Duration = Duration::from_secs(30);
 const PW: &str = "output words\n";
@@ -231,46 +232,6 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
     assert!(text.contains("\nPIM                1\n"), "{text}");
 }
 
-/// The hex bytes after "MK dump:", over its continuation lines.
-fn master_key(dump: &str) -> Vec<u8> {
-    let start = dump.find("MK dump:").expect("MK dump") + "MK dump:".len();
-    dump[start..]
-        .split_whitespace()
-        .take_while(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .map(|w| u8::from_str_radix(w, 16).expect("hex"))
-        .collect()
-}
-
-/// cryptsetup's own dump of `vol` with its master key.
-fn cryptsetup_dump(vol: &Path, password: &str) -> String {
-    let tool = require_tool("cryptsetup", "package cryptsetup-bin");
-    let mut child = Command::new(tool)
-        .args([
-            "tcryptDump",
-            "--batch-mode",
-            "--key-file=-",
-            "--cipher",
-            "aes",
-        ])
-        .args(["--hash", "sha512", "--dump-master-key"])
-        .arg(vol)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cryptsetup");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(password.as_bytes()).expect("password");
-    drop(stdin);
-    let out = child.wait_with_output().expect("cryptsetup");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     let d = Daemon::start();
@@ -327,7 +288,10 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     assert!(err.starts_with("WARNING: the master key of "), "{err}");
     let ours = master_key(&String::from_utf8_lossy(&keyed.stdout));
     assert_eq!(ours.len(), 64);
-    assert_eq!(ours, master_key(&cryptsetup_dump(&vol, "aaaaaaaaaaaa")));
+    assert_eq!(
+        ours,
+        master_key(&tcrypt_dump(&vol, b"aaaaaaaaaaaa", "sha512", true))
+    );
     let doc: Value = serde_json::from_slice(
         &d.tcctl(
             &[
@@ -565,7 +529,10 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
         "aaaaaaaaaaaa\n",
     );
     let key = master_key(&dump);
-    assert_eq!(key, master_key(&cryptsetup_dump(&corpus, "aaaaaaaaaaaa")));
+    assert_eq!(
+        key,
+        master_key(&tcrypt_dump(&corpus, b"aaaaaaaaaaaa", "sha512", true))
+    );
     let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     let log = sys.log().to_lowercase();
     assert!(!log.contains(&hex) && !log.contains(&hex[..16]), "{log}");
