@@ -446,23 +446,6 @@ impl Client {
         Ok(volumes)
     }
 
-    /// Whether the backup header opened the mounted volume at `path` (its
-    /// primary header is damaged); false from a daemon that does not say.
-    pub fn used_backup_header(&self, path: &OwnedObjectPath) -> bool {
-        let reply = self.conn.call_method(
-            self.destination,
-            path.as_str(),
-            Some("org.freedesktop.DBus.Properties"),
-            "Get",
-            &("org.tcd.Volume1", "UsedBackupHeader"),
-        );
-        reply
-            .ok()
-            .and_then(|r| r.body().deserialize::<OwnedValue>().ok())
-            .and_then(|v| bool::try_from(&*v).ok())
-            .unwrap_or(false)
-    }
-
     /// The processes (pid, command; 0 for another user's) still holding a
     /// volume a forced dismount left detaching; empty when it is gone.
     pub fn dismount(&self, name: &str, force: bool) -> Result<Vec<(u32, String)>, Failure> {

@@ -274,6 +274,18 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         4,
         &format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n"),
     );
+    // By another path to the same file, too.
+    let link = d.path("another name");
+    std::os::unix::fs::symlink(v, &link).expect("symlink");
+    refused_before_the_prompt(
+        &d,
+        &[s(&link)],
+        4,
+        &format!(
+            "tcctl: {} is already mounted as {device}: `tcctl dismount {v}` first\n",
+            s(&link)
+        ),
+    );
     d.ok(&["dismount", "--all"], "");
 }
 

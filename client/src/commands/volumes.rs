@@ -2,7 +2,7 @@
 //! cache.
 
 use super::Context;
-use crate::bus::{Client, Failure, VolumeState, exit};
+use crate::bus::{Client, Failure, Volume, VolumeState, exit};
 use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
@@ -64,12 +64,14 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         },
         _ => f,
     })?;
+    let row = c.list()?.into_iter().find(|r| r.object == path);
     // Asked for (-m headerbak), the backup header says nothing of the
     // primary one.
-    if !options::backup_header_only(a) && c.used_backup_header(&path) {
+    let by_backup = row.as_ref().and_then(|r| r.view.used_backup_header);
+    if !options::backup_header_only(a) && by_backup == Some(true) {
         output::backup_header_used(&a.volume);
     }
-    let reported = report_mounted(&c, &path, &shown)?;
+    let reported = report_mounted(row.as_ref(), &shown);
     if a.explore {
         explore(&c, &path);
     }
@@ -125,34 +127,47 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
 }
 
 /// A volume the daemon lists as mounted already is said so before any
-/// password is asked.
+/// password is asked: the same file or device, by whatever path.
 fn check_not_mounted(c: &Client, volume: &Path) -> Result<(), Failure> {
     let name = absolute(volume);
-    match c.list()?.into_iter().find(|r| r.host() == name) {
+    let found = c
+        .list()?
+        .into_iter()
+        .find(|r| r.host() == name || same_host(Path::new(r.host()), volume));
+    match found {
         None => Ok(()),
         Some(r) => Err(Failure {
             code: exit::ALREADY_MOUNTED,
             message: format!(
-                "{} is already mounted{}: `tcctl dismount {name}` first",
+                "{} is already mounted{}: `tcctl dismount {}` first",
                 volume.display(),
                 match r.mount_point() {
                     None => format!(" as {}", r.device()),
                     Some(at) => format!(" on {at}"),
-                }
+                },
+                r.host()
             ),
         }),
     }
 }
 
-/// Says where the volume at `path` went, and returns the notification's
-/// summary and body.
-fn report_mounted(
-    c: &Client,
-    path: &OwnedObjectPath,
-    shown: &str,
-) -> Result<(String, String), Failure> {
-    let row = c.list()?.into_iter().find(|r| &r.object == path);
-    Ok(match row {
+/// Whether two paths name one host: the same device, or the same file
+/// (device and inode), through links, bind mounts or relative paths.
+fn same_host(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) if x.file_type().is_block_device() => {
+            y.file_type().is_block_device() && x.rdev() == y.rdev()
+        }
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Says where the volume (its listing, `row`) went, and returns the
+/// notification's summary and body.
+fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
+    match row {
         Some(r) if r.mount_point().is_some() => {
             let (at, device) = (r.mount_point().unwrap_or_default(), r.device());
             println!("{shown} mounted on {at} ({device})");
@@ -166,7 +181,7 @@ fn report_mounted(
             println!("{shown} mounted");
             (format!("Mounted {shown}"), String::new())
         }
-    })
+    }
 }
 
 /// `tcctl dismount`.
