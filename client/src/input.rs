@@ -66,7 +66,7 @@ impl Passwords {
                     .into(),
             });
         }
-        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) && !keyfile_on_stdin_with_a_tty() {
+        if !terminal_to_ask_on() {
             return prompt::ask(prompt);
         }
         let p = on_terminal(prompt, "password")?;
@@ -120,11 +120,13 @@ pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
     }
 }
 
-/// A keyfile came on standard input (`--keyfile -`) and there is a
+/// Whether a prompt can be answered on a terminal: standard input is one,
+/// or a keyfile came on standard input (`--keyfile -`) and there is a
 /// controlling terminal to ask on instead, as `cat key | tcctl mount v
 /// --keyfile -` typed in a shell expects.
-fn keyfile_on_stdin_with_a_tty() -> bool {
-    STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok()
+fn terminal_to_ask_on() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdin())
+        || (STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok())
 }
 
 impl Passwords {
@@ -136,12 +138,7 @@ impl Passwords {
         if let Some(p) = given {
             return Ok(p);
         }
-        if self.stdin
-            || !self.interactive
-            || truecrypt
-            || !(std::io::IsTerminal::is_terminal(&std::io::stdin())
-                || keyfile_on_stdin_with_a_tty())
-        {
+        if self.stdin || !self.interactive || truecrypt || !terminal_to_ask_on() {
             return Ok(0);
         }
         match on_terminal(prompt, "PIM")?.trim() {
