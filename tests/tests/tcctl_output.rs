@@ -17,7 +17,7 @@ use std::time::Duration;
 use tcd_tests::cryptsetup::{master_key, tcrypt_dump};
 use tcd_tests::daemon::Daemon;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
-use tcd_tests::{build_dir, s, tcrypt_images};
+use tcd_tests::{s, tcrypt_images};
 
 const WAIT: Duration = Duration::from_secs(30);
 const PW: &str = "output words\n";
@@ -345,8 +345,8 @@ fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
     let password = d.path("password");
     std::fs::write(&password, "aaaaaaaaaaaa\n").expect("password file");
     let on_terminal = |answer: &str| {
-        let mut c = Command::new(build_dir().join("tcctl"));
-        c.arg("--socket").arg(d.socket()).args(args);
+        let mut c = d.command();
+        c.args(args);
         let input = std::fs::File::open(&password).expect("password file");
         let mut t = tcd_tests::pty::Pty::spawn(c, Some(Stdio::from(input)));
         t.expect("Are you sure? (Type 'YES' in capital letters): ", WAIT);
@@ -376,8 +376,7 @@ fn dump_field(text: &str, name: &str) -> String {
 
 /// Runs `tcctl monitor` on the daemon of `d`.
 fn monitor(d: &Daemon) -> (std::process::Child, mpsc::Receiver<String>) {
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.arg("--socket").arg(d.socket());
+    let c = d.command();
     monitor_with(c)
 }
 

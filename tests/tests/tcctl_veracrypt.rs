@@ -503,8 +503,8 @@ fn explore_opens_the_mount_point_with_xdg_open() {
     std::fs::write(&tool, format!("#!/bin/sh\necho \"$@\" > {}\n", s(&said))).expect("write");
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let path = format!("{}:{}", s(&bin), std::env::var("PATH").unwrap_or_default());
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.env("PATH", path).arg("--socket").arg(d.socket());
+    let mut c = d.command();
+    c.env("PATH", path);
     c.args(["-t", "--explore", "--stdin", "--pim", "1", &v, &mnt]);
     let out = run_with_input(c, PW);
     assert!(out.status.success(), "{out:?}");
