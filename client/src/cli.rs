@@ -301,12 +301,10 @@ pub enum Command {
         #[arg(long, short = 'f')]
         force: bool,
     },
-    /// Write a new keyfile of 64 random bytes (mode 0600; an existing
-    /// file is never replaced).
-    CreateKeyfile {
-        /// The keyfile to make.
-        path: PathBuf,
-    },
+    /// Write new keyfiles of random bytes, as TrueCrypt's Keyfile
+    /// Generator: 64 bytes by default, mode 0600; an existing file is never
+    /// replaced.
+    CreateKeyfile(KeyfileArgs),
     /// List mounted volumes.
     List {
         /// Print JSON, for scripts.
@@ -478,6 +476,23 @@ pub struct Detached {
     /// the volume.
     #[arg(long, value_name = "FILE")]
     pub header: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct KeyfileArgs {
+    /// The keyfile to make; with --count, the files PATH_1 to PATH_N.
+    pub path: PathBuf,
+    /// How many keyfiles to make.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub count: u32,
+    /// Bytes in each keyfile (64 to 1048576; only the first MiB of a
+    /// keyfile counts). With --random-size, the largest size.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(64..=1048576))]
+    pub size: Option<u32>,
+    /// Give each keyfile a random size from 64 bytes to --size (1048576
+    /// without it), so their sizes say nothing.
+    #[arg(long)]
+    pub random_size: bool,
 }
 
 #[derive(Args)]

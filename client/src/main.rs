@@ -20,7 +20,7 @@ mod veracrypt;
 use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
-use commands::{Context, backends, favorites, headers, monitor, volumes, watch};
+use commands::{Context, backends, favorites, headers, keyfiles, monitor, volumes, watch};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -97,7 +97,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, json } => volumes::status(ctx, &target, json),
-        Command::CreateKeyfile { path } => volumes::create_keyfile(&path),
+        Command::CreateKeyfile(a) => keyfiles::create(&a),
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),

@@ -3,6 +3,7 @@
 pub mod backends;
 pub mod favorites;
 pub mod headers;
+pub mod keyfiles;
 pub mod monitor;
 pub mod volumes;
 pub mod watch;

@@ -300,36 +300,6 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `tcctl create-keyfile`: 64 random bytes, as VeraCrypt's keyfiles, in a
-/// new file only the user may read.
-pub fn create_keyfile(path: &Path) -> Result<(), Failure> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
-    let shown = path.display();
-    let mut bytes = zeroize::Zeroizing::new([0u8; 64]);
-    File::open("/dev/urandom")
-        .and_then(|mut r| r.read_exact(&mut bytes[..]))
-        .map_err(|e| Failure::invalid(format!("cannot read random bytes: {e}")))?;
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Failure {
-                code: exit::USAGE,
-                message: format!("{shown} exists: a keyfile is never replaced"),
-            },
-            _ => Failure::invalid(format!("{shown}: {e}")),
-        })?;
-    if let Err(e) = f.write_all(&bytes[..]).and_then(|()| f.sync_all()) {
-        let _ = std::fs::remove_file(path);
-        return Err(Failure::invalid(format!("{shown}: {e}")));
-    }
-    println!("keyfile {shown} created");
-    Ok(())
-}
-
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let a = a.resolve()?;
