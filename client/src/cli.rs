@@ -301,6 +301,10 @@ pub enum Command {
         #[arg(long, short = 'f')]
         force: bool,
     },
+    /// TrueCrypt's Auto-Mount Devices: try the password on every partition
+    /// and device that nothing uses and that you may open, and mount each
+    /// that opens on its own default mount point.
+    MountDevices(MountDevicesArgs),
     /// Write new keyfiles of random bytes, as TrueCrypt's Keyfile
     /// Generator: 64 bytes by default, mode 0600; an existing file is never
     /// replaced.
@@ -476,6 +480,20 @@ pub struct Detached {
     /// the volume.
     #[arg(long, value_name = "FILE")]
     pub header: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct MountDevicesArgs {
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+    /// Mount read-only.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Mount the filesystem inside, or attach the block device only.
+    #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
+    pub filesystem: MountFilesystem,
 }
 
 #[derive(Args)]

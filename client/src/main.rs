@@ -20,7 +20,7 @@ mod veracrypt;
 use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
-use commands::{Context, backends, favorites, headers, keyfiles, monitor, volumes, watch};
+use commands::{Context, backends, devices, favorites, headers, keyfiles, monitor, volumes, watch};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -98,6 +98,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, json } => volumes::status(ctx, &target, json),
         Command::CreateKeyfile(a) => keyfiles::create(&a),
+        Command::MountDevices(a) => devices::mount_all(ctx, a),
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),

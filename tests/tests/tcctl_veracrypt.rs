@@ -453,16 +453,27 @@ fn auto_mount_favorites_mounts_the_auto_mount_favorites() {
     assert_eq!(row(&d)["volume"], v.as_str());
 }
 
+/// What it does to devices is tested in `tcctl_devices` (it tries every
+/// device, so it runs alone); here, that the spelling reaches it.
 #[test]
-fn auto_mount_devices_is_refused_by_name() {
+fn auto_mount_devices_is_mount_devices() {
     let out = Command::new(build_dir().join("tcctl"))
-        .args(["-t", "--auto-mount=devices"])
+        .args(["-t", "--auto-mount=devices", "--help"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Usage: tcctl mount-devices [OPTIONS]"),
+        "{out:?}"
+    );
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "--auto-mount", "devices,favorites"])
         .output()
         .expect("tcctl");
     assert_eq!(out.status.code(), Some(USAGE));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .starts_with("tcctl: --auto-mount devices is not supported"),
+            .starts_with("tcctl: --auto-mount takes one of devices and favorites here"),
         "{out:?}"
     );
 }

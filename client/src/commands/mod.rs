@@ -1,6 +1,7 @@
 //! The commands, one module per group; each function runs one command.
 
 pub mod backends;
+pub mod devices;
 pub mod favorites;
 pub mod headers;
 pub mod keyfiles;
