@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 /// Where the options every command takes are listed, apart from its own.
 const GLOBAL: &str = "Global options";
+/// Where the security-token options are listed.
+const TOKENS: &str = "Security tokens";
 
 #[derive(Parser)]
 #[command(
@@ -35,6 +37,11 @@ pub struct Cli {
     /// comes with --password-stdin, else the command fails at once.
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
+    /// The PKCS #11 library of your security token, for keyfiles named
+    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then
+    /// p11-kit's proxy).
+    #[arg(long, global = true, value_name = "LIBRARY", help_heading = TOKENS)]
+    pub token_lib: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -301,6 +308,12 @@ pub enum Command {
         #[arg(long, short = 'f')]
         force: bool,
     },
+    /// Keyfiles on PKCS #11 security tokens (smart cards, USB tokens), as
+    /// TrueCrypt keeps them: list, import a file, delete.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
     /// TrueCrypt's Auto-Mount Devices: try the password on every partition
     /// and device that nothing uses and that you may open, and mount each
     /// that opens on its own default mount point.
@@ -494,6 +507,29 @@ pub struct MountDevicesArgs {
     /// Mount the filesystem inside, or attach the block device only.
     #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
     pub filesystem: MountFilesystem,
+}
+
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Every keyfile on every token, as token://slot/N/file/NAME.
+    List,
+    /// Store a file (its first MiB) on a token as a keyfile.
+    Import {
+        /// The file to store.
+        file: PathBuf,
+        /// The token's slot (from `tcctl token list`; default: the first
+        /// slot holding a token).
+        #[arg(long)]
+        slot: Option<u64>,
+        /// Its name on the token (default: the file's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Delete a keyfile from its token.
+    Delete {
+        /// token://slot/N/file/NAME
+        keyfile: String,
+    },
 }
 
 #[derive(Args)]

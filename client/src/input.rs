@@ -157,7 +157,16 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
     use std::io::Read;
     let (stdin, named): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|p| p.as_os_str() == "-");
-    let named: Vec<PathBuf> = named.into_iter().cloned().collect();
+    // Token keyfiles (token://slot/N/file/NAME) come from the token.
+    let mut tokens = Vec::new();
+    let mut files_named = Vec::new();
+    for p in named {
+        match crate::token::TokenKeyfile::parse(&p.to_string_lossy()) {
+            Some(k) => tokens.push(k?),
+            None => files_named.push(p.clone()),
+        }
+    }
+    let named = files_named;
     let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
     let mut out = Vec::new();
     for _ in stdin {
@@ -179,6 +188,9 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
             })
             .map_err(|e| Failure::invalid(format!("keyfile {}: {e}", p.display())))?;
         out.push(data);
+    }
+    for k in tokens {
+        out.push(crate::token::read(&k, tcd_proto::keyfiles::MAX_READ)?);
     }
     Ok(out)
 }

@@ -6,6 +6,7 @@ pub mod favorites;
 pub mod headers;
 pub mod keyfiles;
 pub mod monitor;
+pub mod tokens;
 pub mod volumes;
 pub mod watch;
 
