@@ -601,8 +601,8 @@ pub struct CreateArgs {
     #[arg(long, value_enum, ignore_case = true, default_value_t = NewFilesystem::Ext4)]
     pub filesystem: NewFilesystem,
     /// Sector size (default: 512 in a file, the device's own otherwise).
-    #[arg(long, default_value_t = 0)]
-    pub sector_size: u32,
+    #[arg(long)]
+    pub sector_size: Option<u32>,
     /// Write headers only (leaves old contents, reveals used space).
     #[arg(long)]
     pub quick: bool,
@@ -610,9 +610,9 @@ pub struct CreateArgs {
     #[arg(long, value_parser = input::parse_size)]
     pub hidden_size: Option<u64>,
     /// The outer volume's PIM (with --hidden-size; --pim is the new
-    /// hidden volume's).
-    #[arg(long, default_value_t = 0)]
-    pub outer_pim: u32,
+    /// hidden volume's). Without it, a terminal asks (Enter for none).
+    #[arg(long)]
+    pub outer_pim: Option<u32>,
     /// A keyfile of the outer volume (with --hidden-size; repeatable).
     #[arg(long = "outer-keyfile")]
     pub outer_keyfiles: Vec<PathBuf>,
@@ -666,7 +666,9 @@ impl CreateArgs {
         if self.truecrypt {
             self.format = Some(Format::Truecrypt);
         }
-        if self.hidden_size.is_none() && (self.outer_pim != 0 || !self.outer_keyfiles.is_empty()) {
+        if self.hidden_size.is_none()
+            && (self.outer_pim.is_some() || !self.outer_keyfiles.is_empty())
+        {
             return Err(bad_line(
                 "--outer-pim and --outer-keyfile go with a hidden volume: --hidden-size, or \
                  --volume-type hidden with --size"

@@ -76,14 +76,20 @@ impl Passwords {
 
 /// What is typed at `prompt` on the terminal, not shown.
 fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
-    let typed = rpassword::prompt_password(prompt).map_err(|e| match e.kind() {
-        // Ctrl-C at the prompt (which reads the terminal raw).
-        std::io::ErrorKind::Interrupted => Failure {
-            code: exit::CANCELLED,
-            message: format!("no {what} given (interrupted)"),
-        },
-        _ => Failure::invalid(format!("cannot read a {what}: {e}")),
-    })?;
+    let typed =
+        holding_sigint(|| rpassword::prompt_password(prompt)).map_err(|e| match e.kind() {
+            // Ctrl-C at the prompt (which reads the terminal raw).
+            std::io::ErrorKind::Interrupted => Failure {
+                code: exit::CANCELLED,
+                message: format!("no {what} given (interrupted)"),
+            },
+            // Ctrl-D: the user ended the input instead of answering.
+            std::io::ErrorKind::UnexpectedEof => Failure {
+                code: exit::CANCELLED,
+                message: format!("no {what} given (end of input)"),
+            },
+            _ => Failure::invalid(format!("cannot read a {what}: {e}")),
+        })?;
     Ok(Zeroizing::new(typed))
 }
 
@@ -118,6 +124,39 @@ pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
             message: "not confirmed: nothing done".into(),
         }),
     }
+}
+
+/// Runs `prompt` with SIGINT held in this thread. The prompt reads the
+/// terminal raw and answers Ctrl-C by raising SIGINT at itself, then
+/// returning `Interrupted`: held, the signal does not kill tcctl, the
+/// prompt's error says "cancelled" (exit 10), and the pending signal is
+/// taken before the old mask comes back.
+fn holding_sigint<T>(prompt: impl FnOnce() -> T) -> T {
+    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises `set`, sigaddset adds a valid
+    // signal to it, and pthread_sigmask reads it and writes this thread's
+    // old mask into `old`.
+    let held = unsafe {
+        libc::sigemptyset(set.as_mut_ptr());
+        libc::sigaddset(set.as_mut_ptr(), libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, set.as_ptr(), old.as_mut_ptr()) == 0
+    };
+    let answer = prompt();
+    if held {
+        let now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `set` and `old` were initialised above; sigtimedwait
+        // takes a pending SIGINT (if any) without waiting, and the old
+        // mask is put back.
+        unsafe {
+            while libc::sigtimedwait(set.as_ptr(), std::ptr::null_mut(), &now) == libc::SIGINT {}
+            libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
+        }
+    }
+    answer
 }
 
 /// Whether a prompt can be answered on a terminal: standard input is one,
@@ -167,6 +206,22 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
         }
     }
     let named = files_named;
+    for p in &named {
+        if let Err(e) = std::fs::metadata(p)
+            && e.kind() == std::io::ErrorKind::NotFound
+        {
+            let list = p.to_string_lossy().contains(',');
+            return Err(Failure::not_found(format!(
+                "keyfile {}: no such file{}",
+                p.display(),
+                if list {
+                    " (one --keyfile per file; VeraCrypt's comma-separated list is read after -t)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
     let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
     let mut out = Vec::new();
     for _ in stdin {
@@ -288,8 +343,9 @@ pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Resul
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
             message: format!(
-                "a password of {chars} characters is easy to guess: use {ADVISED_PASSWORD} or \
-                 more (or --force to take it anyway)"
+                "a password of {chars} characters is easy to guess: tcctl takes no fewer than \
+                 {SHORTEST_PASSWORD} and advises {ADVISED_PASSWORD} or more (--force takes it \
+                 anyway)"
             ),
         });
     }

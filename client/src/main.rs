@@ -27,6 +27,14 @@ use commands::{
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A reader that goes away (`tcctl list | head -1`) ends tcctl quietly,
+    // as it ends `ls`; Rust's ignored SIGPIPE would make the next print
+    // panic. D-Bus writes are unaffected: zbus sends with MSG_NOSIGNAL.
+    // SAFETY: signal(2) resets the disposition to the default; no handler
+    // code runs, and no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);

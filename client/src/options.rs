@@ -104,7 +104,7 @@ pub fn create(a: &CreateArgs) -> CreateOptions {
         hash: Some(wire_name(a.hash)),
         filesystem: NewFilesystem::ALL.into_iter().find(|f| f.key() == fs),
         quick: Some(a.quick),
-        sector_size: nonzero(a.sector_size),
+        sector_size: a.sector_size.and_then(nonzero),
         pim: nonzero(a.secrets.pim()),
         ..Default::default()
     }

@@ -374,11 +374,13 @@ pub fn status(v: &Volume, json: bool) {
         ),
         ("health", v.health().to_owned()),
     ];
+    // Values in one column, past the longest label.
+    let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
     for (name, value) in lines {
-        println!("  {:<13}{value}", format!("{name}:"));
+        println!("  {:<width$}{value}", format!("{name}:"));
     }
     for p in o.problems.iter().flatten() {
-        println!("  problem:     {p}");
+        println!("  {:<width$}{p}", "problem:");
     }
 }
 

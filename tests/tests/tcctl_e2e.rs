@@ -1315,24 +1315,28 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
         "the fill was not cancelled",
     );
 
-    // Ctrl-C typed at the password prompt: the prompt is cancelled.
+    // Ctrl-C typed at the password prompt: the prompt is cancelled, and
+    // no file was made yet; Ctrl-D is the same.
     let vol = d.path("prompt.hc");
     let v = vol.to_str().expect("utf-8");
-    let mut c = d.command();
-    c.args(["create", v, "--size", "4M"]);
-    let mut t = Pty::spawn(c, None);
-    t.expect("Password for the new volume", Duration::from_secs(20));
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line("\u{3}");
-    let (code, text) = t.finish(Duration::from_secs(20));
-    assert_eq!(code, 10, "cancelled: {text}");
-    assert!(
-        text.contains(&format!(
-            "tcctl: no password given (interrupted); removed the unfinished {v}"
-        )),
-        "{text}"
-    );
-    assert!(!vol.exists());
+    for (key, said) in [("\u{3}", "interrupted"), ("\u{4}", "end of input")] {
+        let mut c = d.command();
+        c.args(["create", v, "--size", "4M"]);
+        let mut t = Pty::spawn(c, None);
+        t.expect(
+            &format!("Password for the new volume {v}: "),
+            Duration::from_secs(20),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(key);
+        let (code, text) = t.finish(Duration::from_secs(20));
+        assert_eq!(code, 10, "cancelled: {text}");
+        assert!(
+            text.contains(&format!("tcctl: no password given ({said})")),
+            "{text}"
+        );
+        assert!(!vol.exists());
+    }
 }
 
 #[test]

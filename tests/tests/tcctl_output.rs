@@ -165,21 +165,24 @@ fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {
             "{out}"
         );
         for want in [
-            format!("  device:      {device}"),
-            format!("  mount point: {}", s(mnt)),
-            "  filesystem:  ext4".into(),
-            "  cipher:      AES".into(),
-            "  mode:        xts-plain64".into(),
-            "  PRF:         SHA-512".into(),
-            "  format:      VeraCrypt".into(),
-            "  read-only:   No".into(),
-            "  hidden:      No".into(),
-            "  health:      ok".into(),
+            format!("  device:          {device}"),
+            format!("  mount point:     {}", s(mnt)),
+            "  filesystem:      ext4".into(),
+            "  cipher:          AES".into(),
+            "  mode:            xts-plain64".into(),
+            "  PRF:             SHA-512".into(),
+            "  format:          VeraCrypt".into(),
+            "  read-only:       No".into(),
+            "  hidden:          No".into(),
+            "  protects hidden: No".into(),
+            "  health:          ok".into(),
         ] {
             assert!(lines.contains(&want.as_str()), "{want:?} in {out}");
         }
         assert!(
-            lines.iter().any(|l| l.starts_with("  size:        7.8M (")),
+            lines
+                .iter()
+                .any(|l| l.starts_with("  size:            7.8M (")),
             "{out}"
         );
     }

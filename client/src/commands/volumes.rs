@@ -58,8 +58,8 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         (true, exit::WRONG_PASSWORD) => Failure {
             code: f.code,
             message: format!(
-                "no password cached for you opens {shown} (none is kept after wipe-cache, \
-                 or without mount --cache)"
+                "none of the passwords cached for you opens {shown} (none is kept after \
+                 wipe-cache, or without mount --cache)"
             ),
         },
         _ => f,
@@ -300,10 +300,12 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `tcctl create`.
+/// `tcctl create`: everything asked and judged before a file is made.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let a = a.resolve()?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    check_create_target(&a)?;
+    let (password, o) = ask_for_create(ctx, &a, &keyfiles)?;
     let host = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the
     // user interrupts: no half-made volume is left behind.
@@ -311,7 +313,9 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     if let Some(p) = &made {
         crate::interrupt::remove_on_interrupt(p.clone());
     }
-    let result = create_in(ctx, &a, &host, &keyfiles);
+    // Connected only now: the signals above are blocked in every thread
+    // the connection starts.
+    let result = Client::connect(ctx.at).and_then(|c| c.create(&host, &password, &keyfiles, o));
     if let (Err(f), Some(p)) = (&result, &made) {
         let said = match std::fs::remove_file(p) {
             Ok(()) => format!("removed the unfinished {}", p.display()),
@@ -331,27 +335,43 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Asks for the passwords and has the daemon make the volume in `host`.
-fn create_in(
+/// The passwords, PIMs and options of the new volume, asked (the outer
+/// volume's first for a hidden one) and judged.
+fn ask_for_create(
     ctx: Context<'_>,
     a: &CreateArgs,
-    host: &File,
     keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
-) -> Result<(), Failure> {
+) -> Result<
+    (
+        zeroize::Zeroizing<Vec<u8>>,
+        tcd_proto::contract::CreateOptions,
+    ),
+    Failure,
+> {
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let mut o = options::create(a);
+    let truecrypt = o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
+    let what = match a.hidden_size {
+        Some(_) => format!("the new hidden volume in {}", a.volume.display()),
+        None => format!("the new volume {}", a.volume.display()),
+    };
     if let Some(size) = a.hidden_size {
-        let outer = pw.ask("Outer volume password: ")?;
+        let outer = pw.ask(&format!(
+            "Outer volume password of {}: ",
+            a.volume.display()
+        ))?;
+        let outer_pim = pw.pim(
+            a.outer_pim,
+            truecrypt,
+            "Outer volume PIM (Enter for none): ",
+        )?;
         let outer_keyfiles = read_keyfiles(&a.outer_keyfiles)?
             .iter()
             .map(|k| k.to_vec())
             .collect();
-        options::create_hidden(&mut o, size, &outer, a.outer_pim, outer_keyfiles);
+        options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
     }
-    let password = pw.ask(&format!(
-        "Password for the new volume {}: ",
-        a.volume.display()
-    ))?;
+    let password = pw.ask(&format!("Password for {what}: "))?;
     if !a.secrets.password_stdin {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
@@ -360,15 +380,28 @@ fn create_in(
     }
     crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
-    let truecrypt = o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
     let pim = pw.pim(
         a.secrets.pim,
         truecrypt,
-        &format!("PIM for {} (Enter for the default): ", a.volume.display()),
+        &format!("PIM for {what} (Enter for the default): "),
     )?;
     o.pim = (pim != 0).then_some(pim);
-    let c = Client::connect(ctx.at)?;
-    c.create(host, &password, keyfiles, o)
+    Ok((password, o))
+}
+
+/// What `open_for_create` would refuse for the file's being there or not,
+/// said before any password is asked.
+fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
+    let there = std::fs::symlink_metadata(&a.volume).is_ok();
+    let new_file = a.size.is_some() && a.hidden_size.is_none();
+    match (new_file, there) {
+        (true, true) if !a.force => Err(Failure {
+            code: exit::USAGE,
+            message: format!("{} exists: --force replaces it", a.volume.display()),
+        }),
+        (false, false) => open_for_create(a).map(|_| ()),
+        _ => Ok(()),
+    }
 }
 
 /// The host of a new volume: a new file of `size` (replacing one with
