@@ -1483,3 +1483,42 @@ fn the_daemon_serves_on_a_real_session_bus_too() {
     send_signal(daemon.0.id(), 15);
     assert!(daemon.0.wait().expect("wait").success());
 }
+
+#[test]
+fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
+    let d = Daemon::start();
+    let open = ["--password-stdin", "--hash", "sha512", "--pim", "1"];
+    let mut mounts = Vec::new();
+    for name in ["held", "free"] {
+        let (vol, mnt) = (d.path(&format!("{name}.hc")), d.path(name));
+        std::fs::create_dir(&mnt).expect("mount point");
+        let v = vol.to_str().expect("utf-8");
+        let mut args = vec!["create", v, "--size", "8M"];
+        args.extend(open);
+        d.ok(&args, "busy words\n");
+        let mut args = vec!["mount", v, mnt.to_str().expect("utf-8")];
+        args.extend(open);
+        d.ok(&args, "busy words\n");
+        mounts.push((vol, mnt));
+    }
+    // A file open on the first: it is busy; the second still goes.
+    let held = std::fs::File::create(mounts[0].1.join("open file")).expect("a file");
+    let (code, err) = d.fails(&["dismount", "--all"], "");
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains("(1 other volume(s) dismounted)")
+            && err.contains("--force takes it off its mount point now"),
+        "{err}"
+    );
+    let left: Vec<String> = d
+        .list()
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["volume"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(left, vec![mounts[0].0.to_str().expect("utf-8").to_owned()]);
+    drop(held);
+    d.ok(&["dismount", "--all"], "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}

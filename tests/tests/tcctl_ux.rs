@@ -423,6 +423,33 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(code, USAGE);
     assert_eq!(msg, format!("tcctl: {v} exists: --force replaces it\n"));
 
+    // A filesystem its tool cannot make there: its reason in one line, not
+    // the tool's usage text, and no file left.
+    let small = d.path("small.hc");
+    let sv = small.to_str().expect("utf-8");
+    let args = [
+        "create",
+        sv,
+        "--size",
+        "20M",
+        "--filesystem",
+        "xfs",
+        "--pim",
+        "1",
+    ];
+    let (code, msg) = d.fails(
+        &[&args[..], &["--password-stdin"]].concat(),
+        "twenty-one characters\n",
+    );
+    assert_eq!(code, 1, "{msg}");
+    assert!(
+        msg.starts_with("tcctl: mkfs.xfs failed: ")
+            && msg.ends_with(&format!("; removed the unfinished {sv}\n"))
+            && msg.lines().count() == 1,
+        "{msg}"
+    );
+    assert!(!small.exists());
+
     // A short password: refused without --force, before any file is made;
     // one shorter than VeraCrypt advises: a warning.
     let short = d.path("short.hc");

@@ -204,7 +204,7 @@ pub fn dismount(
 }
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
-    let n = c.dismount_all(force)?;
+    let n = c.dismount_all(force).map_err(|f| busy_hint(force, f))?;
     eprintln!("{n} volume(s) dismounted");
     for r in c
         .list()?
@@ -219,25 +219,28 @@ fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     Ok((format!("Dismounted {n} volume(s)"), String::new()))
 }
 
+/// A volume in use, dismounted without --force: how --force would help.
+fn busy_hint(force: bool, f: Failure) -> Failure {
+    match (force, f.code) {
+        (false, exit::BUSY) => Failure {
+            code: f.code,
+            message: format!(
+                "{} (--force takes it off its mount point now; it is detached when the last \
+                 user lets go)",
+                f.message
+            ),
+        },
+        _ => f,
+    }
+}
+
 fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, String), Failure> {
     let name = if Path::new(&target).exists() {
         absolute(Path::new(&target))
     } else {
         target
     };
-    let holders = c
-        .dismount(&name, force)
-        .map_err(|f| match (force, f.code) {
-            (false, exit::BUSY) => Failure {
-                code: f.code,
-                message: format!(
-                    "{} (--force takes it off its mount point now; it is detached when the last \
-                 user lets go)",
-                    f.message
-                ),
-            },
-            _ => f,
-        })?;
+    let holders = c.dismount(&name, force).map_err(|f| busy_hint(force, f))?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
         eprintln!("{name} dismounted");

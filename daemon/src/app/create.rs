@@ -104,6 +104,11 @@ impl App {
         if self.table.is_mounted(&call.host) {
             return Err(Error::AlreadyMounted("the volume".into()));
         }
+        // A filesystem that cannot be made is said before any header is
+        // written.
+        if let Some((tool, _)) = mkfs_tool(o.filesystem.unwrap_or_default()) {
+            crate::mount::tools::find(tool)?;
+        }
         let given = credentials(
             call.password.clone(),
             call.keyfiles.clone(),

@@ -110,9 +110,14 @@ where
         stderr: collect(stderr),
     };
     if !out.status.success() {
+        // The reason in one line (a tool's usage text after it is noise
+        // to the user); the whole of it in the log.
+        let said = String::from_utf8_lossy(&out.stderr);
+        tracing::debug!(tool, "failed: {}", said.trim());
+        let first = said.lines().map(str::trim).find(|l| !l.is_empty());
         return Err(Error::ToolFailed {
             tool: tool.to_owned(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            message: first.unwrap_or_default().to_owned(),
         });
     }
     Ok(out)

@@ -50,6 +50,9 @@ impl Manager {
     pub(super) async fn dismount_every(&self, peer: &Peer, force: bool) -> Result<u32> {
         let mut n = 0;
         let mut lost = Vec::new();
+        // One volume in use does not keep the others mounted: each is
+        // tried, and the first refusal is the answer, with the count.
+        let mut refused: Option<crate::Error> = None;
         for m in self.ctx.shared.dismountable(&peer.app()) {
             let app = self.ctx.app();
             let (result, done) = blocking::unblock(move || app.dismount(m.id, force)).await;
@@ -59,9 +62,18 @@ impl Manager {
             }
             match result {
                 Err(crate::Error::WritesLost(why)) => lost.push(why),
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    refused.get_or_insert(e);
+                }
                 Ok(_) => {}
             }
+        }
+        if let Some(e) = refused {
+            let kind = e.kind();
+            return Err(ServiceError::new(
+                kind,
+                format!("{e} ({n} other volume(s) dismounted)"),
+            ));
         }
         if !lost.is_empty() {
             return Err(crate::Error::WritesLost(lost.join("\n")).into());
