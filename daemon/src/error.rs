@@ -61,6 +61,13 @@ pub enum Error {
     /// is no volume, on purpose: telling them apart would leak which.
     #[error("wrong password or keyfile, or not a volume{}", untried_note(untried))]
     NotUnlocked { untried: Vec<String> },
+    /// `--protect-hidden`: the outer password was right, the hidden one
+    /// opened nothing. Says nothing of whether a hidden volume exists.
+    #[error(
+        "the outer volume opened, but the password, keyfiles and PIM given to protect a hidden \
+         volume open none inside it"
+    )]
+    HiddenNotUnlocked,
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -184,7 +191,7 @@ impl Error {
     pub fn kind(&self) -> tcd_proto::contract::ErrorKind {
         use tcd_proto::contract::ErrorKind as K;
         match self {
-            Error::NotUnlocked { .. } => K::WrongPassword,
+            Error::NotUnlocked { .. } | Error::HiddenNotUnlocked => K::WrongPassword,
             Error::AlreadyMounted(_) => K::AlreadyMounted,
             Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
             Error::Busy(_) | Error::AtCapacity(_) => K::Busy,

@@ -471,6 +471,28 @@ fn protect_hidden_refuses_writes_into_the_hidden_volume() {
     let image = d.path("hidden.tc");
     std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes-hidden"), &image).expect("copy");
     let v = image.to_str().expect("utf-8");
+    // A wrong hidden password is told apart from a wrong outer one.
+    let (code, err) = d.fails(
+        &[
+            "mount",
+            v,
+            "--password-stdin",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--protect-hidden",
+        ],
+        "aaaaaaaaaaaa\nnot the hidden one\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with(
+            "tcctl: the outer volume opened, but the password, keyfiles and PIM given to \
+             protect a hidden volume open none inside it"
+        ),
+        "{err}"
+    );
     d.ok(
         &[
             "mount",

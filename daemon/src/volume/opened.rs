@@ -107,7 +107,12 @@ impl OpenVolume {
         read_only: bool,
     ) -> Result<OpenVolume> {
         let o = unlock::unlock(engine, &host, outer, Target::Outer, opts, cancel)?;
-        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, cancel)?;
+        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, cancel).map_err(
+            |e| match e {
+                Error::NotUnlocked { .. } => Error::HiddenNotUnlocked,
+                e => e,
+            },
+        )?;
         let start = h.header.data_offset;
         let end = start.saturating_add(h.header.data_size);
         Self::from_unlocked(engine, host, o, opts, read_only, Some((start, end)))
