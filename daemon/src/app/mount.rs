@@ -42,6 +42,7 @@ pub struct Settings {
     pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
+    pub preserve_timestamps: bool,
     pub auto_dismount: AutoDismount,
 }
 
@@ -134,6 +135,13 @@ impl App {
             .detached_header
             .as_ref()
             .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
+        s.system = flag(o.system_encryption);
+        if s.system && s.detached.is_some() {
+            return Err(Error::InvalidArgument(
+                "options system_encryption and detached_header: a system header is read from the drive"
+                    .into(),
+            ));
+        }
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;
@@ -179,6 +187,12 @@ impl App {
         if search.backup_only && search.detached.is_some() {
             return Err(Error::InvalidArgument(
                 "options backup_header and detached_header: a header file has no backup headers"
+                    .into(),
+            ));
+        }
+        if search.system && (search.backup_only || o.protect_hidden_password.is_some()) {
+            return Err(Error::InvalidArgument(
+                "option system_encryption: a system drive has no backup header or hidden volume to open or protect"
                     .into(),
             ));
         }
@@ -340,6 +354,7 @@ impl App {
                     fs_options: s.fs_options,
                     allow_non_empty: s.allow_non_empty,
                     discard: s.discard,
+                    preserve_timestamps: s.preserve_timestamps,
                     owner: (plan.owner.uid, plan.owner.gid),
                     favorite: plan.favorite.as_ref().map(|(_, f)| f.name.clone()),
                     auto_dismount: s.auto_dismount,
@@ -395,6 +410,7 @@ impl App {
                 fs_options: FsOptions::default(),
                 allow_non_empty: false,
                 discard: fav.discard,
+                preserve_timestamps: true,
                 auto_dismount: fav.auto_dismount(),
             },
             owner: Caller::DAEMON,
@@ -423,7 +439,9 @@ fn check_owners(caller: &Caller, fs: &FsOptions) -> Result<()> {
 
 fn settings_of(o: &MountOptions) -> Result<Settings> {
     Ok(Settings {
-        read_only: flag(o.readonly),
+        // A Windows system written to while Windows hibernates is
+        // corrupted when it resumes: read-write only when asked for.
+        read_only: o.readonly.unwrap_or(flag(o.system_encryption)),
         filesystem: match o.filesystem.unwrap_or_default() {
             MountFilesystem::Auto => Filesystem::Auto,
             MountFilesystem::None => Filesystem::None,
@@ -437,6 +455,7 @@ fn settings_of(o: &MountOptions) -> Result<Settings> {
         fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))?,
         allow_non_empty: flag(o.allow_non_empty),
         discard: flag(o.discard),
+        preserve_timestamps: o.preserve_timestamps.unwrap_or(true),
         auto_dismount: AutoDismount {
             on_logout: flag(o.dismount_on_logout),
             before_sleep: flag(o.dismount_before_sleep),
