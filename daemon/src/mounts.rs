@@ -11,7 +11,7 @@ use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::overlay::{self, Overlay};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::health::Health;
-use crate::volume::opened::{OpenVolume, VolumeInfo};
+use crate::volume::opened::{HostTimes, OpenVolume, VolumeInfo};
 use crate::volume::unlock::{Credentials, SearchOptions, Target};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -54,9 +54,9 @@ pub struct MountRequest<'a> {
     pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
-    /// Put a container file's access and modification times back when
-    /// the volume closes.
-    pub preserve_timestamps: bool,
+    /// A container file's access and modification times to put back
+    /// when the volume closes.
+    pub host_times: Option<HostTimes>,
     /// The caller, who owns FAT files and the default mount point.
     pub owner: (u32, u32),
     /// The favorite this mount is of, if any.
@@ -365,8 +365,8 @@ impl MountTable {
                 req.read_only,
             )?,
         };
-        if req.preserve_timestamps {
-            volume.preserve_host_times();
+        if let Some(times) = req.host_times {
+            volume.restore_times_at_close(times);
         }
         let volume = Arc::new(volume);
         // Two mounts of one host may search at once (a call and a device

@@ -186,7 +186,7 @@ impl App {
             allow_non_empty: false,
             discard: false,
             // Making the filesystem is part of making the file.
-            preserve_timestamps: false,
+            host_times: None,
             owner: (caller.uid, caller.gid),
             favorite: None,
             auto_dismount: Default::default(),

@@ -15,6 +15,7 @@ use crate::favorites::{Favorite, Owner};
 use crate::mounts::AutoDismount;
 use crate::mounts::{Filesystem, FsOptions, MountRequest, Mounted};
 use crate::volume::kdf::{Format, Prf};
+use crate::volume::opened::HostTimes;
 use crate::volume::unlock::{self, Credentials};
 use std::fs::File;
 use std::path::PathBuf;
@@ -59,6 +60,8 @@ pub struct MountPlan {
     settings: Settings,
     owner: Caller,
     favorite: Option<(Owner, Favorite)>,
+    /// The container's times when the call came, before any read.
+    host_times: Option<HostTimes>,
     /// Holds the caller's share of header searches while the plan lives.
     _slot: Option<SearchSlot>,
 }
@@ -237,7 +240,12 @@ impl App {
         if !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty() {
             candidates.push(given);
         }
+        let host_times = settings
+            .preserve_timestamps
+            .then(|| HostTimes::of(&call.host))
+            .flatten();
         Ok(MountPlan {
+            host_times,
             host: call.host,
             host_name: call.host_name,
             candidates,
@@ -354,7 +362,7 @@ impl App {
                     fs_options: s.fs_options,
                     allow_non_empty: s.allow_non_empty,
                     discard: s.discard,
-                    preserve_timestamps: s.preserve_timestamps,
+                    host_times: plan.host_times,
                     owner: (plan.owner.uid, plan.owner.gid),
                     favorite: plan.favorite.as_ref().map(|(_, f)| f.name.clone()),
                     auto_dismount: s.auto_dismount,
@@ -395,8 +403,10 @@ impl App {
         let given = crate::favorites::auto::system_credentials(fav)?;
         let mut search = unlock::SearchOptions::new();
         search.backend = fav.backend.clone();
+        let host = crate::favorites::auto::open_host(&host_path, !fav.readonly)?;
         let plan = MountPlan {
-            host: crate::favorites::auto::open_host(&host_path, !fav.readonly)?,
+            host_times: HostTimes::of(&host),
+            host,
             host_name: fav.host.clone(),
             candidates: vec![given],
             cache: false,

@@ -57,6 +57,33 @@ impl VolumeInfo {
     }
 }
 
+/// A container file's access and modification times, taken before the
+/// mount reads anything (a read moves the access time).
+#[derive(Clone, Copy)]
+pub struct HostTimes([libc::timespec; 2]);
+
+impl HostTimes {
+    /// `host`'s times; None for a device, whose times tell nothing.
+    pub fn of(host: &File) -> Option<HostTimes> {
+        use std::os::unix::fs::MetadataExt;
+        let m = host.metadata().ok().filter(|m| m.is_file())?;
+        let at = |sec: i64, nsec: i64| libc::timespec {
+            tv_sec: sec,
+            tv_nsec: nsec,
+        };
+        Some(HostTimes([
+            at(m.atime(), m.atime_nsec()),
+            at(m.mtime(), m.mtime_nsec()),
+        ]))
+    }
+}
+
+impl std::fmt::Debug for HostTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostTimes({}, {})", self.0[0].tv_sec, self.0[1].tv_sec)
+    }
+}
+
 /// An open volume.
 pub struct OpenVolume {
     host: File,
@@ -237,20 +264,12 @@ impl OpenVolume {
         })
     }
 
-    /// Keeps the container file's access and modification times, to put
-    /// back when the volume closes (TrueCrypt's default), so the host
-    /// does not tell when the volume was last used. A device has none.
-    pub fn preserve_host_times(&mut self) {
-        if !self.host_is_file {
-            return;
-        }
-        if let Ok(m) = self.host.metadata() {
-            use std::os::unix::fs::MetadataExt;
-            let at = |sec: i64, nsec: i64| libc::timespec {
-                tv_sec: sec,
-                tv_nsec: nsec,
-            };
-            self.host_times = Some([at(m.atime(), m.atime_nsec()), at(m.mtime(), m.mtime_nsec())]);
+    /// Puts the container file's times back to `times` when the volume
+    /// closes (TrueCrypt's default), so the host does not tell when the
+    /// volume was last used.
+    pub fn restore_times_at_close(&mut self, times: HostTimes) {
+        if self.host_is_file {
+            self.host_times = Some(times.0);
         }
     }
 
