@@ -239,13 +239,14 @@ impl Prf {
     /// and RIPEMD-160 327661 (PIM p: 2048 * p). SHA-512 and Whirlpool are
     /// as for a volume; Argon2id has no system form.
     pub fn iterations_in(self, format: Format, pim: u32, scope: Scope) -> Option<u32> {
-        let boot_count = match (format, self) {
-            (Format::TrueCrypt, Prf::Ripemd160) => true,
-            (Format::VeraCrypt, Prf::Sha256 | Prf::Blake2s | Prf::Streebog | Prf::Ripemd160) => {
-                true
-            }
-            _ => false,
-        };
+        let boot_count = matches!(
+            (format, self),
+            (Format::TrueCrypt, Prf::Ripemd160)
+                | (
+                    Format::VeraCrypt,
+                    Prf::Sha256 | Prf::Blake2s | Prf::Streebog | Prf::Ripemd160
+                )
+        );
         if scope == Scope::Volume || !boot_count {
             return self.volume_iterations(format, pim);
         }
