@@ -43,6 +43,7 @@ are \fBnull\fR, never empty strings.
 \fBobject\fR (its D\-Bus object path), \fBid\fR, \fBvolume\fR, \fBdevice\fR,
 \fBmount_point\fR (null when only attached), \fBfilesystem\fR, \fBformat\fR,
 \fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
+\fBsystem_encryption\fR,
 \fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
 \fBhealth\fR and \fBproblems\fR (array). \fBstatus \-\-json\fR is one of them.
 \fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
@@ -74,6 +75,7 @@ pub fn volume_json(v: &Volume) -> Json {
         "format": text_or_null(o.format.as_deref()),
         "encryption": text_or_null(o.encryption.as_deref()), "hash": text_or_null(o.hash.as_deref()),
         "read_only": o.read_only, "hidden": o.hidden, "protects_hidden": o.protects_hidden,
+        "system_encryption": o.system_encryption,
         "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
         "owner": o.owner, "state": v.state().name(), "health": v.health(),
         "problems": o.problems.clone().unwrap_or_default()})

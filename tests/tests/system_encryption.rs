@@ -74,6 +74,7 @@ fn system_partition_images_open_read_only_with_their_serial() {
             "{name}"
         );
         assert_eq!(row["read_only"], true, "{name}: read-only by default");
+        assert_eq!(row["system_encryption"], true, "{name}");
         // The partition the header's key scope names, whole.
         assert_eq!(row["size"], 16 * 1024 * 1024, "{name}");
         d.ok(&["dismount", &device], "");
