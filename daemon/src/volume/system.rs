@@ -177,6 +177,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_or_a_character_device_has_no_drive_above_it() {
+        let f = tempfile::tempfile().unwrap();
+        assert!(drive_of(&f).unwrap().is_none());
+        // /dev/null is a device, but no block device.
+        let null = File::open("/dev/null").unwrap();
+        assert!(drive_of(&null).unwrap().is_none());
+    }
+
+    #[test]
     fn a_drive_or_image_holds_the_encrypted_area_where_the_header_says() {
         let h = header(32256, 64_424_477_184, 18_842_112);
         assert_eq!(
