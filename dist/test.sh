@@ -30,6 +30,7 @@ packages=(
     keyutils                      # keyctl: remembered passwords in the kernel keyring
     gnome-keyring libsecret-tools # a Secret Service on a private session bus
     fdisk                         # sfdisk: a GPT partition for the hot-plug test
+    softhsm2                      # a PKCS #11 token for token keyfiles
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -24,7 +24,8 @@ pub struct Failure {
 }
 
 impl Failure {
-    pub fn usage(message: String) -> Self {
+    /// A request the daemon would refuse as `InvalidArgument` (exit 7).
+    pub fn invalid(message: String) -> Self {
         Failure {
             code: exit::INVALID_ARGUMENT,
             message,
@@ -75,40 +76,9 @@ pub enum Where<'a> {
 
 /// One favorite as the daemon lists it.
 pub struct Favorite {
-    pub name: String,
     /// The system's, not the caller's.
     pub system: bool,
-    pub fields: HashMap<String, OwnedValue>,
-}
-
-impl Favorite {
-    pub fn str(&self, key: &str) -> Option<String> {
-        self.fields
-            .get(key)
-            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
-    }
-    pub fn bool(&self, key: &str) -> bool {
-        self.fields
-            .get(key)
-            .and_then(|v| bool::try_from(&**v).ok())
-            .unwrap_or(false)
-    }
-    pub fn u32(&self, key: &str) -> u32 {
-        self.fields
-            .get(key)
-            .and_then(|v| u32::try_from(&**v).ok())
-            .unwrap_or(0)
-    }
-    pub fn list(&self, key: &str) -> Vec<String> {
-        self.fields
-            .get(key)
-            .and_then(|v| Vec::<String>::try_from(v.try_clone().ok()?).ok())
-            .unwrap_or_default()
-    }
-    /// Its volume: a container's path or a device's stable name.
-    pub fn host(&self) -> String {
-        self.str("host").unwrap_or_default()
-    }
+    pub settings: tcd_proto::contract::favorite::Favorite,
 }
 
 /// A mounted volume: its object and the properties of its
@@ -377,22 +347,25 @@ impl Client {
     pub fn list_favorites(&self) -> Result<Vec<Favorite>, Failure> {
         let rows: Vec<(String, bool, HashMap<String, OwnedValue>)> =
             self.call("ListFavorites", &())?;
-        Ok(rows
-            .into_iter()
-            .map(|(name, system, fields)| Favorite {
-                name,
-                system,
-                fields,
+        rows.into_iter()
+            .map(|(name, system, fields)| {
+                let settings =
+                    tcd_proto::contract::favorite::from_dict(&fields).map_err(|e| Failure {
+                        code: exit::FAILED,
+                        message: format!("the daemon listed favorite {name}: {e}"),
+                    })?;
+                Ok(Favorite { system, settings })
             })
-            .collect())
+            .collect()
     }
 
     pub fn add_favorite(
         &self,
-        favorite: HashMap<&str, Value<'_>>,
+        favorite: &tcd_proto::contract::favorite::Favorite,
         system: bool,
     ) -> Result<(), Failure> {
-        self.call("AddFavorite", &(favorite, system))
+        let dict = tcd_proto::contract::favorite::to_dict(favorite);
+        self.call("AddFavorite", &(dict, system))
     }
 
     pub fn remove_favorite(&self, name: &str, system: bool) -> Result<bool, Failure> {
@@ -471,23 +444,6 @@ impl Client {
             .collect();
         volumes.sort_by_key(|v| v.id());
         Ok(volumes)
-    }
-
-    /// Whether the backup header opened the mounted volume at `path` (its
-    /// primary header is damaged); false from a daemon that does not say.
-    pub fn used_backup_header(&self, path: &OwnedObjectPath) -> bool {
-        let reply = self.conn.call_method(
-            self.destination,
-            path.as_str(),
-            Some("org.freedesktop.DBus.Properties"),
-            "Get",
-            &("org.tcd.Volume1", "UsedBackupHeader"),
-        );
-        reply
-            .ok()
-            .and_then(|r| r.body().deserialize::<OwnedValue>().ok())
-            .and_then(|v| bool::try_from(&*v).ok())
-            .unwrap_or(false)
     }
 
     /// The processes (pid, command; 0 for another user's) still holding a

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 /// Where the options every command takes are listed, apart from its own.
 const GLOBAL: &str = "Global options";
+/// Where the security-token options are listed.
+const TOKENS: &str = "Security tokens";
 
 #[derive(Parser)]
 #[command(
@@ -35,6 +37,11 @@ pub struct Cli {
     /// comes with --password-stdin, else the command fails at once.
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
+    /// The PKCS #11 library of your security token, for keyfiles named
+    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then
+    /// p11-kit's proxy).
+    #[arg(long, global = true, value_name = "LIBRARY", help_heading = TOKENS)]
+    pub token_lib: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -203,14 +210,16 @@ pub enum VolumeType {
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MountOption {
     /// Mount read-only (--readonly).
-    #[value(alias = "readonly")]
     Ro,
+    /// The same as ro.
+    Readonly,
     /// Open the volume by its backup header only.
     Headerbak,
     /// Leave the host file's timestamps as writes set them
     /// (--no-preserve-timestamps).
-    #[value(alias = "timestamp")]
     Ts,
+    /// The same as ts.
+    Timestamp,
     /// Never use the kernel's crypto (tcd never does).
     Nokernelcrypto,
     /// Mount with system encryption (--system-encryption).
@@ -301,12 +310,20 @@ pub enum Command {
         #[arg(long, short = 'f')]
         force: bool,
     },
-    /// Write a new keyfile of 64 random bytes (mode 0600; an existing
-    /// file is never replaced).
-    CreateKeyfile {
-        /// The keyfile to make.
-        path: PathBuf,
+    /// Keyfiles on PKCS #11 security tokens (smart cards, USB tokens), as
+    /// TrueCrypt keeps them: list, import a file, delete.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
     },
+    /// TrueCrypt's Auto-Mount Devices: try the password on every partition
+    /// and device that nothing uses and that you may open, and mount each
+    /// that opens on its own default mount point.
+    MountDevices(MountDevicesArgs),
+    /// Write new keyfiles of random bytes, as TrueCrypt's Keyfile
+    /// Generator: 64 bytes by default, mode 0600; an existing file is never
+    /// replaced.
+    CreateKeyfile(KeyfileArgs),
     /// List mounted volumes.
     List {
         /// Print JSON, for scripts.
@@ -503,13 +520,72 @@ pub struct Detached {
 }
 
 #[derive(Args)]
+pub struct MountDevicesArgs {
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
+    /// Mount read-only.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Mount the filesystem inside, or attach the block device only.
+    #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
+    pub filesystem: MountFilesystem,
+}
+
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Every keyfile on every token, as token://slot/N/file/NAME.
+    List,
+    /// Store a file (its first MiB) on a token as a keyfile.
+    Import {
+        /// The file to store.
+        file: PathBuf,
+        /// The token's slot (from `tcctl token list`; default: the first
+        /// slot holding a token).
+        #[arg(long)]
+        slot: Option<u64>,
+        /// Its name on the token (default: the file's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Delete a keyfile from its token.
+    Delete {
+        /// token://slot/N/file/NAME
+        keyfile: String,
+    },
+}
+
+#[derive(Args)]
+pub struct KeyfileArgs {
+    /// The keyfile to make; with --count, the files PATH_1 to PATH_N.
+    pub path: PathBuf,
+    /// How many keyfiles to make.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub count: u32,
+    /// Bytes in each keyfile (64 to 1048576; only the first MiB of a
+    /// keyfile counts). With --random-size, the largest size.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(64..=1048576))]
+    pub size: Option<u32>,
+    /// Give each keyfile a random size from 64 bytes to --size (1048576
+    /// without it), so their sizes say nothing.
+    #[arg(long)]
+    pub random_size: bool,
+}
+
+#[derive(Args)]
 pub struct DumpArgs {
     #[command(flatten)]
     pub info: InfoArgs,
     /// Also print the master key, which decrypts the volume whatever its
-    /// password becomes (root only; a warning goes to standard error).
+    /// password becomes (root only; asks to type YES first, as cryptsetup
+    /// does, and a warning goes to standard error).
     #[arg(long)]
     pub dump_master_key: bool,
+    /// Do not ask for confirmation (cryptsetup's --batch-mode): needed for
+    /// --dump-master-key without a terminal.
+    #[arg(long, short = 'q')]
+    pub batch_mode: bool,
 }
 
 #[derive(Args)]

@@ -54,7 +54,7 @@ impl Passwords {
             let mut line = Zeroizing::new(String::new());
             lines
                 .read_line(&mut line)
-                .map_err(|e| Failure::usage(format!("cannot read a password: {e}")))?;
+                .map_err(|e| Failure::invalid(format!("cannot read a password: {e}")))?;
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
         }
@@ -66,7 +66,7 @@ impl Passwords {
                     .into(),
             });
         }
-        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) && !keyfile_on_stdin_with_a_tty() {
+        if !terminal_to_ask_on() {
             return prompt::ask(prompt);
         }
         let p = on_terminal(prompt, "password")?;
@@ -82,16 +82,51 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
             code: exit::CANCELLED,
             message: format!("no {what} given (interrupted)"),
         },
-        _ => Failure::usage(format!("cannot read a {what}: {e}")),
+        _ => Failure::invalid(format!("cannot read a {what}: {e}")),
     })?;
     Ok(Zeroizing::new(typed))
 }
 
-/// A keyfile came on standard input (`--keyfile -`) and there is a
+/// A question answered `YES` on the controlling terminal, as cryptsetup
+/// confirms what cannot be undone; anything else is `CANCELLED`, and no
+/// terminal (or `interactive` false) is a usage error naming
+/// `--batch-mode`, at once.
+pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let no_way = || Failure {
+        code: exit::USAGE,
+        message: "confirmation needed and no terminal to ask on: give --batch-mode".into(),
+    };
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|_| no_way())?;
+    if !interactive {
+        return Err(no_way());
+    }
+    let mut out = &tty;
+    let _ = write!(out, "{question}");
+    let mut answer = String::new();
+    std::io::BufReader::new(&tty)
+        .read_line(&mut answer)
+        .map_err(|e| Failure::invalid(format!("cannot read the answer: {e}")))?;
+    match answer.trim_end_matches(['\n', '\r']) {
+        "YES" => Ok(()),
+        _ => Err(Failure {
+            code: exit::CANCELLED,
+            message: "not confirmed: nothing done".into(),
+        }),
+    }
+}
+
+/// Whether a prompt can be answered on a terminal: standard input is one,
+/// or a keyfile came on standard input (`--keyfile -`) and there is a
 /// controlling terminal to ask on instead, as `cat key | tcctl mount v
 /// --keyfile -` typed in a shell expects.
-fn keyfile_on_stdin_with_a_tty() -> bool {
-    STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok()
+fn terminal_to_ask_on() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdin())
+        || (STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok())
 }
 
 impl Passwords {
@@ -103,19 +138,14 @@ impl Passwords {
         if let Some(p) = given {
             return Ok(p);
         }
-        if self.stdin
-            || !self.interactive
-            || truecrypt
-            || !(std::io::IsTerminal::is_terminal(&std::io::stdin())
-                || keyfile_on_stdin_with_a_tty())
-        {
+        if self.stdin || !self.interactive || truecrypt || !terminal_to_ask_on() {
             return Ok(0);
         }
         match on_terminal(prompt, "PIM")?.trim() {
             "" => Ok(0),
             t => t
                 .parse()
-                .map_err(|_| Failure::usage("a PIM is a whole number (Enter for none)".into())),
+                .map_err(|_| Failure::invalid("a PIM is a whole number (Enter for none)".into())),
         }
     }
 }
@@ -127,8 +157,17 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
     use std::io::Read;
     let (stdin, named): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|p| p.as_os_str() == "-");
-    let named: Vec<PathBuf> = named.into_iter().cloned().collect();
-    let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::usage(e.to_string()))?;
+    // Token keyfiles (token://slot/N/file/NAME) come from the token.
+    let mut tokens = Vec::new();
+    let mut files_named = Vec::new();
+    for p in named {
+        match crate::token::TokenKeyfile::parse(&p.to_string_lossy()) {
+            Some(k) => tokens.push(k?),
+            None => files_named.push(p.clone()),
+        }
+    }
+    let named = files_named;
+    let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
     let mut out = Vec::new();
     for _ in stdin {
         take_stdin("--keyfile -")?;
@@ -137,7 +176,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
             .lock()
             .take(tcd_proto::keyfiles::MAX_READ as u64)
             .read_to_end(&mut data)
-            .map_err(|e| Failure::usage(format!("keyfile from standard input: {e}")))?;
+            .map_err(|e| Failure::invalid(format!("keyfile from standard input: {e}")))?;
         out.push(data);
     }
     for p in files {
@@ -147,8 +186,11 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
                 f.take(tcd_proto::keyfiles::MAX_READ as u64)
                     .read_to_end(&mut data)
             })
-            .map_err(|e| Failure::usage(format!("keyfile {}: {e}", p.display())))?;
+            .map_err(|e| Failure::invalid(format!("keyfile {}: {e}", p.display())))?;
         out.push(data);
+    }
+    for k in tokens {
+        out.push(crate::token::read(&k, tcd_proto::keyfiles::MAX_READ)?);
     }
     Ok(out)
 }
@@ -167,7 +209,7 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
         .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
         .map_err(failed)?;
     if bytes.len() < 512 || bytes.len() as u64 > MOST {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "--header {}: a header file holds 512 bytes to 128 KiB, this one {}",
             path.display(),
             if bytes.len() < 512 { "less" } else { "more" }

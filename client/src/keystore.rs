@@ -91,7 +91,7 @@ fn choose(forced: Option<&OsStr>, session_bus: Option<&OsStr>) -> Result<Store, 
                 ),
             }),
         },
-        Some(f) => Err(Failure::usage(format!(
+        Some(f) => Err(Failure::invalid(format!(
             "TCD_KEYRING={}: expected secret-service or kernel",
             f.to_string_lossy()
         ))),
@@ -127,7 +127,7 @@ fn secret_service_on(session_bus: Option<&OsStr>) -> Result<(), String> {
 
 fn entry(store: Store, favorite: &str) -> Result<Entry, Failure> {
     if favorite.is_empty() {
-        return Err(Failure::usage("a favorite needs a name".to_string()));
+        return Err(Failure::invalid("a favorite needs a name".to_string()));
     }
     let backend: Result<Arc<CredentialStore>, Error> = match store {
         Store::SecretService => {
@@ -146,7 +146,7 @@ fn store_in(store: Store, favorite: &str, password: &[u8]) -> Result<(), Failure
     // The kernel store refuses empty secrets; refuse them in both stores
     // alike.
     if password.is_empty() {
-        return Err(Failure::usage(
+        return Err(Failure::invalid(
             "nothing to remember: the password is empty".to_string(),
         ));
     }

@@ -15,12 +15,15 @@ mod options;
 mod output;
 mod prompt;
 mod search;
+mod token;
 mod veracrypt;
 
 use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
-use commands::{Context, backends, favorites, headers, monitor, volumes, watch};
+use commands::{
+    Context, backends, devices, favorites, headers, keyfiles, monitor, tokens, volumes, watch,
+};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -85,6 +88,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         (Some(p), _, _) => Where::Socket(p),
         _ => Where::Default,
     };
+    token::configure(cli.token_lib.clone());
     let ctx = Context {
         at,
         notify: notify::wanted(cli.notify),
@@ -97,7 +101,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, json } => volumes::status(ctx, &target, json),
-        Command::CreateKeyfile { path } => volumes::create_keyfile(&path),
+        Command::CreateKeyfile(a) => keyfiles::create(&a),
+        Command::MountDevices(a) => devices::mount_all(ctx, a),
+        Command::Token { action } => tokens::run(action),
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),

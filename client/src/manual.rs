@@ -84,7 +84,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 /// `DIR`. A command for packaging, outside the command line users see, so
 /// completion never offers it.
 pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| Failure::usage(format!("{}: {e}", dir.display()));
+    let fail = |e: std::io::Error| Failure::invalid(format!("{}: {e}", dir.display()));
     std::fs::create_dir_all(dir).map_err(fail)?;
     // A page per command (tcctl-mount.1, tcctl-favorites-add.1, ...): the
     // main page's COMMANDS refer to them. Then the main page, with more.

@@ -3,19 +3,14 @@
 
 use crate::bus::{Failure, exit};
 use crate::cli::{
-    AutoDismount, CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search,
-    wire_name,
+    CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search, wire_name,
 };
 use crate::input::absolute;
-use std::collections::HashMap;
+use tcd_proto::contract::favorite::Favorite;
 use tcd_proto::contract::options::{MountFilesystem, NewFilesystem, VolumeFormat};
 use tcd_proto::contract::{
     CreateOptions, MountOptions, NewCredentials, SearchOptions, Secret, SecretList,
 };
-use zbus::zvariant::Value;
-
-/// A favorite's keys (the favorites file's vocabulary).
-pub type Options = HashMap<&'static str, Value<'static>>;
 
 fn volume_format(f: Format) -> VolumeFormat {
     if wire_name(f) == VolumeFormat::TrueCrypt.key() {
@@ -43,25 +38,13 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
 }
 
 /// As favorite keys (the same names as `Mount`'s options).
-fn auto_dismount(a: &AutoDismount) -> [(&'static str, Value<'static>); 4] {
-    [
-        ("dismount_on_logout", Value::from(a.dismount_on_logout)),
-        (
-            "dismount_before_sleep",
-            Value::from(a.dismount_before_sleep),
-        ),
-        (
-            "dismount_idle_seconds",
-            Value::from(a.dismount_idle.unwrap_or(0)),
-        ),
-        ("force_dismount", Value::from(a.force_dismount)),
-    ]
-}
-
 /// Whether the mount is read-only: --readonly, or `-m ro`; system
 /// encryption unless --read-write.
 pub fn read_only(a: &MountArgs) -> bool {
-    a.readonly || a.mount_options.contains(&MountOption::Ro) || (system(a) && !a.read_write)
+    a.readonly
+        || a.mount_options.contains(&MountOption::Ro)
+        || a.mount_options.contains(&MountOption::Readonly)
+        || (system(a) && !a.read_write)
 }
 
 /// System encryption: --system-encryption, or `-m system`.
@@ -96,7 +79,9 @@ pub fn mount(a: &MountArgs) -> MountOptions {
         backup_header: headerbak.then_some(true),
         system_encryption: system(a).then_some(true),
         preserve_timestamps: Some(
-            !a.no_preserve_timestamps && !a.mount_options.contains(&MountOption::Ts),
+            !a.no_preserve_timestamps
+                && !a.mount_options.contains(&MountOption::Ts)
+                && !a.mount_options.contains(&MountOption::Timestamp),
         ),
         slot: a.slot,
         fs_options: a.fs_options.clone(),
@@ -173,36 +158,28 @@ pub fn new_credentials(
 }
 
 /// A favorite as `AddFavorite` takes it, kept under `host`.
-pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Options {
-    let mut d: Options = HashMap::new();
-    d.insert("name", Value::from(a.name.clone()));
-    d.insert("host", Value::from(host.to_owned()));
-    let strings = [
-        ("mount_point", a.mount_point.as_deref().map(absolute)),
-        ("backend", a.backend.clone()),
-        ("filesystem", a.filesystem.map(wire_name)),
-        ("password_file", a.password_file.as_deref().map(absolute)),
-    ];
-    for (k, v) in strings {
-        if let Some(v) = v {
-            d.insert(k, Value::from(v));
-        }
+pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
+    let d = &a.auto_dismount;
+    Favorite {
+        name: a.name.clone(),
+        host: host.to_owned(),
+        mount_point: a.mount_point.as_deref().map(absolute),
+        readonly: a.readonly,
+        backend: a.backend.clone(),
+        filesystem: a.filesystem.map(wire_name),
+        discard: a.discard,
+        keyfiles: a.keyfiles.iter().map(|p| absolute(p)).collect(),
+        pim: a.pim,
+        protect_hidden: a.protect_hidden,
+        auto_mount: a.auto_mount,
+        dismount_on_logout: d.dismount_on_logout,
+        dismount_before_sleep: d.dismount_before_sleep,
+        dismount_idle_seconds: d.dismount_idle.unwrap_or(0),
+        force_dismount: d.force_dismount,
+        password_file: a.password_file.as_deref().map(absolute),
+        hash: None,
+        encryption: None,
     }
-    for (k, v) in [
-        ("readonly", a.readonly),
-        ("discard", a.discard),
-        ("protect_hidden", a.protect_hidden),
-        ("auto_mount", a.auto_mount),
-    ] {
-        d.insert(k, Value::from(v));
-    }
-    d.insert("pim", Value::from(a.pim));
-    d.extend(auto_dismount(&a.auto_dismount));
-    if !a.keyfiles.is_empty() {
-        let k: Vec<String> = a.keyfiles.iter().map(|p| absolute(p)).collect();
-        d.insert("keyfiles", Value::from(k));
-    }
-    d
 }
 
 /// `Mount`'s options for a favorite (the daemon adds its settings).

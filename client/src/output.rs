@@ -36,7 +36,7 @@ pub const SCHEMA: u32 = 1;
 /// The manual page's OUTPUT section (roff): what `--json` promises.
 pub const MAN_SECTION: &str = r#".SH OUTPUT
 With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR, \fBdump\fR, \fBbackends\fR,
-\fBpolicy show\fR and \fBbenchmark\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
+\fBpolicy show\fR, \fBbenchmark\fR and \fBfavorites list\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
 meaning or type; new fields may appear. Lists are arrays and absent facts
 are \fBnull\fR, never empty strings.
 \fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
@@ -53,6 +53,9 @@ are \fBnull\fR, never empty strings.
 (array), \fBkey_bits\fR, \fBmode\fR, \fBsystem_encryption\fR, \fBcreated_by\fR
 (the header's minimum program version, as "VeraCrypt 1.0b"), and with \fB\-\-dump\-master\-key\fR
 \fBmaster_key\fR (hex).
+\fBfavorites list \-\-json\fR is \fB{"schema": 1, "favorites": [...]}\fR; each has
+every key of the favorites file (null when not set, \fBkeyfiles\fR an array)
+and \fBsystem\fR.
 .PP
 \fBmonitor\fR prints one line per event, the local time first
 (\fBHH:MM:SS.mmm: \fR), then the volume's object and what happened:
@@ -565,18 +568,12 @@ fn cipher_table(ciphers: &[bus::CipherBench]) {
 /// kept password.
 pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -> bool) {
     if json {
-        let v: Vec<_> = favs
-            .iter()
-            .map(|f| {
-                let mut o = serde_json::Map::new();
-                for (k, v) in &f.fields {
-                    o.insert(k.clone(), bus::to_json(v));
-                }
-                o.insert("system".into(), f.system.into());
-                Json::Object(o)
-            })
-            .collect();
-        println!("{}", Json::Array(v));
+        let v: Vec<Json> = favs.iter().map(favorite_json).collect();
+        println!("{}", json!({"schema": SCHEMA, "favorites": v}));
+        return;
+    }
+    if favs.is_empty() {
+        println!("No favorites.");
         return;
     }
     println!(
@@ -588,12 +585,13 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
         if !f.system && in_keyring(f) {
             notes.push("password in keyring".into());
         }
+        let s = &f.settings;
         println!(
             "{:<14} {:<6} {:<44} {:<20} {}",
-            f.name,
+            s.name,
             if f.system { "system" } else { "you" },
-            f.host(),
-            f.str("mount_point").unwrap_or_else(|| "-".into()),
+            s.host,
+            s.mount_point.as_deref().unwrap_or("-"),
             notes.join(", ")
         );
     }
@@ -601,27 +599,40 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
 
 /// A favorite's settings worth a word in the table.
 fn favorite_notes(f: &Favorite) -> Vec<String> {
+    let s = &f.settings;
     let mut notes = Vec::new();
-    if f.bool("auto_mount") {
-        notes.push("auto-mount".to_owned());
+    for (set, word) in [
+        (s.auto_mount, "auto-mount"),
+        (s.readonly, "read-only"),
+        (s.dismount_on_logout, "dismount at logout"),
+        (s.dismount_before_sleep, "dismount before sleep"),
+    ] {
+        if set {
+            notes.push(word.to_owned());
+        }
     }
-    if f.bool("readonly") {
-        notes.push("read-only".into());
+    if s.dismount_idle_seconds > 0 {
+        notes.push(format!("dismount after {} s idle", s.dismount_idle_seconds));
     }
-    if f.bool("dismount_on_logout") {
-        notes.push("dismount at logout".into());
-    }
-    if f.bool("dismount_before_sleep") {
-        notes.push("dismount before sleep".into());
-    }
-    if f.u32("dismount_idle_seconds") > 0 {
-        notes.push(format!(
-            "dismount after {} s idle",
-            f.u32("dismount_idle_seconds")
-        ));
-    }
-    if let (Some(h), Some(e)) = (f.str("hash"), f.str("encryption")) {
+    if let (Some(h), Some(e)) = (&s.hash, &s.encryption) {
         notes.push(format!("last {e}/{h}"));
     }
     notes
+}
+
+/// One favorite for scripts: every key of the favorites file, `null` (or
+/// `[]` for keyfiles) where it has none, and `system`.
+fn favorite_json(f: &Favorite) -> Json {
+    let mut o = match serde_json::to_value(&f.settings) {
+        Ok(Json::Object(o)) => o,
+        _ => serde_json::Map::new(),
+    };
+    for (key, kind) in tcd_proto::contract::favorite::KEYS {
+        o.entry(*key).or_insert_with(|| match *kind {
+            "as" => json!([]),
+            _ => Json::Null,
+        });
+    }
+    o.insert("system".into(), f.system.into());
+    Json::Object(o)
 }

@@ -70,7 +70,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("--auto-mount favorites", "favorites mount --auto"),
     (
         "--auto-mount devices",
-        "refused: no password is tried on every device",
+        "mount-devices: the password tried on every unused device you may open",
     ),
     (
         "--volume-properties VOLUME, --test VOLUME",
@@ -202,8 +202,8 @@ fn command_of(words: &[String], text: bool) -> Result<Option<VcCommand>, Failure
     Ok((text && !asks_help).then_some((None, &["mount"][..])))
 }
 
-/// `--auto-mount favorites` is `favorites mount --auto`; trying a password
-/// on every device is not done.
+/// `--auto-mount favorites` is `favorites mount --auto`, and
+/// `--auto-mount devices` is `mount-devices`.
 fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Failure> {
     let value = match words[at].split_once('=') {
         Some((_, v)) => v.to_owned(),
@@ -211,10 +211,10 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
     };
     match value.as_str() {
         "favorites" => Ok(&["favorites", "mount", "--auto"]),
-        "devices" | "devices,favorites" | "favorites,devices" => Err(usage(
-            "--auto-mount devices is not supported: tcd does not try a password on every \
-             device; mount a device by name (tcctl mount /dev/sdX), or make it a favorite \
-             with --auto-mount"
+        "devices" => Ok(&["mount-devices"]),
+        "devices,favorites" | "favorites,devices" => Err(usage(
+            "--auto-mount takes one of devices and favorites here: run \
+             `tcctl mount-devices` and `tcctl favorites mount --auto` one after the other"
                 .into(),
         )),
         _ => Err(usage(format!(

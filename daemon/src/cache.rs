@@ -3,6 +3,7 @@
 //! that user's mounts), in the daemon's locked memory, wiped on request
 //! and when the daemon stops.
 
+use crate::volume::unlock::Credentials;
 use std::sync::Mutex;
 use zeroize::Zeroizing;
 
@@ -18,6 +19,21 @@ pub struct Cached {
 }
 
 impl Cached {
+    /// The keyfiles as the slices `Credentials` borrows.
+    pub fn keyfile_refs(&self) -> Vec<&[u8]> {
+        self.keyfiles.iter().map(|k| k.as_slice()).collect()
+    }
+
+    /// These credentials for a header search, with `keyfiles` from
+    /// [`Cached::keyfile_refs`].
+    pub fn credentials<'a>(&'a self, keyfiles: &'a [&'a [u8]]) -> Credentials<'a> {
+        Credentials {
+            password: &self.password,
+            keyfiles,
+            pim: self.pim,
+        }
+    }
+
     fn same(&self, other: &Cached) -> bool {
         self.pim == other.pim
             && self.password[..] == other.password[..]

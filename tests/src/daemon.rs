@@ -120,10 +120,17 @@ impl Daemon {
         self.dir.path().join(name)
     }
 
+    /// `tcctl --socket` this daemon's socket, to add arguments to.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.arg("--socket").arg(self.socket());
+        c
+    }
+
     /// Runs tcctl with `stdin` as its input.
     pub fn tcctl(&self, args: &[&str], stdin: &str) -> Output {
-        let mut c = Command::new(build_dir().join("tcctl"));
-        c.arg("--socket").arg(self.socket()).args(args);
+        let mut c = self.command();
+        c.args(args);
         run_with_input(c, stdin)
     }
 

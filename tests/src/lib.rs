@@ -4,6 +4,7 @@
 //! A test that needs a tool or a file fails with a message naming it; it
 //! never skips (CI installs everything).
 
+pub mod cryptsetup;
 pub mod daemon;
 pub mod process;
 pub mod pty;

@@ -236,7 +236,7 @@ fn a_users_mount_of_a_system_favorite_leaves_roots_file_alone() {
     let rows: serde_json::Value =
         serde_json::from_str(&sys.ok(Some(user), &["favorites", "list", "--json"], ""))
             .expect("json");
-    let shared = rows
+    let shared = rows["favorites"]
         .as_array()
         .expect("rows")
         .iter()
@@ -270,7 +270,7 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
     let seen = |who: Option<&User>| -> String {
         let rows: serde_json::Value =
             serde_json::from_str(&sys.ok(who, &["favorites", "list", "--json"], "")).expect("json");
-        let boot = rows
+        let boot = rows["favorites"]
             .as_array()
             .expect("rows")
             .iter()

@@ -8,70 +8,20 @@
 //! AES chain (`--hash`, `--cipher`). Needs `cryptsetup` (cryptsetup-bin).
 
 use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use tcd::engine::Chain;
 use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
-use tcd_tests::{engine, require_tool};
-
-fn tcrypt_dump(path: &Path, password: &[u8], hash: &str, master_key: bool) -> String {
-    let tool = require_tool("cryptsetup", "package cryptsetup-bin");
-    let mut cmd = Command::new(tool);
-    cmd.args([
-        "tcryptDump",
-        "--batch-mode",
-        "--key-file=-",
-        "--cipher",
-        "aes",
-        "--hash",
-        hash,
-    ]);
-    if master_key {
-        cmd.arg("--dump-master-key");
-    }
-    let mut child = cmd
-        .arg(path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cryptsetup");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(password)
-        .expect("password");
-    let out = child.wait_with_output().expect("cryptsetup output");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "cryptsetup tcryptDump failed: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
+use tcd_tests::cryptsetup::{master_key, tcrypt_dump};
+use tcd_tests::engine;
 
 fn field<'a>(dump: &'a str, name: &str) -> &'a str {
     dump.lines()
         .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
         .map(str::trim)
         .unwrap_or_else(|| panic!("no {name} in {dump}"))
-}
-
-/// The hex bytes after "MK dump:", over its continuation lines.
-fn master_key(dump: &str) -> Vec<u8> {
-    let start = dump.find("MK dump:").expect("MK dump") + "MK dump:".len();
-    dump[start..]
-        .split_whitespace()
-        .take_while(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .map(|w| u8::from_str_radix(w, 16).expect("hex"))
-        .collect()
 }
 
 #[test]

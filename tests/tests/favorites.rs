@@ -146,8 +146,16 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     // It kept the PRF and encryption it opened with.
     let favs: serde_json::Value =
         serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
-    assert_eq!(favs[0]["hash"], "SHA-512");
-    assert_eq!(favs[0]["encryption"], "Serpent-AES");
+    assert_eq!(favs["favorites"][0]["hash"], "SHA-512");
+    assert_eq!(favs["favorites"][0]["encryption"], "Serpent-AES");
+    // Every key is there for a script: unset ones null, no keyfiles [].
+    assert_eq!(favs["schema"], 1);
+    assert_eq!(
+        favs["favorites"][0]["password_file"],
+        serde_json::Value::Null
+    );
+    assert_eq!(favs["favorites"][0]["keyfiles"], serde_json::json!([]));
+    assert_eq!(favs["favorites"][0]["system"], false);
     d.ok(&["dismount", s(&mnt)], "");
 
     // A wrong kept password: reported, then the user is asked, and the
@@ -194,7 +202,7 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     d.ok(&["favorites", "remove", &other], "");
     let favs: serde_json::Value =
         serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
-    assert_eq!(favs, serde_json::json!([]));
+    assert_eq!(favs, serde_json::json!({"schema": 1, "favorites": []}));
 }
 
 /// A loop device with a GPT partition, detached on drop.
@@ -293,7 +301,7 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
         d.ok(&["favorites", "add", "usb", &part], "");
         let favs: serde_json::Value =
             serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
-        assert_eq!(favs[0]["host"], stable.as_str());
+        assert_eq!(favs["favorites"][0]["host"], stable.as_str());
         let (code, err) = d.fails(
             &[
                 "favorites",

@@ -197,7 +197,8 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     let favorites = |who: Option<&User>| -> Vec<(String, bool, String)> {
         let v: serde_json::Value =
             serde_json::from_str(&ok(who, &["favorites", "list", "--json"], "")).expect("json");
-        v.as_array()
+        v["favorites"]
+            .as_array()
             .expect("rows")
             .iter()
             .map(|f| {
@@ -260,7 +261,7 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     assert_eq!(list(one)[0]["mount_point"], mnt1.as_str());
     let rows: serde_json::Value =
         serde_json::from_str(&ok(one, &["favorites", "list", "--json"], "")).expect("json");
-    let mine = rows
+    let mine = rows["favorites"]
         .as_array()
         .expect("rows")
         .iter()

@@ -715,10 +715,8 @@ fn a_keyfile_from_standard_input_with_the_password_typed_on_the_terminal() {
     );
 
     let on_terminal = |keyfile: &std::path::Path| {
-        let mut c = Command::new(build_dir().join("tcctl"));
-        c.arg("--socket")
-            .arg(d.socket())
-            .args(["mount", v, "--key-file", "-"]);
+        let mut c = d.command();
+        c.args(["mount", v, "--key-file", "-"]);
         c.args(search).args(["--filesystem", "none"]);
         let input = std::fs::File::open(keyfile).expect("keyfile");
         let mut t = Pty::spawn(c, Some(Stdio::from(input)));
@@ -834,9 +832,8 @@ fn a_killed_daemon_is_cleaned_up_by_the_next_and_sigterm_dismounts() {
     d.spawn();
     assert!(mounted_under(&run).is_empty(), "the next daemon cleaned up");
     // And a client that goes away mid-call does not take the daemon down.
-    let mut slow = Command::new(build_dir().join("tcctl"))
-        .arg("--socket")
-        .arg(d.socket())
+    let mut slow = d
+        .command()
         .args(["mount", v, "--password-stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -1328,9 +1325,8 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
     // Interrupted while the daemon fills a large volume.
     let vol = d.path("big.hc");
     let v = vol.to_str().expect("utf-8");
-    let mut client = Command::new(build_dir().join("tcctl"))
-        .arg("--socket")
-        .arg(d.socket())
+    let mut client = d
+        .command()
         .args([
             "create",
             v,
@@ -1369,8 +1365,7 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
     // Ctrl-C typed at the password prompt: the prompt is cancelled.
     let vol = d.path("prompt.hc");
     let v = vol.to_str().expect("utf-8");
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.arg("--socket").arg(d.socket());
+    let mut c = d.command();
     c.args(["create", v, "--size", "4M"]);
     let mut t = Pty::spawn(c, None);
     t.expect("Password for the new volume", Duration::from_secs(20));
@@ -1392,9 +1387,8 @@ fn a_client_killed_mid_create_leaves_no_volume_behind() {
     let d = Daemon::start();
     let vol = d.path("big.vc");
     let v = vol.to_str().expect("utf-8");
-    let mut client = Command::new(build_dir().join("tcctl"))
-        .arg("--socket")
-        .arg(d.socket())
+    let mut client = d
+        .command()
         .args([
             "create",
             v,

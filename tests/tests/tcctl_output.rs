@@ -9,15 +9,17 @@
 //! of a real TrueCrypt volume is checked with cryptsetup (cryptsetup-bin).
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use tcd_tests::cryptsetup::{master_key, tcrypt_dump};
 use tcd_tests::daemon::Daemon;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, System};
-use tcd_tests::{build_dir, require_tool, s, tcrypt_images};
+use tcd_tests::{s, tcrypt_images};
 
+const WAIT: Duration = Duration::from_secs(30);
 const PW: &str = "output words\n";
 const OPEN: [&str; 5] = ["--hash", "sha512", "--pim", "1", "--password-stdin"];
 
@@ -38,6 +40,7 @@ fn with_open<'a>(args: &[&'a str]) -> Vec<&'a str> {
 fn list_says_when_nothing_is_mounted_and_its_json_has_a_schema() {
     let d = Daemon::start();
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
+    assert_eq!(d.ok(&["favorites", "list"], ""), "No favorites.\n");
     let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
     assert_eq!(doc, json!({"schema": 1, "volumes": []}));
     for args in [&["backends", "--json"][..], &["policy", "show", "--json"]] {
@@ -234,46 +237,6 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
     assert!(text.contains("\nPIM                1\n"), "{text}");
 }
 
-/// The hex bytes after "MK dump:", over its continuation lines.
-fn master_key(dump: &str) -> Vec<u8> {
-    let start = dump.find("MK dump:").expect("MK dump") + "MK dump:".len();
-    dump[start..]
-        .split_whitespace()
-        .take_while(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .map(|w| u8::from_str_radix(w, 16).expect("hex"))
-        .collect()
-}
-
-/// cryptsetup's own dump of `vol` with its master key.
-fn cryptsetup_dump(vol: &Path, password: &str) -> String {
-    let tool = require_tool("cryptsetup", "package cryptsetup-bin");
-    let mut child = Command::new(tool)
-        .args([
-            "tcryptDump",
-            "--batch-mode",
-            "--key-file=-",
-            "--cipher",
-            "aes",
-        ])
-        .args(["--hash", "sha512", "--dump-master-key"])
-        .arg(vol)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cryptsetup");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(password.as_bytes()).expect("password");
-    drop(stdin);
-    let out = child.wait_with_output().expect("cryptsetup");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     let d = Daemon::start();
@@ -312,7 +275,13 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     );
 
     let keyed = d.tcctl(
-        &["dump", s(&vol), "--password-stdin", "--dump-master-key"],
+        &[
+            "dump",
+            s(&vol),
+            "--password-stdin",
+            "--dump-master-key",
+            "-q",
+        ],
         pw,
     );
     assert!(
@@ -324,7 +293,10 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     assert!(err.starts_with("WARNING: the master key of "), "{err}");
     let ours = master_key(&String::from_utf8_lossy(&keyed.stdout));
     assert_eq!(ours.len(), 64);
-    assert_eq!(ours, master_key(&cryptsetup_dump(&vol, "aaaaaaaaaaaa")));
+    assert_eq!(
+        ours,
+        master_key(&tcrypt_dump(&vol, b"aaaaaaaaaaaa", "sha512", true))
+    );
     let doc: Value = serde_json::from_slice(
         &d.tcctl(
             &[
@@ -332,6 +304,7 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
                 s(&vol),
                 "--password-stdin",
                 "--dump-master-key",
+                "--batch-mode",
                 "--json",
             ],
             pw,
@@ -347,6 +320,58 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
     assert_eq!(doc["pim"], Value::Null, "the default PIM is null");
 }
 
+#[test]
+fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
+    let d = Daemon::start();
+    let vol = d.path("tc_5-sha512-xts-aes");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &vol).expect("copy");
+    let args = [
+        "dump",
+        s(&vol),
+        "--password-stdin",
+        "--hash",
+        "sha512",
+        "--dump-master-key",
+    ];
+    // No terminal to confirm on: refused at once, before any search.
+    let out = d.tcctl(&args, "aaaaaaaaaaaa\n");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.stdout.len()
+        ),
+        (
+            Some(64),
+            "tcctl: confirmation needed and no terminal to ask on: give --batch-mode\n".into(),
+            0
+        )
+    );
+    let password = d.path("password");
+    std::fs::write(&password, "aaaaaaaaaaaa\n").expect("password file");
+    let on_terminal = |answer: &str| {
+        let mut c = d.command();
+        c.args(args);
+        let input = std::fs::File::open(&password).expect("password file");
+        let mut t = tcd_tests::pty::Pty::spawn(c, Some(Stdio::from(input)));
+        t.expect("Are you sure? (Type 'YES' in capital letters): ", WAIT);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+        let (code, shown) = t.finish(Duration::from_secs(120));
+        (code, shown.replace("\r\n", "\n"))
+    };
+    let (code, shown) = on_terminal("yes");
+    assert_eq!(code, 10, "{shown}");
+    assert!(
+        shown.ends_with("yes\ntcctl: not confirmed: nothing done\n") && !shown.contains("MK dump"),
+        "{shown}"
+    );
+    let (code, shown) = on_terminal("YES");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("WARNING: the master key of "), "{shown}");
+    assert_eq!(master_key(&shown).len(), 64, "{shown}");
+}
+
 fn dump_field(text: &str, name: &str) -> String {
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name}:")))
@@ -356,8 +381,7 @@ fn dump_field(text: &str, name: &str) -> String {
 
 /// Runs `tcctl monitor` on the daemon of `d`.
 fn monitor(d: &Daemon) -> (std::process::Child, mpsc::Receiver<String>) {
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.arg("--socket").arg(d.socket());
+    let c = d.command();
     monitor_with(c)
 }
 
@@ -405,7 +429,7 @@ fn stamped(line: &str) -> &str {
 }
 
 #[test]
-fn monitor_prints_a_mount_a_dismount_and_a_policy_change() {
+fn monitor_prints_each_mount_dismount_and_policy_change_once() {
     // A policy file of the test's own: `policy set` writes it.
     let policy = tempfile::tempdir().expect("temp dir");
     let file = policy.path().join("policy.toml");
@@ -426,9 +450,31 @@ fn monitor_prints_a_mount_a_dismount_and_a_policy_change() {
         stamped(&line),
         format!("{object}: mounted {} on {} ({device})", s(&vol), s(&mnt))
     );
-    d.ok(&["dismount", s(&mnt)], "");
+    let out = d.tcctl(&["dismount", s(&mnt)], "");
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr)),
+        (Some(0), format!("{} dismounted\n", s(&mnt)).into()),
+        "dismount says what it did"
+    );
     let line = next(&rx, "the dismount");
     assert_eq!(stamped(&line), format!("{object}: dismounted {}", s(&vol)));
+    // An idle dismount is one line, and the mount before it one line too:
+    // the next thing said is the policy change.
+    d.ok(
+        &with_open(&["mount", s(&vol), s(&mnt), "--dismount-idle", "1"]),
+        PW,
+    );
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let line = next(&rx, "the second mount");
+    assert!(
+        stamped(&line).starts_with(&format!("{object}: mounted {}", s(&vol))),
+        "{line}"
+    );
+    let line = next(&rx, "the idle dismount");
+    assert_eq!(
+        stamped(&line),
+        format!("{object}: dismounted {} automatically (idle)", s(&vol))
+    );
     d.ok(
         &["policy", "set", "--hardware-acceleration", "disabled"],
         "",
@@ -462,7 +508,7 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
     let sys = System::start();
     let (alice, bob) = (&sys.users[0], &sys.users[1]);
     let vol = sys.create_volume(alice, "a.hc", "24M");
-    let mut args = vec!["dump", s(&vol), "--dump-master-key"];
+    let mut args = vec!["dump", s(&vol), "--dump-master-key", "--batch-mode"];
     args.extend(OPEN_FAST);
     let out = sys.tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
     assert_eq!(out.status.code(), Some(6), "PERMISSION_DENIED");
@@ -477,11 +523,20 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
     std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &corpus).expect("copy");
     let dump = sys.ok(
         None,
-        &["dump", s(&corpus), "--dump-master-key", "--password-stdin"],
+        &[
+            "dump",
+            s(&corpus),
+            "--dump-master-key",
+            "-q",
+            "--password-stdin",
+        ],
         "aaaaaaaaaaaa\n",
     );
     let key = master_key(&dump);
-    assert_eq!(key, master_key(&cryptsetup_dump(&corpus, "aaaaaaaaaaaa")));
+    assert_eq!(
+        key,
+        master_key(&tcrypt_dump(&corpus, b"aaaaaaaaaaaa", "sha512", true))
+    );
     let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     let log = sys.log().to_lowercase();
     assert!(!log.contains(&hex) && !log.contains(&hex[..16]), "{log}");

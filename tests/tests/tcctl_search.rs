@@ -10,11 +10,10 @@
 //! python3-jeepney.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 use tcd_tests::daemon::Daemon;
 use tcd_tests::pty::Pty;
-use tcd_tests::{build_dir, s, tcrypt_images};
+use tcd_tests::{s, tcrypt_images};
 
 const WAIT: Duration = Duration::from_secs(120);
 /// The corpus' password (see its README).
@@ -31,8 +30,8 @@ fn copy_of(d: &Daemon, name: &str) -> PathBuf {
 /// `tcctl --socket … ARGS` on a terminal (standard error too unless
 /// `stderr` is a file).
 fn on_terminal(d: &Daemon, args: &[&str], stderr: Option<&Path>) -> Pty {
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.arg("--socket").arg(d.socket()).args(args);
+    let mut c = d.command();
+    c.args(args);
     let stderr = stderr.map(|p| std::fs::File::create(p).expect("stderr file").into());
     Pty::spawn_as(c, stderr, None)
 }
@@ -273,6 +272,18 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         &[v],
         4,
         &format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n"),
+    );
+    // By another path to the same file, too.
+    let link = d.path("another name");
+    std::os::unix::fs::symlink(v, &link).expect("symlink");
+    refused_before_the_prompt(
+        &d,
+        &[s(&link)],
+        4,
+        &format!(
+            "tcctl: {} is already mounted as {device}: `tcctl dismount {v}` first\n",
+            s(&link)
+        ),
     );
     d.ok(&["dismount", "--all"], "");
 }

@@ -605,3 +605,80 @@ fn a_user_on_roots_socket_is_told_to_use_the_system_bus() {
         )
     );
 }
+
+#[test]
+fn the_keyfile_generator_makes_count_files_of_the_size_asked_or_none() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = dir.path().join("key");
+    let base = base.to_str().expect("utf-8");
+    let out = tcctl(&["create-keyfile", base, "--count", "3", "--size", "100"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let names: Vec<String> = (1..=3).map(|i| format!("{base}_{i}")).collect();
+    assert_eq!(
+        text(&out.stdout),
+        names
+            .iter()
+            .map(|n| format!("keyfile {n} created\n"))
+            .collect::<String>()
+    );
+    let contents: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| {
+            let meta = std::fs::metadata(n).expect("keyfile");
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{n}");
+            std::fs::read(n).expect("read")
+        })
+        .collect();
+    assert!(contents.iter().all(|c| c.len() == 100));
+    assert!(
+        contents[0] != contents[1] && contents[1] != contents[2],
+        "random"
+    );
+
+    // Random sizes, within 64 bytes and --size.
+    let sized = format!("{base}-r");
+    let out = tcctl(&[
+        "create-keyfile",
+        &sized,
+        "--count",
+        "8",
+        "--random-size",
+        "--size",
+        "4096",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let sizes: Vec<u64> = (1..=8)
+        .map(|i| {
+            std::fs::metadata(format!("{sized}_{i}"))
+                .expect("keyfile")
+                .len()
+        })
+        .collect();
+    assert!(sizes.iter().all(|s| (64..=4096).contains(s)), "{sizes:?}");
+    assert!(sizes.iter().any(|s| *s != sizes[0]), "{sizes:?}");
+
+    // One of them exists: nothing is made, nothing replaced.
+    let other = format!("{base}-x");
+    std::fs::write(format!("{other}_2"), b"mine").expect("a file");
+    let out = tcctl(&["create-keyfile", &other, "--count", "3"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (
+            Some(USAGE),
+            format!("tcctl: {other}_2 exists: a keyfile is never replaced\n")
+        )
+    );
+    assert!(!std::path::Path::new(&format!("{other}_1")).exists());
+    assert!(!std::path::Path::new(&format!("{other}_3")).exists());
+    assert_eq!(std::fs::read(format!("{other}_2")).expect("kept"), b"mine");
+
+    // Below VeraCrypt's smallest keyfile: a usage error.
+    let out = tcctl(&["create-keyfile", &format!("{base}-s"), "--size", "63"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        text(&out.stderr).contains("63 is not in 64..=1048576"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -387,7 +387,9 @@ fn mount_options_unknown_words_list_the_valid_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("invalid value 'fast' for '--mount-options <OPTIONS>'")
-            && err.contains("[possible values: ro, headerbak, ts, nokernelcrypto, system]"),
+            && err.contains(
+                "[possible values: ro, readonly, headerbak, ts, timestamp, nokernelcrypto, system]"
+            ),
         "{err}"
     );
 }
@@ -462,16 +464,27 @@ fn auto_mount_favorites_mounts_the_auto_mount_favorites() {
     assert_eq!(row(&d)["volume"], v.as_str());
 }
 
+/// What it does to devices is tested in `tcctl_devices` (it tries every
+/// device, so it runs alone); here, that the spelling reaches it.
 #[test]
-fn auto_mount_devices_is_refused_by_name() {
+fn auto_mount_devices_is_mount_devices() {
     let out = Command::new(build_dir().join("tcctl"))
-        .args(["-t", "--auto-mount=devices"])
+        .args(["-t", "--auto-mount=devices", "--help"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Usage: tcctl mount-devices [OPTIONS]"),
+        "{out:?}"
+    );
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "--auto-mount", "devices,favorites"])
         .output()
         .expect("tcctl");
     assert_eq!(out.status.code(), Some(USAGE));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .starts_with("tcctl: --auto-mount devices is not supported"),
+            .starts_with("tcctl: --auto-mount takes one of devices and favorites here"),
         "{out:?}"
     );
 }
@@ -512,8 +525,8 @@ fn explore_opens_the_mount_point_with_xdg_open() {
     std::fs::write(&tool, format!("#!/bin/sh\necho \"$@\" > {}\n", s(&said))).expect("write");
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let path = format!("{}:{}", s(&bin), std::env::var("PATH").unwrap_or_default());
-    let mut c = Command::new(build_dir().join("tcctl"));
-    c.env("PATH", path).arg("--socket").arg(d.socket());
+    let mut c = d.command();
+    c.env("PATH", path);
     c.args(["-t", "--explore", "--stdin", "--pim", "1", &v, &mnt]);
     let out = run_with_input(c, PW);
     assert!(out.status.success(), "{out:?}");

@@ -75,17 +75,17 @@ fn read_policy_file(f: &Path) -> Result<String, Failure> {
     if f.as_os_str() == "-" {
         let mut t = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
-            .map_err(|e| Failure::usage(format!("standard input: {e}")))?;
+            .map_err(|e| Failure::invalid(format!("standard input: {e}")))?;
         return Ok(t);
     }
-    std::fs::read_to_string(f).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))
+    std::fs::read_to_string(f).map_err(|e| Failure::invalid(format!("{}: {e}", f.display())))
 }
 
 /// The policy `now` with the settings given changed (the rest, such as
 /// the filesystem allow-list and `[limits]`, as it is).
 fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> {
     let mut policy = Policy::parse(&now.text)
-        .map_err(|e| Failure::usage(format!("the daemon's policy does not parse: {e}")))?;
+        .map_err(|e| Failure::invalid(format!("the daemon's policy does not parse: {e}")))?;
     if a.allow_all {
         policy.allowed = None;
     } else if let Some(allow) = a.allow {

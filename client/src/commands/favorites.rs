@@ -29,7 +29,7 @@ fn host_name(volume: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
     if meta.file_type().is_block_device() {
         return tcd_proto::devices::stable_name(volume).ok_or_else(|| {
-            Failure::usage(format!(
+            Failure::invalid(format!(
                 "{} has no stable name (no /dev/disk/by-id or by-partuuid link, no partition UUID); \
                  a favorite must not follow whatever disk gets that name next",
                 volume.display()
@@ -57,7 +57,7 @@ pub fn run(ctx: Context<'_>, action: FavoritesAction) -> Result<(), Failure> {
             let c = Client::connect(ctx.at)?;
             let favs = c.list_favorites()?;
             output::favorites(&favs, json, |f| {
-                keystore::load(&key_of(&f.name, f.system))
+                keystore::load(&key_of(&f.settings.name, f.system))
                     .ok()
                     .flatten()
                     .is_some()
@@ -71,7 +71,7 @@ pub fn run(ctx: Context<'_>, action: FavoritesAction) -> Result<(), Failure> {
 fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
     let host = host_name(&a.volume)?;
     let c = Client::connect(ctx.at)?;
-    c.add_favorite(options::favorite(&a, &host), a.system)?;
+    c.add_favorite(&options::favorite(&a, &host), a.system)?;
     let name = &a.name;
     println!(
         "{} favorite {name}: {host}",
@@ -117,7 +117,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
         Some(n) => {
             let f = favs
                 .iter()
-                .filter(|f| &f.name == n && (f.system || !a.system))
+                .filter(|f| &f.settings.name == n && (f.system || !a.system))
                 .min_by_key(|f| f.system)
                 .ok_or_else(|| Failure::not_found(format!("no favorite {n}")))?;
             vec![f]
@@ -125,21 +125,25 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
         // Yours; the daemon mounts the system's it can.
         None => favs
             .iter()
-            .filter(|f| !f.system && (a.all || f.bool("auto_mount")))
+            .filter(|f| !f.system && (a.all || f.settings.auto_mount))
             .collect(),
     };
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
     let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
     let mut first_failure = None;
     for f in chosen {
-        if a.name.is_none() && mounted.contains(&f.host()) {
-            println!("{}: already mounted", f.name);
+        if a.name.is_none() && mounted.contains(&f.settings.host) {
+            println!("{}: already mounted", f.settings.name);
             continue;
         }
         let result = mount_one(&c, f, &mut pw, a.remember);
-        let result = notify::outcome(ctx.notify, &format!("Cannot mount {}", f.name), result);
+        let result = notify::outcome(
+            ctx.notify,
+            &format!("Cannot mount {}", f.settings.name),
+            result,
+        );
         if let Err(e) = result {
-            eprintln!("tcctl: {}: {}", f.name, e.message);
+            eprintln!("tcctl: {}: {}", f.settings.name, e.message);
             // Said once, here, with the favorite's name.
             first_failure.get_or_insert(Failure {
                 code: e.code,
@@ -158,44 +162,45 @@ fn mount_one(
     pw: &mut Passwords,
     remember: bool,
 ) -> Result<(String, String), Failure> {
-    let host_path = locate(&f.host())?;
-    let host = host::open(&host_path, !f.bool("readonly"))?;
+    let host_path = locate(&f.settings.host)?;
+    let host = host::open(&host_path, !f.settings.readonly)?;
     let keyfiles = read_keyfiles(
-        &f.list("keyfiles")
+        &f.settings
+            .keyfiles
             .iter()
             .map(PathBuf::from)
             .collect::<Vec<_>>(),
     )?;
-    let hidden = if f.bool("protect_hidden") {
+    let hidden = if f.settings.protect_hidden {
         Some(pw.ask(&format!(
             "Hidden volume password of {} (to protect it): ",
-            f.name
+            f.settings.name
         ))?)
     } else {
         None
     };
     let options = || {
         options::favorite_mount(
-            &f.name,
+            &f.settings.name,
             f.system,
-            f.u32("pim"),
+            f.settings.pim,
             hidden.as_deref().map(|h| h.as_slice()),
         )
     };
-    let key = key_of(&f.name, f.system);
+    let key = key_of(&f.settings.name, f.system);
     let mount = |password: &[u8]| {
         crate::search::run(c, || {
-            c.mount(&host, &f.host(), password, &keyfiles, options())
+            c.mount(&host, &f.settings.host, password, &keyfiles, options())
         })
     };
     let path = match mount_stored(f, &key, mount)? {
         Some(p) => p,
         None => {
-            let password = pw.ask(&format!("Password for {}: ", f.name))?;
+            let password = pw.ask(&format!("Password for {}: ", f.settings.name))?;
             let p = mount(&password)?;
             if remember {
                 let store = keystore::store(&key, &password)?;
-                println!("password of {} kept in your {store}", f.name);
+                println!("password of {} kept in your {store}", f.settings.name);
             }
             p
         }
@@ -206,8 +211,11 @@ fn mount_one(
         .find(|r| r.object == path)
         .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
         .unwrap_or_default();
-    println!("{} ({}) mounted on {at}", f.name, f.host());
-    Ok((format!("Mounted {} at {at}", f.name), f.host()))
+    println!("{} ({}) mounted on {at}", f.settings.name, f.settings.host);
+    Ok((
+        format!("Mounted {} at {at}", f.settings.name),
+        f.settings.host.clone(),
+    ))
 }
 
 /// Mounts with the password kept in the keyring under `key`, if there is
@@ -220,7 +228,7 @@ fn mount_stored(
     let stored = match keystore::load(key) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("tcctl: {}: {}", f.name, e.message);
+            eprintln!("tcctl: {}: {}", f.settings.name, e.message);
             None
         }
     };
@@ -232,7 +240,7 @@ fn mount_stored(
         Err(e) if e.code == exit::WRONG_PASSWORD => {
             eprintln!(
                 "tcctl: {}: the password in your keyring does not open it; asking instead",
-                f.name
+                f.settings.name
             );
             Ok(None)
         }

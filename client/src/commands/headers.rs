@@ -57,6 +57,14 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
 /// asked for with the PRF and encryption the first look found, so the
 /// second search tries one.
 pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
+    if a.dump_master_key && !a.batch_mode {
+        crate::input::confirm(
+            ctx.interactive,
+            "The master key decrypts the volume without any password, and \
+             stays valid when the password changes. Are you sure? (Type 'YES' \
+             in capital letters): ",
+        )?;
+    }
     let l = look(ctx, &mut a.info)?;
     let path = absolute(&a.info.volume);
     if !a.dump_master_key {
@@ -86,7 +94,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
-        return Err(Failure::usage("the passwords differ".into()));
+        return Err(Failure::invalid("the passwords differ".into()));
     }
     crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
     let c = Client::connect(ctx.at)?;
@@ -121,7 +129,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
                         a.backup.display()
                     ),
                 },
-                _ => Failure::usage(format!("{}: {e}", a.backup.display())),
+                _ => Failure::invalid(format!("{}: {e}", a.backup.display())),
             })?
     };
     let c = Client::connect(ctx.at)?;

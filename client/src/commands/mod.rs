@@ -1,9 +1,12 @@
 //! The commands, one module per group; each function runs one command.
 
 pub mod backends;
+pub mod devices;
 pub mod favorites;
 pub mod headers;
+pub mod keyfiles;
 pub mod monitor;
+pub mod tokens;
 pub mod volumes;
 pub mod watch;
 

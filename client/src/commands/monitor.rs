@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::bus::{Client, Failure, VolumeView, exit};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tcd_proto::contract::names::{MANAGER_INTERFACE, VOLUME_INTERFACE};
 use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 
@@ -15,15 +15,17 @@ const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 pub fn monitor(ctx: Context<'_>) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let signals = c.signals()?;
-    // Hosts by object path, for the lines of volumes that are gone.
-    let mut hosts: HashMap<String, String> = c
-        .list()?
-        .into_iter()
-        .map(|v| (v.object.to_string(), v.host().to_owned()))
-        .collect();
+    let mut seen = Seen {
+        hosts: c
+            .list()?
+            .into_iter()
+            .map(|v| (v.object.to_string(), v.host().to_owned()))
+            .collect(),
+        ..Seen::default()
+    };
     println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
     for m in signals {
-        if let Some(line) = describe(&c, &m, &mut hosts) {
+        if let Some(line) = describe(&c, &m, &mut seen) {
             println!("{}: {line}", timestamp());
         }
     }
@@ -33,67 +35,112 @@ pub fn monitor(ctx: Context<'_>) -> Result<(), Failure> {
     })
 }
 
+/// What the monitor knows of the volumes, to print each change once.
+#[derive(Default)]
+struct Seen {
+    /// Hosts by object path, for the lines of volumes that are gone.
+    hosts: HashMap<String, String>,
+    /// Each volume's properties as last announced, in words: a signal that
+    /// repeats a value (the properties sent again after a mount) is no
+    /// change.
+    values: HashMap<String, HashMap<String, String>>,
+    /// Volumes whose automatic dismount was announced: their removal is
+    /// the same event.
+    auto_dismounted: HashSet<String>,
+}
+
 /// One signal in words; `None` for one that says nothing new (a volume's
 /// `Health` property comes with the manager's `HealthChanged`).
-fn describe(c: &Client, m: &zbus::Message, hosts: &mut HashMap<String, String>) -> Option<String> {
+fn describe(c: &Client, m: &zbus::Message, seen: &mut Seen) -> Option<String> {
     let header = m.header();
     let path = header.path()?.to_string();
     let body = m.body();
     match (header.interface()?.as_str(), header.member()?.as_str()) {
-        (OBJECT_MANAGER, "InterfacesAdded") => {
-            let (object, mut interfaces): (OwnedObjectPath, HashMap<String, VolumeView>) =
-                body.deserialize().ok()?;
-            let v = interfaces.remove(VOLUME_INTERFACE)?;
-            let host = v.host.clone().unwrap_or_default();
-            hosts.insert(object.to_string(), host.clone());
-            let device = v.device.unwrap_or_default();
-            Some(match v.mount_point.filter(|p| !p.is_empty()) {
-                Some(at) => format!("{object}: mounted {host} on {at} ({device})"),
-                None => format!("{object}: attached {host} as {device}"),
-            })
-        }
+        (OBJECT_MANAGER, "InterfacesAdded") => added(&body, seen),
         (OBJECT_MANAGER, "InterfacesRemoved") => {
             let (object, _): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;
-            let host = hosts.remove(object.as_str()).unwrap_or_default();
-            Some(format!("{object}: dismounted {host}"))
+            let host = seen.hosts.remove(object.as_str()).unwrap_or_default();
+            seen.values.remove(object.as_str());
+            (!seen.auto_dismounted.remove(object.as_str()))
+                .then(|| format!("{object}: dismounted {host}"))
         }
         (PROPERTIES, "PropertiesChanged") => {
             let (_, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) =
                 body.deserialize().ok()?;
-            properties_changed(&path, hosts.get(&path)?, changed)
+            let host = seen.hosts.get(&path)?.clone();
+            let known = seen.values.entry(path.clone()).or_default();
+            properties_changed(&path, &host, known, changed)
         }
+        (MANAGER_INTERFACE, "AutoDismounted") => auto_dismounted(&body, seen),
         (MANAGER_INTERFACE, member) => manager_signal(c, member, &body),
         _ => None,
     }
 }
 
-/// A volume's `Backends`, `ReadOnly` and `State` as they change.
+/// A volume mounted (or attached) since the monitor started.
+fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
+    type Added<T> = (OwnedObjectPath, HashMap<String, T>);
+    let (object, mut interfaces): Added<VolumeView> = body.deserialize().ok()?;
+    let v = interfaces.remove(VOLUME_INTERFACE)?;
+    if let Ok((_, mut raw)) = body.deserialize::<Added<HashMap<String, OwnedValue>>>() {
+        let words = raw
+            .remove(VOLUME_INTERFACE)
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, v)| (k.clone(), in_words(v)))
+            .collect();
+        seen.values.insert(object.to_string(), words);
+    }
+    let host = v.host.clone().unwrap_or_default();
+    seen.hosts.insert(object.to_string(), host.clone());
+    let device = v.device.unwrap_or_default();
+    Some(match v.mount_point.filter(|p| !p.is_empty()) {
+        Some(at) => format!("{object}: mounted {host} on {at} ({device})"),
+        None => format!("{object}: attached {host} as {device}"),
+    })
+}
+
+fn in_words(v: &OwnedValue) -> String {
+    crate::output::plain(&crate::bus::to_json(v))
+}
+
+/// A volume's `Backends`, `ReadOnly` and `State` as they change: only
+/// the values that differ from what was last said.
 fn properties_changed(
     path: &str,
     host: &str,
+    known: &mut HashMap<String, String>,
     changed: HashMap<String, OwnedValue>,
 ) -> Option<String> {
     let mut said: Vec<String> = changed
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
-        .map(|(k, v)| format!("{k} {}", crate::output::plain(&crate::bus::to_json(v))))
+        .filter_map(|(k, v)| {
+            let words = in_words(v);
+            let old = known.insert(k.clone(), words.clone());
+            (old.as_ref() != Some(&words)).then(|| format!("{k} {words}"))
+        })
         .collect();
     said.sort();
     (!said.is_empty()).then(|| format!("{path}: {host} changed: {}", said.join(", ")))
 }
 
-/// The manager's own signals: automatic dismounts, health, the policy.
+/// An automatic dismount: one line, which also stands for the removal of
+/// the volume's object that follows it.
+fn auto_dismounted(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
+    let (object, host, _, reason, error): (OwnedObjectPath, String, u32, String, String) =
+        body.deserialize().ok()?;
+    Some(if error.is_empty() {
+        seen.auto_dismounted.insert(object.to_string());
+        format!("{object}: dismounted {host} automatically ({reason})")
+    } else {
+        format!("{object}: could not dismount {host} ({reason}): {error}")
+    })
+}
+
+/// The manager's own signals: health, the policy.
 fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Option<String> {
     match member {
-        "AutoDismounted" => {
-            let (object, host, _, reason, error): (OwnedObjectPath, String, u32, String, String) =
-                body.deserialize().ok()?;
-            Some(if error.is_empty() {
-                format!("{object}: dismounted {host} automatically ({reason})")
-            } else {
-                format!("{object}: could not dismount {host} ({reason}): {error}")
-            })
-        }
         "HealthChanged" => {
             let (object, host, _, health, problems): (
                 OwnedObjectPath,

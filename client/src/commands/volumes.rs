@@ -2,7 +2,7 @@
 //! cache.
 
 use super::Context;
-use crate::bus::{Client, Failure, VolumeState, exit};
+use crate::bus::{Client, Failure, Volume, VolumeState, exit};
 use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
@@ -67,12 +67,14 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         },
         _ => f,
     })?;
+    let row = c.list()?.into_iter().find(|r| r.object == path);
     // Asked for (-m headerbak), the backup header says nothing of the
     // primary one.
-    if !options::backup_header_only(a) && c.used_backup_header(&path) {
+    let by_backup = row.as_ref().and_then(|r| r.view.used_backup_header);
+    if !options::backup_header_only(a) && by_backup == Some(true) {
         output::backup_header_used(&a.volume);
     }
-    let reported = report_mounted(&c, &path, &shown)?;
+    let reported = report_mounted(row.as_ref(), &shown);
     if a.explore {
         explore(&c, &path);
     }
@@ -109,18 +111,18 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
     }
     let shown = p.display();
     let mut entries = std::fs::read_dir(p).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Failure::usage(format!(
+        std::io::ErrorKind::NotFound => Failure::invalid(format!(
             "mount point {shown} does not exist: create the folder first"
         )),
-        _ => Failure::usage(format!("mount point {shown}: {e}")),
+        _ => Failure::invalid(format!("mount point {shown}: {e}")),
     })?;
     if std::fs::canonicalize(p).is_ok_and(|real| tcd_proto::mount_points::is_system_folder(&real)) {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "mount point {shown} is a system folder: choose another"
         )));
     }
     if !a.allow_non_empty && entries.next().is_some() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::invalid(format!(
             "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
         )));
     }
@@ -128,34 +130,47 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
 }
 
 /// A volume the daemon lists as mounted already is said so before any
-/// password is asked.
+/// password is asked: the same file or device, by whatever path.
 fn check_not_mounted(c: &Client, volume: &Path) -> Result<(), Failure> {
     let name = absolute(volume);
-    match c.list()?.into_iter().find(|r| r.host() == name) {
+    let found = c
+        .list()?
+        .into_iter()
+        .find(|r| r.host() == name || same_host(Path::new(r.host()), volume));
+    match found {
         None => Ok(()),
         Some(r) => Err(Failure {
             code: exit::ALREADY_MOUNTED,
             message: format!(
-                "{} is already mounted{}: `tcctl dismount {name}` first",
+                "{} is already mounted{}: `tcctl dismount {}` first",
                 volume.display(),
                 match r.mount_point() {
                     None => format!(" as {}", r.device()),
                     Some(at) => format!(" on {at}"),
-                }
+                },
+                r.host()
             ),
         }),
     }
 }
 
-/// Says where the volume at `path` went, and returns the notification's
-/// summary and body.
-fn report_mounted(
-    c: &Client,
-    path: &OwnedObjectPath,
-    shown: &str,
-) -> Result<(String, String), Failure> {
-    let row = c.list()?.into_iter().find(|r| &r.object == path);
-    Ok(match row {
+/// Whether two paths name one host: the same device, or the same file
+/// (device and inode), through links, bind mounts or relative paths.
+fn same_host(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) if x.file_type().is_block_device() => {
+            y.file_type().is_block_device() && x.rdev() == y.rdev()
+        }
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Says where the volume (its listing, `row`) went, and returns the
+/// notification's summary and body.
+fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
+    match row {
         Some(r) if r.mount_point().is_some() => {
             let (at, device) = (r.mount_point().unwrap_or_default(), r.device());
             println!("{shown} mounted on {at} ({device})");
@@ -169,7 +184,7 @@ fn report_mounted(
             println!("{shown} mounted");
             (format!("Mounted {shown}"), String::new())
         }
-    })
+    }
 }
 
 /// `tcctl dismount`.
@@ -227,6 +242,8 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
             _ => f,
         })?;
     if holders.is_empty() {
+        // As `dismount --all` says its count, and udisksctl its unmount.
+        eprintln!("{name} dismounted");
         return Ok((format!("Dismounted {name}"), String::new()));
     }
     let said = format!(
@@ -286,36 +303,6 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `tcctl create-keyfile`: 64 random bytes, as VeraCrypt's keyfiles, in a
-/// new file only the user may read.
-pub fn create_keyfile(path: &Path) -> Result<(), Failure> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
-    let shown = path.display();
-    let mut bytes = zeroize::Zeroizing::new([0u8; 64]);
-    File::open("/dev/urandom")
-        .and_then(|mut r| r.read_exact(&mut bytes[..]))
-        .map_err(|e| Failure::usage(format!("cannot read random bytes: {e}")))?;
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Failure {
-                code: exit::USAGE,
-                message: format!("{shown} exists: a keyfile is never replaced"),
-            },
-            _ => Failure::usage(format!("{shown}: {e}")),
-        })?;
-    if let Err(e) = f.write_all(&bytes[..]).and_then(|()| f.sync_all()) {
-        let _ = std::fs::remove_file(path);
-        return Err(Failure::usage(format!("{shown}: {e}")));
-    }
-    println!("keyfile {shown} created");
-    Ok(())
-}
-
 /// `tcctl create`.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let a = a.resolve()?;
@@ -371,7 +358,7 @@ fn create_in(
     if !a.secrets.password_stdin {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
-            return Err(Failure::usage("the passwords differ".into()));
+            return Err(Failure::invalid("the passwords differ".into()));
         }
     }
     crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
@@ -415,6 +402,6 @@ fn open_for_create(a: &CreateArgs) -> Result<File, Failure> {
                  of that size, or name an existing file or device"
             ),
         },
-        _ => Failure::usage(format!("{shown}: {e}")),
+        _ => Failure::invalid(format!("{shown}: {e}")),
     })
 }

@@ -112,12 +112,8 @@ impl App {
             call.keyfiles.clone(),
             o.pim.unwrap_or(0),
         );
-        let kf: Vec<&[u8]> = given.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let creds = Credentials {
-            password: &given.password,
-            keyfiles: &kf,
-            pim: given.pim,
-        };
+        let kf = given.keyfile_refs();
+        let creds = given.credentials(&kf);
         let engine = self.table.engine();
         let made = match o.hidden_size {
             Some(size) => {
@@ -129,12 +125,8 @@ impl App {
                     o.outer_keyfiles.clone().unwrap_or_default(),
                     o.outer_pim.unwrap_or(0),
                 );
-                let okf: Vec<&[u8]> = outer.keyfiles.iter().map(|k| k.as_slice()).collect();
-                let outer = Credentials {
-                    password: &outer.password,
-                    keyfiles: &okf,
-                    pim: outer.pim,
-                };
+                let okf = outer.keyfile_refs();
+                let outer = outer.credentials(&okf);
                 create::create_hidden(
                     engine, &call.host, outer, creds, size, &copts, progress, cancel,
                 )?

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::volume::kdf::Scope;
 use crate::volume::maintain;
 use crate::volume::opened::OpenVolume;
-use crate::volume::unlock::{Credentials, ProgressSink, Target};
+use crate::volume::unlock::{ProgressSink, Target};
 use std::fs::File;
 use std::sync::atomic::AtomicBool;
 use tcd_proto::contract::{HeaderInfo, NewCredentials, SearchOptions, Secret, SecretList};
@@ -122,12 +122,8 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<(OpenVolume, u32)> {
         let c = self.check_opening(caller, &o, true)?;
-        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let creds = Credentials {
-            password: &c.creds.password,
-            keyfiles: &kf,
-            pim: c.creds.pim,
-        };
+        let kf = c.creds.keyfile_refs();
+        let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();
         let v = OpenVolume::open(engine, o.host, creds, Target::Any, &c.search, cancel, true)?;
         Ok((v, c.creds.pim))
@@ -156,22 +152,14 @@ impl App {
             .unwrap_or(if to_truecrypt { 0 } else { c.creds.pim });
         c.search.limits.request_allowed(new_prf, new_pim)?;
         let new_creds = credentials(new_password, new_keyfiles, new_pim);
-        let nkf: Vec<&[u8]> = new_creds.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let okf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
+        let nkf = new_creds.keyfile_refs();
+        let okf = c.creds.keyfile_refs();
         let rekey = maintain::Rekey {
-            creds: Credentials {
-                password: &new_creds.password,
-                keyfiles: &nkf,
-                pim: new_pim,
-            },
+            creds: new_creds.credentials(&nkf),
             prf: new_prf,
             format: new.format.map(format_of),
         };
-        let creds = Credentials {
-            password: &c.creds.password,
-            keyfiles: &okf,
-            pim: c.creds.pim,
-        };
+        let creds = c.creds.credentials(&okf);
         let engine = self.table.engine();
         maintain::change_credentials(
             engine,
@@ -194,12 +182,8 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<()> {
         let c = self.check_opening(caller, &o, false)?;
-        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let creds = Credentials {
-            password: &c.creds.password,
-            keyfiles: &kf,
-            pim: c.creds.pim,
-        };
+        let kf = c.creds.keyfile_refs();
+        let creds = c.creds.credentials(&kf);
         let bytes =
             maintain::backup_headers(self.table.engine(), &o.host, creds, &c.search, cancel)?;
         std::io::Write::write_all(&mut backup, &bytes)
@@ -225,12 +209,8 @@ impl App {
             // Dismount it first: its header is in use.
             return Err(Error::AlreadyMounted("the volume".into()));
         }
-        let kf: Vec<&[u8]> = c.creds.keyfiles.iter().map(|k| k.as_slice()).collect();
-        let creds = Credentials {
-            password: &c.creds.password,
-            keyfiles: &kf,
-            pim: c.creds.pim,
-        };
+        let kf = c.creds.keyfile_refs();
+        let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();
         let location = match backup {
             None => maintain::restore_from_embedded(engine, &o.host, creds, &c.search, cancel)?,

@@ -11,12 +11,12 @@ use crate::cache::Cached;
 use crate::engine::Chain;
 use crate::engine::trials::{SearchBounds, SearchSlot};
 use crate::error::{Error, Result};
-use crate::favorites::{Favorite, Owner};
+use crate::favorites::{Favorite, Owner, Rules};
 use crate::mounts::AutoDismount;
 use crate::mounts::{Filesystem, FsOptions, MountRequest, Mounted};
 use crate::volume::kdf::{Format, Prf};
 use crate::volume::opened::HostTimes;
-use crate::volume::unlock::{self, Credentials};
+use crate::volume::unlock;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,10 +73,6 @@ pub fn credentials(password: Secret, keyfiles: SecretList, pim: u32) -> Cached {
         keyfiles: keyfiles.0.into_iter().map(|k| k.0).collect(),
         pim,
     }
-}
-
-fn keyfile_refs(c: &Cached) -> Vec<&[u8]> {
-    c.keyfiles.iter().map(|k| k.as_slice()).collect()
 }
 
 impl MountCall {
@@ -336,24 +332,20 @@ impl App {
         let mut last = Error::NotUnlocked {
             untried: Vec::new(),
         };
-        let hidden_kf = plan.hidden.as_ref().map(keyfile_refs).unwrap_or_default();
+        let hidden_kf = plan
+            .hidden
+            .as_ref()
+            .map(Cached::keyfile_refs)
+            .unwrap_or_default();
         for c in &plan.candidates {
-            let kf = keyfile_refs(c);
+            let kf = c.keyfile_refs();
             for search in &plan.searches {
                 let s = &plan.settings;
                 let req = MountRequest {
                     host: input::dup(&plan.host)?,
                     host_name: plan.host_name.clone(),
-                    creds: Credentials {
-                        password: &c.password,
-                        keyfiles: &kf,
-                        pim: c.pim,
-                    },
-                    protect_hidden: plan.hidden.as_ref().map(|h| Credentials {
-                        password: &h.password,
-                        keyfiles: &hidden_kf,
-                        pim: h.pim,
-                    }),
+                    creds: c.credentials(&kf),
+                    protect_hidden: plan.hidden.as_ref().map(|h| h.credentials(&hidden_kf)),
                     search: search.clone(),
                     read_only: s.read_only,
                     filesystem: s.filesystem,

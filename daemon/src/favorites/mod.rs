@@ -36,63 +36,19 @@ pub const MAX_KEYFILE_PATH_BYTES: usize = 16 << 10;
 /// limit (32 MiB by default), past which the bus drops the daemon.
 pub const MAX_FILE_BYTES: u64 = 256 << 10;
 
-/// One favorite.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Favorite {
-    /// Its label, unique among one owner's favorites.
-    pub name: String,
-    /// A container file (absolute path) or a device by a stable name
-    /// (`/dev/disk/by-id/…`, `/dev/disk/by-partuuid/…`).
-    pub host: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mount_point: Option<String>,
-    #[serde(default)]
-    pub readonly: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<String>,
-    /// "auto" (mount what blkid finds) or "none" (block device only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filesystem: Option<String>,
-    #[serde(default)]
-    pub discard: bool,
-    /// Keyfile paths, read by whoever mounts (the client for a user's
-    /// mount; the daemon for a system favorite it mounts itself).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub keyfiles: Vec<String>,
-    #[serde(default)]
-    pub pim: u32,
-    /// Ask for the hidden volume's password and protect it.
-    #[serde(default)]
-    pub protect_hidden: bool,
-    /// System favorites: mounted by the daemon at start and when the
-    /// device appears. User favorites: by `tcctl favorites mount --auto`
-    /// when the user's session starts.
-    #[serde(default)]
-    pub auto_mount: bool,
-    #[serde(default)]
-    pub dismount_on_logout: bool,
-    #[serde(default)]
-    pub dismount_before_sleep: bool,
-    /// Seconds with no I/O before an automatic dismount (0: never).
-    #[serde(default)]
-    pub dismount_idle_seconds: u32,
-    /// Automatic dismounts go ahead even with files open.
-    #[serde(default)]
-    pub force_dismount: bool,
-    /// The PRF and encryption it last opened with (kept by the daemon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encryption: Option<String>,
-    /// System favorites only: a root-only file holding the password, for
-    /// mounts without anyone to ask (like crypttab's key file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_file: Option<String>,
+pub use tcd_proto::contract::favorite::Favorite;
+
+/// What the daemon makes of a favorite's settings, and the rules a caller's
+/// favorite must keep.
+pub trait Rules {
+    fn auto_dismount(&self) -> AutoDismount;
+    /// Checks what a caller may not get wrong; `system` for the system
+    /// list (only there may the daemon read files for it).
+    fn validate(&self, system: bool) -> Result<()>;
 }
 
-impl Favorite {
-    pub fn auto_dismount(&self) -> AutoDismount {
+impl Rules for Favorite {
+    fn auto_dismount(&self) -> AutoDismount {
         AutoDismount {
             on_logout: self.dismount_on_logout,
             before_sleep: self.dismount_before_sleep,
@@ -101,9 +57,7 @@ impl Favorite {
         }
     }
 
-    /// Checks what a caller may not get wrong; `system` for the system
-    /// list (only there may the daemon read files for it).
-    pub fn validate(&self, system: bool) -> Result<()> {
+    fn validate(&self, system: bool) -> Result<()> {
         let name = truncated(&self.name);
         let bad = |why: String| Err(Error::InvalidArgument(format!("favorite {name:?}: {why}")));
         let too_large = |why: String| Err(Error::TooLarge(format!("favorite {name:?}: {why}")));

@@ -184,20 +184,21 @@ fn mount_present(shared: &Arc<Shared>, device: Option<u64>) {
 /// whether it is dismounted.
 fn dismount(shared: &Arc<Shared>, m: Mounted, reason: &str, force: bool) -> bool {
     let force = force || m.auto_dismount.force;
-    let result = shared.table.dismount(m.id, force);
-    let error = match &result {
+    match shared.table.dismount(m.id, force) {
+        // Announced while its object still exists, so that a client can
+        // tell this removal from a dismount somebody asked for.
         Ok(done) => {
             tracing::info!(id = m.id, reason, "volume dismounted automatically");
-            zbus::block_on(shared.dismounted(done));
-            String::new()
+            shared.announce_auto_dismount(&m, reason, "");
+            zbus::block_on(shared.dismounted(&done));
+            true
         }
         // Already gone by another way: nothing to say.
-        Err(crate::Error::NotMounted(_)) => return true,
+        Err(crate::Error::NotMounted(_)) => true,
         Err(e) => {
             tracing::warn!(id = m.id, reason, "automatic dismount failed: {e}");
-            e.to_string()
+            shared.announce_auto_dismount(&m, reason, &e.to_string());
+            false
         }
-    };
-    shared.announce_auto_dismount(&m, reason, &error);
-    error.is_empty()
+    }
 }

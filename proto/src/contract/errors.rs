@@ -81,7 +81,10 @@ pub mod exit {
         ),
         (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
         (NO_DAEMON, "the daemon cannot be reached"),
-        (CANCELLED, "cancelled (the password prompt or the search)"),
+        (
+            CANCELLED,
+            "cancelled (the password prompt, a confirmation or the search)",
+        ),
         (
             WRITES_LOST,
             "dismounted, but writes to the volume were lost",

@@ -5,6 +5,7 @@
 //! refused by name, a value of the wrong type is refused with its key.
 
 pub mod errors;
+pub mod favorite;
 pub mod names;
 pub mod options;
 pub mod policy;

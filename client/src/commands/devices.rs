@@ -1,0 +1,178 @@
+//! `tcctl mount-devices`: TrueCrypt's Auto-Mount Devices. One password
+//! (and keyfiles, PIM) tried on every block device that nothing uses and
+//! that the user may open; each that opens is mounted where a plain
+//! `tcctl mount` would put it.
+
+use super::Context;
+use crate::bus::{Client, Failure, exit};
+use crate::cli::{MountDevicesArgs, MountFilesystem};
+use crate::input::{Passwords, read_keyfiles};
+use crate::{host, options, search};
+use std::path::{Path, PathBuf};
+use tcd_proto::contract::MountOptions;
+
+/// Tries every candidate in turn: a wrong password moves on, and so does
+/// any other failure (said); the command fails (`WRONG_PASSWORD`) only
+/// when nothing opened.
+pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    // Hosts tcd has open, and the devices it made: neither is tried.
+    let busy: Vec<PathBuf> = c
+        .list()?
+        .iter()
+        .flat_map(|v| [v.host(), v.device()])
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let candidates: Vec<PathBuf> = unused_devices()
+        .into_iter()
+        .filter(|d| !busy.contains(d))
+        .collect();
+    if candidates.is_empty() {
+        return Err(Failure::not_found(
+            "no device to try: every one is in use (mounted, swap, a partition table, \
+             a tcd volume) or there is none"
+                .into(),
+        ));
+    }
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let password = pw.ask("Password for every device: ")?;
+    let pim = pw.pim(
+        a.secrets.pim,
+        a.search.format == Some(crate::cli::Format::Truecrypt),
+        "PIM (Enter for none): ",
+    )?;
+    a.secrets.pim = Some(pim);
+    let (mut mounted, mut unopened) = (0, 0);
+    for device in &candidates {
+        let shown = device.display().to_string();
+        let file = match host::open(device, !a.readonly) {
+            Ok(f) => f,
+            // Not the user's to open: not theirs to try.
+            Err(f) if f.code == exit::PERMISSION_DENIED => {
+                unopened += 1;
+                continue;
+            }
+            Err(f) => {
+                eprintln!("tcctl: {}", f.message);
+                continue;
+            }
+        };
+        let o = mount_options(&a);
+        match search::run(&c, || c.mount(&file, &shown, &password, &keyfiles, o)) {
+            Ok(path) => {
+                mounted += 1;
+                let at = c
+                    .list()?
+                    .into_iter()
+                    .find(|v| v.object == path)
+                    .map(|v| v.mount_point().unwrap_or(v.device()).to_owned())
+                    .unwrap_or_default();
+                println!("{shown} mounted on {at}");
+            }
+            Err(f) if f.code == exit::WRONG_PASSWORD => {}
+            Err(f) => eprintln!("tcctl: {shown}: {}", f.message),
+        }
+    }
+    let tried = candidates.len() - unopened;
+    println!(
+        "{mounted} of {tried} device(s) tried mounted{}",
+        match unopened {
+            0 => String::new(),
+            n => format!(" ({n} you may not open left untried)"),
+        }
+    );
+    match mounted {
+        0 => Err(Failure {
+            code: exit::WRONG_PASSWORD,
+            message: "the password opens none of the devices".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn mount_options(a: &MountDevicesArgs) -> MountOptions {
+    MountOptions {
+        readonly: Some(a.readonly),
+        filesystem: Some(match a.filesystem {
+            MountFilesystem::None => tcd_proto::contract::options::MountFilesystem::None,
+            _ => tcd_proto::contract::options::MountFilesystem::Auto,
+        }),
+        ..Default::default()
+    }
+    .with_search(options::search(&a.search, a.secrets.pim()))
+}
+
+/// Block devices (`/dev/NAME`, canonical) that hold data and that nothing
+/// uses: not mounted, not swap, not held by another device (a RAID or
+/// device-mapper member), not a disk with partitions (its partitions are
+/// tried), not an empty loop device, a RAM disk or a CD drive.
+pub fn unused_devices() -> Vec<PathBuf> {
+    let used = in_use();
+    let Ok(entries) = std::fs::read_dir("/sys/class/block") else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| candidate(&e.path()))
+        .filter_map(|e| {
+            let dev = read(&e.path().join("dev"))?;
+            (!used.contains(&dev)).then(|| Path::new("/dev").join(e.file_name()))
+        })
+        .filter(|p| p.exists())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether the device at `sys` (its /sys/class/block entry) holds data
+/// of its own to try.
+fn candidate(sys: &Path) -> bool {
+    let name = sys
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let skipped_kind = ["ram", "zram", "sr", "fd"]
+        .iter()
+        .any(|k| name.starts_with(k));
+    let size = read(&sys.join("size"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    let held = std::fs::read_dir(sys.join("holders")).is_ok_and(|mut h| h.next().is_some());
+    let partitioned = std::fs::read_dir(sys).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().join("partition").exists())
+    });
+    !skipped_kind && size > 0 && !held && !partitioned
+}
+
+/// `major:minor` of every device mounted (in any namespace this process
+/// sees) or used as swap.
+fn in_use() -> Vec<String> {
+    let mut used: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect();
+    for swap in std::fs::read_to_string("/proc/swaps")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+    {
+        let dev = swap.split_whitespace().next().and_then(|p| {
+            let name = Path::new(p).canonicalize().ok()?;
+            read(
+                &Path::new("/sys/class/block")
+                    .join(name.file_name()?)
+                    .join("dev"),
+            )
+        });
+        used.extend(dev);
+    }
+    used
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned())
+}

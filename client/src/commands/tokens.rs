@@ -1,0 +1,96 @@
+//! `tcctl token`: TrueCrypt's Security Token Keyfiles window on the
+//! command line.
+
+use crate::bus::Failure;
+use crate::cli::TokenAction;
+use crate::token::{self, TokenKeyfile};
+use cryptoki::object::{Attribute, ObjectClass};
+use std::io::Read;
+use std::path::Path;
+
+pub fn run(action: TokenAction) -> Result<(), Failure> {
+    match action {
+        TokenAction::List => list(),
+        TokenAction::Import { file, slot, name } => import(&file, slot, name),
+        TokenAction::Delete { keyfile } => delete(&keyfile),
+    }
+}
+
+fn list() -> Result<(), Failure> {
+    let p = token::open()?;
+    let slots = token::slots(&p)?;
+    if slots.is_empty() {
+        println!("No token.");
+    }
+    for slot in slots {
+        let s = token::session(&p, slot, false)?;
+        for (name, _) in token::keyfiles(&s)? {
+            let k = TokenKeyfile {
+                slot: slot.id(),
+                name,
+            };
+            println!("{k}");
+        }
+    }
+    Ok(())
+}
+
+fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Failure> {
+    let name = name
+        .or_else(|| file.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut data = zeroize::Zeroizing::new(Vec::new());
+    std::fs::File::open(file)
+        .and_then(|f| {
+            f.take(tcd_proto::keyfiles::MAX_READ as u64)
+                .read_to_end(&mut data)
+        })
+        .map_err(|e| Failure::invalid(format!("{}: {e}", file.display())))?;
+    let p = token::open()?;
+    let slot = match slot {
+        Some(id) => token::slot(&p, id)?,
+        None => token::slots(&p)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Failure::not_found("no token".into()))?,
+    };
+    let s = token::session(&p, slot, true)?;
+    let k = TokenKeyfile {
+        slot: slot.id(),
+        name: name.clone(),
+    };
+    if token::keyfiles(&s)?.iter().any(|(n, _)| *n == name) {
+        return Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: format!("{k} exists: a keyfile is never replaced"),
+        });
+    }
+    s.create_object(&[
+        Attribute::Class(ObjectClass::DATA),
+        Attribute::Token(true),
+        Attribute::Private(true),
+        Attribute::Label(name.into_bytes()),
+        Attribute::Value(data.to_vec()),
+    ])
+    .map_err(|e| Failure::invalid(format!("{k}: {e}")))?;
+    println!("{k} imported");
+    Ok(())
+}
+
+fn delete(keyfile: &str) -> Result<(), Failure> {
+    let k = TokenKeyfile::parse(keyfile).unwrap_or_else(|| {
+        Err(Failure::invalid(format!(
+            "{keyfile}: a token keyfile is named token://slot/N/file/NAME"
+        )))
+    })?;
+    let p = token::open()?;
+    let s = token::session(&p, token::slot(&p, k.slot)?, true)?;
+    let (_, handle) = token::keyfiles(&s)?
+        .into_iter()
+        .find(|(n, _)| *n == k.name)
+        .ok_or_else(|| Failure::not_found(format!("{k}: no such keyfile on the token")))?;
+    s.destroy_object(handle)
+        .map_err(|e| Failure::invalid(format!("{k}: {e}")))?;
+    println!("{k} deleted");
+    Ok(())
+}

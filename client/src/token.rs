@@ -1,0 +1,196 @@
+//! Keyfiles on PKCS #11 security tokens, as TrueCrypt 7 and VeraCrypt keep
+//! them: data objects whose label is the keyfile's name and whose value is
+//! its content, named `token://slot/N/file/NAME`. The client reads them
+//! with the user's PIN and hands the daemon their contents like any other
+//! keyfile's; the daemon never talks to a token.
+
+use crate::bus::{Failure, exit};
+use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
+use cryptoki::object::{Attribute, AttributeType, ObjectClass, ObjectHandle};
+use cryptoki::session::{Session, UserType};
+use cryptoki::slot::Slot;
+use cryptoki::types::AuthPin;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use zeroize::Zeroizing;
+
+/// How a token keyfile is named on the command line.
+pub const SCHEME: &str = "token://";
+
+/// `--token-lib`, set once by `main`.
+static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+pub fn configure(library: Option<PathBuf>) {
+    let _ = LIBRARY.set(library);
+}
+
+/// A keyfile on a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenKeyfile {
+    pub slot: u64,
+    pub name: String,
+}
+
+impl TokenKeyfile {
+    /// `token://slot/N/file/NAME`; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Result<TokenKeyfile, Failure>> {
+        let rest = s.strip_prefix(SCHEME)?;
+        let bad = || {
+            Failure::invalid(format!(
+                "{s}: a token keyfile is named token://slot/N/file/NAME"
+            ))
+        };
+        let parsed = rest
+            .strip_prefix("slot/")
+            .and_then(|r| r.split_once("/file/"))
+            .and_then(|(slot, name)| Some((slot.parse().ok()?, name)))
+            .filter(|(_, name)| !name.is_empty())
+            .map(|(slot, name)| TokenKeyfile {
+                slot,
+                name: name.to_owned(),
+            });
+        Some(parsed.ok_or_else(bad))
+    }
+}
+
+impl std::fmt::Display for TokenKeyfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{SCHEME}slot/{}/file/{}", self.slot, self.name)
+    }
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: exit::FAILED,
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// The PKCS #11 library: `--token-lib`, `$TCD_PKCS11_MODULE`, p11-kit's
+/// proxy (which reaches every token the system has configured).
+fn library() -> Result<PathBuf, Failure> {
+    let given = LIBRARY.get().cloned().flatten();
+    let env = std::env::var_os("TCD_PKCS11_MODULE").filter(|v| !v.is_empty());
+    let proxy = [
+        "/usr/lib/x86_64-linux-gnu/p11-kit-proxy.so",
+        "/usr/lib/p11-kit-proxy.so",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists());
+    given.or(env.map(PathBuf::from)).or(proxy).ok_or_else(|| {
+        Failure::invalid(
+            "no PKCS #11 library: name your token's with --token-lib (or $TCD_PKCS11_MODULE)"
+                .into(),
+        )
+    })
+}
+
+/// The loaded library, initialised.
+pub fn open() -> Result<Pkcs11, Failure> {
+    let lib = library()?;
+    let p = Pkcs11::new(&lib).map_err(|e| failed(&format!("{}", lib.display()), e))?;
+    p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
+        .map_err(|e| failed(&format!("{}", lib.display()), e))?;
+    Ok(p)
+}
+
+/// The slot numbered `id` that holds a token.
+pub fn slot(p: &Pkcs11, id: u64) -> Result<Slot, Failure> {
+    slots(p)?
+        .into_iter()
+        .find(|s| s.id() == id)
+        .ok_or_else(|| Failure::not_found(format!("no token in slot {id}")))
+}
+
+pub fn slots(p: &Pkcs11) -> Result<Vec<Slot>, Failure> {
+    p.get_slots_with_initialized_token()
+        .map_err(|e| failed("cannot list the tokens", e))
+}
+
+/// A session on `slot`, logged in as the user with the PIN given or asked.
+pub fn session(p: &Pkcs11, slot: Slot, write: bool) -> Result<Session, Failure> {
+    let label = p
+        .get_token_info(slot)
+        .map(|i| i.label().trim().to_owned())
+        .unwrap_or_default();
+    let s = if write {
+        p.open_rw_session(slot)
+    } else {
+        p.open_ro_session(slot)
+    }
+    .map_err(|e| failed(&format!("token {label}"), e))?;
+    let pin = pin(&label)?;
+    s.login(UserType::User, Some(&AuthPin::from(pin.to_string())))
+        .map_err(|e| match e {
+            cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::PinIncorrect, _) => Failure {
+                code: exit::WRONG_PASSWORD,
+                message: format!("token {label}: wrong PIN"),
+            },
+            e => failed(&format!("token {label}: cannot log in"), e),
+        })?;
+    Ok(s)
+}
+
+/// The user PIN: `$TCD_TOKEN_PIN` (which only the user and root can
+/// read, unlike a command line), else asked on the terminal.
+fn pin(label: &str) -> Result<Zeroizing<String>, Failure> {
+    if let Some(pin) = std::env::var_os("TCD_TOKEN_PIN").filter(|p| !p.is_empty()) {
+        return Ok(Zeroizing::new(pin.to_string_lossy().into_owned()));
+    }
+    if std::fs::File::open("/dev/tty").is_err() {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "a token PIN is needed and there is no terminal to ask on: \
+                      set $TCD_TOKEN_PIN"
+                .into(),
+        });
+    }
+    rpassword::prompt_password(format!("PIN for token {label}: "))
+        .map(Zeroizing::new)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::Interrupted => Failure {
+                code: exit::CANCELLED,
+                message: "no PIN given (interrupted)".into(),
+            },
+            _ => Failure::invalid(format!("cannot read the PIN: {e}")),
+        })
+}
+
+/// The keyfiles (data objects) on the token of `session`, by name.
+pub fn keyfiles(session: &Session) -> Result<Vec<(String, ObjectHandle)>, Failure> {
+    let found = session
+        .find_objects(&[Attribute::Class(ObjectClass::DATA)])
+        .map_err(|e| failed("cannot list the token's objects", e))?;
+    let mut named = Vec::new();
+    for o in found {
+        let attrs = session
+            .get_attributes(o, &[AttributeType::Label])
+            .map_err(|e| failed("cannot read an object's label", e))?;
+        if let Some(Attribute::Label(l)) = attrs.into_iter().next() {
+            named.push((String::from_utf8_lossy(&l).into_owned(), o));
+        }
+    }
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(named)
+}
+
+/// Reads a token keyfile's content (at most `max` bytes count).
+pub fn read(k: &TokenKeyfile, max: usize) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    let p = open()?;
+    let s = session(&p, slot(&p, k.slot)?, false)?;
+    let (_, handle) = keyfiles(&s)?
+        .into_iter()
+        .find(|(n, _)| *n == k.name)
+        .ok_or_else(|| Failure::not_found(format!("{k}: no such keyfile on the token")))?;
+    let attrs = s
+        .get_attributes(handle, &[AttributeType::Value])
+        .map_err(|e| failed(&format!("{k}"), e))?;
+    match attrs.into_iter().next() {
+        Some(Attribute::Value(mut v)) => {
+            v.truncate(max);
+            Ok(Zeroizing::new(v))
+        }
+        _ => Err(failed(&format!("{k}"), "the token gives no content")),
+    }
+}

@@ -1,0 +1,149 @@
+//! `tcctl mount-devices` (TrueCrypt's Auto-Mount Devices, VeraCrypt's
+//! `--auto-mount devices`): one password tried on every block device that
+//! nothing uses; what opens is mounted, what does not is left alone, and a
+//! device in use is never tried.
+//!
+//! Its own test file: it tries every loop device on the machine, so no
+//! other test may hold volumes on loop devices meanwhile. Needs root,
+//! /dev/fuse, losetup, mkfs.ext4.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tcd_tests::daemon::Daemon;
+use tcd_tests::{require_root_and_fuse, require_tool, s};
+
+/// No other volume on this machine has it: only this test's volume
+/// opens, whatever other devices are attached.
+const PW: &str = "tcctl_devices: auto-mount devices\n";
+const OPEN: [&str; 6] = [
+    "--password-stdin",
+    "--hash",
+    "sha512",
+    "--pim",
+    "1",
+    "--format",
+];
+
+/// Loop devices attached here, detached (and what is mounted from them
+/// unmounted) on drop.
+struct Loops(Vec<PathBuf>, Vec<PathBuf>);
+
+impl Loops {
+    fn attach(&mut self, file: &Path) -> PathBuf {
+        let out = Command::new(require_tool("losetup", "package mount"))
+            .args(["--find", "--show"])
+            .arg(file)
+            .output()
+            .expect("losetup");
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        assert!(s(&dev).starts_with("/dev/loop"), "losetup: {out:?}");
+        self.0.push(dev.clone());
+        dev
+    }
+}
+
+impl Drop for Loops {
+    fn drop(&mut self) {
+        for m in &self.1 {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        for d in &self.0 {
+            let _ = Command::new("losetup").arg("-d").arg(d).status();
+        }
+    }
+}
+
+/// A VeraCrypt volume of 8 MiB with `password`, made in a file.
+fn volume(d: &Daemon, name: &str, password: &str) -> PathBuf {
+    let v = d.path(name);
+    let mut args = vec!["create", s(&v), "--size", "8M", "--encryption", "AES"];
+    args.extend(["--filesystem", "ext4"]);
+    args.extend(OPEN);
+    args.push("veracrypt");
+    d.ok(&args, &format!("{password}\n"));
+    v
+}
+
+#[test]
+fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
+    require_root_and_fuse();
+    // Dropped after the daemon, which holds the devices open.
+    let mut loops = Loops(Vec::new(), Vec::new());
+    let d = Daemon::start();
+    let ours = loops.attach(&volume(&d, "ours.hc", PW.trim_end()));
+    let theirs = loops.attach(&volume(&d, "theirs.hc", "another password"));
+    // A mounted filesystem: in use, never tried (its device is not ours
+    // to open for writing while mounted).
+    let plain = d.path("plain.img");
+    std::fs::write(&plain, vec![0u8; 8 << 20]).expect("image");
+    let st = Command::new(require_tool("mkfs.ext4", "package e2fsprogs"))
+        .args(["-q", "-F"])
+        .arg(&plain)
+        .status()
+        .expect("mkfs");
+    assert!(st.success());
+    let plain_dev = loops.attach(&plain);
+    let plain_mnt = d.path("plain-mnt");
+    std::fs::create_dir(&plain_mnt).expect("mount point");
+    let st = Command::new("mount")
+        .arg(&plain_dev)
+        .arg(&plain_mnt)
+        .status()
+        .expect("mount");
+    assert!(st.success());
+    loops.1.push(plain_mnt.clone());
+
+    let mut args = vec!["mount-devices"];
+    args.extend(OPEN);
+    args.push("veracrypt");
+    let out = d.ok(&args, PW);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with(&format!("{} mounted on /", s(&ours))),
+        "{out}"
+    );
+    let summary = lines[1];
+    assert!(
+        summary.starts_with("1 of ") && summary.contains(" device(s) tried mounted"),
+        "{out}"
+    );
+    let rows = d.list();
+    let hosts: Vec<&str> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["volume"].as_str())
+        .collect();
+    assert_eq!(hosts, vec![s(&ours)], "only the volume the password opens");
+    let at = rows[0]["mount_point"].as_str().expect("mounted").to_owned();
+    assert!(Path::new(&at).join("lost+found").is_dir(), "ext4 on {at}");
+
+    // Again: the mounted one is in use now, and nothing else opens.
+    let (code, err) = d.fails(&args, PW);
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "tcctl: the password opens none of the devices\n")
+    );
+    assert!(!hosts.contains(&s(&theirs)) && !hosts.contains(&s(&plain_dev)));
+
+    // VeraCrypt's spelling, after a dismount.
+    d.ok(&["dismount", "--all"], "");
+    let out = d.ok(
+        &[
+            "-t",
+            "--auto-mount=devices",
+            "--stdin",
+            "--hash",
+            "sha512",
+            "--pim",
+            "1",
+        ],
+        PW,
+    );
+    assert!(
+        out.starts_with(&format!("{} mounted on /", s(&ours))),
+        "{out}"
+    );
+    d.ok(&["dismount", "--all"], "");
+}

@@ -1,0 +1,140 @@
+//! Keyfiles on a PKCS #11 security token (SoftHSM 2 as the token):
+//! `tcctl token import/list/delete`, and a `token://slot/N/file/NAME`
+//! keyfile opening a volume exactly as the same bytes in a file do.
+//!
+//! Needs root, /dev/fuse and softhsm2 (softhsm2-util and its library).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tcd_tests::daemon::{Daemon, run_with_input};
+use tcd_tests::{require_tool, s};
+
+const LIB: &str = "/usr/lib/softhsm/libsofthsm2.so";
+const PIN: &str = "4321";
+const PW: &str = "token words\n";
+const OPEN: [&str; 5] = ["--password-stdin", "--hash", "sha512", "--pim", "1"];
+
+/// A SoftHSM token store of the test's own, with one initialised token.
+fn token_store(dir: &Path) -> PathBuf {
+    let tokens = dir.join("tokens");
+    std::fs::create_dir(&tokens).expect("token dir");
+    let conf = dir.join("softhsm2.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n",
+            tokens.display()
+        ),
+    )
+    .expect("softhsm2.conf");
+    let st = Command::new(require_tool("softhsm2-util", "package softhsm2"))
+        .env("SOFTHSM2_CONF", &conf)
+        .args(["--init-token", "--free", "--label", "tcd test"])
+        .args(["--pin", PIN, "--so-pin", "87654321"])
+        .output()
+        .expect("softhsm2-util");
+    assert!(st.status.success(), "{st:?}");
+    assert!(Path::new(LIB).exists(), "{LIB}: package softhsm2");
+    conf
+}
+
+/// `tcctl --token-lib LIB ARGS` on the daemon's socket, the PIN (if any)
+/// in $TCD_TOKEN_PIN.
+fn tcctl(d: &Daemon, conf: &Path, pin: Option<&str>, args: &[&str], stdin: &str) -> Output {
+    let mut c = d.command();
+    c.env("SOFTHSM2_CONF", conf).env_remove("TCD_TOKEN_PIN");
+    if let Some(p) = pin {
+        c.env("TCD_TOKEN_PIN", p);
+    }
+    c.args(["--token-lib", LIB]).args(args);
+    run_with_input(c, stdin)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
+    let d = Daemon::start();
+    let conf = token_store(&d.path(""));
+    let key = d.path("key");
+    std::fs::write(&key, (0..=255u8).cycle().take(300).collect::<Vec<u8>>()).expect("key");
+
+    let out = tcctl(
+        &d,
+        &conf,
+        Some(PIN),
+        &["token", "import", s(&key), "--name", "work key"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let imported = text(&out.stdout);
+    let uri = imported
+        .strip_suffix(" imported\n")
+        .unwrap_or_else(|| panic!("{imported}"))
+        .to_owned();
+    assert!(
+        uri.starts_with("token://slot/") && uri.ends_with("/file/work key"),
+        "{uri}"
+    );
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(text(&out.stdout), format!("{uri}\n"));
+    // Never over a keyfile of the same name.
+    let out = tcctl(
+        &d,
+        &conf,
+        Some(PIN),
+        &["token", "import", s(&key), "--name", "work key"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+
+    // A volume made with the token's keyfile opens with the file's bytes.
+    let vol = d.path("v.hc");
+    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    args.extend(["--keyfile", &uri]);
+    args.extend(OPEN);
+    let out = tcctl(&d, &conf, Some(PIN), &args, PW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut args = vec!["info", s(&vol), "--keyfile", s(&key)];
+    args.extend(OPEN);
+    assert!(
+        tcctl(&d, &conf, None, &args, PW).status.success(),
+        "the file's bytes open it"
+    );
+    let mut args = vec!["mount", s(&vol), "--filesystem", "none", "--keyfile", &uri];
+    args.extend(OPEN);
+    let out = tcctl(&d, &conf, Some(PIN), &args, PW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    d.ok(&["dismount", "--all"], "");
+
+    // A wrong PIN, and no PIN with no terminal to ask on.
+    let out = tcctl(&d, &conf, Some("0000"), &args, PW);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(2), "tcctl: token tcd test: wrong PIN\n".into())
+    );
+    let out = tcctl(&d, &conf, None, &args, PW);
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("$TCD_TOKEN_PIN"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Deleted: gone from the list, and named as missing.
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", &uri], "");
+    assert_eq!(text(&out.stdout), format!("{uri} deleted\n"));
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(text(&out.stdout), "");
+    let out = tcctl(&d, &conf, Some(PIN), &args, PW);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (
+            Some(3),
+            format!("tcctl: {uri}: no such keyfile on the token\n")
+        )
+    );
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
