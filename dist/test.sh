@@ -21,6 +21,7 @@ packages=(
     xfsprogs                      # XFS volumes whose log a read-only mount replays
     dosfstools exfatprogs         # FAT and exFAT (mkfs, fsck)
     fusefat exfat-fuse            # their FUSE drivers (a kernel without vfat or exfat)
+    ntfs-3g                       # NTFS: mkfs.ntfs for new volumes, the FUSE driver without ntfs3
     squashfs-tools                # a filesystem outside the mount allow-list
     dbus polkitd                  # a private system bus and the authority on it
     systemd                       # systemd-analyze checks the shipped units

@@ -215,14 +215,14 @@ pub enum MountOption {
     Readonly,
     /// Open the volume by its backup header only.
     Headerbak,
-    /// Leave the host file's timestamps as writes set them (what tcd
-    /// always does).
+    /// Leave the host file's timestamps as writes set them
+    /// (--no-preserve-timestamps).
     Ts,
     /// The same as ts.
     Timestamp,
     /// Never use the kernel's crypto (tcd never does).
     Nokernelcrypto,
-    /// Mount with system encryption (refused: not supported).
+    /// Mount with system encryption (--system-encryption).
     System,
 }
 
@@ -243,6 +243,8 @@ pub enum NewFilesystem {
     Exfat,
     Btrfs,
     Xfs,
+    /// NTFS (mkfs.ntfs of ntfs-3g), for volumes shared with Windows.
+    Ntfs,
     /// No filesystem: the volume stays empty.
     None,
 }
@@ -420,9 +422,27 @@ pub struct MountArgs {
     /// Mount read-only: nothing is written to the volume.
     #[arg(long)]
     pub readonly: bool,
+    /// Open a drive or partition encrypted by TrueCrypt's or VeraCrypt's
+    /// system encryption (a Windows system drive), without its boot
+    /// loader: the header is read from the drive's first track. Give the
+    /// encrypted partition (or a disk image). Read-only unless
+    /// --read-write.
+    #[arg(long)]
+    pub system_encryption: bool,
+    /// With --system-encryption: mount read-write. A Windows system
+    /// written to while Windows is hibernated (or shut down with fast
+    /// startup) is corrupted when Windows resumes.
+    #[arg(long, conflicts_with = "readonly")]
+    pub read_write: bool,
+    /// Leave a container file's access and modification times as the
+    /// mount sets them; by default they are put back at dismount, so the
+    /// file does not tell when the volume was last used.
+    #[arg(long)]
+    pub no_preserve_timestamps: bool,
     /// VeraCrypt's mount options, comma-separated: ro (--readonly),
-    /// headerbak (open by the backup header only), ts and nokernelcrypto
-    /// (tcd's only way), system (refused: not supported).
+    /// headerbak (open by the backup header only), ts
+    /// (--no-preserve-timestamps), nokernelcrypto (tcd's only way),
+    /// system (--system-encryption).
     #[arg(
         long,
         short = 'm',
@@ -480,6 +500,10 @@ pub struct InfoArgs {
     pub search: Search,
     #[command(flatten)]
     pub detached: Detached,
+    /// The header of a drive or partition encrypted by system encryption
+    /// (read from the drive's first track).
+    #[arg(long)]
+    pub system_encryption: bool,
     /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,

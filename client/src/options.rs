@@ -33,24 +33,32 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
         backend: s.backend.clone(),
         pim: nonzero(pim),
         detached_header: None,
+        system_encryption: None,
     }
 }
 
 /// As favorite keys (the same names as `Mount`'s options).
-/// Whether the mount is read-only: --readonly, or `-m ro`.
+/// Whether the mount is read-only: --readonly, or `-m ro`; system
+/// encryption unless --read-write.
 pub fn read_only(a: &MountArgs) -> bool {
     a.readonly
         || a.mount_options.contains(&MountOption::Ro)
         || a.mount_options.contains(&MountOption::Readonly)
+        || (system(a) && !a.read_write)
 }
 
-/// Refuses, before any password is asked, what tcd does not do.
+/// System encryption: --system-encryption, or `-m system`.
+pub fn system(a: &MountArgs) -> bool {
+    a.system_encryption || a.mount_options.contains(&MountOption::System)
+}
+
+/// Refuses, before any password is asked, what makes no sense.
 pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
-    if a.mount_options.contains(&MountOption::System) {
+    if a.read_write && !system(a) {
         return Err(Failure {
             code: exit::USAGE,
-            message: "--mount-options system: system encryption (an encrypted boot \
-                      partition) is not supported; mount the volume as an ordinary one"
+            message: "--read-write goes with --system-encryption (other volumes mount \
+                      read-write unless --readonly)"
                 .into(),
         });
     }
@@ -69,6 +77,12 @@ pub fn mount(a: &MountArgs) -> MountOptions {
     MountOptions {
         readonly: Some(read_only(a)),
         backup_header: headerbak.then_some(true),
+        system_encryption: system(a).then_some(true),
+        preserve_timestamps: Some(
+            !a.no_preserve_timestamps
+                && !a.mount_options.contains(&MountOption::Ts)
+                && !a.mount_options.contains(&MountOption::Timestamp),
+        ),
         slot: a.slot,
         fs_options: a.fs_options.clone(),
         filesystem: Some(if wire_name(a.filesystem) == "none" {
@@ -87,7 +101,10 @@ pub fn mount(a: &MountArgs) -> MountOptions {
         mount_point: a.mount_point.as_deref().map(absolute),
         ..Default::default()
     }
-    .with_search(search(&a.search, a.secrets.pim()))
+    .with_search(SearchOptions {
+        system_encryption: system(a).then_some(true),
+        ..search(&a.search, a.secrets.pim())
+    })
 }
 
 /// The password that protects a hidden volume during a mount.

@@ -43,13 +43,15 @@ are \fBnull\fR, never empty strings.
 \fBobject\fR (its D\-Bus object path), \fBid\fR, \fBvolume\fR, \fBdevice\fR,
 \fBmount_point\fR (null when only attached), \fBfilesystem\fR, \fBformat\fR,
 \fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
+\fBsystem_encryption\fR,
 \fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
 \fBhealth\fR and \fBproblems\fR (array). \fBstatus \-\-json\fR is one of them.
 \fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
 \fBheader_version\fR, \fBencryption\fR, \fBhash\fR, \fBpim\fR (null: the default),
 \fBiterations\fR (null for Argon2id), \fBhidden\fR, \fBused_backup_header\fR,
 \fBdata_offset\fR, \fBsize\fR, \fBsector_size\fR, \fBweak_keys\fR, \fBbackends\fR
-(array), \fBkey_bits\fR, \fBmode\fR, and with \fB\-\-dump\-master\-key\fR
+(array), \fBkey_bits\fR, \fBmode\fR, \fBsystem_encryption\fR, \fBcreated_by\fR
+(the header's minimum program version, as "VeraCrypt 1.0b"), and with \fB\-\-dump\-master\-key\fR
 \fBmaster_key\fR (hex).
 \fBfavorites list \-\-json\fR is \fB{"schema": 1, "favorites": [...]}\fR; each has
 every key of the favorites file (null when not set, \fBkeyfiles\fR an array)
@@ -76,6 +78,7 @@ pub fn volume_json(v: &Volume) -> Json {
         "format": text_or_null(o.format.as_deref()),
         "encryption": text_or_null(o.encryption.as_deref()), "hash": text_or_null(o.hash.as_deref()),
         "read_only": o.read_only, "hidden": o.hidden, "protects_hidden": o.protects_hidden,
+        "system_encryption": o.system_encryption,
         "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
         "owner": o.owner, "state": v.state().name(), "health": v.health(),
         "problems": o.problems.clone().unwrap_or_default()})
@@ -206,7 +209,8 @@ pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
         "iterations": info.iterations, "hidden": info.hidden,
         "used_backup_header": info.used_backup_header, "data_offset": info.data_offset,
         "size": info.size, "sector_size": info.sector_size, "weak_keys": info.weak_keys,
-        "backends": backends, "key_bits": info.key_bits, "mode": info.mode})
+        "backends": backends, "key_bits": info.key_bits, "mode": info.mode,
+        "system_encryption": info.system_encryption, "created_by": info.created_by})
 }
 
 /// `tcctl info`: the header's fields in the order of VeraCrypt's volume
@@ -218,9 +222,11 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
         return;
     }
     let Json::Object(fields) = doc else { return };
-    const SHOWN: [(&str, &str); 16] = [
+    const SHOWN: [(&str, &str); 18] = [
         ("path", "Volume"),
         ("format", "Format"),
+        ("created_by", "Created by"),
+        ("system_encryption", "System encryption"),
         ("header_version", "Header version"),
         ("hidden", "Hidden volume"),
         ("encryption", "Encryption"),
@@ -391,6 +397,15 @@ pub fn backup_header_used(volume: &std::path::Path) {
     eprintln!(
         "tcctl: warning: the primary header of {v} is damaged; its backup header opened it. \
          Repair the primary header with: tcctl restore-header --embedded {v}"
+    );
+}
+
+/// `mount --system-encryption --read-write`: said before the mount.
+pub fn system_read_write_warning() {
+    eprintln!(
+        "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \
+         (or was shut down with fast startup), writing to it corrupts the system and the \
+         files Windows has open when it resumes."
     );
 }
 

@@ -34,9 +34,12 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("-m headerbak", "open the volume by its backup header only"),
     (
         "-m ts, -m timestamp, -m nokernelcrypto",
-        "accepted: tcd never restores the host file's timestamps and never uses the kernel's crypto",
+        "ts: --no-preserve-timestamps, the host file's times stay as the mount set them; nokernelcrypto: accepted, tcd never uses the kernel's crypto",
     ),
-    ("-m system", "refused: system encryption is not supported"),
+    (
+        "-m system",
+        "--system-encryption: a system-encrypted drive or partition, read-only unless --read-write",
+    ),
     (
         "--slot N",
         "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there",

@@ -11,7 +11,7 @@ use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::overlay::{self, Overlay};
 use crate::mount::{self, BlockExport, FuseLoop};
 use crate::volume::health::Health;
-use crate::volume::opened::{OpenVolume, VolumeInfo};
+use crate::volume::opened::{HostTimes, OpenVolume, VolumeInfo};
 use crate::volume::unlock::{Credentials, SearchOptions, Target};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -54,6 +54,9 @@ pub struct MountRequest<'a> {
     pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
+    /// A container file's access and modification times to put back
+    /// when the volume closes.
+    pub host_times: Option<HostTimes>,
     /// The caller, who owns FAT files and the default mount point.
     pub owner: (u32, u32),
     /// The favorite this mount is of, if any.
@@ -342,7 +345,7 @@ impl MountTable {
             }
             _ => None,
         };
-        let volume = match req.protect_hidden {
+        let mut volume = match req.protect_hidden {
             Some(hidden) => OpenVolume::open_protected(
                 &self.engine,
                 req.host,
@@ -362,6 +365,9 @@ impl MountTable {
                 req.read_only,
             )?,
         };
+        if let Some(times) = req.host_times {
+            volume.restore_times_at_close(times);
+        }
         let volume = Arc::new(volume);
         // Two mounts of one host may search at once (a call and a device
         // event); only the first to get here mounts it. No lock of the
@@ -444,6 +450,10 @@ impl MountTable {
                     parts.userfs = Some(driver);
                     parts.fs = Some(fs);
                 } else {
+                    let options = MountOptions {
+                        fs_type: mount::userfs::kernel_type(&found),
+                        ..options
+                    };
                     let mounted = mountpoint::mount(export.device(), &target, &options);
                     if let Some(o) = &overlay
                         && o.exceeded()

@@ -116,6 +116,52 @@ fn create_mount_write_dismount_and_mount_again() {
     assert!(d.stop().success(), "the daemon exits cleanly on SIGTERM");
 }
 
+/// The access and modification times of `p`, to the nanosecond, as `stat`
+/// shows them.
+fn times(p: &Path) -> String {
+    let out = Command::new("stat")
+        .args(["-c", "%x %y"])
+        .arg(p)
+        .output()
+        .expect("stat");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_container_keeps_its_timestamps_unless_asked_not_to() {
+    require_tool("mkfs.ext4", "package e2fsprogs");
+    let d = Daemon::start();
+    let vol = d.path("times.vc");
+    let vol_s = vol.to_str().expect("utf-8 path");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mnt_s = mnt.to_str().expect("utf-8 path");
+    let open = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
+    let mut create = vec!["create", vol_s, "--size", "24M", "--quick"];
+    create.extend(open);
+    d.ok(&create, "secret words\n");
+    for (extra, kept) in [(None, true), (Some("--no-preserve-timestamps"), false)] {
+        let st = Command::new("touch")
+            .args(["-d", "2001-02-03 04:05:06.123456789", vol_s])
+            .status()
+            .expect("touch");
+        assert!(st.success());
+        let before = times(&vol);
+        assert!(
+            before.starts_with("2001-02-03 04:05:06.123456789"),
+            "{before}"
+        );
+        let mut mount = vec!["mount", vol_s, mnt_s];
+        mount.extend(open);
+        mount.extend(extra);
+        d.ok(&mount, "secret words\n");
+        std::fs::write(mnt.join("f"), vec![7u8; 1 << 20]).expect("write");
+        d.ok(&["dismount", mnt_s], "");
+        let after = times(&vol);
+        assert_eq!(after == before, kept, "{extra:?}: {before} -> {after}");
+    }
+}
+
 /// The mount options of the filesystem mounted on `dir`.
 fn mount_options(dir: &Path) -> String {
     let want = dir.to_str().expect("utf-8");
@@ -130,10 +176,10 @@ fn mount_options(dir: &Path) -> String {
 }
 
 #[test]
-fn fat_and_exfat_volumes_with_a_cascade_mount_write_and_check_clean() {
-    // This kernel, like many without dm-crypt, has neither vfat nor exfat:
-    // the daemon mounts them through FUSE drivers where the kernel lacks
-    // them, and through the kernel where it has them.
+fn fat_exfat_and_ntfs_volumes_with_a_cascade_mount_write_and_check_clean() {
+    // This kernel, like many without dm-crypt, has neither vfat nor exfat
+    // (nor ntfs3): the daemon mounts them through FUSE drivers where the
+    // kernel lacks them, and through the kernel where it has them.
     for (filesystem, blkid_type, driver, fsck, package) in [
         ("fat", "vfat", "fusefat", "fsck.vfat", "fusefat, dosfstools"),
         (
@@ -143,6 +189,7 @@ fn fat_and_exfat_volumes_with_a_cascade_mount_write_and_check_clean() {
             "fsck.exfat",
             "exfat-fuse, exfatprogs",
         ),
+        ("ntfs", "ntfs", "ntfs-3g", "ntfsfix", "ntfs-3g"),
     ] {
         require_tool(&format!("mkfs.{filesystem}"), package);
         require_tool(driver, package);

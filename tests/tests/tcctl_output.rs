@@ -212,15 +212,20 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
         "{doc}"
     );
     assert_eq!(doc["used_backup_header"], false);
+    // The header's minimum program version, as VeraCrypt numbers it.
+    assert_eq!(doc["created_by"], "VeraCrypt 1.0b");
+    assert_eq!(doc["system_encryption"], false);
 
     // For people: VeraCrypt's volume properties, in its order.
     let text = d.ok(&with_open(&["info", s(&vol)]), PW);
     let labels: Vec<&str> = text.lines().map(|l| l[..18].trim_end()).collect();
     assert_eq!(
-        labels[..10],
+        labels[..12],
         [
             "Volume",
             "Format",
+            "Created by",
+            "System encryption",
             "Header version",
             "Hidden volume",
             "Encryption",

@@ -353,17 +353,28 @@ fn mount_options_ts_leaves_the_timestamps_writes_set() {
 }
 
 #[test]
-fn mount_options_system_is_refused_by_name() {
+fn mount_options_system_opens_a_system_drive_read_only() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
-    let (code, msg) = d.fails(&["-t", "-m", "system", "--stdin", &v], AAA);
-    assert_eq!(code, USAGE);
-    assert_eq!(
-        msg,
-        "tcctl: --mount-options system: system encryption (an encrypted boot partition) \
-         is not supported; mount the volume as an ordinary one\n"
+    let v = image(&d, "sys_vc_1_gpt_part-sha512-xts-aes");
+    d.ok(
+        &[
+            "-t",
+            "-m",
+            "system",
+            "--filesystem",
+            "none",
+            "--hash",
+            "sha512",
+            "--stdin",
+            &v,
+        ],
+        AAA,
     );
-    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    let r = row(&d);
+    let device = r["device"].as_str().expect("device").to_owned();
+    assert_eq!(tcd_tests::blkid_uuid(Path::new(&device)), "DEAD-BABE");
+    assert_eq!(r["read_only"], true, "{r}");
+    d.ok(&["-t", "-d", &device], "");
 }
 
 #[test]

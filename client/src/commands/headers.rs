@@ -37,6 +37,7 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
     let c = Client::connect(ctx.at)?;
     let mut search = options::search(&a.search, a.secrets.pim());
     search.detached_header = header;
+    search.system_encryption = a.system_encryption.then_some(true);
     let o = search.clone();
     let info = search::run(&c, || c.header_info(&host, &password, &keyfiles, o))?;
     if info.used_backup_header == Some(true) {

@@ -19,6 +19,9 @@ pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
+    if options::system(a) && !options::read_only(a) {
+        output::system_read_write_warning();
+    }
     let host = host::open(&a.volume, !options::read_only(a))?;
     // What can be refused without the password is refused before it is
     // asked (the daemon checks again, in the same order: a mounted volume

@@ -35,6 +35,9 @@ fn mkfs_tool(choice: NewFilesystem) -> Option<(&'static str, &'static [&'static 
         NewFilesystem::Exfat => Some(("mkfs.exfat", &[][..])),
         NewFilesystem::Btrfs => Some(("mkfs.btrfs", &["-q", "-f"][..])),
         NewFilesystem::Xfs => Some(("mkfs.xfs", &["-q", "-f"][..])),
+        // --fast: no zeroing of the (already encrypted) volume; -F: the
+        // device is no partition, and mkfs.ntfs would ask.
+        NewFilesystem::Ntfs => Some(("mkfs.ntfs", &["-q", "-F", "--fast"][..])),
     }
 }
 
@@ -179,6 +182,8 @@ impl App {
             fs_options: Default::default(),
             allow_non_empty: false,
             discard: false,
+            // Making the filesystem is part of making the file.
+            host_times: None,
             owner: (caller.uid, caller.gid),
             favorite: None,
             auto_dismount: Default::default(),

@@ -5,6 +5,7 @@ use super::mount::{credentials, format_of, prf_named};
 use super::{App, Caller};
 use crate::engine::chain::CIPHER_KEY_BYTES;
 use crate::error::{Error, Result};
+use crate::volume::kdf::Scope;
 use crate::volume::maintain;
 use crate::volume::opened::OpenVolume;
 use crate::volume::unlock::{ProgressSink, Target};
@@ -35,6 +36,11 @@ impl App {
     /// Only reading a header takes it from a header file (`detached`): the
     /// other operations write the volume's own headers, or back them up.
     fn check_opening(&self, caller: &Caller, o: &Opening, detached: bool) -> Result<Checked> {
+        if !detached && o.options.system_encryption == Some(true) {
+            return Err(Error::InvalidArgument(
+                "option system_encryption: only HeaderInfo and Mount open a system drive".into(),
+            ));
+        }
         if !detached && o.options.detached_header.is_some() {
             return Err(Error::InvalidArgument(
                 "option detached_header: only HeaderInfo and Mount read a detached header".into(),
@@ -63,6 +69,11 @@ impl App {
         let info = v.info();
         let layers = u32::try_from(info.chain.ciphers.len()).unwrap_or(u32::MAX);
         let key_bits = 2 * 8 * CIPHER_KEY_BYTES as u32;
+        let scope = if info.system {
+            Scope::System
+        } else {
+            Scope::Volume
+        };
         Ok(HeaderInfo {
             format: Some(info.format.name().to_owned()),
             header_version: Some(u32::from(info.header_version)),
@@ -76,9 +87,11 @@ impl App {
             weak_keys: Some(info.weak_keys),
             backends: Some(info.backends.join(",")),
             pim: Some(pim),
-            iterations: info.prf.iterations(info.format, pim),
+            iterations: info.prf.iterations_in(info.format, pim, scope),
             key_bits: Some(layers.saturating_mul(key_bits)),
             mode: Some("xts-plain64".to_owned()),
+            system_encryption: Some(info.system),
+            created_by: Some(info.created_by()),
         })
     }
 

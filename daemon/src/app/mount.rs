@@ -15,6 +15,7 @@ use crate::favorites::{Favorite, Owner, Rules};
 use crate::mounts::AutoDismount;
 use crate::mounts::{Filesystem, FsOptions, MountRequest, Mounted};
 use crate::volume::kdf::{Format, Prf};
+use crate::volume::opened::HostTimes;
 use crate::volume::unlock;
 use std::fs::File;
 use std::path::PathBuf;
@@ -42,6 +43,7 @@ pub struct Settings {
     pub fs_options: FsOptions,
     pub allow_non_empty: bool,
     pub discard: bool,
+    pub preserve_timestamps: bool,
     pub auto_dismount: AutoDismount,
 }
 
@@ -58,6 +60,8 @@ pub struct MountPlan {
     settings: Settings,
     owner: Caller,
     favorite: Option<(Owner, Favorite)>,
+    /// The container's times when the call came, before any read.
+    host_times: Option<HostTimes>,
     /// Holds the caller's share of header searches while the plan lives.
     _slot: Option<SearchSlot>,
 }
@@ -130,6 +134,13 @@ impl App {
             .detached_header
             .as_ref()
             .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
+        s.system = flag(o.system_encryption);
+        if s.system && s.detached.is_some() {
+            return Err(Error::InvalidArgument(
+                "options system_encryption and detached_header: a system header is read from the drive"
+                    .into(),
+            ));
+        }
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;
@@ -178,6 +189,12 @@ impl App {
                     .into(),
             ));
         }
+        if search.system && (search.backup_only || o.protect_hidden_password.is_some()) {
+            return Err(Error::InvalidArgument(
+                "option system_encryption: a system drive has no backup header or hidden volume to open or protect"
+                    .into(),
+            ));
+        }
         let mut settings = settings_of(o)?;
         check_owners(caller, &settings.fs_options)?;
         let (mut cache, mut use_cache) = (flag(o.cache), flag(o.use_cache));
@@ -219,7 +236,12 @@ impl App {
         if !use_cache || !given.password.is_empty() || !given.keyfiles.is_empty() {
             candidates.push(given);
         }
+        let host_times = settings
+            .preserve_timestamps
+            .then(|| HostTimes::of(&call.host))
+            .flatten();
         Ok(MountPlan {
+            host_times,
             host: call.host,
             host_name: call.host_name,
             candidates,
@@ -332,6 +354,7 @@ impl App {
                     fs_options: s.fs_options,
                     allow_non_empty: s.allow_non_empty,
                     discard: s.discard,
+                    host_times: plan.host_times,
                     owner: (plan.owner.uid, plan.owner.gid),
                     favorite: plan.favorite.as_ref().map(|(_, f)| f.name.clone()),
                     auto_dismount: s.auto_dismount,
@@ -372,8 +395,10 @@ impl App {
         let given = crate::favorites::auto::system_credentials(fav)?;
         let mut search = unlock::SearchOptions::new();
         search.backend = fav.backend.clone();
+        let host = crate::favorites::auto::open_host(&host_path, !fav.readonly)?;
         let plan = MountPlan {
-            host: crate::favorites::auto::open_host(&host_path, !fav.readonly)?,
+            host_times: HostTimes::of(&host),
+            host,
             host_name: fav.host.clone(),
             candidates: vec![given],
             cache: false,
@@ -387,6 +412,7 @@ impl App {
                 fs_options: FsOptions::default(),
                 allow_non_empty: false,
                 discard: fav.discard,
+                preserve_timestamps: true,
                 auto_dismount: fav.auto_dismount(),
             },
             owner: Caller::DAEMON,
@@ -415,7 +441,9 @@ fn check_owners(caller: &Caller, fs: &FsOptions) -> Result<()> {
 
 fn settings_of(o: &MountOptions) -> Result<Settings> {
     Ok(Settings {
-        read_only: flag(o.readonly),
+        // A Windows system written to while Windows hibernates is
+        // corrupted when it resumes: read-write only when asked for.
+        read_only: o.readonly.unwrap_or(flag(o.system_encryption)),
         filesystem: match o.filesystem.unwrap_or_default() {
             MountFilesystem::Auto => Filesystem::Auto,
             MountFilesystem::None => Filesystem::None,
@@ -429,6 +457,7 @@ fn settings_of(o: &MountOptions) -> Result<Settings> {
         fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))?,
         allow_non_empty: flag(o.allow_non_empty),
         discard: flag(o.discard),
+        preserve_timestamps: o.preserve_timestamps.unwrap_or(true),
         auto_dismount: AutoDismount {
             on_logout: flag(o.dismount_on_logout),
             before_sleep: flag(o.dismount_before_sleep),

@@ -1,6 +1,7 @@
 //! Filesystems the kernel lacks, mounted through a FUSE driver: FAT through
-//! `fusefat`, exFAT through `mount.exfat-fuse`. Many kernels without
-//! dm-crypt (containers, locked-down hosts) also lack vfat and exfat.
+//! `fusefat`, exFAT through `mount.exfat-fuse`, NTFS through `ntfs-3g`
+//! where the kernel has no `ntfs3`. Many kernels without dm-crypt
+//! (containers, locked-down hosts) also lack vfat and exfat.
 //!
 //! The driver mounts on a staging folder under the daemon's runtime folder
 //! (root's alone), and the daemon then bind-mounts that onto the checked
@@ -30,7 +31,23 @@ fn driver(fs_type: &str) -> Option<&'static str> {
     match fs_type {
         "vfat" => Some("fusefat"),
         "exfat" => Some("mount.exfat-fuse"),
+        "ntfs" => Some("ntfs-3g"),
         _ => None,
+    }
+}
+
+/// Whether the kernel has its NTFS driver, `ntfs3`, loading the module
+/// if modprobe can.
+fn kernel_has_ntfs3() -> bool {
+    kernel_has("ntfs3") || (tools::run("modprobe", ["-q", "ntfs3"]).is_ok() && kernel_has("ntfs3"))
+}
+
+/// The type the kernel mounts a filesystem blkid calls `fs_type` as:
+/// NTFS through `ntfs3` (the old `ntfs` driver of older kernels only reads).
+pub fn kernel_type(fs_type: &str) -> String {
+    match fs_type {
+        "ntfs" => "ntfs3".to_owned(),
+        other => other.to_owned(),
     }
 }
 
@@ -45,7 +62,10 @@ pub fn kernel_has(fs_type: &str) -> bool {
 /// Whether `fs_type` goes through a driver here: the kernel lacks it and a
 /// driver exists.
 pub fn needed(fs_type: &str) -> bool {
-    driver(fs_type).is_some() && !kernel_has(fs_type)
+    match fs_type {
+        "ntfs" => !kernel_has_ntfs3(),
+        _ => driver(fs_type).is_some() && !kernel_has(fs_type),
+    }
 }
 
 /// Mounts `device` (of `options.fs_type`) on `target` through its driver,
@@ -68,9 +88,12 @@ pub fn mount(
         "default_permissions".to_owned(),
         "nosuid".to_owned(),
         "nodev".to_owned(),
-        // Names the device in the mount table, so a later daemon finds it.
-        format!("fsname={}", device.display()),
     ];
+    // Names the device in the mount table, so a later daemon finds it
+    // (ntfs-3g names it so itself, and refuses the option).
+    if tool != "ntfs-3g" {
+        opts.push(format!("fsname={}", device.display()));
+    }
     opts.push(match (tool, options.read_only) {
         (_, true) => "ro".to_owned(),
         ("fusefat", false) => "rw+".to_owned(),
@@ -92,8 +115,8 @@ pub fn mount(
     }
     let opts = opts.join(",");
     let args: Vec<&std::ffi::OsStr> = match tool {
-        // fusefat takes the image and folder first.
-        "fusefat" => vec![
+        // fusefat and ntfs-3g take the image and folder first.
+        "fusefat" | "ntfs-3g" => vec![
             device.as_os_str(),
             staging.as_os_str(),
             "-o".as_ref(),
@@ -106,7 +129,7 @@ pub fn mount(
             staging.as_os_str(),
         ],
     };
-    // Both drivers mount, then go to the background: success means
+    // The drivers mount, then go to the background: success means
     // mounted.
     tools::run(tool, args)?;
     let fs = UserFs {

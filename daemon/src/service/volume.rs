@@ -38,6 +38,7 @@ pub fn view(m: &Mounted) -> VolumeView {
         problems: Some(m.health.problems()),
         state: Some(m.state.contract()),
         used_backup_header: Some(m.info.used_backup_header),
+        system_encryption: Some(m.info.system),
     }
 }
 
@@ -185,5 +186,11 @@ impl VolumeObject {
     #[zbus(property)]
     fn used_backup_header(&self) -> bool {
         self.m.info.used_backup_header
+    }
+    /// Opened as system encryption: the header came from the drive's
+    /// first track, the data units count from the drive's start.
+    #[zbus(property)]
+    fn system_encryption(&self) -> bool {
+        self.m.info.system
     }
 }

@@ -58,7 +58,13 @@ pub enum Location {
     /// Where TrueCrypt before 6.0 kept a hidden volume's header: 1536 bytes
     /// from the end.
     HiddenLegacy,
+    /// System encryption's header, in the drive's first track at 31744
+    /// (sector 62), before the first partition.
+    System,
 }
+
+/// Where system encryption keeps its header in the drive.
+pub const SYSTEM_HEADER_OFFSET: u64 = 31744;
 
 impl Location {
     /// Byte offset in a host of `host_size` bytes, if it fits.
@@ -70,6 +76,7 @@ impl Location {
             Location::Backup => from_end(131072),
             Location::HiddenBackup => from_end(65536),
             Location::HiddenLegacy => from_end(1536),
+            Location::System => Some(SYSTEM_HEADER_OFFSET),
         }?;
         (at + HEADER_BYTES as u64 <= host_size).then_some(at)
     }
@@ -92,6 +99,7 @@ impl Location {
             Location::Backup => "backup header",
             Location::HiddenBackup => "hidden volume backup header",
             Location::HiddenLegacy => "hidden volume header (TrueCrypt 5 location)",
+            Location::System => "system encryption header",
         }
     }
 }

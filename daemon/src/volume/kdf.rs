@@ -230,6 +230,38 @@ impl Prf {
     /// VeraCrypt: PIM 0 gives 500000 (RIPEMD-160: 655331), any other PIM
     /// 15000 + 1000 * PIM for every PRF.
     pub fn iterations(self, format: Format, pim: u32) -> Option<u32> {
+        self.iterations_in(format, pim, Scope::Volume)
+    }
+
+    /// PBKDF2 iterations for a volume or for system encryption, whose boot
+    /// loader must derive the key quickly: TrueCrypt's RIPEMD-160 1000;
+    /// VeraCrypt's SHA-256, BLAKE2s and Streebog 200000 (PIM p: 2048 * p)
+    /// and RIPEMD-160 327661 (PIM p: 2048 * p). SHA-512 and Whirlpool are
+    /// as for a volume; Argon2id has no system form.
+    pub fn iterations_in(self, format: Format, pim: u32, scope: Scope) -> Option<u32> {
+        let boot_count = matches!(
+            (format, self),
+            (Format::TrueCrypt, Prf::Ripemd160)
+                | (
+                    Format::VeraCrypt,
+                    Prf::Sha256 | Prf::Blake2s | Prf::Streebog | Prf::Ripemd160
+                )
+        );
+        if scope == Scope::Volume || !boot_count {
+            return self.volume_iterations(format, pim);
+        }
+        match (format, pim, self) {
+            (Format::TrueCrypt, 0, _) => Some(1000),
+            (Format::TrueCrypt, _, _) => None,
+            (_, p, _) if p > MAX_PIM => None,
+            (_, 0, Prf::Ripemd160) => Some(327_661),
+            (_, 0, _) => Some(200_000),
+            // Above 2^32 / 2048 no boot loader takes the PIM.
+            (_, p, _) => p.checked_mul(2048),
+        }
+    }
+
+    fn volume_iterations(self, format: Format, pim: u32) -> Option<u32> {
         if !self.in_format(format) {
             return None;
         }
@@ -311,6 +343,15 @@ pub fn derive_header_key(
     )
 }
 
+/// Whose header a key is derived for: a volume's, or system encryption's
+/// (the boot loader's iteration counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    #[default]
+    Volume,
+    System,
+}
+
 /// Derives only the PBKDF2 output blocks `parts` (of [`Prf::key_parts`]) of
 /// the header key into their bytes of `out`, leaving its other bytes as
 /// they are. The blocks of one key are independent: a search derives them
@@ -320,6 +361,20 @@ pub fn derive_header_key_parts(
     prf: Prf,
     format: Format,
     pim: u32,
+    password: &[u8],
+    salt: &[u8; 64],
+    limits: &KdfLimits,
+    cancel: &AtomicBool,
+    parts: std::ops::Range<usize>,
+    out: &mut [u8; HEADER_KEY_BYTES],
+) -> Result<()> {
+    let cost = (prf, format, pim, Scope::Volume);
+    derive_header_key_parts_in(cost, password, salt, limits, cancel, parts, out)
+}
+
+/// [`derive_header_key_parts`] for a volume or for system encryption.
+pub fn derive_header_key_parts_in(
+    (prf, format, pim, scope): (Prf, Format, u32, Scope),
     password: &[u8],
     salt: &[u8; 64],
     limits: &KdfLimits,
@@ -340,9 +395,17 @@ pub fn derive_header_key_parts(
         return Err(Error::Cancelled);
     }
     if prf == Prf::Argon2id {
+        if scope == Scope::System {
+            return Err(Error::PrfNotInFormat {
+                prf: prf.name(),
+                format: "system encryption",
+            });
+        }
         return argon2id(pim, password, salt, limits, cancel, out);
     }
-    let iterations = prf.iterations(format, pim).ok_or(Error::InvalidPim(pim))?;
+    let iterations = prf
+        .iterations_in(format, pim, scope)
+        .ok_or(Error::InvalidPim(pim))?;
     limits.pbkdf2_allowed(pim)?;
     // The bytes of the blocks asked for (the last block of RIPEMD-160's
     // key is cut short).
@@ -536,6 +599,26 @@ mod tests {
                 assert_eq!(Prf::by_name(prf.name()), Some(prf));
             }
         }
+    }
+
+    #[test]
+    fn system_iteration_counts() {
+        let (tc, vc, sys) = (Format::TrueCrypt, Format::VeraCrypt, Scope::System);
+        assert_eq!(Prf::Ripemd160.iterations_in(tc, 0, sys), Some(1000));
+        assert_eq!(Prf::Sha512.iterations_in(tc, 0, sys), Some(1000));
+        assert_eq!(Prf::Ripemd160.iterations_in(tc, 1, sys), None);
+        for prf in [Prf::Sha256, Prf::Blake2s, Prf::Streebog] {
+            assert_eq!(prf.iterations_in(vc, 0, sys), Some(200_000), "{prf:?}");
+            assert_eq!(prf.iterations_in(vc, 10, sys), Some(20_480), "{prf:?}");
+            assert_eq!(prf.iterations_in(vc, MAX_PIM, sys), None, "{prf:?}");
+        }
+        assert_eq!(Prf::Ripemd160.iterations_in(vc, 0, sys), Some(327_661));
+        assert_eq!(Prf::Ripemd160.iterations_in(vc, 10, sys), Some(20_480));
+        for prf in [Prf::Sha512, Prf::Whirlpool] {
+            assert_eq!(prf.iterations_in(vc, 0, sys), Some(500_000), "{prf:?}");
+            assert_eq!(prf.iterations_in(vc, 10, sys), Some(25_000), "{prf:?}");
+        }
+        assert_eq!(Prf::Argon2id.iterations_in(vc, 0, sys), None);
     }
 
     #[test]

@@ -58,6 +58,7 @@ impl std::fmt::Debug for HeaderWrite {
 fn locations_of(found: Location, version: u16) -> &'static [Location] {
     match found {
         Location::HiddenLegacy => &[Location::HiddenLegacy],
+        Location::System => &[Location::System],
         Location::Primary if version < 4 => &[Location::Primary],
         Location::Primary | Location::Backup => &[Location::Primary, Location::Backup],
         Location::HiddenPrimary | Location::HiddenBackup => {
@@ -225,6 +226,12 @@ pub fn backup_headers(
         Location::HiddenLegacy => {
             return Err(Error::InvalidArgument(
                 "TrueCrypt 5 hidden volumes have no header group to back up".into(),
+            ));
+        }
+        Location::System => {
+            return Err(Error::InvalidArgument(
+                "a system encryption header is backed up on the VeraCrypt Rescue Disk, not here"
+                    .into(),
             ));
         }
     };

@@ -9,4 +9,5 @@ pub mod kdf;
 pub mod keyfile;
 pub mod maintain;
 pub mod opened;
+pub mod system;
 pub mod unlock;

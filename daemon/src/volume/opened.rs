@@ -4,6 +4,7 @@
 use super::header::{Header, Location, MASTER_KEY_BYTES};
 use super::health::Health;
 use super::kdf::{Format, Prf};
+use super::system;
 use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
 use crate::engine::{Chain, Engine, VolumeCipher};
 use crate::error::{Error, Result};
@@ -35,6 +36,52 @@ pub struct VolumeInfo {
     pub backends: Vec<String>,
     /// XTS primary and secondary keys equal in some layer (a weak volume).
     pub weak_keys: bool,
+    /// Opened as system encryption: the header came from the drive's
+    /// first track.
+    pub system: bool,
+    /// The header's minimum program version (TrueCrypt's and VeraCrypt's
+    /// version numbers: 0x071a is 7.1a, 0x010b VeraCrypt 1.0b).
+    pub min_program_version: u16,
+}
+
+impl VolumeInfo {
+    /// The minimum program version as its program writes it ("7.1a",
+    /// "1.0b", "1.26"): TrueCrypt drops a minor version's trailing zero.
+    pub fn created_by(&self) -> String {
+        let [major, minor] = self.min_program_version.to_be_bytes();
+        let mut minor = format!("{minor:02x}");
+        if self.format == Format::TrueCrypt && minor.ends_with('0') {
+            minor.pop();
+        }
+        format!("{} {major:x}.{minor}", self.format.name())
+    }
+}
+
+/// A container file's access and modification times, taken before the
+/// mount reads anything (a read moves the access time).
+#[derive(Clone, Copy)]
+pub struct HostTimes([libc::timespec; 2]);
+
+impl HostTimes {
+    /// `host`'s times; None for a device, whose times tell nothing.
+    pub fn of(host: &File) -> Option<HostTimes> {
+        use std::os::unix::fs::MetadataExt;
+        let m = host.metadata().ok().filter(|m| m.is_file())?;
+        let at = |sec: i64, nsec: i64| libc::timespec {
+            tv_sec: sec,
+            tv_nsec: nsec,
+        };
+        Some(HostTimes([
+            at(m.atime(), m.atime_nsec()),
+            at(m.mtime(), m.mtime_nsec()),
+        ]))
+    }
+}
+
+impl std::fmt::Debug for HostTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostTimes({}, {})", self.0[0].tv_sec, self.0[1].tv_sec)
+    }
 }
 
 /// An open volume.
@@ -65,6 +112,12 @@ pub struct OpenVolume {
     /// The host is a regular file, whose size and names can change under
     /// the volume (a device's cannot).
     host_is_file: bool,
+    /// Data units before the host's first byte: a system-encrypted
+    /// partition's units are numbered from the start of its drive.
+    unit_shift: u64,
+    /// A container file's access and modification times before the
+    /// mount, put back when the volume closes.
+    host_times: Option<[libc::timespec; 2]>,
 }
 
 impl std::fmt::Debug for OpenVolume {
@@ -89,8 +142,31 @@ impl OpenVolume {
         cancel: &AtomicBool,
         read_only: bool,
     ) -> Result<OpenVolume> {
+        if opts.system {
+            return Self::open_system(engine, host, creds, opts, cancel, read_only);
+        }
         let u = unlock::unlock(engine, &host, creds, target, opts, cancel)?;
         Self::from_unlocked(engine, host, u, opts, read_only, None)
+    }
+
+    /// Opens system encryption in `host`: a partition (its header read
+    /// from its drive), or a drive or disk image holding the header.
+    fn open_system(
+        engine: &Engine,
+        host: File,
+        creds: Credentials<'_>,
+        opts: &SearchOptions,
+        cancel: &AtomicBool,
+        read_only: bool,
+    ) -> Result<OpenVolume> {
+        let drive = system::drive_of(&host)?;
+        let header_host = drive.as_ref().map_or(&host, |d| &d.file);
+        let u = unlock::unlock(engine, header_host, creds, Target::Outer, opts, cancel)?;
+        let size = unlock::host_size(&host)?;
+        let area = system::area(&u.header, size, drive.map(|d| d.partition_start))?;
+        let mut v = Self::from_unlocked(engine, host, u, opts, read_only, Some(area))?;
+        v.info.system = true;
+        Ok(v)
     }
 
     /// Opens the outer volume with hidden-volume protection: `hidden`
@@ -115,7 +191,9 @@ impl OpenVolume {
         )?;
         let start = h.header.data_offset;
         let end = start.saturating_add(h.header.data_size);
-        Self::from_unlocked(engine, host, o, opts, read_only, Some((start, end)))
+        let mut v = Self::from_unlocked(engine, host, o, opts, read_only, None)?;
+        v.protected = Some((start, end));
+        Ok(v)
     }
 
     fn from_unlocked(
@@ -124,22 +202,15 @@ impl OpenVolume {
         u: Unlocked,
         opts: &SearchOptions,
         read_only: bool,
-        protected: Option<(u64, u64)>,
+        system_area: Option<system::Area>,
     ) -> Result<OpenVolume> {
         let h: &Header = &u.header;
         let size = unlock::host_size(&host)?;
         let host_is_file = host.metadata().is_ok_and(|m| m.is_file());
-        if !h.data_offset.is_multiple_of(UNIT)
-            || h.data_offset == 0
-            || h.data_offset
-                .checked_add(h.data_size)
-                .is_none_or(|end| end > size)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "the header's data area ({} bytes at {}) does not fit the {size}-byte host",
-                h.data_size, h.data_offset
-            )));
-        }
+        let area = match system_area {
+            Some(a) => a,
+            None => Self::volume_area(h, size)?,
+        };
         let cipher = engine.volume_cipher(u.chain, &h.master_keys[..], opts.backend.as_deref())?;
         let info = VolumeInfo {
             format: h.format,
@@ -149,11 +220,13 @@ impl OpenVolume {
             location: u.location,
             used_backup_header: u.used_backup(),
             hidden: u.location.is_hidden(),
-            data_offset: h.data_offset,
-            data_size: h.data_size,
+            data_offset: area.offset,
+            data_size: area.size,
             sector_size: h.sector_size,
             backends: cipher.backends().into_iter().map(str::to_owned).collect(),
             weak_keys: h.has_equal_xts_halves(u.chain.ciphers.len()),
+            system: false,
+            min_program_version: h.min_program_version,
         };
         if info.weak_keys {
             tracing::warn!("volume has equal XTS primary and secondary keys in a layer: weak");
@@ -166,12 +239,43 @@ impl OpenVolume {
             on_read_only: std::sync::OnceLock::new(),
             info,
             read_only: AtomicBool::new(read_only),
-            protected,
+            protected: None,
             last_io: std::sync::atomic::AtomicU64::new(0),
             opened_at: std::time::Instant::now(),
             health: Arc::new(Health::new(!read_only)),
             host_is_file,
+            unit_shift: area.host_start / UNIT,
+            host_times: None,
         })
+    }
+
+    /// A volume's data area, checked against its host's size.
+    fn volume_area(h: &Header, size: u64) -> Result<system::Area> {
+        if !h.data_offset.is_multiple_of(UNIT)
+            || h.data_offset == 0
+            || h.data_offset
+                .checked_add(h.data_size)
+                .is_none_or(|end| end > size)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the header's data area ({} bytes at {}) does not fit the {size}-byte host",
+                h.data_size, h.data_offset
+            )));
+        }
+        Ok(system::Area {
+            offset: h.data_offset,
+            size: h.data_size,
+            host_start: 0,
+        })
+    }
+
+    /// Puts the container file's times back to `times` when the volume
+    /// closes (TrueCrypt's default), so the host does not tell when the
+    /// volume was last used.
+    pub fn restore_times_at_close(&mut self, times: HostTimes) {
+        if self.host_is_file {
+            self.host_times = Some(times.0);
+        }
     }
 
     pub fn info(&self) -> &VolumeInfo {
@@ -289,7 +393,7 @@ impl OpenVolume {
                 source: e,
             });
         }
-        self.cipher().decrypt(buf, at / UNIT)
+        self.cipher().decrypt(buf, at / UNIT + self.unit_shift)
     }
 
     /// Encrypts and writes whole sectors at `offset` of the data area.
@@ -318,7 +422,7 @@ impl OpenVolume {
                 source: std::io::Error::from_raw_os_error(libc::EIO),
             });
         }
-        self.cipher().encrypt(buf, at / UNIT)?;
+        self.cipher().encrypt(buf, at / UNIT + self.unit_shift)?;
         self.host.write_all_at(buf, at).map_err(|e| {
             self.health.write_failed(&e.to_string());
             Error::Io {
@@ -426,5 +530,26 @@ impl OpenVolume {
                 source: e,
             }
         })
+    }
+}
+
+impl Drop for OpenVolume {
+    /// The last write is done: the container's times go back to what they
+    /// were before the mount. On the descriptor the volume was opened with
+    /// (the caller's, whatever became of the file's name).
+    fn drop(&mut self) {
+        let Some(times) = self.host_times else {
+            return;
+        };
+        // SAFETY: futimens(2) on a descriptor this value owns, with two
+        // initialised timespecs.
+        let rc =
+            unsafe { libc::futimens(std::os::fd::AsRawFd::as_raw_fd(&self.host), times.as_ptr()) };
+        if rc != 0 {
+            tracing::warn!(
+                "cannot put the container's timestamps back: {}",
+                std::io::Error::last_os_error()
+            );
+        }
     }
 }

@@ -77,6 +77,9 @@ pub struct SearchOptions {
     pub detached: Option<DetachedHeader>,
     /// Told how the search goes (see [`Progress`]).
     pub progress: Option<ProgressSink>,
+    /// Look for system encryption's header (at 31744 of the drive, with
+    /// the boot loader's iteration counts) instead of a volume's.
+    pub system: bool,
 }
 
 /// A header file apart from its volume (as VeraCrypt's header backups and
@@ -246,6 +249,8 @@ fn unlock_phases(
     // A header file holds no backups: its primary slots are all there is.
     let backups = opts.try_backup && opts.detached.is_none();
     let phases: &[&[Location]] = match (opts.backup_only, backups) {
+        // System encryption has one header (its backup is on the Rescue Disk).
+        _ if opts.system => &[&[Location::System]],
         (true, _) => &[backup],
         (false, true) => &[primary, backup],
         (false, false) => &[primary],
@@ -471,7 +476,7 @@ fn search(
     let mut derivations = Vec::new();
     for (format, _) in &passwords {
         for &prf in Prf::all(*format) {
-            if opts.prf.is_some_and(|p| p != prf) {
+            if opts.prf.is_some_and(|p| p != prf) || (opts.system && prf == Prf::Argon2id) {
                 continue;
             }
             for (phase, location, offset, _) in &headers {
@@ -576,10 +581,13 @@ fn search(
         let mut salt = [0u8; SALT_BYTES];
         salt.copy_from_slice(&raw[..SALT_BYTES]);
         let mut part = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
-        let derived = kdf::derive_header_key_parts(
-            d.prf,
-            d.format,
-            creds.pim,
+        let scope = if opts.system {
+            kdf::Scope::System
+        } else {
+            kdf::Scope::Volume
+        };
+        let derived = kdf::derive_header_key_parts_in(
+            (d.prf, d.format, creds.pim, scope),
             password,
             &salt,
             &opts.limits,

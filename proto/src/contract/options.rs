@@ -52,16 +52,18 @@ pub enum NewFilesystem {
     Exfat,
     Btrfs,
     Xfs,
+    Ntfs,
 }
 
 impl NewFilesystem {
-    pub const ALL: [NewFilesystem; 6] = [
+    pub const ALL: [NewFilesystem; 7] = [
         NewFilesystem::None,
         NewFilesystem::Ext4,
         NewFilesystem::Fat,
         NewFilesystem::Exfat,
         NewFilesystem::Btrfs,
         NewFilesystem::Xfs,
+        NewFilesystem::Ntfs,
     ];
     pub fn key(self) -> &'static str {
         match self {
@@ -71,6 +73,7 @@ impl NewFilesystem {
             NewFilesystem::Exfat => "exfat",
             NewFilesystem::Btrfs => "btrfs",
             NewFilesystem::Xfs => "xfs",
+            NewFilesystem::Ntfs => "ntfs",
         }
     }
 }
@@ -95,6 +98,10 @@ pub struct SearchOptions {
     /// the volume's header at 0, a hidden volume's at 64 KiB), not from the
     /// host; only `HeaderInfo` and `Mount` take it.
     pub detached_header: Option<Secret>,
+    /// System encryption without its boot loader: the header at byte
+    /// 31744 of the drive (a partition's drive), the boot loader's
+    /// iteration counts; only `HeaderInfo` and `Mount` take it.
+    pub system_encryption: Option<bool>,
 }
 
 /// `Mount`: the search, then how and where to mount.
@@ -107,6 +114,9 @@ pub struct MountOptions {
     pub backend: Option<String>,
     pub pim: Option<u32>,
     pub detached_header: Option<Secret>,
+    /// As [`SearchOptions::system_encryption`]; such a volume mounts
+    /// read-only unless `readonly` is false.
+    pub system_encryption: Option<bool>,
     /// Mount read-only.
     pub readonly: Option<bool>,
     /// "auto" (default) or "none".
@@ -117,6 +127,9 @@ pub struct MountOptions {
     pub allow_non_empty: Option<bool>,
     /// Pass TRIM/discard through to the host.
     pub discard: Option<bool>,
+    /// Put a container file's access and modification times back at
+    /// dismount (TrueCrypt's default; absent: true).
+    pub preserve_timestamps: Option<bool>,
     /// The hidden volume's password, to protect it from the outer's writes.
     pub protect_hidden_password: Option<Secret>,
     pub protect_hidden_keyfiles: Option<SecretList>,
@@ -156,6 +169,7 @@ impl MountOptions {
             backend: self.backend.clone(),
             pim: self.pim,
             detached_header: self.detached_header.clone(),
+            system_encryption: self.system_encryption,
         }
     }
 
@@ -167,6 +181,7 @@ impl MountOptions {
         self.backend = s.backend;
         self.pim = s.pim;
         self.detached_header = s.detached_header;
+        self.system_encryption = s.system_encryption;
         self
     }
 }

@@ -64,6 +64,8 @@ pub struct VolumeView {
     pub state: Option<VolumeState>,
     /// The primary header did not open; the backup header did.
     pub used_backup_header: Option<bool>,
+    /// Opened as system encryption (the header in the drive's first track).
+    pub system_encryption: Option<bool>,
 }
 
 /// One row of the `ListVolumes` reply, `(osssssssbbbtss)`: object, host,
@@ -140,4 +142,9 @@ pub struct HeaderInfo {
     pub key_bits: Option<u32>,
     /// The block mode, as cryptsetup names it ("xts-plain64").
     pub mode: Option<String>,
+    /// A system encryption header (from the drive's first track).
+    pub system_encryption: Option<bool>,
+    /// The header's minimum program version ("1.11"): which version of
+    /// TrueCrypt or VeraCrypt made or last rewrote it, at the earliest.
+    pub created_by: Option<String>,
 }

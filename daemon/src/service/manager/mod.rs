@@ -156,7 +156,7 @@ impl Manager {
     /// device) and a filesystem inside. Options: `format` ("veracrypt",
     /// "truecrypt"), `encryption`, `hash`, `pim` (u), `sector_size` (u),
     /// `quick` (b), `filesystem` ("ext4", "fat", "exfat", "btrfs", "xfs",
-    /// "none"), `hidden_size` (t) with `outer_password` (ay) and
+    /// "ntfs", "none"), `hidden_size` (t) with `outer_password` (ay) and
     /// `outer_keyfiles` (aay) for a hidden volume inside an existing one.
     /// Emits `CreateProgress` while filling.
     #[allow(clippy::too_many_arguments)]
