@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Mounted-volume throughput against a plain loop-mounted ext4 image, side
 # by side in one run, everything in RAM (tmpfs): sequential overwrite of a
-# large file (dd, fsync at the end) and a cold read of it (caches dropped).
-# For AES on the AES-NI backend, AES on the software backend, and the
-# AES-Twofish-Serpent cascade. Run as root after `cargo build --release`.
-#   TCD_BENCH_MIB   file size in MiB (default 1024)
+# large file (dd, fsync at the end) and a cold read of it (caches dropped),
+# then random 4 KiB reads and writes with fio (direct I/O, queue depth 32,
+# IOPS). For AES on the AES-NI backend, AES on the software backend, and
+# the AES-Twofish-Serpent cascade. Run as root after `cargo build --release`.
+#   TCD_BENCH_MIB     file size in MiB (default 1024)
+#   TCD_BENCH_CASES   "ENCRYPTION BACKEND" pairs, comma-separated (default
+#                     "AES aesni,AES soft,AES-Twofish-Serpent default")
+#   TCD_BENCH_FIO_SECONDS   seconds of each random I/O run (default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$PWD/target/release"
 mib="${TCD_BENCH_MIB:-1024}"
+cases="${TCD_BENCH_CASES:-AES aesni,AES soft,AES-Twofish-Serpent default}"
+fio_seconds="${TCD_BENCH_FIO_SECONDS:-10}"
+command -v fio >/dev/null || { echo "fio is needed (package fio)" >&2; exit 1; }
 img_mib=$((mib + mib / 4 + 64))
 root=$(mktemp -d /tmp/tcd-bench.XXXXXX)
 mount -t tmpfs -o size=$((img_mib * 2 + 256))M tcd-bench "$root"
@@ -41,18 +48,43 @@ measure() { # folder -> "write read"
     echo "$w $r"
 }
 
+iops() { # folder rw -> IOPS of 4 KiB requests at queue depth 32
+    fio --name=rand --directory="$1" --filename=fio.dat --size=256M --bs=4k --direct=1 \
+        --ioengine=libaio --iodepth=32 --rw="$2" --runtime="$fio_seconds" --time_based \
+        --output-format=json 2>/dev/null |
+        python3 -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; print(round(j["read"]["iops"] + j["write"]["iops"]))'
+}
+
+measure_random() { # folder -> "randwrite randread"
+    local w r
+    w=$(iops "$1" randwrite)
+    r=$(iops "$1" randread)
+    rm -f "$1/fio.dat"; sync
+    echo "$w $r"
+}
+
 truncate -s "${img_mib}M" "$root/plain.img"
 mkfs.ext4 -q -F "$root/plain.img"
 plain_loop=$(losetup -f --show "$root/plain.img")
 mkdir -p "$root/plain-mnt"
 mount "$plain_loop" "$root/plain-mnt"
 read -r pw pr < <(measure "$root/plain-mnt")
+read -r prw prr < <(measure_random "$root/plain-mnt")
 umount "$root/plain-mnt"; losetup -d "$plain_loop"; plain_loop=
 rm -f "$root/plain.img"
 
-printf '%-34s %9s %9s %8s %8s\n' "volume (ext4, ${mib} MiB file)" "write" "read" "w ratio" "r ratio"
-printf '%-34s %9s %9s\n' "plain loop device" "$pw" "$pr"
-for case in "AES aesni" "AES soft" "AES-Twofish-Serpent default"; do
+row() { # label write read randwrite randread [ratios...]
+    printf '%-34s %7s %7s %8s %8s' "$1" "$2" "$3" "$4" "$5"
+    shift 5
+    [ $# -gt 0 ] && printf ' %7.2f %7.2f %7.2f %7.2f' "$@"
+    echo
+}
+ratio() { echo "$1 / $2" | bc -l; }
+row "volume (ext4, ${mib} MiB file)" write read "4K wr/s" "4K rd/s"
+printf '%-34s %7s %7s %8s %8s %7s %7s %7s %7s\n' "" "" "" "" "" "w" "r" "4K w" "4K r"
+row "plain loop device" "$pw" "$pr" "$prw" "$prr"
+IFS=, read -r -a case_list <<<"$cases"
+for case in "${case_list[@]}"; do
     set -- $case
     enc=$1 backend=$2
     vol="$root/$enc-$backend.vc"
@@ -63,9 +95,10 @@ for case in "AES aesni" "AES soft" "AES-Twofish-Serpent default"; do
     echo "bench" | "$bin/tcctl" mount "$vol" "$root/mnt" --pim 1 --password-stdin \
         "${backend_arg[@]}" >/dev/null
     read -r w r < <(measure "$root/mnt")
+    read -r rw rr < <(measure_random "$root/mnt")
     "$bin/tcctl" dismount "$root/mnt" >/dev/null
     rm -f "$vol"
-    printf '%-34s %9s %9s %8.2f %8.2f\n' "$enc on $backend" "$w" "$r" \
-        "$(echo "$w / $pw" | bc -l)" "$(echo "$r / $pr" | bc -l)"
+    row "$enc on $backend" "$w" "$r" "$rw" "$rr" \
+        "$(ratio "$w" "$pw")" "$(ratio "$r" "$pr")" "$(ratio "$rw" "$prw")" "$(ratio "$rr" "$prr")"
 done
-echo "MB/s = 10^6 bytes/s; ratios against the plain loop device in this run."
+echo "write, read: MB/s = 10^6 bytes/s; 4K: IOPS; ratios against the plain loop device in this run."

@@ -264,20 +264,26 @@ impl Client {
                     .map(|(d, t)| (u64::from(d), u64::from(t)))
             },
             || {
-                // Four out arguments.
+                // Seven out arguments.
                 type Reply = (
                     u32,
                     bool,
                     Vec<CipherBench>,
                     Vec<tcd_proto::contract::rows::KdfBenchRow>,
+                    u64,
+                    u32,
+                    Vec<String>,
                 );
-                let (threads, cpu_has_aes, ciphers, kdfs): Reply =
+                let (threads, cpu_has_aes, ciphers, kdfs, buffer_bytes, passes, simd): Reply =
                     self.call("Benchmark", &(buffer_bytes,))?;
                 Ok(Bench {
                     threads,
                     cpu_has_aes,
                     ciphers,
                     kdfs,
+                    buffer_bytes,
+                    passes,
+                    simd,
                 })
             },
         )

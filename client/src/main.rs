@@ -119,7 +119,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::RestoreHeader(a) => headers::restore(ctx, a),
         Command::Backends { json } => backends::backends(ctx, json),
         Command::Policy { action } => backends::policy(ctx, action),
-        Command::Benchmark { size, json } => backends::benchmark(ctx, size, json),
+        Command::Benchmark { size, json } => backends::benchmark(ctx, size.unwrap_or(0), json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
         Command::Monitor => monitor::monitor(ctx),

@@ -489,24 +489,34 @@ pub fn policy_set(notes: &[String], p: &PolicyView) {
 }
 
 /// `tcctl benchmark`: fastest first.
-pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
+pub fn benchmark(bench: Bench, json: bool) {
     let Bench {
         threads,
         cpu_has_aes: cpu_aes,
-        mut ciphers,
+        ciphers,
         mut kdfs,
+        buffer_bytes,
+        passes,
+        simd,
     } = bench;
-    ciphers.sort_by(|a, b| b.mean_mbs.total_cmp(&a.mean_mbs));
+    // Each row with its code path (a daemon that does not say: none).
+    let mut ciphers: Vec<(bus::CipherBench, String)> = ciphers
+        .into_iter()
+        .zip(simd.into_iter().chain(std::iter::repeat_with(String::new)))
+        .collect();
+    ciphers.sort_by(|a, b| b.0.mean_mbs.total_cmp(&a.0.mean_mbs));
     kdfs.sort_by(|a, b| b.per_second.total_cmp(&a.per_second));
     if json {
         let rows: Vec<_> = ciphers
             .iter()
-            .map(|r| {
+            .map(|(r, simd)| {
                 // The daemon's row joins a cascade's layers with `+`; JSON
                 // lists are arrays.
                 let backends: Vec<&str> = r.backends.split('+').collect();
-                json!({"encryption": r.encryption, "backends": backends, "encrypt_mbs": r.encrypt_mbs,
-                    "decrypt_mbs": r.decrypt_mbs, "mean_mbs": r.mean_mbs, "hardware_aes": r.hardware_aes})
+                let simd: Vec<&str> = simd.split('+').filter(|s| !s.is_empty()).collect();
+                json!({"encryption": r.encryption, "backends": backends, "simd": simd,
+                    "encrypt_mbs": r.encrypt_mbs, "decrypt_mbs": r.decrypt_mbs,
+                    "mean_mbs": r.mean_mbs, "hardware_aes": r.hardware_aes})
             })
             .collect();
         let prfs: Vec<_> = kdfs
@@ -518,14 +528,24 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
             .collect();
         println!(
             "{}",
-            json!({"schema": SCHEMA, "buffer_bytes": buffer_bytes, "threads": threads,
-                "cpu_aes": cpu_aes, "ciphers": rows, "prfs": prfs})
+            json!({"schema": SCHEMA, "buffer_bytes": buffer_bytes, "passes": passes,
+                "threads": threads, "cpu_aes": cpu_aes, "ciphers": rows, "prfs": prfs})
         );
         return;
     }
+    let times = if passes > 1 {
+        format!(" x {passes} passes")
+    } else {
+        String::new()
+    };
+    // TrueCrypt's sizes are decimal; the default is binary.
+    let size = if buffer_bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", buffer_bytes >> 20)
+    } else {
+        format!("{} MB", buffer_bytes as f64 / 1e6)
+    };
     println!(
-        "Buffer {} MB on {threads} threads; processor AES instructions: {}",
-        buffer_bytes as f64 / 1e6,
+        "Buffer {size}{times} on {threads} threads; processor AES instructions: {}",
         yes_no(cpu_aes)
     );
     cipher_table(&ciphers);
@@ -541,12 +561,12 @@ pub fn benchmark(buffer_bytes: u64, bench: Bench, json: bool) {
     }
 }
 
-fn cipher_table(ciphers: &[bus::CipherBench]) {
+fn cipher_table(ciphers: &[(bus::CipherBench, String)]) {
     println!(
-        "{:<28} {:<11} {:>9} {:>9} {:>9}  AES ON",
-        "ALGORITHM", "BACKENDS", "ENCRYPT", "DECRYPT", "MEAN"
+        "{:<28} {:<11} {:>9} {:>9} {:>9}  {:<9} SIMD",
+        "ALGORITHM", "BACKENDS", "ENCRYPT", "DECRYPT", "MEAN", "AES ON"
     );
-    for r in ciphers {
+    for (r, simd) in ciphers {
         let hw = if !r.encryption.contains("AES") {
             "-"
         } else if r.hardware_aes {
@@ -554,8 +574,9 @@ fn cipher_table(ciphers: &[bus::CipherBench]) {
         } else {
             "software"
         };
+        let simd = if simd.is_empty() { "-" } else { simd };
         println!(
-            "{:<28} {:<11} {:>9} {:>9} {:>9}  {hw}",
+            "{:<28} {:<11} {:>9} {:>9} {:>9}  {hw:<9} {simd}",
             r.encryption,
             r.backends,
             mbs(r.encrypt_mbs),

@@ -25,6 +25,9 @@ pub struct CipherRow {
     pub mean_mbs: f64,
     /// AES ran on processor instructions in this row.
     pub hardware_aes: bool,
+    /// The code path each cipher ran (`-` where its backend does not say),
+    /// "+"-joined in the order of the algorithm's name.
+    pub simd: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +46,8 @@ pub struct KdfRow {
 pub struct Report {
     pub threads: u32,
     pub buffer_bytes: u64,
+    /// Passes over the buffer in each direction.
+    pub passes: u32,
     pub ciphers: Vec<CipherRow>,
     pub kdfs: Vec<KdfRow>,
 }
@@ -120,12 +125,23 @@ fn in_pieces(
     Ok(())
 }
 
+/// The code path of each cipher of `chain` in `cipher`, "+"-joined.
+fn paths(chain: &Chain, cipher: &crate::engine::VolumeCipher) -> String {
+    chain
+        .ciphers
+        .iter()
+        .map(|c| cipher.path_of(c).unwrap_or_else(|| "-".into()))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
 /// Runs the benchmark over a buffer of `buffer_bytes` (rounded down to
-/// whole 512-byte units, at least one), calling `progress(done, total)`
-/// after each step.
+/// whole 512-byte units, at least one), `passes` times in each direction,
+/// calling `progress(done, total)` after each step.
 pub fn run(
     engine: &Engine,
     buffer_bytes: u64,
+    passes: u32,
     cancel: &AtomicBool,
     mut progress: impl FnMut(u32, u32),
 ) -> Result<Report> {
@@ -152,13 +168,18 @@ pub fn run(
         let mut key = Zeroizing::new(vec![0u8; chain.key_bytes()]);
         getrandom::fill(&mut key[..]).map_err(|e| Error::Random(e.to_string()))?;
         let cipher = engine.volume_cipher(chain, &key, forced.as_deref())?;
+        let passes = passes.max(1);
         let t = Instant::now();
-        in_pieces(&mut buf, cancel, |piece, unit| cipher.encrypt(piece, unit))?;
+        for _ in 0..passes {
+            in_pieces(&mut buf, cancel, |piece, unit| cipher.encrypt(piece, unit))?;
+        }
         let enc = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        in_pieces(&mut buf, cancel, |piece, unit| cipher.decrypt(piece, unit))?;
+        for _ in 0..passes {
+            in_pieces(&mut buf, cancel, |piece, unit| cipher.decrypt(piece, unit))?;
+        }
         let dec = t.elapsed().as_secs_f64();
-        let mb = len as f64 / 1e6;
+        let mb = len as f64 * f64::from(passes) / 1e6;
         let rate = |s: f64| if s > 0.0 { mb / s } else { f64::INFINITY };
         let layers = cipher.backends();
         let hardware_aes = chain.ciphers.iter().zip(&layers).any(|(c, b)| {
@@ -175,6 +196,7 @@ pub fn run(
             decrypt_mbs: rate(dec),
             mean_mbs: rate((enc + dec) / 2.0),
             hardware_aes,
+            simd: paths(chain, &cipher),
         });
         done += 1;
         progress(done, total);
@@ -217,6 +239,7 @@ pub fn run(
     Ok(Report {
         threads: u32::try_from(engine.threads()).unwrap_or(u32::MAX),
         buffer_bytes: len as u64,
+        passes: passes.max(1),
         ciphers,
         kdfs,
     })

@@ -66,7 +66,10 @@ struct tcd_backend {
     int32_t (*xts_decrypt)(const struct tcd_xts_ctx *ctx, uint8_t *data,
                            size_t len, uint64_t first_unit, uint32_t unit_size);
     void (*xts_free)(struct tcd_xts_ctx *ctx);
-    const void *reserved[4]; /* zero */
+    /* optional, may be NULL: the code path ctx runs ("AVX2", "SSE2", ...),
+     * a static NUL-terminated string, or NULL when not told */
+    const char *(*xts_path)(const struct tcd_xts_ctx *ctx);
+    const void *reserved[3]; /* zero */
 };
 
 const struct tcd_backend *tcd_backend_entry(void);

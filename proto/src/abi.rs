@@ -92,6 +92,13 @@ pub type XtsCryptFn = unsafe extern "C" fn(
 /// `xts_free(ctx)`: wipe and release a context. Null is ignored.
 pub type XtsFreeFn = unsafe extern "C" fn(ctx: *mut XtsCtx);
 
+/// `xts_path(ctx)`: the code path the context runs, chosen at key setup, as
+/// a short NUL-terminated static name for people (`VAES-512`, `AVX2`,
+/// `SSE2`, `portable`, ...), or null when the backend does not say.
+/// Optional: a backend built before it has the slot zero, and the loader
+/// then reports no path.
+pub type XtsPathFn = unsafe extern "C" fn(ctx: *const XtsCtx) -> *const c_char;
+
 /// What `tcd_backend_entry` returns; lives as long as the library is loaded.
 #[repr(C)]
 #[derive(Debug)]
@@ -116,8 +123,11 @@ pub struct BackendDesc {
     pub xts_encrypt: Option<XtsCryptFn>,
     pub xts_decrypt: Option<XtsCryptFn>,
     pub xts_free: Option<XtsFreeFn>,
+    /// Optional (null: the path is not told); in the first reserved slot,
+    /// so version 1 keeps its layout.
+    pub xts_path: Option<XtsPathFn>,
     /// Reserved for later versions; zero.
-    pub reserved: [*const c_void; 4],
+    pub reserved: [*const c_void; 3],
 }
 
 /// The type of the entry point.
@@ -144,6 +154,7 @@ mod tests {
         assert_eq!(core::mem::offset_of!(BackendDesc, ciphers), 40);
         assert_eq!(core::mem::offset_of!(BackendDesc, available), 48);
         assert_eq!(core::mem::offset_of!(BackendDesc, xts_free), 80);
+        assert_eq!(core::mem::offset_of!(BackendDesc, xts_path), 88);
         assert_eq!(core::mem::size_of::<BackendDesc>(), 120);
     }
 }

@@ -14,7 +14,8 @@
 //!
 //! Run: `cargo build --release --workspace && cargo bench -p tcd-tests --bench xts`
 //! (`TCD_BENCH_SECONDS` sets the time per figure, default 1: the best of
-//! five rounds.)
+//! five rounds. `TCD_BENCH_ALGORITHMS`, names separated by commas, keeps
+//! those algorithms alone, at every level and in 512-byte units only.)
 
 use std::hint::black_box;
 use std::process::Command;
@@ -160,9 +161,16 @@ fn rows(level: &str, widest: bool) {
         .unwrap_or(1);
     let orders: [&[&str]; 2] = [&["aesni", "soft"], &["soft"]];
     let key = vec![0x42u8; 192];
+    let only: Option<Vec<String>> = std::env::var("TCD_BENCH_ALGORITHMS")
+        .ok()
+        .map(|s| s.split(',').map(|n| n.trim().to_owned()).collect());
     for chain in CHAINS {
         let has_paths = matches!(chain.ciphers, ["AES"] | ["Serpent"] | ["Twofish"]);
-        if !widest && !has_paths {
+        let wanted = match &only {
+            Some(names) => names.iter().any(|n| n == chain.name),
+            None => widest || has_paths,
+        };
+        if !wanted {
             continue;
         }
         for order in orders {
@@ -172,7 +180,7 @@ fn rows(level: &str, widest: bool) {
             }
             let one = engine(order, 1);
             let all = engine(order, threads);
-            let units: &[u32] = if chain.ciphers.len() == 1 {
+            let units: &[u32] = if chain.ciphers.len() == 1 && only.is_none() {
                 &[512, 4096]
             } else {
                 &[512]

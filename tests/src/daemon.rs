@@ -14,6 +14,8 @@ pub struct Daemon {
     pub dir: tempfile::TempDir,
     /// Extra arguments of `tcd` (a policy, a backend folder).
     args: Vec<OsString>,
+    /// Extra environment of `tcd` (`TCD_SIMD`).
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Daemon {
@@ -24,12 +26,18 @@ impl Daemon {
     /// A daemon with extra arguments; `--backend-dir` among them replaces
     /// the build folder.
     pub fn start_with(args: &[&OsStr]) -> Daemon {
+        Self::start_with_env(args, &[])
+    }
+
+    /// A daemon with extra arguments and environment variables.
+    pub fn start_with_env(args: &[&OsStr], env: &[(&str, &str)]) -> Daemon {
         require_root_and_fuse();
         let dir = tempfile::tempdir().expect("temp dir");
         let mut d = Daemon {
             child: None,
             dir,
             args: args.iter().map(|a| a.to_os_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
         };
         d.spawn();
         d
@@ -94,6 +102,7 @@ impl Daemon {
             )
             .args(&self.args)
             .env("TCD_LOG", "info,fuser=error")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stderr(
                 std::fs::OpenOptions::new()

@@ -388,7 +388,8 @@ fn the_benchmark_has_a_row_for_every_algorithm_and_prf() {
     require_cpu_aes();
     let d = Daemon::start();
     let b = json(&d.ok(&["benchmark", "--size", "1M", "--json"], ""));
-    assert_eq!(b["buffer_bytes"], 1_000_000);
+    // The buffer the ciphers ran over: whole 512-byte units.
+    assert_eq!(b["buffer_bytes"], 999_936);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(b["threads"], cores);
     assert_eq!(b["cpu_aes"], true);
@@ -557,4 +558,75 @@ fn read_first(device: &str) -> Vec<u8> {
     let buf = aligned(&mut store, 64 << 10);
     dev.read_exact_at(buf, 0).expect("read");
     buf.to_vec()
+}
+
+/// The `simd` array of the row of `encryption` on `backends`.
+fn simd_of(bench: &serde_json::Value, encryption: &str, backends: &[&str]) -> serde_json::Value {
+    bench["ciphers"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["encryption"] == encryption && r["backends"] == serde_json::json!(backends))
+        .unwrap_or_else(|| panic!("no row {encryption} on {backends:?}: {bench}"))["simd"]
+        .clone()
+}
+
+#[test]
+fn the_benchmark_names_the_code_path_each_cipher_ran() {
+    require_cpu_aes();
+    // Capped at SSE2, every processor runs the same paths.
+    let d = Daemon::start_with_env(&[], &[("TCD_SIMD", "sse2")]);
+    let b = json(&d.ok(&["benchmark", "--size", "256K", "--json"], ""));
+    assert_eq!(b["buffer_bytes"], 256_000);
+    assert_eq!(b["passes"], 1);
+    assert_eq!(
+        simd_of(&b, "AES", &["aesni"]),
+        serde_json::json!(["AES-NI"])
+    );
+    assert_eq!(simd_of(&b, "AES", &["soft"]), serde_json::json!(["SSE2"]));
+    assert_eq!(
+        simd_of(&b, "Serpent", &["soft"]),
+        serde_json::json!(["SSE2"])
+    );
+    assert_eq!(
+        simd_of(&b, "Twofish", &["soft"]),
+        serde_json::json!(["portable"])
+    );
+    assert_eq!(
+        simd_of(&b, "AES-Twofish-Serpent", &["soft"]),
+        serde_json::json!(["SSE2", "portable", "SSE2"])
+    );
+    // People see it as the table's last column.
+    let table = d.ok(&["benchmark", "--size", "256K"], "");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("AES ") && l.contains(" aesni "))
+        .unwrap_or_else(|| panic!("no AES row on aesni: {table}"));
+    assert!(row.ends_with(" hardware  AES-NI"), "{row:?}");
+    assert!(
+        table.lines().any(|l| l.starts_with("AES-Twofish-Serpent ")
+            && l.contains(" soft ")
+            && l.ends_with(" software  SSE2+portable+SSE2")),
+        "{table}"
+    );
+}
+
+#[test]
+fn the_default_benchmark_passes_over_a_cache_sized_buffer() {
+    require_cpu_aes();
+    let d = Daemon::start();
+    let b = json(&d.ok(&["benchmark", "--json"], ""));
+    assert_eq!(b["buffer_bytes"], 1 << 20);
+    assert_eq!(b["passes"], 100);
+    // The widest path this processor runs.
+    let aes = simd_of(&b, "AES", &["aesni"]);
+    assert!(
+        ["VAES-512", "VAES-256", "AES-NI"].contains(&aes[0].as_str().unwrap_or("")),
+        "{aes}"
+    );
+    let table = d.ok(&["benchmark"], "");
+    assert!(
+        table.starts_with("Buffer 1 MiB x 100 passes on "),
+        "{table}"
+    );
 }

@@ -70,6 +70,15 @@ impl Path {
         }
     }
 
+    /// The path's name for people (the ABI's `xts_path`).
+    pub fn name(self) -> &'static core::ffi::CStr {
+        match self {
+            Path::AesNi => c"AES-NI",
+            Path::Vaes256 => c"VAES-256",
+            Path::Vaes512 => c"VAES-512",
+        }
+    }
+
     /// The fastest path this processor supports at or below the `TCD_SIMD`
     /// cap; `None` without AES-NI.
     pub fn best() -> Option<Path> {
@@ -182,6 +191,9 @@ mod imp {
         }
         fn decrypt(&self, data: &mut [u8], first_unit: u64, unit_size: usize) {
             self.run::<false>(data, first_unit, unit_size);
+        }
+        fn path(&self) -> Option<&'static core::ffi::CStr> {
+            Some(self.path.name())
         }
     }
 }

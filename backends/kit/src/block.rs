@@ -8,4 +8,9 @@
 pub trait BlockCipher: Send + Sync {
     fn encrypt_blocks(&self, blocks: &mut [u8]);
     fn decrypt_blocks(&self, blocks: &mut [u8]);
+    /// The code path chosen at key setup, for people (`AVX2`, `SSE2`,
+    /// ...); `None` when the cipher does not say.
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        None
+    }
 }

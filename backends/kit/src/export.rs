@@ -101,6 +101,22 @@ pub unsafe fn xts_crypt(
     }
 }
 
+/// `xts_path`: the context's code path, or null.
+///
+/// # Safety
+/// `ctx` must come from [`xts_new`] and not be freed, or be null.
+pub unsafe fn xts_path(ctx: *const XtsCtx) -> *const core::ffi::c_char {
+    if ctx.is_null() {
+        return core::ptr::null();
+    }
+    // SAFETY: a non-null context from `xts_new` points to a live `Ctx`.
+    let cipher: &Ctx = unsafe { &*(ctx as *const Ctx) };
+    match catch_unwind(AssertUnwindSafe(|| cipher.path())) {
+        Ok(Some(name)) => name.as_ptr(),
+        _ => core::ptr::null(),
+    }
+}
+
 /// `xts_free`.
 ///
 /// # Safety
@@ -175,6 +191,10 @@ macro_rules! export_backend {
                 // SAFETY: forwarded ABI contract, see `export::xts_crypt`.
                 unsafe { __ex::xts_crypt(ctx, data, len, first, unit, false) }
             }
+            unsafe extern "C" fn __xts_path(ctx: *const __abi::XtsCtx) -> *const ::core::ffi::c_char {
+                // SAFETY: forwarded ABI contract, see `export::xts_path`.
+                unsafe { __ex::xts_path(ctx) }
+            }
             unsafe extern "C" fn __xts_free(ctx: *mut __abi::XtsCtx) {
                 // SAFETY: forwarded ABI contract, see `export::xts_free`.
                 unsafe { __ex::xts_free(ctx) }
@@ -194,7 +214,8 @@ macro_rules! export_backend {
                 xts_encrypt: Some(__xts_encrypt),
                 xts_decrypt: Some(__xts_decrypt),
                 xts_free: Some(__xts_free),
-                reserved: [::core::ptr::null(); 4],
+                xts_path: Some(__xts_path),
+                reserved: [::core::ptr::null(); 3],
             };
 
             // SAFETY: the one exported symbol of a backend; its name is the

@@ -26,6 +26,10 @@ pub trait XtsCipher: Send + Sync {
     fn encrypt(&self, data: &mut [u8], first_unit: u64, unit_size: usize);
     /// The inverse of [`XtsCipher::encrypt`].
     fn decrypt(&self, data: &mut [u8], first_unit: u64, unit_size: usize);
+    /// The code path chosen at key setup (the ABI's `xts_path`).
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        None
+    }
 }
 
 /// Multiplies a tweak by alpha (x) in GF(2^128), XTS's little-endian
@@ -109,6 +113,9 @@ impl<C: BlockCipher> XtsCipher for Xts<C> {
     }
     fn decrypt(&self, data: &mut [u8], first_unit: u64, unit_size: usize) {
         self.run(data, first_unit, unit_size, false);
+    }
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        self.data.path()
     }
 }
 

@@ -108,6 +108,6 @@ pub fn benchmark(ctx: Context<'_>, bytes: u64, json: bool) -> Result<(), Failure
     let c = Client::connect(ctx.at)?;
     let show = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bench = c.benchmark(bytes, show)?;
-    output::benchmark(bytes, bench, json);
+    output::benchmark(bench, json);
     Ok(())
 }

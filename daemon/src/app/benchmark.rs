@@ -5,8 +5,11 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcd_proto::contract::rows::{BenchReport, CipherBenchRow, KdfBenchRow};
 
-/// The buffer when the caller names none.
-pub const DEFAULT_BUFFER: u64 = 100_000_000;
+/// The buffer when the caller names none: small enough to stay in the
+/// cores' caches, so the figures are the ciphers' speed rather than the
+/// memory's, passed over [`DEFAULT_PASSES`] times (100 MiB each way).
+pub const DEFAULT_BUFFER: u64 = 1 << 20;
+pub const DEFAULT_PASSES: u32 = 100;
 /// The buffer is locked memory: up to 1 GiB for root, a quarter of that
 /// for others.
 const MAX_ROOT: u64 = 1 << 30;
@@ -14,7 +17,8 @@ const MAX_USER: u64 = 256 << 20;
 
 impl App {
     /// Every encryption on each choice of allowed backends over a buffer
-    /// of `buffer_bytes` (0: [`DEFAULT_BUFFER`]) on all cores, and the
+    /// of `buffer_bytes` once (0: [`DEFAULT_BUFFER`], [`DEFAULT_PASSES`]
+    /// times) on all cores, and the
     /// header key derivation of each PRF. `progress(done, total)` counts
     /// steps.
     pub fn benchmark(
@@ -25,10 +29,10 @@ impl App {
         progress: impl FnMut(u32, u32),
     ) -> Result<BenchReport> {
         let max = if caller.is_root() { MAX_ROOT } else { MAX_USER };
-        let size = if buffer_bytes == 0 {
-            DEFAULT_BUFFER
+        let (size, passes) = if buffer_bytes == 0 {
+            (DEFAULT_BUFFER, DEFAULT_PASSES)
         } else {
-            buffer_bytes
+            (buffer_bytes, 1)
         };
         if size > max {
             return Err(Error::InvalidArgument(format!(
@@ -47,8 +51,11 @@ impl App {
             }
         }
         let _done = Done(&self.benchmark_running);
-        let report = crate::benchmark::run(self.table.engine(), size, cancel, progress)?;
+        let report = crate::benchmark::run(self.table.engine(), size, passes, cancel, progress)?;
         Ok(BenchReport {
+            buffer_bytes: report.buffer_bytes,
+            passes: report.passes,
+            simd: report.ciphers.iter().map(|r| r.simd.clone()).collect(),
             threads: report.threads,
             cpu_has_aes: super::backends::cpu_has_aes(),
             ciphers: report

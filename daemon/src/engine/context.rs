@@ -80,6 +80,12 @@ impl XtsKey {
         &self.cipher
     }
 
+    /// The code path the backend chose for this key (`AVX2`, `SSE2`, ...),
+    /// when it says.
+    pub fn path(&self) -> Option<String> {
+        super::loader::context_path(&self.backend, self.ctx.as_ptr())
+    }
+
     /// Encrypts whole units in place, the first numbered `first_unit`.
     pub fn encrypt(&self, data: &mut [u8], first_unit: u64, unit_size: u32) -> Result<()> {
         self.crypt(data, first_unit, unit_size, true)

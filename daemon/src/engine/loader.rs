@@ -44,6 +44,8 @@ pub(crate) struct Functions {
     pub encrypt: abi::XtsCryptFn,
     pub decrypt: abi::XtsCryptFn,
     pub free: abi::XtsFreeFn,
+    /// Optional in version 1.
+    pub path: Option<abi::XtsPathFn>,
 }
 
 /// A loaded backend library. Contexts made from it keep it loaded.
@@ -234,6 +236,7 @@ fn validate(
         encrypt: desc.xts_encrypt.ok_or_else(|| missing("xts_encrypt"))?,
         decrypt: desc.xts_decrypt.ok_or_else(|| missing("xts_decrypt"))?,
         free: desc.xts_free.ok_or_else(|| missing("xts_free"))?,
+        path: desc.xts_path,
     };
     let info = BackendInfo {
         name,
@@ -245,6 +248,16 @@ fn validate(
         path: path.to_path_buf(),
     };
     Ok((info, fns, available))
+}
+
+/// Calls a backend's `xts_path`: the code path of `ctx`, if it says.
+pub(crate) fn context_path(b: &LoadedBackend, ctx: *const XtsCtx) -> Option<String> {
+    let f = b.fns.path?;
+    // SAFETY: a live context of this backend (the caller's promise); the
+    // result is null or a static string of the loaded library.
+    let name = unsafe { f(ctx) };
+    // SAFETY: as above; `read_str` bounds and checks it.
+    unsafe { read_str(name, "path", 32) }.ok()
 }
 
 /// Calls a backend's `xts_new`.

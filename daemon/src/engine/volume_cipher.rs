@@ -60,6 +60,14 @@ impl VolumeCipher {
             .collect()
     }
 
+    /// The code path of `cipher`'s layer, when its backend says.
+    pub fn path_of(&self, cipher: &str) -> Option<String> {
+        self.layers
+            .iter()
+            .find(|l| l.cipher().eq_ignore_ascii_case(cipher))
+            .and_then(|l| l.path())
+    }
+
     /// Encrypts whole data units in place; `first_unit` numbers the first.
     pub fn encrypt(&self, data: &mut [u8], first_unit: u64) -> Result<()> {
         self.run(data, first_unit, true)

@@ -8,9 +8,9 @@ use super::readahead::{ReadAhead, Source};
 use crate::error::Error;
 use crate::volume::opened::{OpenVolume, UNIT};
 use fuser::{
-    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, KernelConfig,
-    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, SessionACL, WriteFlags,
+    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, InitFlags,
+    KernelConfig, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, SessionACL, WriteFlags,
 };
 use std::ffi::OsStr;
 use std::path::Path;
@@ -23,6 +23,8 @@ const FILE_INO: INodeNo = INodeNo(2);
 /// The largest request the kernel sends us, and its read-ahead: large
 /// requests keep the cipher at full width and the threads busy.
 const MAX_REQUEST: u32 = 1 << 20;
+/// Requests in flight from the loop device at once: its queue depth.
+const MAX_BACKGROUND: u16 = 128;
 const TTL: Duration = Duration::from_secs(3600);
 
 /// Opens of the volume file whose release the session has not answered
@@ -215,6 +217,15 @@ impl Filesystem for VolumeFile {
         // Ask for large requests; the kernel may grant less.
         let _ = config.set_max_write(MAX_REQUEST);
         let _ = config.set_max_readahead(MAX_REQUEST);
+        // The loop device submits its requests to the volume file
+        // asynchronously (direct I/O): with asynchronous direct I/O here,
+        // up to `MAX_BACKGROUND` of them reach the threads at once instead
+        // of one per loop worker, which random I/O at a queue depth needs.
+        if config.add_capabilities(InitFlags::FUSE_ASYNC_DIO).is_err() {
+            tracing::debug!("the kernel has no asynchronous direct I/O for FUSE");
+        }
+        let _ = config.set_max_background(MAX_BACKGROUND);
+        let _ = config.set_congestion_threshold(MAX_BACKGROUND);
         Ok(())
     }
 

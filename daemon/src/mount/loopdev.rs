@@ -12,6 +12,10 @@ pub fn attach(file: &Path, sector: u32, read_only: bool) -> Result<PathBuf> {
         "--show".as_ref(),
         "--sector-size".as_ref(),
         sector.as_ref(),
+        // Direct I/O: the loop device submits reads and writes of the
+        // volume file asynchronously, many at once, and keeps no page
+        // cache of its own under the filesystem's.
+        "--direct-io=on".as_ref(),
     ];
     if read_only {
         args.push("--read-only".as_ref());

@@ -1,13 +1,12 @@
 //! Sequential read-ahead for the FUSE volume file.
 //!
-//! The loop device sends its reads one after another, so without help the
-//! cores take turns: one reads and decrypts a request, then the kernel copies
-//! it into the filesystem's pages and on to the reader while the cipher
-//! idles. When reads run sequentially, a worker reads and decrypts the next
-//! request of the same size meanwhile, and the next read takes its buffer
-//! without a copy. One window at most: the loop device never has more than
-//! one read in flight towards us, and plaintext is held no longer than
-//! needed.
+//! A sequential reader (the filesystem's read-ahead through the loop
+//! device) waits for each large read before it asks for the next, so without
+//! help the cores take turns: one reads and decrypts a request, then the
+//! kernel copies it on to the reader while the cipher idles. When reads run
+//! sequentially, a worker reads and decrypts the next request of the same
+//! size meanwhile, and the next read takes its buffer without a copy. One
+//! window at most, so plaintext is held no longer than needed.
 
 use fuser::Errno;
 use std::sync::mpsc::{self, Sender};

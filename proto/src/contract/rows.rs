@@ -49,7 +49,7 @@ pub struct KdfBenchRow {
     pub trial_seconds: f64,
 }
 
-/// The reply of `Benchmark` (`(ubaa(ssdddb)a(sudd))` as four out
+/// The reply of `Benchmark` (`(uba(ssdddb)a(sudd)tuas)` as seven out
 /// arguments).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 pub struct BenchReport {
@@ -57,6 +57,14 @@ pub struct BenchReport {
     pub cpu_has_aes: bool,
     pub ciphers: Vec<CipherBenchRow>,
     pub kdfs: Vec<KdfBenchRow>,
+    /// The buffer each cipher ran over, in bytes.
+    pub buffer_bytes: u64,
+    /// Passes over it in each direction.
+    pub passes: u32,
+    /// The code path of each cipher row (same order), each cipher's
+    /// "+"-joined in the order of the algorithm's name, `-` where its
+    /// backend does not say.
+    pub simd: Vec<String>,
 }
 
 /// The reply of `Policy` (six out arguments).
@@ -86,6 +94,9 @@ mod tests {
         assert_eq!(CipherBenchRow::SIGNATURE.to_string(), "(ssdddb)");
         assert_eq!(KdfBenchRow::SIGNATURE.to_string(), "(sudd)");
         assert_eq!(PolicyReply::SIGNATURE.to_string(), "(sssbasas)");
-        assert_eq!(BenchReport::SIGNATURE.to_string(), "(uba(ssdddb)a(sudd))");
+        assert_eq!(
+            BenchReport::SIGNATURE.to_string(),
+            "(uba(ssdddb)a(sudd)tuas)"
+        );
     }
 }

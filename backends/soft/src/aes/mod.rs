@@ -64,6 +64,18 @@ impl Path {
         }
     }
 
+    /// The path's name for people (the ABI's `xts_path`).
+    pub fn name(self) -> &'static core::ffi::CStr {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Path::Portable => c"SSE2",
+            #[cfg(not(target_arch = "x86_64"))]
+            Path::Portable => c"portable",
+            Path::Avx2 => c"AVX2",
+            Path::Avx512 => c"AVX-512",
+        }
+    }
+
     /// The fastest path this processor runs at or below the `TCD_SIMD` cap.
     pub fn best() -> Path {
         let cap = simd::cap();
@@ -202,6 +214,9 @@ impl Aes256 {
 }
 
 impl BlockCipher for Aes256 {
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        Some(self.path.name())
+    }
     fn encrypt_blocks(&self, blocks: &mut [u8]) {
         self.dispatch::<true>(blocks);
     }

@@ -83,6 +83,17 @@ impl SerpentPath {
         }
     }
 
+    /// The path's name for people (the ABI's `xts_path`).
+    pub fn name(self) -> &'static core::ffi::CStr {
+        match self {
+            SerpentPath::Portable => c"portable",
+            SerpentPath::Sse2 => c"SSE2",
+            SerpentPath::Avx2 => c"AVX2",
+            SerpentPath::Avx512Ymm => c"AVX-512 (ymm)",
+            SerpentPath::Avx512Zmm => c"AVX-512",
+        }
+    }
+
     /// The fastest path this CPU can run at or below the `TCD_SIMD` cap.
     pub fn best() -> SerpentPath {
         let cap = simd::cap();
@@ -206,6 +217,9 @@ fn batched<const N: usize>(blocks: &mut [u8], f: impl Fn(&mut [[u8; N]])) {
 }
 
 impl BlockCipher for Serpent256 {
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        Some(self.path.name())
+    }
     fn encrypt_blocks(&self, blocks: &mut [u8]) {
         self.run(blocks, true);
     }

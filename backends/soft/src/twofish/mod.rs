@@ -221,6 +221,14 @@ impl Path {
         }
     }
 
+    /// The path's name for people (the ABI's `xts_path`).
+    pub fn name(self) -> &'static core::ffi::CStr {
+        match self {
+            Path::Portable => c"portable",
+            Path::Avx512 => c"AVX-512 GFNI",
+        }
+    }
+
     /// The fastest path this processor runs at or below the `TCD_SIMD` cap.
     pub fn best() -> Path {
         let cap = simd::cap();
@@ -448,6 +456,9 @@ fn for_groups(
 }
 
 impl BlockCipher for Twofish256 {
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        Some(self.path.name())
+    }
     fn encrypt_blocks(&self, blocks: &mut [u8]) {
         let ks = &*self.ks;
         let blocks = match self.path {

@@ -441,9 +441,11 @@ impl Manager {
 
     /// TrueCrypt's benchmark, on the engine mounted volumes use: every
     /// encryption algorithm on each choice of allowed backends over a
-    /// buffer of `buffer_bytes` (0: 100 MB) on all cores, and the header
-    /// key derivation of each PRF. Returns the threads used, whether the
-    /// processor has AES instructions, the cipher rows and the PRF rows.
+    /// buffer of `buffer_bytes` once (0: 1 MiB, cache-sized, 100 times)
+    /// on all cores, and the header key derivation of each PRF. Returns
+    /// the threads used, whether the processor has AES instructions, the
+    /// cipher rows, the PRF rows, the buffer's bytes, the passes over it
+    /// and the code path (SIMD) of each cipher row.
     /// Emits `BenchmarkProgress`.
     async fn benchmark(
         &self,
@@ -451,11 +453,27 @@ impl Manager {
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
-    ) -> Result<(u32, bool, Vec<CipherBenchRow>, Vec<KdfBenchRow>)> {
+    ) -> Result<(
+        u32,
+        bool,
+        Vec<CipherBenchRow>,
+        Vec<KdfBenchRow>,
+        u64,
+        u32,
+        Vec<String>,
+    )> {
         let r = self
             .run_benchmark(buffer_bytes, emitter, &header, conn)
             .await?;
-        Ok((r.threads, r.cpu_has_aes, r.ciphers, r.kdfs))
+        Ok((
+            r.threads,
+            r.cpu_has_aes,
+            r.ciphers,
+            r.kdfs,
+            r.buffer_bytes,
+            r.passes,
+            r.simd,
+        ))
     }
 
     /// Steps of `Benchmark` done, of `total`.
