@@ -19,6 +19,7 @@
 //! [`derive_header_key_parts`] derives some of them, so that a search
 //! spreads one key over the cores.
 
+mod blake2s_lanes;
 mod sha2_chains;
 mod sha512_lanes;
 mod streebog_tables;
@@ -433,6 +434,7 @@ impl Prf {
     pub fn chains_at_once(self, level: Level) -> usize {
         match self {
             Prf::Sha512 => sha512_lanes::lanes(level),
+            Prf::Blake2s => blake2s_lanes::lanes(level),
             _ => 1,
         }
     }
@@ -440,7 +442,7 @@ impl Prf {
 
 /// Derives several output blocks of one password's header keys, each of
 /// its own salt and part: the independent chains of a search (the blocks
-/// of one key, the salts of the header slots). SHA-512 runs
+/// of one key, the salts of the header slots). SHA-512 and BLAKE2s run
 /// [`Prf::chains_at_once`] of them at once in SIMD lanes at `level` (one
 /// [`simd_level`] gave); the other PRFs one after another.
 #[allow(clippy::too_many_arguments)]
@@ -457,15 +459,20 @@ pub fn derive_header_key_chains(
     if chains.iter().any(|c| c.part >= prf.key_parts()) {
         return Err(Error::Kdf("no such part of the header key".into()));
     }
-    if prf != Prf::Sha512 {
-        for c in chains.iter_mut() {
-            let parts = c.part..c.part + 1;
-            derive_header_key_parts(
-                prf, format, pim, password, c.salt, limits, cancel, parts, c.out,
-            )?;
+    type Lanes = fn(&[u8], u32, &AtomicBool, Level, &mut [sha512_lanes::Job<'_>]) -> Result<()>;
+    let lanes: Lanes = match prf {
+        Prf::Sha512 => sha512_lanes::pbkdf2_sha512_jobs,
+        Prf::Blake2s => blake2s_lanes::pbkdf2_blake2s_jobs,
+        _ => {
+            for c in chains.iter_mut() {
+                let parts = c.part..c.part + 1;
+                derive_header_key_parts(
+                    prf, format, pim, password, c.salt, limits, cancel, parts, c.out,
+                )?;
+            }
+            return Ok(());
         }
-        return Ok(());
-    }
+    };
     check_request(prf, format, cancel)?;
     let iterations = prf.iterations(format, pim).ok_or(Error::InvalidPim(pim))?;
     limits.pbkdf2_allowed(pim)?;
@@ -478,7 +485,7 @@ pub fn derive_header_key_chains(
             out: &mut c.out[c.part * len..(c.part + 1) * len],
         })
         .collect();
-    let result = sha512_lanes::pbkdf2_sha512_jobs(password, iterations, cancel, level, &mut jobs);
+    let result = lanes(password, iterations, cancel, level, &mut jobs);
     if result.is_err() {
         for job in &mut jobs {
             job.out.zeroize();
@@ -956,6 +963,7 @@ mod tests {
             (Format::VeraCrypt, 2, Prf::Sha512),
             (Format::TrueCrypt, 0, Prf::Sha512),
             (Format::VeraCrypt, 1, Prf::Sha256),
+            (Format::VeraCrypt, 1, Prf::Blake2s),
         ] {
             let want: Vec<[u8; HEADER_KEY_BYTES]> = salts
                 .iter()
