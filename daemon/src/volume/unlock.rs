@@ -732,3 +732,67 @@ fn search(
         (None, _) => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::kdf::Level;
+
+    fn derivation(phase: usize, location: Location, format: Format, prf: Prf) -> Derivation {
+        Derivation {
+            phase,
+            location,
+            offset: 0,
+            format,
+            prf,
+            key: std::sync::Mutex::new(Zeroizing::new([0u8; HEADER_KEY_BYTES])),
+            left: AtomicUsize::new(prf.key_parts()),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn trials_group_the_chains_of_one_prf_and_phase_with_one_share_per_core() {
+        let vc = Format::VeraCrypt;
+        let derivations = [
+            derivation(0, Location::Primary, vc, Prf::Sha512),
+            derivation(0, Location::HiddenPrimary, vc, Prf::Sha512),
+            derivation(0, Location::Primary, vc, Prf::Whirlpool),
+            derivation(1, Location::Backup, vc, Prf::Sha512),
+        ];
+        let shape = |threads, level| -> Vec<Vec<(usize, usize)>> {
+            tasks_of(&derivations, threads, level)
+                .into_iter()
+                .map(|t| t.chains)
+                .collect()
+        };
+        // Two cores, four lanes: the six primary SHA-512 blocks in two
+        // trials of three (one per core), Whirlpool one block a trial, the
+        // backup's three blocks apart from the primary ones.
+        assert_eq!(
+            shape(2, Level::Avx2),
+            vec![
+                vec![(0, 0), (0, 1), (0, 2)],
+                vec![(1, 0), (1, 1), (1, 2)],
+                vec![(2, 0)],
+                vec![(2, 1)],
+                vec![(2, 2)],
+                vec![(3, 0), (3, 1)],
+                vec![(3, 2)],
+            ]
+        );
+        // One core: as many as the lanes hold.
+        assert_eq!(
+            shape(1, Level::Sse2)[..3],
+            [
+                vec![(0, 0), (0, 1)],
+                vec![(0, 2), (1, 0)],
+                vec![(1, 1), (1, 2)]
+            ]
+        );
+        assert_eq!(
+            shape(1, Level::Avx2)[0],
+            vec![(0, 0), (0, 1), (0, 2), (1, 0)]
+        );
+    }
+}
