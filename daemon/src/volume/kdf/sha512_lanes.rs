@@ -247,7 +247,10 @@ macro_rules! chains_body {
                     w[i & 15] = x;
                     x
                 };
-                let t1 = add(add(add(h, bsig1(e)), add(ch(e, f, g), splat(*k))), wi);
+                // h + K + W does not wait for e: the path from e to the
+                // next e is then Σ1, two adds and the add of d.
+                let hkw = add(h, add(splat(*k), wi));
+                let t1 = add(add(hkw, ch(e, f, g)), bsig1(e));
                 let t2 = add(bsig0(a), maj(a, b, c));
                 h = g;
                 g = f;
