@@ -98,14 +98,28 @@ pub fn require_python_with_jeepney() {
 /// The unpacked `tcrypt-images/` folder of real TrueCrypt and VeraCrypt
 /// volumes, unpacked once per test process into a temporary folder.
 pub fn tcrypt_images() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, path) = DIR.get_or_init(|| {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
         require_tool("tar", "package tar");
         require_tool("xz", "package xz-utils");
         let archive = shared_dir().join("tcrypt-images/tcrypt-images.tar.xz");
-        assert!(archive.is_file(), "{} is missing", archive.display());
+        let meta = std::fs::metadata(&archive)
+            .unwrap_or_else(|e| panic!("{} is missing: {e}", archive.display()));
+        // Unpacked once per archive and shared by every test process (a
+        // static's temporary folder would never be removed): named by the
+        // archive's size and time, moved into place whole.
+        let stamp = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        let dir = std::env::temp_dir().join(format!("tcd-images-{}-{stamp}", meta.len()));
+        let path = dir.join("tcrypt-images");
+        if path.is_dir() {
+            return path;
+        }
         let tmp = tempfile::Builder::new()
-            .prefix("tcd-images-")
+            .prefix("tcd-images-unpacking-")
             .tempdir()
             .expect("temp folder");
         let st = Command::new("tar")
@@ -116,10 +130,14 @@ pub fn tcrypt_images() -> &'static Path {
             .status()
             .expect("run tar");
         assert!(st.success(), "tar failed to unpack {}", archive.display());
-        let path = tmp.path().join("tcrypt-images");
-        (tmp, path)
-    });
-    path
+        // Another process may have won the race: its copy is as good.
+        let unpacked = tmp.keep();
+        if std::fs::rename(&unpacked, &dir).is_err() {
+            let _ = std::fs::remove_dir_all(&unpacked);
+        }
+        assert!(path.is_dir(), "{} was not unpacked", path.display());
+        path
+    })
 }
 
 /// An engine over the built backends, in order of preference.

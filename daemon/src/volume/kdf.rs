@@ -19,8 +19,12 @@
 //! [`derive_header_key_parts`] derives some of them, so that a search
 //! spreads one key over the cores.
 
+mod blake2s_lanes;
 mod sha2_chains;
+mod sha512_lanes;
 mod streebog_tables;
+
+pub use sha512_lanes::Level;
 
 use crate::error::{Error, Result};
 use hmac::digest::{FixedOutput, KeyInit, Output, OutputSizeUser, Update};
@@ -330,17 +334,44 @@ pub fn derive_header_key(
     out: &mut [u8; HEADER_KEY_BYTES],
 ) -> Result<()> {
     let parts = prf.key_parts();
-    derive_header_key_parts(
-        prf,
-        format,
-        pim,
+    let level = simd_level();
+    if prf.chains_at_once(level) == 1 {
+        return derive_header_key_parts(
+            prf,
+            format,
+            pim,
+            password,
+            salt,
+            limits,
+            cancel,
+            0..parts,
+            out,
+        );
+    }
+    // The blocks at once, each into a key of its own, then put together.
+    let mut outs: Vec<zeroize::Zeroizing<[u8; HEADER_KEY_BYTES]>> = (0..parts)
+        .map(|_| zeroize::Zeroizing::new([0u8; HEADER_KEY_BYTES]))
+        .collect();
+    let mut chains: Vec<KeyPart<'_>> = outs
+        .iter_mut()
+        .enumerate()
+        .map(|(part, o)| KeyPart { salt, part, out: o })
+        .collect();
+    derive_header_key_chains(
+        (prf, format, pim, Scope::Volume),
         password,
-        salt,
         limits,
         cancel,
-        0..parts,
-        out,
-    )
+        level,
+        &mut chains,
+    )?;
+    drop(chains);
+    let len = prf.block_bytes();
+    for (part, o) in outs.iter().enumerate() {
+        let bytes = part * len..((part + 1) * len).min(HEADER_KEY_BYTES);
+        out[bytes.clone()].copy_from_slice(&o[bytes]);
+    }
+    Ok(())
 }
 
 /// Whose header a key is derived for: a volume's, or system encryption's
@@ -385,15 +416,7 @@ pub fn derive_header_key_parts_in(
     if parts.start >= parts.end || parts.end > prf.key_parts() {
         return Err(Error::Kdf("no such part of the header key".into()));
     }
-    if !prf.in_format(format) {
-        return Err(Error::PrfNotInFormat {
-            prf: prf.name(),
-            format: format.name(),
-        });
-    }
-    if cancel.load(Ordering::Relaxed) {
-        return Err(Error::Cancelled);
-    }
+    check_request(prf, format, cancel)?;
     if prf == Prf::Argon2id {
         if scope == Scope::System {
             return Err(Error::PrfNotInFormat {
@@ -433,6 +456,100 @@ pub fn derive_header_key_parts_in(
     };
     if result.is_err() {
         bytes.zeroize();
+    }
+    result
+}
+
+/// Refuses a PRF the format lacks, and a search already cancelled.
+fn check_request(prf: Prf, format: Format, cancel: &AtomicBool) -> Result<()> {
+    if !prf.in_format(format) {
+        return Err(Error::PrfNotInFormat {
+            prf: prf.name(),
+            format: format.name(),
+        });
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+/// One PBKDF2 output block (`part`, of [`Prf::key_parts`]) of the header
+/// key of `salt`, derived into its bytes of `out`.
+pub struct KeyPart<'a> {
+    pub salt: &'a [u8; SALT_BYTES],
+    pub part: usize,
+    pub out: &'a mut [u8; HEADER_KEY_BYTES],
+}
+
+/// The SIMD level the key derivation runs at: the fastest this processor
+/// has at or below the `TCD_SIMD` cap.
+pub fn simd_level() -> Level {
+    sha512_lanes::level_for(tcd_backend_kit::simd::cap())
+}
+
+impl Prf {
+    /// How many output blocks (of any salts) one call of
+    /// [`derive_header_key_chains`] runs at once at `level`; beyond that
+    /// they run one group after another.
+    pub fn chains_at_once(self, level: Level) -> usize {
+        match self {
+            Prf::Sha512 => sha512_lanes::lanes(level),
+            Prf::Blake2s => blake2s_lanes::lanes(level),
+            _ => 1,
+        }
+    }
+}
+
+/// Derives several output blocks of one password's header keys, each of
+/// its own salt and part: the independent chains of a search (the blocks
+/// of one key, the salts of the header slots). SHA-512 and BLAKE2s run
+/// [`Prf::chains_at_once`] of them at once in SIMD lanes at `level` (one
+/// [`simd_level`] gave); the other PRFs one after another.
+#[allow(clippy::too_many_arguments)]
+pub fn derive_header_key_chains(
+    (prf, format, pim, scope): (Prf, Format, u32, Scope),
+    password: &[u8],
+    limits: &KdfLimits,
+    cancel: &AtomicBool,
+    level: Level,
+    chains: &mut [KeyPart<'_>],
+) -> Result<()> {
+    if chains.iter().any(|c| c.part >= prf.key_parts()) {
+        return Err(Error::Kdf("no such part of the header key".into()));
+    }
+    type Lanes = fn(&[u8], u32, &AtomicBool, Level, &mut [sha512_lanes::Job<'_>]) -> Result<()>;
+    let lanes: Lanes = match prf {
+        Prf::Sha512 => sha512_lanes::pbkdf2_sha512_jobs,
+        Prf::Blake2s => blake2s_lanes::pbkdf2_blake2s_jobs,
+        _ => {
+            for c in chains.iter_mut() {
+                let parts = c.part..c.part + 1;
+                let cost = (prf, format, pim, scope);
+                derive_header_key_parts_in(cost, password, c.salt, limits, cancel, parts, c.out)?;
+            }
+            return Ok(());
+        }
+    };
+    check_request(prf, format, cancel)?;
+    let iterations = prf
+        .iterations_in(format, pim, scope)
+        .ok_or(Error::InvalidPim(pim))?;
+    limits.pbkdf2_allowed(pim)?;
+    let len = prf.block_bytes();
+    let mut jobs: Vec<sha512_lanes::Job<'_>> = chains
+        .iter_mut()
+        .map(|c| sha512_lanes::Job {
+            salt: &c.salt[..],
+            block: c.part,
+            out: &mut c.out[c.part * len..(c.part + 1) * len],
+        })
+        .collect();
+    let result = lanes(password, iterations, cancel, level, &mut jobs);
+    if result.is_err() {
+        for job in &mut jobs {
+            job.out.zeroize();
+        }
     }
     result
 }
@@ -907,6 +1024,79 @@ mod tests {
             count += 1;
         }
         assert_eq!(count, 13);
+    }
+
+    #[test]
+    fn chains_of_several_salts_give_their_keys_at_every_level() {
+        // The blocks of three salts' keys, shuffled into one call, each
+        // equal to its key derived alone on the one-chain code.
+        let l = KdfLimits::default();
+        let salts: Vec<[u8; 64]> = (0..3u8)
+            .map(|s| std::array::from_fn(|i| (i as u8).wrapping_mul(7) ^ s))
+            .collect();
+        let mut levels: Vec<Level> = Level::ALL
+            .into_iter()
+            .map(sha512_lanes::level_for)
+            .collect();
+        levels.dedup();
+        for (format, pim, prf) in [
+            (Format::VeraCrypt, 2, Prf::Sha512),
+            (Format::TrueCrypt, 0, Prf::Sha512),
+            (Format::VeraCrypt, 1, Prf::Sha256),
+            (Format::VeraCrypt, 1, Prf::Blake2s),
+        ] {
+            let want: Vec<[u8; HEADER_KEY_BYTES]> = salts
+                .iter()
+                .map(|salt| {
+                    let mut key = [0u8; HEADER_KEY_BYTES];
+                    let parts = 0..prf.key_parts();
+                    derive_header_key_parts(
+                        prf,
+                        format,
+                        pim,
+                        b"pw",
+                        salt,
+                        &l,
+                        &never(),
+                        parts,
+                        &mut key,
+                    )
+                    .expect("one key");
+                    key
+                })
+                .collect();
+            for &level in &levels {
+                let mut got = vec![[0u8; HEADER_KEY_BYTES]; salts.len()];
+                let mut chains: Vec<KeyPart<'_>> = Vec::new();
+                let mut outs = vec![[0u8; HEADER_KEY_BYTES]; salts.len() * prf.key_parts()];
+                let mut index = Vec::new();
+                for (o, out) in outs.iter_mut().enumerate() {
+                    let (s, part) = (o % salts.len(), o / salts.len());
+                    index.push((s, part));
+                    chains.push(KeyPart {
+                        salt: &salts[s],
+                        part,
+                        out,
+                    });
+                }
+                derive_header_key_chains(
+                    (prf, format, pim, Scope::Volume),
+                    b"pw",
+                    &l,
+                    &never(),
+                    level,
+                    &mut chains,
+                )
+                .expect("chains");
+                drop(chains);
+                let len = prf.block_bytes();
+                for ((s, part), out) in index.into_iter().zip(&outs) {
+                    let bytes = part * len..((part + 1) * len).min(HEADER_KEY_BYTES);
+                    got[s][bytes.clone()].copy_from_slice(&out[bytes]);
+                }
+                assert_eq!(got, want, "{prf:?} at {level:?}");
+            }
+        }
     }
 
     #[test]

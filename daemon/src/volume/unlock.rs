@@ -369,11 +369,13 @@ impl<'a> Reporter<'a> {
         }
     }
 
-    /// A part of `d` is about to be derived (`finished`: one just was).
-    fn at(&self, d: &Derivation, finished: Option<&Derivation>) {
+    /// A part of `d` is about to be derived
+    /// (`finished`: `n` parts of it just were).
+    fn at(&self, d: &Derivation, finished: Option<(&Derivation, usize)>) {
         let Some(sink) = self.sink else { return };
-        if let Some(f) = finished {
-            self.done.fetch_add(weight(f, self.pim), Ordering::Relaxed);
+        if let Some((f, n)) = finished {
+            self.done
+                .fetch_add(weight(f, self.pim) * n as u64, Ordering::Relaxed);
         }
         let now = Instant::now();
         {
@@ -410,10 +412,59 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// One trial: some parts of one derivation.
+/// One trial: output blocks (derivation, part) of derivations of one PRF
+/// and format, derived at once.
 struct Task {
-    derivation: usize,
-    parts: std::ops::Range<usize>,
+    chains: Vec<(usize, usize)>,
+}
+
+/// The trials of a search, in the derivations' order. The blocks of the
+/// consecutive derivations of one phase, format and PRF are independent
+/// chains of one password: they go into trials of as many as the PRF runs
+/// at once, but no bigger than an even share of the threads, so every
+/// core has one.
+fn tasks_of(derivations: &[Derivation], threads: usize, level: kdf::Level) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    let mut start = 0;
+    while start < derivations.len() {
+        let key = |d: &Derivation| (d.phase, d.format, d.prf);
+        let this = key(&derivations[start]);
+        let end = derivations[start..]
+            .iter()
+            .position(|d| key(d) != this)
+            .map_or(derivations.len(), |n| start + n);
+        let chains: Vec<(usize, usize)> = (start..end)
+            .flat_map(|i| (0..this.2.key_parts()).map(move |part| (i, part)))
+            .collect();
+        let size = this
+            .2
+            .chains_at_once(level)
+            .min(chains.len().div_ceil(threads.max(1)))
+            .max(1);
+        tasks.extend(chains.chunks(size).map(|c| Task { chains: c.to_vec() }));
+        start = end;
+    }
+    tasks
+}
+
+/// Puts block `part` of `d`'s key (in its bytes of `out`) in place; the
+/// whole key if that was the last block missing.
+fn deposit(
+    d: &Derivation,
+    part: usize,
+    out: &[u8; HEADER_KEY_BYTES],
+) -> Option<Zeroizing<[u8; HEADER_KEY_BYTES]>> {
+    let len = d.prf.block_bytes();
+    let bytes = part * len..((part + 1) * len).min(HEADER_KEY_BYTES);
+    let mut key = d.key.lock().unwrap_or_else(|p| p.into_inner());
+    key[bytes.clone()].copy_from_slice(&out[bytes]);
+    if d.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+        return None;
+    }
+    let mut whole = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
+    whole.copy_from_slice(&key[..]);
+    key.fill(0);
+    Some(whole)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -511,16 +562,8 @@ fn search(
             None => Ok(None),
         };
     }
-    let tasks: Vec<Task> = derivations
-        .iter()
-        .enumerate()
-        .flat_map(|(i, d)| {
-            (0..d.prf.key_parts()).map(move |part| Task {
-                derivation: i,
-                parts: part..part + 1,
-            })
-        })
-        .collect();
+    let level = kdf::simd_level();
+    let tasks = tasks_of(&derivations, engine.threads(), level);
     let chains: Vec<&'static Chain> = match opts.chain {
         Some(c) => vec![c],
         None => CHAINS.iter().collect(),
@@ -570,59 +613,65 @@ fn search(
         }
         None
     };
-    // Derives the task's parts; the one who derives a key's last part tries it.
+    // Derives the task's blocks; the one who derives a key's last block
+    // tries it.
     let run = |task: &Task| -> Option<Unlocked> {
-        let d = derivations.get(task.derivation)?;
-        if cancel.load(Ordering::Relaxed) || d.failed.load(Ordering::Relaxed) {
+        let live: Vec<(&Derivation, usize)> = task
+            .chains
+            .iter()
+            .filter_map(|&(i, part)| Some((derivations.get(i)?, part)))
+            .filter(|(d, _)| !d.failed.load(Ordering::Relaxed))
+            .collect();
+        let &(first, _) = live.first()?;
+        if cancel.load(Ordering::Relaxed) {
             return None;
         }
-        let password = &passwords.iter().find(|(f, _)| *f == d.format)?.1;
-        let (_, _, _, raw) = headers.iter().find(|(_, l, _, _)| *l == d.location)?;
-        let mut salt = [0u8; SALT_BYTES];
-        salt.copy_from_slice(&raw[..SALT_BYTES]);
-        let mut part = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
+        let password = &passwords.iter().find(|(f, _)| *f == first.format)?.1;
+        let salts: Vec<[u8; SALT_BYTES]> = live
+            .iter()
+            .map(|(d, _)| {
+                let mut salt = [0u8; SALT_BYTES];
+                if let Some((_, _, _, raw)) = headers.iter().find(|(_, l, _, _)| *l == d.location) {
+                    salt.copy_from_slice(&raw[..SALT_BYTES]);
+                }
+                salt
+            })
+            .collect();
+        let mut outs: Vec<Zeroizing<[u8; HEADER_KEY_BYTES]>> = live
+            .iter()
+            .map(|_| Zeroizing::new([0u8; HEADER_KEY_BYTES]))
+            .collect();
+        let mut parts: Vec<kdf::KeyPart<'_>> = live
+            .iter()
+            .zip(&salts)
+            .zip(outs.iter_mut())
+            .map(|((&(_, part), salt), out)| kdf::KeyPart { salt, part, out })
+            .collect();
         let scope = if opts.system {
             kdf::Scope::System
         } else {
             kdf::Scope::Volume
         };
-        let derived = kdf::derive_header_key_parts_in(
-            (d.prf, d.format, creds.pim, scope),
+        let derived = kdf::derive_header_key_chains(
+            (first.prf, first.format, creds.pim, scope),
             password,
-            &salt,
             &opts.limits,
             cancel,
-            task.parts.clone(),
-            &mut part,
+            level,
+            &mut parts,
         );
-        match derived {
-            Ok(()) => {}
-            Err(Error::Cancelled) => {
-                d.failed.store(true, Ordering::Relaxed);
-                return None;
-            }
-            Err(e) => {
-                if !d.failed.swap(true, Ordering::Relaxed) {
+        drop(parts);
+        if let Err(e) = derived {
+            for (d, _) in &live {
+                if !d.failed.swap(true, Ordering::Relaxed) && !matches!(e, Error::Cancelled) {
                     skip(format!("{} ({e})", d.prf.name()));
                 }
-                return None;
             }
+            return None;
         }
-        let len = d.prf.block_bytes();
-        let bytes = task.parts.start * len..(task.parts.end * len).min(HEADER_KEY_BYTES);
-        let whole = {
-            let mut key = d.key.lock().unwrap_or_else(|p| p.into_inner());
-            key[bytes.clone()].copy_from_slice(&part[bytes]);
-            let parts = task.parts.len();
-            if d.left.fetch_sub(parts, Ordering::AcqRel) != parts {
-                return None;
-            }
-            let mut whole = Zeroizing::new([0u8; HEADER_KEY_BYTES]);
-            whole.copy_from_slice(&key[..]);
-            key.fill(0);
-            whole
-        };
-        try_key(d, &whole)
+        live.iter()
+            .zip(&outs)
+            .find_map(|(&(d, part), out)| deposit(d, part, out).and_then(|key| try_key(d, &key)))
     };
     // One thread per core takes the next task in order, each under a
     // permit; the permits are shared with every other search. A primary
@@ -646,14 +695,15 @@ fn search(
                     let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
                     };
-                    if let Some(d) = derivations.get(task.derivation) {
+                    let lead = task.chains.first().and_then(|&(i, _)| derivations.get(i));
+                    if let Some(d) = lead {
                         reporter.at(d, finished.take());
-                        finished = Some(d);
+                        finished = Some((d, task.chains.len()));
                     }
                     let Some(u) = run(task) else {
                         continue;
                     };
-                    let phase = derivations.get(task.derivation).map_or(0, |d| d.phase);
+                    let phase = lead.map_or(0, |d| d.phase);
                     if phase == 0 {
                         cancel.store(true, Ordering::Relaxed);
                     } else {
@@ -688,5 +738,69 @@ fn search(
         (Some((_, u)), _) => Ok(Some(u)),
         (None, Some(e)) if !cancel.load(Ordering::Relaxed) => Err(e),
         (None, _) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::kdf::Level;
+
+    fn derivation(phase: usize, location: Location, format: Format, prf: Prf) -> Derivation {
+        Derivation {
+            phase,
+            location,
+            offset: 0,
+            format,
+            prf,
+            key: std::sync::Mutex::new(Zeroizing::new([0u8; HEADER_KEY_BYTES])),
+            left: AtomicUsize::new(prf.key_parts()),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn trials_group_the_chains_of_one_prf_and_phase_with_one_share_per_core() {
+        let vc = Format::VeraCrypt;
+        let derivations = [
+            derivation(0, Location::Primary, vc, Prf::Sha512),
+            derivation(0, Location::HiddenPrimary, vc, Prf::Sha512),
+            derivation(0, Location::Primary, vc, Prf::Whirlpool),
+            derivation(1, Location::Backup, vc, Prf::Sha512),
+        ];
+        let shape = |threads, level| -> Vec<Vec<(usize, usize)>> {
+            tasks_of(&derivations, threads, level)
+                .into_iter()
+                .map(|t| t.chains)
+                .collect()
+        };
+        // Two cores, four lanes: the six primary SHA-512 blocks in two
+        // trials of three (one per core), Whirlpool one block a trial, the
+        // backup's three blocks apart from the primary ones.
+        assert_eq!(
+            shape(2, Level::Avx2),
+            vec![
+                vec![(0, 0), (0, 1), (0, 2)],
+                vec![(1, 0), (1, 1), (1, 2)],
+                vec![(2, 0)],
+                vec![(2, 1)],
+                vec![(2, 2)],
+                vec![(3, 0), (3, 1)],
+                vec![(3, 2)],
+            ]
+        );
+        // One core: as many as the lanes hold.
+        assert_eq!(
+            shape(1, Level::Sse2)[..3],
+            [
+                vec![(0, 0), (0, 1)],
+                vec![(0, 2), (1, 0)],
+                vec![(1, 1), (1, 2)]
+            ]
+        );
+        assert_eq!(
+            shape(1, Level::Avx2)[0],
+            vec![(0, 0), (0, 1), (0, 2), (1, 0)]
+        );
     }
 }

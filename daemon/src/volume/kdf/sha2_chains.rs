@@ -36,7 +36,7 @@ const SHA256_IV: [u32; 8] = [
 
 /// One SHA-2 hash as the loop below needs it: its compression function on
 /// eight words, and the sizes that follow from the word size.
-trait Sha2 {
+pub(super) trait Sha2 {
     type Word: Copy + Default + std::ops::BitXorAssign + Zeroize;
     /// A message block: 16 words.
     type Block: Copy + AsRef<[u8]> + AsMut<[u8]> + Zeroize;
@@ -50,8 +50,8 @@ trait Sha2 {
     fn store(word: Self::Word, bytes: &mut [u8]);
 }
 
-struct Sha512;
-struct Sha256;
+pub(super) struct Sha512;
+pub(super) struct Sha256;
 
 impl Sha2 for Sha512 {
     type Word = u64;
@@ -98,9 +98,9 @@ impl Sha2 for Sha256 {
 }
 
 /// The HMAC states after the key's ipad and opad blocks.
-struct Keyed<H: Sha2> {
-    inner: [H::Word; 8],
-    outer: [H::Word; 8],
+pub(super) struct Keyed<H: Sha2> {
+    pub(super) inner: [H::Word; 8],
+    pub(super) outer: [H::Word; 8],
 }
 
 impl<H: Sha2> Drop for Keyed<H> {
@@ -111,7 +111,7 @@ impl<H: Sha2> Drop for Keyed<H> {
 }
 
 impl<H: Sha2> Keyed<H> {
-    fn new(password: &[u8]) -> Self {
+    pub(super) fn new(password: &[u8]) -> Self {
         let mut key = H::EMPTY_BLOCK;
         let k = key.as_mut();
         if password.len() > k.len() {
@@ -191,14 +191,10 @@ fn pbkdf2<H: Sha2>(
             result = Err(Error::Kdf("PBKDF2 output too long".into()));
             break;
         };
-        // U1 = HMAC(P, S || INT(i)): a message of any length.
-        let mut mac = <H::Mac as KeyInit>::new_from_slice(password)
-            .map_err(|_| Error::Kdf("HMAC key".into()))?;
-        mac.update(salt);
-        mac.update(&number.to_be_bytes());
-        let mut u = mac.finalize_fixed();
-        block.as_mut()[..output].copy_from_slice(&u);
-        u.as_mut_slice().zeroize();
+        if let Err(e) = first_u::<H>(password, salt, number, &mut block.as_mut()[..output]) {
+            result = Err(e);
+            break;
+        }
         for (a, b) in acc
             .iter_mut()
             .zip(block.as_ref().chunks_exact(H::WORD_BYTES))
@@ -233,6 +229,33 @@ fn pbkdf2<H: Sha2>(
     block.zeroize();
     acc.zeroize();
     result
+}
+
+/// U1 = HMAC(P, S || INT(i)) of block `number` (1-based) into `out`: a
+/// message of any length, so through the `hmac` crate.
+fn first_u<H: Sha2>(password: &[u8], salt: &[u8], number: u32, out: &mut [u8]) -> Result<()> {
+    let mut mac =
+        <H::Mac as KeyInit>::new_from_slice(password).map_err(|_| Error::Kdf("HMAC key".into()))?;
+    mac.update(salt);
+    mac.update(&number.to_be_bytes());
+    let mut u = mac.finalize_fixed();
+    out.copy_from_slice(&u);
+    u.as_mut_slice().zeroize();
+    Ok(())
+}
+
+/// U1 of SHA-512 block `block` (0-based) as eight big-endian words.
+pub(super) fn first_u512(password: &[u8], salt: &[u8], block: usize) -> Result<[u64; 8]> {
+    let number =
+        u32::try_from(block + 1).map_err(|_| Error::Kdf("PBKDF2 output too long".into()))?;
+    let mut bytes = [0u8; 64];
+    let result = first_u::<Sha512>(password, salt, number, &mut bytes);
+    let mut words = [0u64; 8];
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+        *w = Sha512::load(b);
+    }
+    bytes.zeroize();
+    result.map(|()| words)
 }
 
 /// Writes the state as big-endian bytes at the start of `block`.
