@@ -81,18 +81,35 @@ impl Secrets {
     }
 }
 
-/// The options that narrow a header search, as the command line spells
-/// them ("--hash, --format and --pim").
-pub fn narrowing_options() -> String {
-    let cmd = Secrets::augment_args(Search::augment_args(clap::Command::new("search")));
-    let long = |id: &str| {
-        cmd.get_arguments()
-            .find(|a| a.get_id() == id)
-            .and_then(|a| a.get_long())
-            .map(|l| format!("--{l}"))
-            .unwrap_or_default()
+/// The hint after a wrong password: the narrowing options this command
+/// line did not give (`--hash narrows the search`), or `None` when it gave
+/// them all.
+pub fn narrowing_hint() -> Option<String> {
+    let given: Vec<String> = std::env::args().skip(1).collect();
+    let has = |names: &[&str]| {
+        given.iter().any(|a| {
+            names
+                .iter()
+                .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
     };
-    format!("{}, {} and {}", long("hash"), long("format"), long("pim"))
+    let missing: Vec<&str> = [
+        ("--hash", &["--hash"][..]),
+        (
+            "--format",
+            &["--format", "--volume-type", "--truecrypt", "-tc"][..],
+        ),
+        ("--pim", &["--pim"][..]),
+    ]
+    .iter()
+    .filter(|(_, names)| !has(names))
+    .map(|(name, _)| *name)
+    .collect();
+    match missing.as_slice() {
+        [] => None,
+        [one] => Some(format!("{one} narrows the search")),
+        [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
+    }
 }
 
 #[derive(Args, Clone, Default)]

@@ -18,12 +18,11 @@ pub fn run<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T
     };
     r.map_err(|mut f| {
         if f.code == exit::WRONG_PASSWORD {
-            f.message = format!(
-                "{} (searched for {}; {} narrow the search)",
-                f.message,
-                duration(start.elapsed().as_secs()),
-                crate::cli::narrowing_options()
-            );
+            let took = duration(start.elapsed().as_secs());
+            f.message = match crate::cli::narrowing_hint() {
+                Some(hint) => format!("{} (searched for {took}; {hint})", f.message),
+                None => format!("{} (searched for {took})", f.message),
+            };
         }
         f
     })

@@ -81,7 +81,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "-d, -u, --dismount, --unmount [VOLUME]",
         "dismount VOLUME, or without one dismount --all; -f is --force",
     ),
-    ("-l, --list", "list"),
+    (
+        "-l, --list",
+        "list; -l VOLUME is status VOLUME, -v adds nothing",
+    ),
     ("-C, --change", "change-password"),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
@@ -173,6 +176,9 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     out.extend(spellings(words, command.is_some())?);
     if command.is_some_and(|(_, sub)| sub == ["dismount"]) {
         dismount_all_without_target(&mut out);
+    }
+    if command.is_some_and(|(_, sub)| sub == ["list"]) {
+        list_forms(&mut out);
     }
     Ok(out.into_iter().map(OsString::from).collect())
 }
@@ -294,18 +300,39 @@ fn keyfiles(option: &str, list: &str, out: &mut Vec<String>) {
 
 /// VeraCrypt's `-d` without a volume dismounts every one.
 fn dismount_all_without_target(out: &mut Vec<String>) {
-    // The words after the subcommand, less --socket's value.
-    let mut named = false;
+    if !names_a_volume(out) && !out.iter().any(|w| w == "--all") {
+        out.push("--all".into());
+    }
+}
+
+/// Whether the words after the subcommand name a volume (a word that is
+/// no option, less --socket's value).
+fn names_a_volume(out: &[String]) -> bool {
     let mut words = out[2..].iter();
     while let Some(w) = words.next() {
         if w == "--socket" {
             words.next();
         } else if !w.starts_with('-') {
-            named = true;
+            return true;
         }
     }
-    if !named && !out.iter().any(|w| w == "--all") {
-        out.push("--all".into());
+    false
+}
+
+/// VeraCrypt's `-l VOLUME` lists that volume: `status VOLUME`. Its `-v`
+/// (verbose) asks for what `list` and `status` always show.
+fn list_forms(out: &mut Vec<String>) {
+    let verbose = |w: &String| w == "-v" || w == "--verbose";
+    let mut i = 2;
+    while i < out.len() {
+        if verbose(&out[i]) {
+            out.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    if names_a_volume(out) {
+        out[1] = "status".into();
     }
 }
 
@@ -329,6 +356,12 @@ mod tests {
         assert_eq!(t(&["-t", "-d"]), ["dismount", "--all"]);
         assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
         assert_eq!(t(&["-t", "-l"]), ["list"]);
+        assert_eq!(t(&["-t", "-l", "-v"]), ["list"]);
+        assert_eq!(t(&["-t", "-l", "/v.hc"]), ["status", "/v.hc"]);
+        assert_eq!(
+            t(&["-t", "--list", "--verbose", "/v.hc"]),
+            ["status", "/v.hc"]
+        );
         assert_eq!(
             t(&["-t", "--auto-mount", "favorites"]),
             ["favorites", "mount", "--auto"]

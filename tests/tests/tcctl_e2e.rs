@@ -1124,7 +1124,15 @@ fn change_password_backup_and_restore_headers() {
     let mut a = with(&["restore-header", "--password-stdin"]);
     a.insert(1, v.to_owned());
     a.insert(2, backup.to_str().expect("utf-8").to_owned());
-    assert!(run(a, "new password\n").status.success());
+    let out = run(a, "new password\n");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "{v}: header restored from {} (the primary header in it)\n",
+            backup.display()
+        )
+    );
     assert!(
         mount_none("new password").status.success(),
         "restored from the file"

@@ -41,6 +41,10 @@ fn list_says_when_nothing_is_mounted_and_its_json_has_a_schema() {
     let d = Daemon::start();
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
     assert_eq!(d.ok(&["favorites", "list"], ""), "No favorites.\n");
+    assert_eq!(
+        d.ok(&["favorites", "mount", "--auto"], ""),
+        "No favorite to mount: none of yours is marked --auto-mount (--all mounts every one).\n"
+    );
     let doc: Value = serde_json::from_str(&d.ok(&["list", "--json"], "")).expect("json");
     assert_eq!(doc, json!({"schema": 1, "volumes": []}));
     for args in [&["backends", "--json"][..], &["policy", "show", "--json"]] {
@@ -558,4 +562,30 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
     assert!(stamped(&line).contains(&mounted), "{line}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_tcctl_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = Daemon::start();
+    // `tcctl backends | true`: the pipe's reader is gone before tcctl
+    // writes.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = d
+        .command()
+        .arg("backends")
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("tcctl");
+    assert_eq!(
+        (
+            out.status.signal(),
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        ),
+        (Some(libc::SIGPIPE), String::new()),
+        "ended by SIGPIPE as `ls` would be, with nothing said: {:?}",
+        out.status
+    );
 }

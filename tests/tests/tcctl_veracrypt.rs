@@ -635,6 +635,8 @@ fn dismount_unmount_and_list_forms() {
     mount(&w);
     assert_eq!(d.ok(&["-t", "-l"], ""), d.ok(&["list"], ""));
     assert_eq!(d.ok(&["-t", "--list"], ""), d.ok(&["list"], ""));
+    assert_eq!(d.ok(&["-t", "-l", "-v"], ""), d.ok(&["list"], ""));
+    assert_eq!(d.ok(&["-t", "-l", &v], ""), d.ok(&["status", &v], ""));
     d.ok(&["-t", "-u", &v], "");
     assert_eq!(row(&d)["volume"], w.as_str());
     d.ok(&["--text", "-d"], "");

@@ -128,6 +128,17 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
             .filter(|f| !f.system && (a.all || f.settings.auto_mount))
             .collect(),
     };
+    if chosen.is_empty() {
+        println!(
+            "No favorite to mount: {}",
+            if a.all {
+                "you have none."
+            } else {
+                "none of yours is marked --auto-mount (--all mounts every one)."
+            }
+        );
+        return Ok(());
+    }
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
     let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
     let mut first_failure = None;

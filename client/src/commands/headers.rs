@@ -104,6 +104,14 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })?;
     println!("{}: password changed", a.volume.display());
+    // As VeraCrypt: the new credentials are what was given. Dropping the
+    // keyfiles that opened it is said, not left to be found out.
+    if !keyfiles.is_empty() && new_kf.is_empty() {
+        println!(
+            "{}: it now opens without keyfiles (--new-keyfile gives it new ones)",
+            a.volume.display()
+        );
+    }
     Ok(())
 }
 
@@ -168,6 +176,13 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     let used = search::run(&c, || {
         c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
     })?;
-    println!("{}: restored from the {used}", a.volume.display());
+    match &a.backup {
+        Some(b) => println!(
+            "{}: header restored from {} (the {used} in it)",
+            a.volume.display(),
+            b.display()
+        ),
+        None => println!("{}: header restored from its {used}", a.volume.display()),
+    }
     Ok(())
 }

@@ -27,8 +27,9 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     // asked (the daemon checks again, in the same order: a mounted volume
     // is "already mounted" whatever the mount point).
     let c = Client::connect(ctx.at)?;
-    check_not_mounted(&c, &a.volume)?;
-    check_mount_point(a)?;
+    let listed = c.list()?;
+    check_not_mounted(&listed, &a.volume)?;
+    check_mount_point(a, &listed)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let header = read_header(a.detached.header.as_deref())?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
@@ -102,7 +103,7 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
 /// The mount point given must exist, be no system folder, and be empty
 /// unless --allow-non-empty (with --filesystem none there is none to
 /// mount).
-fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
+fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
     let Some(p) = a.mount_point.as_deref() else {
         return Ok(());
     };
@@ -121,6 +122,16 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
             "mount point {shown} is a system folder: choose another"
         )));
     }
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    if let Some(v) = listed
+        .iter()
+        .find(|v| v.mount_point().is_some_and(|m| Path::new(m) == real))
+    {
+        return Err(Failure::invalid(format!(
+            "mount point {shown} is where {} is mounted: dismount it first, or choose another",
+            v.host()
+        )));
+    }
     if !a.allow_non_empty && entries.next().is_some() {
         return Err(Failure::invalid(format!(
             "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
@@ -131,11 +142,10 @@ fn check_mount_point(a: &MountArgs) -> Result<(), Failure> {
 
 /// A volume the daemon lists as mounted already is said so before any
 /// password is asked: the same file or device, by whatever path.
-fn check_not_mounted(c: &Client, volume: &Path) -> Result<(), Failure> {
+fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
     let name = absolute(volume);
-    let found = c
-        .list()?
-        .into_iter()
+    let found = listed
+        .iter()
         .find(|r| r.host() == name || same_host(Path::new(r.host()), volume));
     match found {
         None => Ok(()),

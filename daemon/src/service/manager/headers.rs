@@ -145,8 +145,11 @@ impl Manager {
         let work = blocking::unblock(move || {
             let mut last = 0u64;
             let mut progress = |done: u64, total: u64| {
-                // At most every 1 % (and the end), to keep the bus quiet.
-                if done == total || done - last >= total / 100 {
+                // At most every 1 %, to keep the bus quiet; one the
+                // channel has no room for is skipped, but never the end.
+                if done == total {
+                    let _ = tx.send_blocking((done, total));
+                } else if done - last >= total / 100 {
                     last = done;
                     let _ = tx.try_send((done, total));
                 }
