@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::{Daemon, PrivateBus, Stopped, send_signal};
 use tcd_tests::pty::Pty;
-use tcd_tests::{build_dir, require_root_and_fuse, require_tool, tcrypt_images};
+use tcd_tests::{build_dir, require_root_and_fuse, require_tool, s, tcrypt_images};
 
 fn blkid_uuid(device: &str) -> String {
     tcd_tests::blkid_uuid(Path::new(device))
@@ -455,6 +455,27 @@ fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
         "x\n",
     );
     assert_eq!(code, 3, "missing file: {msg}");
+    // A file too small to hold a header is said to be, not a wrong
+    // password; a missing keyfile is "not found".
+    let small = d.path("small.tc");
+    std::fs::write(&small, [0u8; 64]).expect("small file");
+    let (code, msg) = d.fails(&["info", s(&small), "--password-stdin"], "x\n");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            7,
+            "tcctl: the volume is 64 bytes: too small to hold a TrueCrypt or VeraCrypt header \
+             (512 bytes)\n"
+        )
+    );
+    let (code, msg) = d.fails(
+        &["info", v, "--password-stdin", "-k", "/nonexistent/key"],
+        "x\n",
+    );
+    assert_eq!(
+        (code, msg.as_str()),
+        (3, "tcctl: keyfile /nonexistent/key: no such file\n")
+    );
 
     let noise = d.path("noise");
     std::fs::write(&noise, vec![0x5au8; 1 << 20]).expect("write");

@@ -184,6 +184,13 @@ pub fn unlock(
     cancel: &AtomicBool,
 ) -> Result<Unlocked> {
     let size = host_size(host)?;
+    // Nothing to search: said as such, not as a wrong password.
+    if size < HEADER_BYTES as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "the volume is {size} bytes: too small to hold a TrueCrypt or VeraCrypt header \
+             ({HEADER_BYTES} bytes)"
+        )));
+    }
     // The trials stop on `stop`: set when one of them finds the header, or
     // (through the watcher) when the caller cancels.
     let stop = AtomicBool::new(cancel.load(Ordering::Relaxed));
