@@ -308,6 +308,10 @@ impl Client {
             indicatif::ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
+        // Redrawn on a tick, not only on an update: the last update (the
+        // end of the fill) falls inside the draw rate's limit, and without
+        // a tick the bar would show an earlier one while mkfs runs.
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
         let shown = bar.clone();
         let r = self.with_signals(
             member,

@@ -582,9 +582,9 @@ pub struct KeyfileArgs {
     /// How many keyfiles to make.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub count: u32,
-    /// Bytes in each keyfile (64 to 1048576; only the first MiB of a
-    /// keyfile counts). With --random-size, the largest size.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(64..=1048576))]
+    /// Bytes in each keyfile, or with K or M (64 to 1M; only the first MiB
+    /// of a keyfile counts). With --random-size, the largest size.
+    #[arg(long, value_name = "BYTES", value_parser = input::parse_keyfile_size)]
     pub size: Option<u32>,
     /// Give each keyfile a random size from 64 bytes to --size (1048576
     /// without it), so their sizes say nothing.
@@ -869,9 +869,9 @@ pub struct FavoriteAddArgs {
     /// A keyfile (repeatable).
     #[arg(long = "keyfile", short = 'k')]
     pub keyfiles: Vec<PathBuf>,
-    /// VeraCrypt's PIM.
-    #[arg(long, default_value_t = 0)]
-    pub pim: u32,
+    /// VeraCrypt's PIM (none: the default iterations).
+    #[arg(long)]
+    pub pim: Option<u32>,
     /// Ask for the hidden volume's password at mount and protect it.
     #[arg(long)]
     pub protect_hidden: bool,

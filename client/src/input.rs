@@ -295,6 +295,15 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// A size in decimal units, as TrueCrypt's benchmark states them.
+/// A keyfile's size: 64 bytes to 1 MiB, as `parse_size` reads it.
+pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
+    let n = parse_size(s)?;
+    match u32::try_from(n) {
+        Ok(n) if (64..=1 << 20).contains(&n) => Ok(n),
+        _ => Err(format!("{s} is not from 64 bytes to 1M (1048576 bytes)")),
+    }
+}
+
 pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, mult) = match t.char_indices().last() {

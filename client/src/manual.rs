@@ -78,6 +78,14 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "DBUS_SYSTEM_BUS_ADDRESS, DBUS_SESSION_BUS_ADDRESS",
         "The buses --system and --session mean.",
     ),
+    (
+        "TCD_PKCS11_MODULE",
+        "The PKCS #11 library of your security token, when --token-lib is not given.",
+    ),
+    (
+        "TCD_TOKEN_PIN",
+        "The token's user PIN for token:// keyfiles (without it, a terminal asks; tcctl takes no PIN on its command line).",
+    ),
 ];
 
 /// `tcctl generate-dist DIR`: the manual pages and the completions, into

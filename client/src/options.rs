@@ -169,7 +169,7 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         filesystem: a.filesystem.map(wire_name),
         discard: a.discard,
         keyfiles: a.keyfiles.iter().map(|p| absolute(p)).collect(),
-        pim: a.pim,
+        pim: a.pim.unwrap_or(0),
         protect_hidden: a.protect_hidden,
         auto_mount: a.auto_mount,
         dismount_on_logout: d.dismount_on_logout,

@@ -35,10 +35,9 @@ impl TokenKeyfile {
     /// `token://slot/N/file/NAME`; `None` for anything else.
     pub fn parse(s: &str) -> Option<Result<TokenKeyfile, Failure>> {
         let rest = s.strip_prefix(SCHEME)?;
-        let bad = || {
-            Failure::invalid(format!(
-                "{s}: a token keyfile is named token://slot/N/file/NAME"
-            ))
+        let bad = || Failure {
+            code: exit::USAGE,
+            message: format!("{s}: a token keyfile is named token://slot/N/file/NAME"),
         };
         let parsed = rest
             .strip_prefix("slot/")
@@ -89,6 +88,12 @@ fn library() -> Result<PathBuf, Failure> {
 /// The loaded library, initialised.
 pub fn open() -> Result<Pkcs11, Failure> {
     let lib = library()?;
+    if !lib.exists() {
+        return Err(Failure::not_found(format!(
+            "{}: no such PKCS #11 library",
+            lib.display()
+        )));
+    }
     let p = Pkcs11::new(&lib).map_err(|e| failed(&format!("{}", lib.display()), e))?;
     p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
         .map_err(|e| failed(&format!("{}", lib.display()), e))?;

@@ -1604,8 +1604,9 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
     let (code, err) = d.fails(&["dismount", "--all"], "");
     assert_eq!(code, 5, "{err}");
     assert!(
-        err.contains("(1 other volume(s) dismounted)")
-            && err.contains("--force takes it off its mount point now"),
+        err.contains(
+            "is busy; 1 other volume dismounted; --force takes it off its mount point now"
+        ),
         "{err}"
     );
     let left: Vec<String> = d

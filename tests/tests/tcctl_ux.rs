@@ -698,11 +698,16 @@ fn the_keyfile_generator_makes_count_files_of_the_size_asked_or_none() {
     assert!(!std::path::Path::new(&format!("{other}_3")).exists());
     assert_eq!(std::fs::read(format!("{other}_2")).expect("kept"), b"mine");
 
+    // The largest with a unit, as --size takes it elsewhere.
+    let big = format!("{base}-big");
+    let out = tcctl(&["create-keyfile", &big, "--size", "1M"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::metadata(&big).expect("keyfile").len(), 1 << 20);
     // Below VeraCrypt's smallest keyfile: a usage error.
     let out = tcctl(&["create-keyfile", &format!("{base}-s"), "--size", "63"]);
     assert_eq!(out.status.code(), Some(USAGE));
     assert!(
-        text(&out.stderr).contains("63 is not in 64..=1048576"),
+        text(&out.stderr).contains("63 is not from 64 bytes to 1M (1048576 bytes)"),
         "{}",
         text(&out.stderr)
     );

@@ -127,7 +127,7 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
     let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", &uri], "");
     assert_eq!(text(&out.stdout), format!("{uri} deleted\n"));
     let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
-    assert_eq!(text(&out.stdout), "");
+    assert_eq!(text(&out.stdout), "No keyfiles on the tokens.\n");
     let out = tcctl(&d, &conf, Some(PIN), &args, PW);
     assert_eq!(
         (out.status.code(), text(&out.stderr)),

@@ -29,6 +29,11 @@ where
             }
         }
     }
+    /// The crates' table-driven code, one block at a time, on every
+    /// processor.
+    fn path(&self) -> Option<&'static core::ffi::CStr> {
+        Some(c"portable")
+    }
 }
 
 /// Camellia with a 256-bit key.

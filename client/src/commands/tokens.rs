@@ -21,7 +21,9 @@ fn list() -> Result<(), Failure> {
     let slots = token::slots(&p)?;
     if slots.is_empty() {
         println!("No token.");
+        return Ok(());
     }
+    let mut any = false;
     for slot in slots {
         let s = token::session(&p, slot, false)?;
         for (name, _) in token::keyfiles(&s)? {
@@ -30,7 +32,11 @@ fn list() -> Result<(), Failure> {
                 name,
             };
             println!("{k}");
+            any = true;
         }
+    }
+    if !any {
+        println!("No keyfiles on the tokens.");
     }
     Ok(())
 }
@@ -79,9 +85,10 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
 
 fn delete(keyfile: &str) -> Result<(), Failure> {
     let k = TokenKeyfile::parse(keyfile).unwrap_or_else(|| {
-        Err(Failure::invalid(format!(
-            "{keyfile}: a token keyfile is named token://slot/N/file/NAME"
-        )))
+        Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: format!("{keyfile}: a token keyfile is named token://slot/N/file/NAME"),
+        })
     })?;
     let p = token::open()?;
     let s = token::session(&p, token::slot(&p, k.slot)?, true)?;

@@ -104,6 +104,9 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
 /// unless --allow-non-empty (with --filesystem none there is none to
 /// mount).
 fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
+    if let Some(slot) = a.slot {
+        check_slot(slot, listed)?;
+    }
     let Some(p) = a.mount_point.as_deref() else {
         return Ok(());
     };
@@ -138,6 +141,28 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// A slot one of the user's volumes is mounted on (`veracryptN`, as the
+/// daemon names its mount point) is said taken before any password is
+/// asked; the daemon checks again.
+fn check_slot(slot: u32, listed: &[Volume]) -> Result<(), Failure> {
+    // SAFETY: getuid has no arguments and cannot fail.
+    let me = unsafe { libc::getuid() };
+    let name = format!("veracrypt{slot}");
+    let taken = listed.iter().find(|v| {
+        v.view.owner == Some(me)
+            && v.mount_point()
+                .is_some_and(|m| Path::new(m).file_name().is_some_and(|f| *f == *name))
+    });
+    match taken {
+        Some(v) => Err(Failure::invalid(format!(
+            "slot {slot} is taken: {} is mounted on {}; choose another --slot",
+            v.host(),
+            v.mount_point().unwrap_or_default()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A volume the daemon lists as mounted already is said so before any
@@ -218,7 +243,11 @@ pub fn dismount(
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let n = c.dismount_all(force).map_err(|f| busy_hint(force, f))?;
-    eprintln!("{n} volume(s) dismounted");
+    match n {
+        0 => eprintln!("nothing to dismount"),
+        1 => eprintln!("1 volume dismounted"),
+        n => eprintln!("{n} volumes dismounted"),
+    }
     for r in c
         .list()?
         .iter()
@@ -238,8 +267,8 @@ fn busy_hint(force: bool, f: Failure) -> Failure {
         (false, exit::BUSY) => Failure {
             code: f.code,
             message: format!(
-                "{} (--force takes it off its mount point now; it is detached when the last \
-                 user lets go)",
+                "{}; --force takes it off its mount point now, and it is detached when the \
+                 last user lets go",
                 f.message
             ),
         },
@@ -388,13 +417,13 @@ fn ask_for_create(
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
     }
     let password = pw.ask(&format!("Password for {what}: "))?;
+    crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
     if !a.secrets.password_stdin {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
             return Err(Failure::invalid("the passwords differ".into()));
         }
     }
-    crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
     let pim = pw.pim(
         a.secrets.pim,

@@ -72,7 +72,10 @@ impl Manager {
             let kind = e.kind();
             return Err(ServiceError::new(
                 kind,
-                format!("{e} ({n} other volume(s) dismounted)"),
+                format!(
+                    "{e}; {n} other {} dismounted",
+                    if n == 1 { "volume" } else { "volumes" }
+                ),
             ));
         }
         if !lost.is_empty() {
