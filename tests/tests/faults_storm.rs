@@ -194,17 +194,19 @@ fn loops_under(folder: &Path) -> Vec<String> {
     found
 }
 
-/// A volume's FUSE folder (`run/fuse/ID`), made after its search, as its
-/// mount begins.
-fn fuse_folder_made(run: &Path) -> bool {
-    std::fs::read_dir(run.join("fuse")).is_ok_and(|d| {
-        d.flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-    })
+/// The volumes' FUSE folders (`run/fuse/ID`): one is made after a search,
+/// as its mount begins. A folder of an earlier mount may linger a moment
+/// after its dismount, so callers look for a name they have not seen.
+fn fuse_folders(run: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(run.join("fuse")).map_or_else(
+        |_| Vec::new(),
+        |d| {
+            d.flatten()
+                .map(|e| e.file_name())
+                .filter(|n| n.to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+                .collect()
+        },
+    )
 }
 
 #[test]
@@ -220,9 +222,11 @@ fn a_mount_whose_client_died_after_the_search_is_undone() {
     // mounting (FUSE, loop device, mount(2)): between search and reply.
     let mut killed = false;
     for _attempt in 0..5 {
+        let before = fuse_folders(&run);
         let mut client = sys.spawn_tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !fuse_folder_made(&run) && Instant::now() < deadline {
+        let made = || fuse_folders(&run).iter().any(|n| !before.contains(n));
+        while !made() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
         let answered = client.try_wait().expect("try_wait").is_some();
