@@ -443,9 +443,10 @@ pub struct MountArgs {
     pub readonly: bool,
     /// Open a drive or partition encrypted by TrueCrypt's or VeraCrypt's
     /// system encryption (a Windows system drive), without its boot
-    /// loader: the header is read from the drive's first track. Give the
-    /// encrypted partition (or a disk image). Read-only unless
-    /// --read-write.
+    /// loader: the header is read from the drive's first track, with your
+    /// own rights (reading the drive may need more than the partition), or
+    /// from --header. Give the encrypted partition (or a disk image).
+    /// Read-only unless --read-write.
     #[arg(long)]
     pub system_encryption: bool,
     /// With --system-encryption: mount read-write. A Windows system

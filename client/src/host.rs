@@ -96,3 +96,60 @@ fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
         },
     }
 }
+
+/// A system-encrypted partition's header: the 512 bytes at byte 31744 of
+/// its drive, read with the user's own rights (the daemon never opens a
+/// drive for a caller who may have been given only the partition). None
+/// when `host` is no partition: a drive or disk image holds its header.
+pub fn system_header(
+    path: &Path,
+    host: &File,
+) -> Result<Option<tcd_proto::contract::Secret>, Failure> {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let meta = host.metadata().map_err(|e| open_failure(path, &e))?;
+    if !meta.file_type().is_block_device() {
+        return Ok(None);
+    }
+    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
+    let sys = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if !sys.join("partition").exists() {
+        return Ok(None);
+    }
+    let unknown = |why: String| Failure {
+        code: exit::FAILED,
+        message: format!(
+            "{}: cannot find the partition's drive ({why})",
+            path.display()
+        ),
+    };
+    let drive_sys = std::fs::canonicalize(&sys)
+        .map_err(|e| unknown(e.to_string()))?
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| unknown("no parent in /sys".into()))?;
+    let name = drive_sys
+        .file_name()
+        .ok_or_else(|| unknown("no name in /sys".into()))?;
+    let drive = Path::new("/dev").join(name);
+    let in_track = |f: Failure| Failure {
+        message: format!(
+            "{} (the system header of {} lies in its drive's first track)",
+            f.message,
+            path.display()
+        ),
+        ..f
+    };
+    let file = File::open(&drive).map_err(|e| in_track(open_failure(&drive, &e)))?;
+    // The node must be the drive sysfs names, not another device so named.
+    let want =
+        std::fs::read_to_string(drive_sys.join("dev")).map_err(|e| unknown(e.to_string()))?;
+    let got = file.metadata().map_err(|e| open_failure(&drive, &e))?;
+    let node = format!("{}:{}", libc::major(got.rdev()), libc::minor(got.rdev()));
+    if !got.file_type().is_block_device() || want.trim() != node {
+        return Err(unknown(format!("{} is another device", drive.display())));
+    }
+    let mut header = zeroize::Zeroizing::new(vec![0u8; 512]);
+    file.read_exact_at(&mut header, 31744)
+        .map_err(|e| in_track(open_failure(&drive, &e)))?;
+    Ok(Some(tcd_proto::contract::Secret(header)))
+}

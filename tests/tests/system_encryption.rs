@@ -203,3 +203,145 @@ fn a_user_mounts_their_own_system_image_and_not_another_users() {
     assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
     sys.ok(Some(one), &["dismount", &device], "");
 }
+
+/// A disk image attached with its partitions (`partx -a`, which asks the
+/// kernel through BLKPG: a kernel may lack the MBR and GPT parsers that
+/// `losetup --partscan` relies on).
+struct Attached {
+    drive: String,
+}
+
+impl Attached {
+    fn new(image: &std::path::Path) -> (Attached, String) {
+        let out = Command::new(require_tool("losetup", "package mount"))
+            .args(["--find", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup");
+        let drive = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(drive.starts_with("/dev/loop"), "losetup: {out:?}");
+        let attached = Attached { drive };
+        let st = Command::new(require_tool("partx", "package util-linux"))
+            .args(["-a", &attached.drive])
+            .status()
+            .expect("partx -a");
+        assert!(st.success(), "partx -a {}", attached.drive);
+        let part = format!("{}p1", attached.drive);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !std::path::Path::new(&part).exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{part} did not appear"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        (attached, part)
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        // The node outlives the loop device: give it back to root (disk),
+        // or the next test that gets it finds a user's.
+        let _ = Command::new("chown")
+            .args(["root:disk", &self.drive])
+            .status();
+        let _ = std::fs::set_permissions(&self.drive, std::fs::Permissions::from_mode(0o660));
+        let _ = Command::new("partx").args(["-d", &self.drive]).status();
+        let _ = Command::new("losetup").args(["-d", &self.drive]).status();
+    }
+}
+
+/// Mounts `part` as `who` through the D-Bus API directly, sending no
+/// header: what a client that skips reading the drive would do. The reply
+/// or the error's name.
+fn mount_partition_raw(sys: &System, who: &tcd_tests::system::User, part: &str) -> String {
+    let script = r#"
+import os, sys
+from jeepney import DBusAddress, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+conn = open_dbus_connection(bus="SYSTEM", enable_fds=True)
+addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+opts = {"hash": ("s", "sha256"), "filesystem": ("s", "none"), "readonly": ("b", True),
+        "system_encryption": ("b", True)}
+msg = new_method_call(addr, "Mount", "hsayaaya{sv}", (fd, sys.argv[1], b"aaaaaaaaaaaa", [], opts))
+reply = conn.send_and_get_reply(msg)
+print(reply.header.fields.get(4) or reply.body[0])
+"#;
+    let out = sys
+        .command(Some(who), tcd_tests::system::PYTHON)
+        .args(["-c", script, part])
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "jeepney: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A polkit rule, for this file's tests only, that lets the first test
+/// user use devices (as an administrator may let a group): removed on drop.
+struct DeviceGrant(&'static str);
+
+impl DeviceGrant {
+    fn new(user: &str) -> DeviceGrant {
+        let path = "/etc/polkit-1/rules.d/48-tcd-test-system-partition.rules";
+        let rule = format!(
+            "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-device\" && subject.user == \"{user}\") {{\n    return polkit.Result.YES;\n  }}\n}});\n"
+        );
+        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
+        std::fs::write(path, rule).expect("rules file");
+        DeviceGrant(path)
+    }
+}
+
+impl Drop for DeviceGrant {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
+#[test]
+fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
+    tcd_tests::require_root();
+    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0]);
+    let sys = System::start();
+    let one = &sys.users[0];
+    let img = sys.dir.path().join("windows.img");
+    std::fs::copy(tcrypt_images().join(MBR_PART), &img).expect("copy");
+    let (disk, part) = Attached::new(&img);
+    // The user is given the encrypted partition, not the drive (root's,
+    // 0600), as a udev rule or an administrator might do.
+    std::os::unix::fs::chown(&part, Some(one.uid), Some(one.gid)).expect("chown");
+    std::fs::set_permissions(&disk.drive, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let args = [
+        "mount",
+        &part,
+        "--system-encryption",
+        "--filesystem",
+        "none",
+        "--password-stdin",
+        "--hash",
+        "sha256",
+    ];
+    let out = sys.tcctl(Some(one), &args, AAA);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    assert!(
+        err.contains(&format!("{}: permission denied", disk.drive)) && err.contains("first track"),
+        "{err}"
+    );
+    // A client that sends no header is refused: the daemon does not read
+    // the drive for it.
+    let reply = mount_partition_raw(&sys, one, &part);
+    assert_eq!(reply, "org.tcd.Error.InvalidArgument", "{}", sys.log());
+    assert_eq!(sys.list(None).as_array().map(Vec::len), Some(0));
+    // Allowed to read the drive too, the user mounts the partition: the
+    // decrypted system partition's FAT serial, as cryptsetup checks it.
+    std::os::unix::fs::chown(&disk.drive, Some(one.uid), Some(one.gid)).expect("chown");
+    sys.ok(Some(one), &args, AAA);
+    let rows = sys.list(Some(one));
+    assert_eq!(rows[0]["read_only"], true, "{rows}");
+    let device = rows[0]["device"].as_str().expect("device").to_owned();
+    assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
+    sys.ok(Some(one), &["dismount", &device], "");
+}

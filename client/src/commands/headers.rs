@@ -30,7 +30,10 @@ struct Looked {
 fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
     let host = host::open(&a.volume, false)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
-    let header = read_header(a.detached.header.as_deref())?;
+    let mut header = read_header(a.detached.header.as_deref())?;
+    if a.system_encryption && header.is_none() {
+        header = host::system_header(&a.volume, &host)?;
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;

@@ -31,7 +31,10 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     check_not_mounted(&listed, &a.volume)?;
     check_mount_point(a, &listed)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
-    let header = read_header(a.detached.header.as_deref())?;
+    let mut header = read_header(a.detached.header.as_deref())?;
+    if options::system(a) && header.is_none() {
+        header = host::system_header(&a.volume, &host)?;
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let shown = a.volume.display().to_string();
     let password = if a.cached {

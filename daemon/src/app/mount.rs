@@ -135,12 +135,6 @@ impl App {
             .as_ref()
             .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
         s.system = flag(o.system_encryption);
-        if s.system && s.detached.is_some() {
-            return Err(Error::InvalidArgument(
-                "options system_encryption and detached_header: a system header is read from the drive"
-                    .into(),
-            ));
-        }
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;

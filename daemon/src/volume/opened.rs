@@ -149,8 +149,10 @@ impl OpenVolume {
         Self::from_unlocked(engine, host, u, opts, read_only, None)
     }
 
-    /// Opens system encryption in `host`: a partition (its header read
-    /// from its drive), or a drive or disk image holding the header.
+    /// Opens system encryption in `host`: a drive or disk image holding
+    /// the header, or a partition whose header, read from its drive by the
+    /// caller, comes as `opts.detached` (the daemon never opens a drive
+    /// for a caller who may only have been given the partition).
     fn open_system(
         engine: &Engine,
         host: File,
@@ -159,11 +161,17 @@ impl OpenVolume {
         cancel: &AtomicBool,
         read_only: bool,
     ) -> Result<OpenVolume> {
-        let drive = system::drive_of(&host)?;
-        let header_host = drive.as_ref().map_or(&host, |d| &d.file);
-        let u = unlock::unlock(engine, header_host, creds, Target::Outer, opts, cancel)?;
+        let start = system::partition_start(&host)?;
+        if start.is_some() && opts.detached.is_none() {
+            return Err(Error::InvalidArgument(
+                "option system_encryption: a partition's system header lies in its drive's first \
+                 track; pass it (512 bytes from byte 31744 of the drive) as detached_header"
+                    .into(),
+            ));
+        }
+        let u = unlock::unlock(engine, &host, creds, Target::Outer, opts, cancel)?;
         let size = unlock::host_size(&host)?;
-        let area = system::area(&u.header, size, drive.map(|d| d.partition_start))?;
+        let area = system::area(&u.header, size, start)?;
         let mut v = Self::from_unlocked(engine, host, u, opts, read_only, Some(area))?;
         v.info.system = true;
         Ok(v)

@@ -89,10 +89,12 @@ pub struct SearchOptions {
 pub struct DetachedHeader(pub std::sync::Arc<Zeroizing<Vec<u8>>>);
 
 impl DetachedHeader {
-    /// Where `location` is in the file: only the primary ones are there.
+    /// Where `location` is in the file: only the primary ones are there,
+    /// and a system header is the bytes' first sector (read from byte
+    /// 31744 of its drive).
     fn read(&self, location: Location) -> Option<[u8; HEADER_BYTES]> {
         let at = match location {
-            Location::Primary => 0,
+            Location::Primary | Location::System => 0,
             Location::HiddenPrimary => 65536,
             _ => return None,
         };

@@ -96,11 +96,14 @@ pub struct SearchOptions {
     pub pim: Option<u32>,
     /// The volume's header comes from these bytes (a header backup file:
     /// the volume's header at 0, a hidden volume's at 64 KiB), not from the
-    /// host; only `HeaderInfo` and `Mount` take it.
+    /// host; only `HeaderInfo` and `Mount` take it. With
+    /// `system_encryption`, the system header at 0: for a partition, the
+    /// 512 bytes at byte 31744 of its drive, read by the caller.
     pub detached_header: Option<Secret>,
     /// System encryption without its boot loader: the header at byte
-    /// 31744 of the drive (a partition's drive), the boot loader's
-    /// iteration counts; only `HeaderInfo` and `Mount` take it.
+    /// 31744 of the drive or disk image given, or, for a partition, in
+    /// `detached_header`; the boot loader's iteration counts; only
+    /// `HeaderInfo` and `Mount` take it.
     pub system_encryption: Option<bool>,
 }
 
