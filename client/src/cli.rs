@@ -120,9 +120,14 @@ pub struct Search {
     /// Only try this encryption, as TrueCrypt names it.
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
-    /// Only try this format (--volume-type is its old name).
-    #[arg(long, alias = "volume-type", value_enum, ignore_case = true)]
+    /// Only try this format.
+    #[arg(long, value_enum, ignore_case = true)]
     pub format: Option<Format>,
+    /// The old spelling of --format: veracrypt or truecrypt. (VeraCrypt's
+    /// normal and hidden go with create: a hidden volume opens with its
+    /// own password, and --protect-hidden protects one.)
+    #[arg(long, value_parser = format_as_volume_type, conflicts_with_all = ["format", "truecrypt"])]
+    pub volume_type: Option<Format>,
     /// Only try TrueCrypt's format: --format truecrypt (VeraCrypt's -tc).
     #[arg(long, conflicts_with = "format")]
     pub truecrypt: bool,
@@ -132,13 +137,28 @@ pub struct Search {
 }
 
 impl Search {
-    /// The format asked for, by --format or --truecrypt.
+    /// The format asked for, by --format, --volume-type or --truecrypt.
     pub fn format(&self) -> Option<Format> {
         if self.truecrypt {
             Some(Format::Truecrypt)
         } else {
-            self.format
+            self.format.or(self.volume_type)
         }
+    }
+}
+
+/// `--volume-type` outside `create`: a format, as --format takes it;
+/// VeraCrypt's volume types are refused with what to do instead.
+fn format_as_volume_type(value: &str) -> Result<Format, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "normal" | "hidden" => Err(format!(
+            "{value} goes with create; a hidden volume opens with its own password (and \
+             --protect-hidden protects one from the outer volume's writes), so this command \
+             takes veracrypt or truecrypt here, as --format"
+        )),
+        v => Format::from_str(v, true).map_err(|_| {
+            "[possible values: veracrypt, truecrypt] (normal and hidden go with create)".to_string()
+        }),
     }
 }
 

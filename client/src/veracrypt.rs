@@ -19,7 +19,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("-c, --create", "create"),
     (
         "--volume-type normal|hidden",
-        "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size)",
+        "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size); other commands refuse normal and hidden (a hidden volume opens with its own password)",
     ),
     (
         "--volume-type veracrypt|truecrypt",

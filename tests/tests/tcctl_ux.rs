@@ -147,6 +147,19 @@ fn unknown_values_are_refused_with_the_valid_ones_listed() {
         "{}",
         text(&out.stderr)
     );
+    // VeraCrypt's volume types belong to create; elsewhere the option is
+    // named as typed and says what to do.
+    let out = tcctl(&["mount", "v.hc", "mnt", "--volume-type", "hidden"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(
+        text(&out.stderr).starts_with(
+            "error: invalid value 'hidden' for '--volume-type <VOLUME_TYPE>': hidden goes with \
+             create; a hidden volume opens with its own password (and --protect-hidden protects \
+             one from the outer volume's writes)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
     let out = tcctl(&["policy", "set", "--hardware-acceleration", "off"]);
     assert_eq!(out.status.code(), Some(USAGE));
     assert!(

@@ -39,7 +39,7 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     let password = pw.ask("Password for every device: ")?;
     let pim = pw.pim(
         a.secrets.pim,
-        a.search.format == Some(crate::cli::Format::Truecrypt),
+        a.search.format() == Some(crate::cli::Format::Truecrypt),
         "PIM (Enter for none): ",
     )?;
     a.secrets.pim = Some(pim);

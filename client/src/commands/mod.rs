@@ -24,7 +24,7 @@ pub fn settle_pim(
 ) -> Result<(), Failure> {
     s.pim = Some(pw.pim(
         s.pim,
-        search.format == Some(Format::Truecrypt),
+        search.format() == Some(Format::Truecrypt),
         &format!("PIM for {} (Enter for none): ", volume.display()),
     )?);
     Ok(())

@@ -49,7 +49,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let hidden_pw;
     if a.protect_hidden {
         hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
-        let truecrypt = a.search.format == Some(crate::cli::Format::Truecrypt);
+        let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
         let pim = pw.pim(
             a.protect_hidden_pim,
             truecrypt,

@@ -214,7 +214,8 @@ fn new_header(
     Header {
         format: opts.format,
         version: HEADER_VERSION,
-        // What TrueCrypt 7.1a and VeraCrypt 1.11+ write.
+        // The minimum program versions TrueCrypt 7.1a and VeraCrypt write
+        // into new headers (VeraCrypt's constant 0x010b reads as 1.0b).
         min_program_version: match opts.format {
             Format::TrueCrypt => 0x0700,
             Format::VeraCrypt => 0x010b,
