@@ -547,6 +547,10 @@ pub struct InfoArgs {
     /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
+    /// A mounted volume is shown as `status` shows it, with no password
+    /// (VeraCrypt's --volume-properties).
+    #[arg(long, hide = true)]
+    pub mounted_status: bool,
 }
 
 /// A header kept apart from its volume.

@@ -74,7 +74,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--volume-properties VOLUME, --test VOLUME",
-        "info VOLUME: the header, read with the password, nothing mounted",
+        "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME, with no password",
     ),
     ("--explore", "mount --explore: xdg-open on the mount point"),
     (
@@ -102,7 +102,8 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
     (&["--create-keyfile"], &["create-keyfile"]),
     (&["--backup-headers"], &["backup-header"]),
     (&["--restore-headers"], &["restore-header"]),
-    (&["--volume-properties", "--test"], &["info"]),
+    (&["--volume-properties"], &["info", "--mounted-status"]),
+    (&["--test"], &["info"]),
 ];
 
 /// tcctl's own subcommands: a command line naming one first is tcctl's.

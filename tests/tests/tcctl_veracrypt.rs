@@ -516,6 +516,19 @@ fn volume_properties_and_test_read_the_header_without_mounting() {
         Some(0),
         "nothing mounted"
     );
+    // A mounted volume's properties come without a password, as `status`
+    // shows them; no input is read (none is given).
+    d.ok(
+        &["mount", &v, "--filesystem", "none", "--stdin", "--hash", "sha512"],
+        AAA,
+    );
+    let status = d.ok(&["status", &v], "");
+    assert!(status.contains("tc_5-sha512-xts-aes"), "{status}");
+    assert_eq!(
+        d.ok(&["-t", "--volume-properties", &v, "--non-interactive"], ""),
+        status
+    );
+    d.ok(&["dismount", &v], "");
 }
 
 #[test]

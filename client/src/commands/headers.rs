@@ -12,6 +12,15 @@ use zeroize::Zeroizing;
 
 /// `tcctl info`.
 pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
+    if a.mounted_status {
+        // VeraCrypt's --volume-properties shows a mounted volume's
+        // properties without its password.
+        let listed = Client::connect(ctx.at)?.list()?;
+        if let Some(row) = super::volumes::mounted_row(&listed, &a.volume) {
+            let host = row.host().to_owned();
+            return super::volumes::status(ctx, &host, a.json);
+        }
+    }
     let looked = look(ctx, &mut a)?;
     output::header_info(&looked.info, &absolute(&a.volume), a.json);
     Ok(())

@@ -170,12 +170,16 @@ fn check_slot(slot: u32, listed: &[Volume]) -> Result<(), Failure> {
 
 /// A volume the daemon lists as mounted already is said so before any
 /// password is asked: the same file or device, by whatever path.
-fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
+/// The row of `volume` among the mounted ones, by name or by file.
+pub fn mounted_row<'a>(listed: &'a [Volume], volume: &Path) -> Option<&'a Volume> {
     let name = absolute(volume);
-    let found = listed
+    listed
         .iter()
-        .find(|r| r.host() == name || same_host(Path::new(r.host()), volume));
-    match found {
+        .find(|r| r.host() == name || same_host(Path::new(r.host()), volume))
+}
+
+fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
+    match mounted_row(listed, volume) {
         None => Ok(()),
         Some(r) => Err(Failure {
             code: exit::ALREADY_MOUNTED,
@@ -246,11 +250,12 @@ pub fn dismount(
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let n = c.dismount_all(force).map_err(|f| busy_hint(force, f))?;
-    match n {
-        0 => eprintln!("nothing to dismount"),
-        1 => eprintln!("1 volume dismounted"),
-        n => eprintln!("{n} volumes dismounted"),
-    }
+    let said = match n {
+        0 => "nothing to dismount".to_owned(),
+        1 => "1 volume dismounted".to_owned(),
+        n => format!("{n} volumes dismounted"),
+    };
+    eprintln!("{said}");
     for r in c
         .list()?
         .iter()
@@ -261,7 +266,7 @@ fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
             r.host()
         );
     }
-    Ok((format!("Dismounted {n} volume(s)"), String::new()))
+    Ok((said, String::new()))
 }
 
 /// A volume in use, dismounted without --force: how --force would help.
