@@ -897,6 +897,12 @@ pub struct FavoriteAddArgs {
     /// VeraCrypt's PIM (none: the default iterations).
     #[arg(long)]
     pub pim: Option<u32>,
+    /// The hash (PRF) it opens with, tried first at each mount.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub hash: Option<Hash>,
+    /// The encryption it opens with, tried first at each mount.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub encryption: Option<Encryption>,
     /// Ask for the hidden volume's password at mount and protect it.
     #[arg(long)]
     pub protect_hidden: bool,

@@ -177,8 +177,8 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         dismount_idle_seconds: d.dismount_idle.unwrap_or(0),
         force_dismount: d.force_dismount,
         password_file: a.password_file.as_deref().map(absolute),
-        hash: None,
-        encryption: None,
+        hash: a.hash.map(wire_name),
+        encryption: a.encryption.map(wire_name),
     }
 }
 

@@ -194,6 +194,40 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     assert_eq!(code, 2, "wrong password: {err}");
 
+    // A hash and encryption given with the favorite are shown by their
+    // names before any mount, and tried first.
+    let given = format!("given-{}", std::process::id());
+    let add = [
+        "favorites",
+        "add",
+        &given,
+        s(&vol),
+        "--mount-point",
+        s(&mnt),
+    ];
+    d.ok(
+        &[
+            &add[..],
+            &["--hash", "sha-512", "--encryption", "serpent-aes"],
+        ]
+        .concat(),
+        "",
+    );
+    let favs: serde_json::Value =
+        serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
+    let shown = favs["favorites"]
+        .as_array()
+        .and_then(|a| a.iter().find(|f| f["name"] == given.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(shown["hash"], "SHA-512", "{favs}");
+    assert_eq!(shown["encryption"], "Serpent-AES", "{favs}");
+    d.ok(&["favorites", "mount", &given, "--password-stdin"], PW);
+    d.ok(&["dismount", s(&mnt)], "");
+    let (code, err) = d.fails(&[&add[..], &["--encryption", "rot13"]].concat(), "");
+    assert_eq!(code, 64, "{err}");
+    d.ok(&["favorites", "remove", &given], "");
+
     d.ok(&["favorites", "forget", &name], "");
     assert_eq!(kernel_key(&name), None, "forget removes the key");
     let (code, _) = d.fails(&["favorites", "forget", &name], "");

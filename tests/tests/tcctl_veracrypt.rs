@@ -519,7 +519,15 @@ fn volume_properties_and_test_read_the_header_without_mounting() {
     // A mounted volume's properties come without a password, as `status`
     // shows them; no input is read (none is given).
     d.ok(
-        &["mount", &v, "--filesystem", "none", "--stdin", "--hash", "sha512"],
+        &[
+            "mount",
+            &v,
+            "--filesystem",
+            "none",
+            "--stdin",
+            "--hash",
+            "sha512",
+        ],
         AAA,
     );
     let status = d.ok(&["status", &v], "");

@@ -59,7 +59,15 @@ impl App {
     }
 
     /// Adds (or replaces) a favorite in `owner`'s list.
-    pub fn add_favorite(&self, owner: Owner, fav: Favorite) -> Result<()> {
+    pub fn add_favorite(&self, owner: Owner, mut fav: Favorite) -> Result<()> {
+        // A hash and encryption given are kept by their own names, as the
+        // daemon records those it learns.
+        if let Some(h) = fav.hash.take() {
+            fav.hash = Some(super::mount::prf_named(&h)?.name().to_owned());
+        }
+        if let Some(c) = fav.encryption.take() {
+            fav.encryption = Some(super::mount::chain_named(&c)?.name.to_owned());
+        }
         self.favorites.add(owner, fav)
     }
 

@@ -478,16 +478,19 @@ pub fn searches(
     search: &unlock::SearchOptions,
 ) -> Vec<unlock::SearchOptions> {
     let mut out = Vec::new();
-    if let Some(f) = fav
-        && search.prf.is_none()
-        && search.chain.is_none()
-        && let (Some(h), Some(c)) = (&f.hash, &f.encryption)
-        && let (Some(prf), Some(chain)) = (Prf::by_name(h), Chain::by_name(c))
-    {
+    if let Some(f) = fav {
+        // What the favorite knows (given, or learned at its last mount) is
+        // tried first; what the call asks for is kept.
         let mut quick = search.clone();
-        quick.prf = Some(prf);
-        quick.chain = Some(chain);
-        out.push(quick);
+        if quick.prf.is_none() {
+            quick.prf = f.hash.as_deref().and_then(Prf::by_name);
+        }
+        if quick.chain.is_none() {
+            quick.chain = f.encryption.as_deref().and_then(Chain::by_name);
+        }
+        if quick.prf != search.prf || quick.chain != search.chain {
+            out.push(quick);
+        }
     }
     out.push(search.clone());
     out
