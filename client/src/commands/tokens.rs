@@ -45,7 +45,8 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
     let name = name
         .or_else(|| file.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
-    let mut data = zeroize::Zeroizing::new(Vec::new());
+    // Room for all of it at once: a growing buffer would leave copies.
+    let mut data = zeroize::Zeroizing::new(Vec::with_capacity(tcd_proto::keyfiles::MAX_READ));
     std::fs::File::open(file)
         .and_then(|f| {
             f.take(tcd_proto::keyfiles::MAX_READ as u64)
@@ -71,14 +72,19 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
             message: format!("{k} exists: a keyfile is never replaced"),
         });
     }
-    s.create_object(&[
+    let mut template = [
         Attribute::Class(ObjectClass::DATA),
         Attribute::Token(true),
         Attribute::Private(true),
         Attribute::Label(name.into_bytes()),
         Attribute::Value(data.to_vec()),
-    ])
-    .map_err(|e| Failure::invalid(format!("{k}: {e}")))?;
+    ];
+    let made = s.create_object(&template);
+    // The template's copy of the keyfile is wiped like the original.
+    if let Attribute::Value(v) = &mut template[4] {
+        zeroize::Zeroize::zeroize(v);
+    }
+    made.map_err(|e| Failure::invalid(format!("{k}: {e}")))?;
     println!("{k} imported");
     Ok(())
 }
