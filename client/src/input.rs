@@ -132,29 +132,11 @@ pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
 /// prompt's error says "cancelled" (exit 10), and the pending signal is
 /// taken before the old mask comes back.
 fn holding_sigint<T>(prompt: impl FnOnce() -> T) -> T {
-    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises `set`, sigaddset adds a valid
-    // signal to it, and pthread_sigmask reads it and writes this thread's
-    // old mask into `old`.
-    let held = unsafe {
-        libc::sigemptyset(set.as_mut_ptr());
-        libc::sigaddset(set.as_mut_ptr(), libc::SIGINT);
-        libc::pthread_sigmask(libc::SIG_BLOCK, set.as_ptr(), old.as_mut_ptr()) == 0
-    };
+    let set = crate::signals::set_of(&[libc::SIGINT]);
+    let old = crate::signals::block(&set);
     let answer = prompt();
-    if held {
-        let now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `set` and `old` were initialised above; sigtimedwait
-        // takes a pending SIGINT (if any) without waiting, and the old
-        // mask is put back.
-        unsafe {
-            while libc::sigtimedwait(set.as_ptr(), std::ptr::null_mut(), &now) == libc::SIGINT {}
-            libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
-        }
+    if let Some(old) = old {
+        crate::signals::drain_and_restore(&set, &old);
     }
     answer
 }

@@ -11,11 +11,8 @@ const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 /// before any other thread starts, so that every thread inherits the
 /// blocked signals and only the waiting thread takes them.
 pub fn remove_on_interrupt(path: PathBuf) {
-    let set = signal_set();
-    // SAFETY: pthread_sigmask reads the initialised set and changes only
-    // this thread's signal mask; no old mask is asked for.
-    let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if blocked != 0 {
+    let set = crate::signals::set_of(&SIGNALS);
+    if crate::signals::block(&set).is_none() {
         return;
     }
     let terminal = terminal_state();
@@ -38,19 +35,6 @@ pub fn remove_on_interrupt(path: PathBuf) {
         eprintln!("\ntcctl: interrupted: {said}");
         std::process::exit(128 + signal);
     });
-}
-
-fn signal_set() -> libc::sigset_t {
-    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the set it is given; sigaddset then
-    // adds valid signal numbers to that initialised set.
-    unsafe {
-        libc::sigemptyset(set.as_mut_ptr());
-        for s in SIGNALS {
-            libc::sigaddset(set.as_mut_ptr(), s);
-        }
-        set.assume_init()
-    }
 }
 
 /// The terminal's settings as they are now, if standard input is one.

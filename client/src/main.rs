@@ -15,6 +15,7 @@ mod options;
 mod output;
 mod prompt;
 mod search;
+mod signals;
 mod token;
 mod veracrypt;
 
