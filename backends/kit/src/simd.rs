@@ -52,6 +52,32 @@ pub fn cap() -> Level {
         .unwrap_or(Level::Avx512)
 }
 
+/// Whether this processor runs code of `level`: AVX-512 code may use
+/// AVX2 and AVX-512VL's 256-bit forms as well.
+pub fn supported(level: Level) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        match level {
+            Level::Sse2 => true,
+            Level::Avx2 => has!("avx2"),
+            Level::Avx512 => has!("avx2") && has!("avx512f") && has!("avx512vl"),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        level == Level::Sse2
+    }
+}
+
+/// The fastest level at or below `cap` that this processor runs.
+pub fn best(cap: Level) -> Level {
+    Level::ALL
+        .into_iter()
+        .find(|&l| l <= cap && supported(l))
+        .unwrap_or(Level::Sse2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +89,14 @@ mod tests {
         assert_eq!(Level::parse("avx512"), Some(Level::Avx512));
         assert_eq!(Level::parse("neon"), None);
         assert!(Level::Sse2 < Level::Avx2 && Level::Avx2 < Level::Avx512);
+    }
+
+    #[test]
+    fn the_best_level_never_passes_the_cap_or_the_processor() {
+        assert_eq!(best(Level::Sse2), Level::Sse2);
+        for cap in Level::ALL {
+            let b = best(cap);
+            assert!(b <= cap && supported(b));
+        }
     }
 }

@@ -55,20 +55,7 @@ impl SerpentPath {
         match self {
             SerpentPath::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            SerpentPath::Sse2 => std::arch::is_x86_feature_detected!("sse2"),
-            #[cfg(target_arch = "x86_64")]
-            SerpentPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            SerpentPath::Avx512Ymm => {
-                std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("avx512vl")
-            }
-            #[cfg(target_arch = "x86_64")]
-            SerpentPath::Avx512Zmm => {
-                std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("avx512f")
-            }
+            _ => simd::supported(self.level()),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }

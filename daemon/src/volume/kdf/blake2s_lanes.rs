@@ -8,7 +8,7 @@
 //! a byte count of 96 and the final-block flag: the same in every lane
 //! but for the output words.
 
-use super::sha512_lanes::{Job, Level, level_for};
+use super::sha512_lanes::{Job, Level, hand_out, level_for, start_lanes};
 use crate::error::{Error, Result};
 use hmac::digest::{FixedOutput, KeyInit, Update};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -176,12 +176,7 @@ fn run_group(
 ) -> Result<()> {
     let mut u = [[0u32; 8]; 16];
     let result = (|| {
-        for (lane, job) in group.iter().enumerate() {
-            u[lane] = first_u(password, job.salt, job.block)?;
-        }
-        for lane in group.len()..16 {
-            u[lane] = u[0];
-        }
+        start_lanes(group, &mut u, |job| first_u(password, job.salt, job.block))?;
         match level_for(level) {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `level_for` gave AVX-512 only where the processor has
@@ -209,15 +204,11 @@ fn run_group(
         }
     })();
     if result.is_ok() {
-        for (lane, job) in group.iter_mut().enumerate() {
-            let mut bytes = [0u8; 32];
+        hand_out(group, |lane, bytes: &mut [u8; 32]| {
             for (b, w) in bytes.chunks_exact_mut(4).zip(&u[lane]) {
                 b.copy_from_slice(&w.to_le_bytes());
             }
-            let n = job.out.len().min(32);
-            job.out[..n].copy_from_slice(&bytes[..n]);
-            bytes.zeroize();
-        }
+        });
     }
     u.zeroize();
     result

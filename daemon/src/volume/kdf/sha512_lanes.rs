@@ -114,21 +114,41 @@ pub(crate) struct Job<'a> {
     pub out: &'a mut [u8],
 }
 
+/// Sets each lane's first HMAC output (U1) from its job; a lane with no
+/// job repeats the first job's chain, so every lane runs the same count.
+pub(crate) fn start_lanes<W: Copy, const LANES: usize>(
+    group: &[Job<'_>],
+    u: &mut [[W; 8]; LANES],
+    first: impl Fn(&Job<'_>) -> Result<[W; 8]>,
+) -> Result<()> {
+    for (lane, job) in group.iter().enumerate() {
+        u[lane] = first(job)?;
+    }
+    for lane in group.len()..LANES {
+        u[lane] = u[0];
+    }
+    Ok(())
+}
+
+/// Gives each job the first bytes of its lane's output: `bytes_of`
+/// writes lane `i`'s words, as the hash orders its bytes, into the
+/// buffer, which is wiped afterwards.
+pub(crate) fn hand_out<const N: usize>(
+    group: &mut [Job<'_>],
+    mut bytes_of: impl FnMut(usize, &mut [u8; N]),
+) {
+    let mut bytes = [0u8; N];
+    for (lane, job) in group.iter_mut().enumerate() {
+        bytes_of(lane, &mut bytes);
+        let n = job.out.len().min(N);
+        job.out[..n].copy_from_slice(&bytes[..n]);
+    }
+    bytes.zeroize();
+}
+
 /// The fastest level at or below `cap` that this processor runs.
 pub fn level_for(cap: Level) -> Level {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if cap >= Level::Avx512
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-        {
-            return Level::Avx512;
-        }
-        if cap >= Level::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
-            return Level::Avx2;
-        }
-    }
-    Level::Sse2
+    tcd_backend_kit::simd::best(cap)
 }
 
 /// How many chains one call runs at once at `level`.
@@ -172,13 +192,12 @@ fn run_group(
     level: Level,
     group: &mut [Job<'_>],
 ) -> Result<()> {
-    // U1 of every lane (a free lane repeats the first job's chain).
     let mut u = [[0u64; 8]; 8];
-    for (lane, job) in group.iter().enumerate() {
-        u[lane] = first_u512(password, job.salt, job.block)?;
-    }
-    for lane in group.len()..8 {
-        u[lane] = u[0];
+    if let Err(e) = start_lanes(group, &mut u, |job| {
+        first_u512(password, job.salt, job.block)
+    }) {
+        u.zeroize();
+        return Err(e);
     }
     // Never above what this processor runs, whatever the caller asked.
     let result = match level_for(level) {
@@ -207,15 +226,11 @@ fn run_group(
         )),
     };
     if result.is_ok() {
-        for (lane, job) in group.iter_mut().enumerate() {
-            let mut bytes = [0u8; 64];
+        hand_out(group, |lane, bytes: &mut [u8; 64]| {
             for (b, w) in bytes.chunks_exact_mut(8).zip(&u[lane]) {
                 b.copy_from_slice(&w.to_be_bytes());
             }
-            let n = job.out.len().min(64);
-            job.out[..n].copy_from_slice(&bytes[..n]);
-            bytes.zeroize();
-        }
+        });
     }
     u.zeroize();
     result
