@@ -337,9 +337,7 @@ pub fn derive_header_key(
     let level = simd_level();
     if prf.chains_at_once(level) == 1 {
         return derive_header_key_parts(
-            prf,
-            format,
-            pim,
+            (prf, format, pim, Scope::Volume),
             password,
             salt,
             limits,
@@ -384,27 +382,11 @@ pub enum Scope {
 }
 
 /// Derives only the PBKDF2 output blocks `parts` (of [`Prf::key_parts`]) of
-/// the header key into their bytes of `out`, leaving its other bytes as
-/// they are. The blocks of one key are independent: a search derives them
-/// on several cores at once. Argon2id has one part, the whole key.
-#[allow(clippy::too_many_arguments)]
+/// the header key of a volume or of system encryption (`scope`) into
+/// their bytes of `out`, leaving its other bytes as they are. The blocks
+/// of one key are independent: a search derives them on several cores at
+/// once. Argon2id has one part, the whole key.
 pub fn derive_header_key_parts(
-    prf: Prf,
-    format: Format,
-    pim: u32,
-    password: &[u8],
-    salt: &[u8; 64],
-    limits: &KdfLimits,
-    cancel: &AtomicBool,
-    parts: std::ops::Range<usize>,
-    out: &mut [u8; HEADER_KEY_BYTES],
-) -> Result<()> {
-    let cost = (prf, format, pim, Scope::Volume);
-    derive_header_key_parts_in(cost, password, salt, limits, cancel, parts, out)
-}
-
-/// [`derive_header_key_parts`] for a volume or for system encryption.
-pub fn derive_header_key_parts_in(
     (prf, format, pim, scope): (Prf, Format, u32, Scope),
     password: &[u8],
     salt: &[u8; 64],
@@ -526,7 +508,7 @@ pub fn derive_header_key_chains(
             for c in chains.iter_mut() {
                 let parts = c.part..c.part + 1;
                 let cost = (prf, format, pim, scope);
-                derive_header_key_parts_in(cost, password, c.salt, limits, cancel, parts, c.out)?;
+                derive_header_key_parts(cost, password, c.salt, limits, cancel, parts, c.out)?;
             }
             return Ok(());
         }
@@ -1051,9 +1033,7 @@ mod tests {
                     let mut key = [0u8; HEADER_KEY_BYTES];
                     let parts = 0..prf.key_parts();
                     derive_header_key_parts(
-                        prf,
-                        format,
-                        pim,
+                        (prf, format, pim, Scope::Volume),
                         b"pw",
                         salt,
                         &l,
@@ -1122,9 +1102,7 @@ mod tests {
             let mut pieced = [0xEEu8; HEADER_KEY_BYTES];
             for part in (0..parts).rev() {
                 derive_header_key_parts(
-                    prf,
-                    format,
-                    pim,
+                    (prf, format, pim, Scope::Volume),
                     b"pw",
                     &salt,
                     &l,
@@ -1143,9 +1121,7 @@ mod tests {
             // Two parts at once, the last one cut short for RIPEMD-160.
             let mut two = [0u8; HEADER_KEY_BYTES];
             derive_header_key_parts(
-                prf,
-                format,
-                pim,
+                (prf, format, pim, Scope::Volume),
                 b"pw",
                 &salt,
                 &l,
@@ -1158,9 +1134,7 @@ mod tests {
             assert_eq!(two[from..], whole[from..], "{prf:?}");
             for bad in [parts..parts + 1, 1..1] {
                 let r = derive_header_key_parts(
-                    prf,
-                    format,
-                    pim,
+                    (prf, format, pim, Scope::Volume),
                     b"pw",
                     &salt,
                     &l,
