@@ -665,7 +665,7 @@ pub struct CreateArgs {
     #[arg(long, value_enum, ignore_case = true, default_value_t = Hash::Sha512)]
     pub hash: Hash,
     /// The filesystem made inside (ext4 unless told; "none" leaves the
-    /// volume empty).
+    /// volume empty; xfs needs 300 MiB of data or more).
     #[arg(long, value_enum, ignore_case = true, default_value_t = NewFilesystem::Ext4)]
     pub filesystem: NewFilesystem,
     /// Sector size (default: 512 in a file, the device's own otherwise).

@@ -112,14 +112,19 @@ pub fn protect_hidden(o: &mut MountOptions, password: &[u8]) {
     o.protect_hidden_password = Some(Secret::new(password.to_vec()));
 }
 
+/// The filesystem of a new volume as the contract names it.
+pub fn new_filesystem(a: &CreateArgs) -> Option<NewFilesystem> {
+    let fs = wire_name(a.filesystem);
+    NewFilesystem::ALL.into_iter().find(|f| f.key() == fs)
+}
+
 /// `Create`'s options for the new volume.
 pub fn create(a: &CreateArgs) -> CreateOptions {
-    let fs = wire_name(a.filesystem);
     CreateOptions {
         format: Some(volume_format(a.format.unwrap_or(Format::Veracrypt))),
         encryption: Some(wire_name(a.encryption)),
         hash: Some(wire_name(a.hash)),
-        filesystem: NewFilesystem::ALL.into_iter().find(|f| f.key() == fs),
+        filesystem: new_filesystem(a),
         quick: Some(a.quick),
         sector_size: a.sector_size.and_then(nonzero),
         pim: nonzero(a.secrets.pim()),

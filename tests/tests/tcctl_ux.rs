@@ -436,32 +436,42 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(code, USAGE);
     assert_eq!(msg, format!("tcctl: {v} exists: --force replaces it\n"));
 
-    // A filesystem its tool cannot make there: its reason in one line, not
-    // the tool's usage text, and no file left.
+    // A filesystem too big for the volume: said before any password is
+    // asked or file made; and by the daemon for an existing file (whose
+    // size tcctl does not judge), which is left as it was.
     let small = d.path("small.hc");
     let sv = small.to_str().expect("utf-8");
-    let args = [
-        "create",
-        sv,
-        "--size",
-        "20M",
-        "--filesystem",
-        "xfs",
-        "--pim",
-        "1",
-    ];
+    let args = ["create", sv, "--filesystem", "xfs", "--pim", "1"];
+    let (code, msg) = d.fails(
+        &[&args[..], &["--size", "20M", "--password-stdin"]].concat(),
+        "",
+    );
+    assert_eq!(code, 7, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {sv}: xfs needs a volume of at least 300 MiB of data (19 MiB here): its \
+             mkfs refuses less\n"
+        )
+    );
+    assert!(!small.exists());
+    std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
     let (code, msg) = d.fails(
         &[&args[..], &["--password-stdin"]].concat(),
         "twenty-one characters\n",
     );
-    assert_eq!(code, 1, "{msg}");
+    assert_eq!(code, 7, "{msg}");
     assert!(
-        msg.starts_with("tcctl: mkfs.xfs failed: ")
-            && msg.ends_with(&format!("; removed the unfinished {sv}\n"))
-            && msg.lines().count() == 1,
+        msg.contains("xfs needs a volume of at least 300 MiB of data (19 MiB here)"),
         "{msg}"
     );
-    assert!(!small.exists());
+    assert!(
+        std::fs::read(&small)
+            .expect("still there")
+            .iter()
+            .all(|&b| b == 7),
+        "no header written"
+    );
 
     // A short password: refused without --force, before any file is made;
     // one shorter than VeraCrypt advises: a warning.

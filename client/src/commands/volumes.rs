@@ -445,6 +445,15 @@ fn ask_for_create(
 /// What `open_for_create` would refuse for the file's being there or not,
 /// said before any password is asked.
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
+    use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
+    let data = a
+        .hidden_size
+        .or_else(|| a.size.map(|s| s.saturating_sub(NEW_VOLUME_HEADER_BYTES)));
+    if let (Some(data), Some(fs)) = (data, options::new_filesystem(a))
+        && let Some(why) = fs.refuses(data)
+    {
+        return Err(Failure::invalid(format!("{}: {why}", a.volume.display())));
+    }
     let there = std::fs::symlink_metadata(&a.volume).is_ok();
     let new_file = a.size.is_some() && a.hidden_size.is_none();
     match (new_file, there) {

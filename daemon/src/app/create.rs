@@ -109,8 +109,17 @@ impl App {
         }
         // A filesystem that cannot be made is said before any header is
         // written.
-        if let Some((tool, _)) = mkfs_tool(o.filesystem.unwrap_or_default()) {
+        let fs = o.filesystem.unwrap_or_default();
+        if let Some((tool, _)) = mkfs_tool(fs) {
             crate::mount::tools::find(tool)?;
+            let data = match o.hidden_size {
+                Some(size) => size,
+                None => crate::volume::unlock::host_size(&call.host)?
+                    .saturating_sub(tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES),
+            };
+            if let Some(why) = fs.refuses(data) {
+                return Err(Error::InvalidArgument(why));
+            }
         }
         let given = credentials(
             call.password.clone(),

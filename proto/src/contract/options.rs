@@ -55,7 +55,28 @@ pub enum NewFilesystem {
     Ntfs,
 }
 
+/// What a new volume's headers take of its host: 128 KiB at the start
+/// and 128 KiB of backups at the end.
+pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
+
 impl NewFilesystem {
+    /// Why its mkfs would refuse a data area of `bytes`, if it would:
+    /// said before any password is asked or header written.
+    pub fn refuses(self, bytes: u64) -> Option<String> {
+        let least: u64 = match self {
+            NewFilesystem::Xfs => 300 << 20,
+            _ => 0,
+        };
+        (bytes < least).then(|| {
+            format!(
+                "{} needs a volume of at least {} MiB of data ({} MiB here): its mkfs refuses less",
+                self.key(),
+                least >> 20,
+                bytes >> 20
+            )
+        })
+    }
+
     pub const ALL: [NewFilesystem; 7] = [
         NewFilesystem::None,
         NewFilesystem::Ext4,
