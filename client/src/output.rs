@@ -538,11 +538,15 @@ pub fn benchmark(bench: Bench, json: bool) {
     } else {
         String::new()
     };
-    // TrueCrypt's sizes are decimal; the default is binary.
+    // TrueCrypt's sizes are decimal; the default is binary. The daemon
+    // takes whole 512-byte data units: a size asked that is none is shown
+    // as the units it became.
     let size = if buffer_bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", buffer_bytes >> 20)
+    } else if buffer_bytes.is_multiple_of(1_000_000) {
+        format!("{} MB", buffer_bytes / 1_000_000)
     } else {
-        format!("{} MB", buffer_bytes as f64 / 1e6)
+        format!("{buffer_bytes} bytes (rounded down to whole 512-byte units)")
     };
     println!(
         "Buffer {size}{times} on {threads} threads; processor AES instructions: {}",

@@ -629,4 +629,13 @@ fn the_default_benchmark_passes_over_a_cache_sized_buffer() {
         table.starts_with("Buffer 1 MiB x 100 passes on "),
         "{table}"
     );
+    // A decimal size, as TrueCrypt's, is shown as given; one that is no
+    // whole number of data units says how it was taken.
+    let table = d.ok(&["benchmark", "--size", "8M"], "");
+    assert!(table.starts_with("Buffer 8 MB on "), "{table}");
+    let table = d.ok(&["benchmark", "--size", "1000"], "");
+    assert!(
+        table.starts_with("Buffer 512 bytes (rounded down to whole 512-byte units) on "),
+        "{table}"
+    );
 }
