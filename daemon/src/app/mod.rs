@@ -15,6 +15,7 @@ pub mod favorites;
 pub mod headers;
 pub mod input;
 pub mod mount;
+pub mod selftest;
 pub mod volumes;
 
 use crate::backends::Backends;

@@ -10,7 +10,7 @@ use super::context::Ctx;
 use super::decode::{self, Dict};
 use super::errors::ServiceError;
 use crate::app::input;
-use tcd_proto::contract::rows::{BackendRow, CipherBenchRow, KdfBenchRow};
+use tcd_proto::contract::rows::{BackendRow, CipherBenchRow, KdfBenchRow, SelfTestRow};
 use tcd_proto::contract::{Secret, SecretList, VolumeRow, names};
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedFd, OwnedObjectPath};
@@ -474,6 +474,25 @@ impl Manager {
             r.passes,
             r.simd,
         ))
+    }
+
+    /// TrueCrypt's Test Vectors: every encryption algorithm on each
+    /// backend that serves it at each SIMD level this processor runs, and
+    /// every hash and header-key PRF on each path of the key search,
+    /// against published test vectors. Any local user may run it (it
+    /// touches no secret). Returns one row per algorithm, backend and
+    /// code path: `(algorithm, backend, path, passed, problem)`.
+    async fn self_test(
+        &self,
+        #[zbus(header)] header: Hdr<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<SelfTestRow>> {
+        let peer = self.ctx.caller(&header, conn).await?;
+        let app = self.ctx.app();
+        let rows = blocking::unblock(move || app.self_test()).await?;
+        let failed = rows.iter().filter(|r| !r.passed).count();
+        tracing::info!(uid = peer.uid, checks = rows.len(), failed, "self-test");
+        Ok(rows)
     }
 
     /// Steps of `Benchmark` done, of `total`.
