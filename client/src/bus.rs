@@ -252,6 +252,10 @@ impl Client {
         self.call("SetPolicy", &(text,))
     }
 
+    pub fn self_test(&self) -> Result<Vec<tcd_proto::contract::rows::SelfTestRow>, Failure> {
+        self.call("SelfTest", &())
+    }
+
     pub fn benchmark(&self, buffer_bytes: u64, show: bool) -> Result<Bench, Failure> {
         self.with_progress(
             "BenchmarkProgress",

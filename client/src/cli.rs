@@ -421,6 +421,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// TrueCrypt's Test Vectors, run by the daemon: every encryption
+    /// algorithm on each backend that serves it at each SIMD level this
+    /// processor runs, and every hash and header-key PRF on each code path
+    /// of the key search, against published test vectors. Exits 0 only
+    /// when every check passes, 12 otherwise.
+    SelfTest {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 // The commands' own arguments below carry no doc comment: the command's

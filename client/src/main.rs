@@ -120,6 +120,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Backends { json } => backends::backends(ctx, json),
         Command::Policy { action } => backends::policy(ctx, action),
         Command::Benchmark { size, json } => backends::benchmark(ctx, size.unwrap_or(0), json),
+        Command::SelfTest { json } => backends::self_test(ctx, json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
         Command::Monitor => monitor::monitor(ctx),

@@ -9,7 +9,7 @@
 
 use super::{Check, lines, unhex};
 use crate::benchmark;
-use crate::engine::chain::{CIPHER_KEY_BYTES, Chain};
+use crate::engine::chain::{CHAINS, CIPHER_KEY_BYTES, Chain};
 use crate::engine::{Engine, VolumeCipher, loader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -237,6 +237,8 @@ pub fn run(engine: &Engine) -> Vec<Check> {
             }
         }
     }
+    // Each algorithm's rows together, in the order of `CHAINS`.
+    checks.sort_by_key(|c| CHAINS.iter().position(|x| x.name == c.algorithm));
     checks
 }
 

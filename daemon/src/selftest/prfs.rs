@@ -28,6 +28,10 @@ pub fn run() -> Vec<Check> {
     let mut checks: Vec<Check> = PRFS.iter().map(|&p| hash(p)).collect();
     for prf in PRFS {
         for path in kdf::pbkdf2_paths(prf) {
+            // BLAKE2s's one chain is what its lanes are held to.
+            if (prf, path) == (Prf::Blake2s, Pbkdf2Path::Chain) {
+                continue;
+            }
             checks.push(Check {
                 algorithm: format!("PBKDF2-HMAC-{}", prf.name()),
                 backend: "tcd".into(),

@@ -544,13 +544,13 @@ impl Pbkdf2Path {
     }
 }
 
-/// Every path a search may take for `prf` on this processor: the lanes at
-/// each `TCD_SIMD` level this processor runs, or the one chain.
+/// Every path a derivation may take for `prf` on this processor: the one
+/// chain, and the lanes at each `TCD_SIMD` level this processor runs.
 pub fn pbkdf2_paths(prf: Prf) -> Vec<Pbkdf2Path> {
+    let mut paths = vec![Pbkdf2Path::Chain];
     if lanes_of(prf).is_none() {
-        return vec![Pbkdf2Path::Chain];
+        return paths;
     }
-    let mut paths = Vec::new();
     for cap in Level::ALL {
         let path = Pbkdf2Path::Lanes(sha512_lanes::level_for(cap));
         if !paths.contains(&path) {
