@@ -552,6 +552,37 @@ impl Client {
         )
     }
 
+    /// `Expand`: the data area's new size, the filesystem, whether it
+    /// was grown, and if not why.
+    pub fn expand(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: tcd_proto::contract::SearchOptions,
+        expand: tcd_proto::contract::ExpandOptions,
+        show: bool,
+    ) -> Result<(u64, String, bool, String), Failure> {
+        self.with_progress(
+            "ExpandProgress",
+            "{bar:40} {bytes}/{total_bytes} {msg}",
+            show,
+            |m| m.body().deserialize::<(u64, u64)>().ok(),
+            || {
+                self.call(
+                    "Expand",
+                    &(
+                        Fd::from(host.as_fd()),
+                        password,
+                        as_values(keyfiles),
+                        options,
+                        expand,
+                    ),
+                )
+            },
+        )
+    }
+
     pub fn backup_headers(
         &self,
         host: &File,

@@ -22,7 +22,8 @@ use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
 use commands::{
-    Context, backends, devices, favorites, headers, keyfiles, monitor, tokens, volumes, watch,
+    Context, backends, devices, expand, favorites, headers, keyfiles, monitor, tokens, volumes,
+    watch,
 };
 use std::process::ExitCode;
 
@@ -115,6 +116,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),
+        Command::Expand(a) => expand::expand(ctx, a),
         Command::BackupHeader(a) => headers::backup(ctx, a),
         Command::RestoreHeader(a) => headers::restore(ctx, a),
         Command::Backends { json } => backends::backends(ctx, json),

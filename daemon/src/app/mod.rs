@@ -11,6 +11,7 @@
 pub mod backends;
 pub mod benchmark;
 pub mod create;
+pub mod expand;
 pub mod favorites;
 pub mod headers;
 pub mod input;

@@ -38,8 +38,9 @@ pub struct Plan {
     pub new_data_size: u64,
     /// The header with the new size (the master key unchanged).
     header: Header,
-    chain: &'static crate::engine::chain::Chain,
-    prf: super::kdf::Prf,
+    pub chain: &'static crate::engine::chain::Chain,
+    pub prf: super::kdf::Prf,
+    pub format: super::kdf::Format,
     is_file: bool,
 }
 
@@ -126,6 +127,7 @@ pub fn plan(
         header,
         chain: u.chain,
         prf: u.prf,
+        format: h.format,
         is_file,
     })
 }

@@ -239,6 +239,45 @@ impl Manager {
         .await
     }
 
+    /// VeraCrypt's Expand Volume, on a dismounted volume: grows the
+    /// container `host` to `size` (t; absent for a device, which has grown:
+    /// the volume fills it), encrypts the new space unless `no_random_fill`
+    /// (b), writes the backup headers at the new end and the primary header
+    /// with the new size (the master key stays), then grows the filesystem
+    /// inside (ext2/3/4, XFS, btrfs). `options` as for `HeaderInfo`. A
+    /// hidden volume, and one whose owner says (`holds_hidden`, b) that it
+    /// holds one, is refused. Returns the data area's new size, the
+    /// filesystem, whether it was grown, and if not, why and how to grow
+    /// it. Emits `SearchProgress`, then `ExpandProgress` while filling.
+    #[allow(clippy::too_many_arguments)]
+    async fn expand(
+        &self,
+        host: OwnedFd,
+        password: Secret,
+        keyfiles: SecretList,
+        options: Dict,
+        expand_options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+        #[zbus(header)] header: Hdr<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(u64, String, bool, String)> {
+        let x = decode::options(&expand_options)?;
+        let opening = self
+            .opening(host, password, keyfiles, &options, &header, conn)
+            .await?;
+        let e = self.run_expand(opening, x, emitter, &header, conn).await?;
+        let fs = e.filesystem;
+        Ok((e.size, fs.filesystem, fs.grown, fs.note))
+    }
+
+    /// Progress of `Expand`'s fill of the new space, in bytes.
+    #[zbus(signal)]
+    async fn expand_progress(
+        emitter: &SignalEmitter<'_>,
+        done: u64,
+        total: u64,
+    ) -> zbus::Result<()>;
+
     /// Writes both header slots of the volume that the password opens to
     /// `backup` (a file the client opened for writing): 128 KiB, the same
     /// whether or not a hidden volume exists.

@@ -1,0 +1,86 @@
+//! VeraCrypt's Expand Volume on a dismounted volume: the headers (see
+//! `volume::expand`), then the filesystem inside.
+
+use super::headers::Opening;
+use super::{App, Caller};
+use crate::error::{Error, Result};
+use crate::mount::grow::Grown;
+use crate::volume::expand::{self, Expansion, Step};
+use crate::volume::opened::OpenVolume;
+use crate::volume::unlock::Target;
+use std::sync::atomic::AtomicBool;
+use tcd_proto::contract::ExpandOptions;
+
+/// What an expansion did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// The data area's new size in bytes.
+    pub size: u64,
+    pub filesystem: Grown,
+}
+
+impl App {
+    /// Grows the volume `o` opens to `x.size` (a device: its own size),
+    /// then its filesystem. `progress(done, total)` follows the fill.
+    pub fn expand(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        x: ExpandOptions,
+        progress: &mut dyn FnMut(u64, u64),
+        cancel: &AtomicBool,
+    ) -> Result<Expanded> {
+        if x.holds_hidden == Some(true) {
+            return Err(Error::InvalidArgument(
+                tcd_proto::contract::options::HOLDS_HIDDEN.into(),
+            ));
+        }
+        let mut c = self.check_opening(caller, &o, false)?;
+        let _held = self.table.hold(&o.host)?;
+        let kf = c.creds.keyfile_refs();
+        let creds = c.creds.credentials(&kf);
+        let engine = self.table.engine();
+        let to = Expansion {
+            new_size: x.size,
+            fill: x.no_random_fill != Some(true),
+        };
+        let plan = expand::plan(engine, &o.host, creds, &to, &c.search, cancel)?;
+        expand::apply(
+            engine,
+            &o.host,
+            creds,
+            &plan,
+            to.fill,
+            &c.search,
+            Step::Primary,
+            progress,
+            cancel,
+        )?;
+        // Opened again for the filesystem: the search knows what opens it.
+        c.search.format = Some(plan.format);
+        c.search.prf = Some(plan.prf);
+        c.search.chain = Some(plan.chain);
+        let grown = o
+            .host
+            .try_clone()
+            .map_err(|e| Error::Io {
+                what: "cannot reopen the volume".into(),
+                source: e,
+            })
+            .and_then(|host| {
+                OpenVolume::open(engine, host, creds, Target::Any, &c.search, cancel, false)
+            })
+            .and_then(|v| self.table.grow_filesystem(v));
+        // The volume has grown either way; a filesystem left as it was is
+        // said, not an error.
+        let filesystem = grown.unwrap_or_else(|e| Grown {
+            filesystem: String::new(),
+            grown: false,
+            note: format!("the filesystem was not grown: {e}"),
+        });
+        Ok(Expanded {
+            size: plan.new_data_size,
+            filesystem,
+        })
+    }
+}
