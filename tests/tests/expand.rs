@@ -272,3 +272,125 @@ fn another_users_container_is_refused() {
         before + 8 * MIB
     );
 }
+
+#[test]
+fn an_xfs_volume_grows_without_the_random_fill() {
+    let xfs_repair = require_tool("xfs_repair", "package xfsprogs");
+    let d = Daemon::start();
+    let vol = d.path("x.vc");
+    let v = s(&vol);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = s(&mnt);
+    // XFS's smallest filesystem is 300 MiB.
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "320M",
+            "--quick",
+            "--filesystem",
+            "xfs",
+        ]),
+        "secret words\n",
+    );
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    std::fs::write(mnt.join("data"), b"kept across the expansion").expect("write");
+    let before = df_size(&mnt);
+    d.ok(&["dismount", m], "");
+    let out = d.ok(
+        &with(&["expand", v, "--add", "96M", "--no-random-fill"]),
+        "secret words\n",
+    );
+    assert!(
+        out.ends_with(&format!("{v}: its xfs filesystem was grown to fill it\n")),
+        "{out}"
+    );
+    let attached = d.ok(
+        &with(&["mount", v, "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let device = attached
+        .trim()
+        .rsplit(' ')
+        .next()
+        .expect("device")
+        .to_owned();
+    let st = Command::new(&xfs_repair)
+        .args(["-n", &device])
+        .output()
+        .expect("xfs_repair");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    d.ok(&["dismount", &device], "");
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    assert_eq!(
+        std::fs::read(mnt.join("data")).expect("read"),
+        b"kept across the expansion"
+    );
+    let after = df_size(&mnt);
+    assert!(after > before + 90 * MIB, "df: {before} then {after}");
+    d.ok(&["dismount", m], "");
+}
+
+/// A loop device over a file of the test's, detached on drop.
+struct Loop(String);
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn a_volume_on_a_device_that_has_grown_fills_it() {
+    let d = Daemon::start();
+    let backing = d.path("disk");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(24 * MIB))
+        .expect("backing file");
+    let out = Command::new(require_tool("losetup", "package mount"))
+        .args(["-f", "--show", s(&backing)])
+        .output()
+        .expect("losetup");
+    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    assert!(dev.0.starts_with("/dev/loop"), "{out:?}");
+    d.ok(
+        &with(&[
+            "create",
+            &dev.0,
+            "--quick",
+            "--filesystem",
+            "ext4",
+            "--force",
+        ]),
+        "secret words\n",
+    );
+    // A size is the device's to give.
+    let (code, err) = d.fails(&with(&["expand", &dev.0, "--add", "8M"]), "");
+    assert_eq!(code, 7, "{err}");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&backing)
+        .and_then(|f| f.set_len(40 * MIB))
+        .expect("grow the backing file");
+    let st = Command::new("losetup")
+        .args(["-c", &dev.0])
+        .status()
+        .expect("losetup -c");
+    assert!(st.success());
+    let out = d.ok(&with(&["expand", &dev.0]), "secret words\n");
+    assert_eq!(
+        out,
+        format!(
+            "{0}: expanded; the volume holds {1} bytes\n{0}: its ext4 filesystem was grown to fill it\n",
+            dev.0,
+            40 * MIB - 256 * 1024
+        )
+    );
+    fsck_clean(&d, &dev.0);
+}
