@@ -1,6 +1,7 @@
 //! `tcctl expand` (VeraCrypt's Expand Volume) through the daemon: an ext4
 //! volume with data grows, its filesystem checks clean before and after
-//! and fills the new size, cryptsetup opens it at its new size; hidden
+//! and fills the new size, cryptsetup opens it at its new size, the
+//! container keeps its timestamps; hidden
 //! volumes, volumes said to hold one, mounted volumes and sizes that do
 //! not grow are refused, naming why; another user's container is refused
 //! on the system bus.
@@ -103,7 +104,19 @@ fn an_ext4_volume_grows_with_its_data_and_filesystem() {
     d.ok(&["dismount", m], "");
     fsck_clean(&d, v);
 
+    let st = Command::new("touch")
+        .args(["-d", "2001-02-03 04:05:06", v])
+        .status()
+        .expect("touch");
+    assert!(st.success());
+    let mtime = || {
+        std::fs::metadata(&vol)
+            .and_then(|m| m.modified())
+            .expect("mtime")
+    };
+    let touched = mtime();
     let out = d.ok(&with(&["expand", v, "--add", "32M"]), "secret words\n");
+    assert_eq!(mtime(), touched, "the container's times are put back");
     assert_eq!(
         out,
         format!(

@@ -6,7 +6,7 @@ use super::{App, Caller};
 use crate::error::{Error, Result};
 use crate::mount::grow::Grown;
 use crate::volume::expand::{self, Expansion, Step};
-use crate::volume::opened::OpenVolume;
+use crate::volume::opened::{HostTimes, OpenVolume};
 use crate::volume::unlock::Target;
 use std::sync::atomic::AtomicBool;
 use tcd_proto::contract::ExpandOptions;
@@ -38,6 +38,9 @@ impl App {
         refuse_read_only(&o.host)?;
         let mut c = self.check_opening(caller, &o, false)?;
         let _held = self.table.hold(&o.host)?;
+        // Put back at the end, as VeraCrypt's expander does: the container's
+        // times do not tell when its volume was last used.
+        let times = HostTimes::of(&o.host);
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();
@@ -79,6 +82,11 @@ impl App {
             grown: false,
             note: format!("the filesystem was not grown: {e}"),
         });
+        if let Some(t) = times
+            && let Err(e) = t.put_back(&o.host)
+        {
+            tracing::warn!("cannot put the container's timestamps back: {e}");
+        }
         Ok(Expanded {
             size: plan.new_data_size,
             filesystem,
