@@ -413,3 +413,31 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
     );
     fsck_clean(&d, &dev.0);
 }
+
+#[test]
+fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
+    let d = Daemon::start();
+    let vol = d.path("f.vc");
+    let v = s(&vol);
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "16M",
+            "--quick",
+            "--filesystem",
+            "fat",
+        ]),
+        "secret words\n",
+    );
+    let out = d.ok(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    assert_eq!(
+        out,
+        format!(
+            "{v}: expanded; the volume holds {} bytes\n\
+             {v}: FAT is not grown here: grow it with fatresize, or copy its files into a new volume\n",
+            24 * MIB - 256 * 1024
+        )
+    );
+}
