@@ -252,6 +252,10 @@ impl Client {
         self.call("SetPolicy", &(text,))
     }
 
+    pub fn self_test(&self) -> Result<Vec<tcd_proto::contract::rows::SelfTestRow>, Failure> {
+        self.call("SelfTest", &())
+    }
+
     pub fn benchmark(&self, buffer_bytes: u64, show: bool) -> Result<Bench, Failure> {
         self.with_progress(
             "BenchmarkProgress",
@@ -545,6 +549,37 @@ impl Client {
                 as_values(new_keyfiles),
                 new_options,
             ),
+        )
+    }
+
+    /// `Expand`: the data area's new size, the filesystem, whether it
+    /// was grown, and if not why.
+    pub fn expand(
+        &self,
+        host: &File,
+        password: &[u8],
+        keyfiles: &[Zeroizing<Vec<u8>>],
+        options: tcd_proto::contract::SearchOptions,
+        expand: tcd_proto::contract::ExpandOptions,
+        show: bool,
+    ) -> Result<(u64, String, bool, String), Failure> {
+        self.with_progress(
+            "ExpandProgress",
+            "{bar:40} {bytes}/{total_bytes} {msg}",
+            show,
+            |m| m.body().deserialize::<(u64, u64)>().ok(),
+            || {
+                self.call(
+                    "Expand",
+                    &(
+                        Fd::from(host.as_fd()),
+                        password,
+                        as_values(keyfiles),
+                        options,
+                        expand,
+                    ),
+                )
+            },
         )
     }
 

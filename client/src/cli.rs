@@ -395,6 +395,10 @@ pub enum Command {
     /// Change a volume's password, keyfiles, PIM or hash (or convert it
     /// with --to). With --password-stdin: the old password, then the new.
     ChangePassword(ChangePasswordArgs),
+    /// VeraCrypt's Expand Volume: grow a dismounted container (or the
+    /// volume on a device that has grown), encrypt the new space, move the
+    /// backup headers to the new end and grow the filesystem inside.
+    Expand(ExpandArgs),
     /// Save both header slots (128 KiB) to a new file.
     BackupHeader(BackupHeaderArgs),
     /// Restore a header from a backup file, or with --embedded from the
@@ -437,6 +441,16 @@ pub enum Command {
         /// figures are the ciphers' speed rather than the memory's.
         #[arg(long, value_parser = input::parse_decimal_size)]
         size: Option<u64>,
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// TrueCrypt's Test Vectors, run by the daemon: every encryption
+    /// algorithm on each backend that serves it at each SIMD level this
+    /// processor runs, and every hash and header-key PRF on each code path
+    /// of the key search, against published test vectors. Exits 0 only
+    /// when every check passes, 12 otherwise.
+    SelfTest {
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
@@ -778,6 +792,31 @@ pub struct ChangePasswordArgs {
     /// Convert the volume to this format.
     #[arg(long, value_enum, ignore_case = true)]
     pub to: Option<Format>,
+}
+
+#[derive(Args)]
+pub struct ExpandArgs {
+    /// The volume: a container file, or a device that has grown.
+    pub volume: PathBuf,
+    /// The container's new size: bytes, or with K, M, G, T (binary, as
+    /// create takes it). A device's volume grows to the device's size.
+    #[arg(long, value_parser = input::parse_size, conflicts_with = "add")]
+    pub size: Option<u64>,
+    /// Grow the container by this much (K, M, G, T as --size).
+    #[arg(long, value_parser = input::parse_size)]
+    pub add: Option<u64>,
+    /// Leave the new space as it is instead of encrypting it (faster; the
+    /// host then shows how much of the volume is new).
+    #[arg(long)]
+    pub no_random_fill: bool,
+    /// The volume holds a hidden volume: expanding it is refused, as
+    /// VeraCrypt refuses it, before any password is asked.
+    #[arg(long)]
+    pub holds_hidden: bool,
+    #[command(flatten)]
+    pub secrets: Secrets,
+    #[command(flatten)]
+    pub search: Search,
 }
 
 #[derive(Args)]

@@ -23,7 +23,8 @@ use bus::{Failure, Where};
 use clap::Parser;
 use cli::{Cli, Command};
 use commands::{
-    Context, backends, devices, favorites, headers, keyfiles, monitor, tokens, volumes, watch,
+    Context, backends, devices, expand, favorites, headers, keyfiles, monitor, tokens, volumes,
+    watch,
 };
 use std::process::ExitCode;
 
@@ -116,11 +117,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),
+        Command::Expand(a) => expand::expand(ctx, a),
         Command::BackupHeader(a) => headers::backup(ctx, a),
         Command::RestoreHeader(a) => headers::restore(ctx, a),
         Command::Backends { json } => backends::backends(ctx, json),
         Command::Policy { action } => backends::policy(ctx, action),
         Command::Benchmark { size, json } => backends::benchmark(ctx, size.unwrap_or(0), json),
+        Command::SelfTest { json } => backends::self_test(ctx, json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
         Command::Monitor => monitor::monitor(ctx),

@@ -489,6 +489,62 @@ pub fn policy_set(notes: &[String], p: &PolicyView) {
 }
 
 /// `tcctl benchmark`: fastest first.
+/// `tcctl self-test`: one row per algorithm, backend and code path.
+pub fn self_test(rows: &[tcd_proto::contract::rows::SelfTestRow], json: bool) {
+    let result = |r: &tcd_proto::contract::rows::SelfTestRow| {
+        if r.passed {
+            "passed".to_owned()
+        } else {
+            format!("FAILED: {}", r.problem)
+        }
+    };
+    if json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({"algorithm": r.algorithm, "backend": r.backend, "path": r.path,
+                    "passed": r.passed,
+                    "problem": if r.passed { Json::Null } else { r.problem.clone().into() }})
+            })
+            .collect();
+        let passed = rows.iter().all(|r| r.passed);
+        println!(
+            "{}",
+            json!({"schema": SCHEMA, "passed": passed, "checks": v})
+        );
+        return;
+    }
+    let width = |f: fn(&tcd_proto::contract::rows::SelfTestRow) -> &str, title: &str| {
+        rows.iter()
+            .map(|r| f(r).len())
+            .max()
+            .unwrap_or(0)
+            .max(title.len())
+    };
+    let a = width(|r| &r.algorithm, "ALGORITHM");
+    let b = width(|r| &r.backend, "BACKEND");
+    let p = width(|r| &r.path, "PATH");
+    println!(
+        "{:<a$}  {:<b$}  {:<p$}  RESULT",
+        "ALGORITHM", "BACKEND", "PATH"
+    );
+    for r in rows {
+        println!(
+            "{:<a$}  {:<b$}  {:<p$}  {}",
+            r.algorithm,
+            r.backend,
+            r.path,
+            result(r)
+        );
+    }
+    let failed = rows.iter().filter(|r| !r.passed).count();
+    if failed == 0 {
+        println!("All {} checks passed.", rows.len());
+    } else {
+        println!("{failed} of {} checks FAILED.", rows.len());
+    }
+}
+
 pub fn benchmark(bench: Bench, json: bool) {
     let Bench {
         threads,

@@ -54,7 +54,7 @@ pub struct Report {
 
 /// One row to measure: an algorithm, and the backend forced for it (None:
 /// each cipher from the preferred backend).
-fn plan(engine: &Engine) -> Vec<(&'static Chain, Option<String>)> {
+pub(crate) fn plan(engine: &Engine) -> Vec<(&'static Chain, Option<String>)> {
     let backends = engine.backends();
     let mut rows = Vec::new();
     for chain in CHAINS {
@@ -84,7 +84,11 @@ fn plan(engine: &Engine) -> Vec<(&'static Chain, Option<String>)> {
     rows
 }
 
-fn label(engine: &Engine, chain: &'static Chain, forced: Option<&str>) -> Result<String> {
+pub(crate) fn label(
+    engine: &Engine,
+    chain: &'static Chain,
+    forced: Option<&str>,
+) -> Result<String> {
     let mut names: Vec<String> = Vec::new();
     for c in chain.ciphers {
         let name = engine.pick(c, forced)?.info.name.clone();
@@ -126,7 +130,7 @@ fn in_pieces(
 }
 
 /// The code path of each cipher of `chain` in `cipher`, "+"-joined.
-fn paths(chain: &Chain, cipher: &crate::engine::VolumeCipher) -> String {
+pub(crate) fn paths(chain: &Chain, cipher: &crate::engine::VolumeCipher) -> String {
     chain
         .ciphers
         .iter()

@@ -15,6 +15,7 @@ pub(crate) mod memory;
 pub mod mount;
 pub mod mounts;
 pub(crate) mod policy;
+pub mod selftest;
 pub mod service;
 pub(crate) mod trust;
 pub mod volume;

@@ -32,6 +32,11 @@ struct Args {
     /// daemon runs itself so to describe backends it may not load).
     #[arg(long, hide = true, value_name = "FILE")]
     probe_backend: Option<PathBuf>,
+    /// Check every cipher of these backends against the self-test's
+    /// vectors at the `TCD_SIMD` level of the environment, print the
+    /// checks, and exit (the self-test runs one child per level).
+    #[arg(long, hide = true, value_name = "FILE", num_args = 1..)]
+    self_test_ciphers: Option<Vec<PathBuf>>,
     /// Write the manual page (tcd.8) into this folder and exit (for
     /// packaging).
     #[arg(long, hide = true, value_name = "DIR")]
@@ -81,6 +86,9 @@ fn main() -> std::process::ExitCode {
     }
     if let Some(file) = &args.probe_backend {
         return std::process::ExitCode::from(engine::catalog::probe_main(file));
+    }
+    if let Some(files) = &args.self_test_ciphers {
+        return std::process::ExitCode::from(tcd::selftest::ciphers::child_main(files));
     }
     match run(&args) {
         Ok(()) => std::process::ExitCode::SUCCESS,

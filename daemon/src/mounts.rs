@@ -809,6 +809,25 @@ impl MountTable {
         Ok(())
     }
 
+    /// Holds `host` as being mounted until the guard goes, so nothing
+    /// mounts it while its size changes; `AlreadyMounted` if it is.
+    pub fn hold(&self, host: &File) -> Result<impl Drop + '_> {
+        let meta = host.metadata().map_err(|e| Error::Io {
+            what: "cannot inspect the volume".into(),
+            source: e,
+        })?;
+        self.reserve((meta.dev(), meta.ino()))
+            .ok_or_else(|| Error::AlreadyMounted("the volume".into()))
+    }
+
+    /// Grows the filesystem inside `volume` (just expanded, not mounted)
+    /// through a FUSE folder of the table's own.
+    pub fn grow_filesystem(&self, volume: OpenVolume) -> Result<mount::grow::Grown> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let folder = self.runtime.join("fuse").join(format!("grow-{id}"));
+        mount::grow::grow(Arc::new(volume), &folder, self.engine.threads())
+    }
+
     pub fn is_mounted(&self, host: &File) -> bool {
         host.metadata()
             .map(|m| (m.dev(), m.ino()))

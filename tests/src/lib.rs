@@ -35,6 +35,24 @@ pub fn backend_lib(name: &str) -> PathBuf {
 }
 
 /// The repository's top folder.
+/// Compiles the C backend fixture (`tests/fixtures/c_backend.c`) with
+/// `defines` (`-D` each) into `dir/name`.
+pub fn build_c_backend(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    require_tool("cc", "package gcc");
+    let out = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
+        .arg(&out)
+        .arg("-I")
+        .arg(repo_dir().join("proto/include"))
+        .arg(repo_dir().join("tests/fixtures/c_backend.c"))
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "cc failed for {name}");
+    out
+}
+
 pub fn repo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

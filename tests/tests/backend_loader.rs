@@ -4,28 +4,10 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tcd::Error;
 use tcd::engine::{self, XtsKey, loader};
 use tcd::error::BackendProblem;
-use tcd_tests::{backend_lib, repo_dir, require_tool};
-
-/// Compiles the C fixture with `defines` into `dir/name`.
-fn build_c_backend(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
-    require_tool("cc", "package gcc");
-    let out = dir.join(name);
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg("-I")
-        .arg(repo_dir().join("proto/include"))
-        .arg(repo_dir().join("tests/fixtures/c_backend.c"))
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "cc failed for {name}");
-    out
-}
+use tcd_tests::{backend_lib, build_c_backend};
 
 fn problem_of(r: Result<engine::LoadedBackend, Error>) -> (PathBuf, BackendProblem) {
     match r {

@@ -1,5 +1,5 @@
-//! Cipher backends, the policy that chooses among them, and the
-//! benchmark.
+//! Cipher backends, the policy that chooses among them, the benchmark
+//! and the self-test.
 
 use super::Context;
 use crate::bus::{Client, Failure, PolicyView, exit};
@@ -110,4 +110,30 @@ pub fn benchmark(ctx: Context<'_>, bytes: u64, json: bool) -> Result<(), Failure
     let bench = c.benchmark(bytes, show)?;
     output::benchmark(bench, json);
     Ok(())
+}
+
+/// `tcctl self-test`: the table, then exit 12 naming the first algorithm
+/// that failed.
+pub fn self_test(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let rows = c.self_test()?;
+    output::self_test(&rows, json);
+    let failed: Vec<_> = rows.iter().filter(|r| !r.passed).collect();
+    match failed.first() {
+        None => Ok(()),
+        Some(r) => Err(Failure {
+            code: exit::SELF_TEST_FAILED,
+            message: format!(
+                "self-test failed: {} on {} ({}): {}{}",
+                r.algorithm,
+                r.backend,
+                r.path,
+                r.problem,
+                match failed.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more checks)", n - 1),
+                }
+            ),
+        }),
+    }
 }

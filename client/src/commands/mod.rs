@@ -2,6 +2,7 @@
 
 pub mod backends;
 pub mod devices;
+pub mod expand;
 pub mod favorites;
 pub mod headers;
 pub mod keyfiles;

@@ -26,16 +26,21 @@ pub struct Opening {
 
 /// What `with_volume` hands the work: the engine's search, checked and
 /// counted.
-struct Checked {
-    search: crate::volume::unlock::SearchOptions,
-    creds: crate::cache::Cached,
+pub(super) struct Checked {
+    pub search: crate::volume::unlock::SearchOptions,
+    pub creds: crate::cache::Cached,
     _slot: crate::engine::trials::SearchSlot,
 }
 
 impl App {
     /// Only reading a header takes it from a header file (`detached`): the
     /// other operations write the volume's own headers, or back them up.
-    fn check_opening(&self, caller: &Caller, o: &Opening, detached: bool) -> Result<Checked> {
+    pub(super) fn check_opening(
+        &self,
+        caller: &Caller,
+        o: &Opening,
+        detached: bool,
+    ) -> Result<Checked> {
         if !detached && o.options.system_encryption == Some(true) {
             return Err(Error::InvalidArgument(
                 "option system_encryption: only HeaderInfo and Mount open a system drive".into(),

@@ -11,10 +11,12 @@
 pub mod backends;
 pub mod benchmark;
 pub mod create;
+pub mod expand;
 pub mod favorites;
 pub mod headers;
 pub mod input;
 pub mod mount;
+pub mod selftest;
 pub mod volumes;
 
 use crate::backends::Backends;

@@ -197,6 +197,34 @@ fn sha256_hex(file: &Path) -> String {
     }
 }
 
+/// Waits for a child of the daemon (a probe, the self-test) and its output
+/// for at most `limit`, killing it past that. The error is `None` for a
+/// child killed so, else why waiting failed.
+pub(crate) fn wait_within(
+    child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::result::Result<std::process::Output, Option<String>> {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(e)) => Err(Some(e.to_string())),
+        Err(_) => {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill(2) on our own child, which has not been
+                // reaped (its waiter thread is still blocked in wait).
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            Err(None)
+        }
+    }
+}
+
 /// Runs the probe child for `file` and reads its report.
 fn probe(prober: &Path, file: &Path) -> std::result::Result<Described, String> {
     let child = Command::new(prober)
@@ -208,28 +236,13 @@ fn probe(prober: &Path, file: &Path) -> std::result::Result<Described, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot run the probe {}: {e}", prober.display()))?;
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(PROBE_TIMEOUT) {
-        Ok(Ok(output)) => output,
-        Ok(Err(e)) => return Err(format!("probe failed: {e}")),
-        Err(_) => {
-            if let Ok(pid) = i32::try_from(pid) {
-                // SAFETY: kill(2) on our own child, which has not been
-                // reaped (its waiter thread is still blocked in wait).
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-            return Err(format!(
-                "did not describe itself within {} s",
-                PROBE_TIMEOUT.as_secs()
-            ));
-        }
-    };
+    let output = wait_within(child, PROBE_TIMEOUT).map_err(|e| match e {
+        None => format!(
+            "did not describe itself within {} s",
+            PROBE_TIMEOUT.as_secs()
+        ),
+        Some(e) => format!("probe failed: {e}"),
+    })?;
     let report: ProbeReport = serde_json::from_slice(&output.stdout).map_err(|_| {
         match std::os::unix::process::ExitStatusExt::signal(&output.status) {
             Some(sig) => format!("crashed while loading (signal {sig})"),

@@ -7,6 +7,7 @@
 
 pub(crate) mod fswatch;
 pub(crate) mod fuse;
+pub mod grow;
 pub(crate) mod holders;
 pub(crate) mod loopdev;
 pub mod mountpoint;

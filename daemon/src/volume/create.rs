@@ -339,7 +339,7 @@ pub fn create(
 
 /// Encrypts zeros over `len` bytes at host offset `start` (units numbered
 /// from the start of the host), so every sector reads as random.
-fn fill_encrypted(
+pub(crate) fn fill_encrypted(
     host: &File,
     cipher: &crate::engine::VolumeCipher,
     start: u64,

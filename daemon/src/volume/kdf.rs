@@ -417,7 +417,25 @@ pub fn derive_header_key_parts(
     let len = prf.block_bytes();
     let first = parts.start;
     let bytes = &mut out[first * len..(parts.end * len).min(HEADER_KEY_BYTES)];
-    let result = match prf {
+    let result = pbkdf2_chain(prf, password, salt, iterations, cancel, first, bytes);
+    if result.is_err() {
+        bytes.zeroize();
+    }
+    result
+}
+
+/// PBKDF2 of `prf` on one chain, output blocks `first`, `first + 1`, ...
+/// into `out`: the loop a search runs for a PRF without SIMD lanes.
+fn pbkdf2_chain(
+    prf: Prf,
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+    cancel: &AtomicBool,
+    first: usize,
+    bytes: &mut [u8],
+) -> Result<()> {
+    match prf {
         Prf::Sha512 => sha2_chains::pbkdf2_sha512(password, salt, iterations, cancel, first, bytes),
         Prf::Sha256 => sha2_chains::pbkdf2_sha256(password, salt, iterations, cancel, first, bytes),
         Prf::Whirlpool => pbkdf2_from::<hmac::Hmac<whirlpool::Whirlpool>>(
@@ -435,11 +453,7 @@ pub fn derive_header_key_parts(
         Prf::Argon2id => Err(Error::Kdf(
             "unreachable: Argon2id is not a PBKDF2 PRF".into(),
         )),
-    };
-    if result.is_err() {
-        bytes.zeroize();
     }
-    result
 }
 
 /// Refuses a PRF the format lacks, and a search already cancelled.
@@ -483,6 +497,74 @@ impl Prf {
     }
 }
 
+type Lanes = fn(&[u8], u32, &AtomicBool, Level, &mut [sha512_lanes::Job<'_>]) -> Result<()>;
+
+/// The SIMD-lane PBKDF2 of `prf`, if it has one.
+fn lanes_of(prf: Prf) -> Option<Lanes> {
+    match prf {
+        Prf::Sha512 => Some(sha512_lanes::pbkdf2_sha512_jobs),
+        Prf::Blake2s => Some(blake2s_lanes::pbkdf2_blake2s_jobs),
+        _ => None,
+    }
+}
+
+/// One way the key derivation computes PBKDF2: the one-chain loop, or
+/// independent chains in SIMD lanes at a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pbkdf2Path {
+    Chain,
+    Lanes(Level),
+}
+
+impl Pbkdf2Path {
+    /// The path's name in the self-test's table.
+    pub fn name(self) -> String {
+        match self {
+            Pbkdf2Path::Chain => "one chain".into(),
+            Pbkdf2Path::Lanes(level) => format!("{} lanes", level.name().to_uppercase()),
+        }
+    }
+}
+
+/// Every path a derivation may take for `prf` on this processor: the one
+/// chain, and the lanes at each `TCD_SIMD` level this processor runs.
+pub fn pbkdf2_paths(prf: Prf) -> Vec<Pbkdf2Path> {
+    let mut paths = vec![Pbkdf2Path::Chain];
+    if lanes_of(prf).is_none() {
+        return paths;
+    }
+    for cap in Level::ALL {
+        let path = Pbkdf2Path::Lanes(sha512_lanes::level_for(cap));
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+/// PBKDF2 of `prf` along `path` with any iteration count and output
+/// length: the self-test's entry to the search's own code.
+pub fn pbkdf2_along(
+    (prf, path): (Prf, Pbkdf2Path),
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+    out: &mut [u8],
+) -> Result<()> {
+    let never = AtomicBool::new(false);
+    match (path, lanes_of(prf)) {
+        (Pbkdf2Path::Lanes(level), Some(lanes)) => {
+            let mut jobs: Vec<sha512_lanes::Job<'_>> = out
+                .chunks_mut(prf.block_bytes())
+                .enumerate()
+                .map(|(block, out)| sha512_lanes::Job { salt, block, out })
+                .collect();
+            lanes(password, iterations, &never, level, &mut jobs)
+        }
+        _ => pbkdf2_chain(prf, password, salt, iterations, &never, 0, out),
+    }
+}
+
 /// Derives several output blocks of one password's header keys, each of
 /// its own salt and part: the independent chains of a search (the blocks
 /// of one key, the salts of the header slots). SHA-512 and BLAKE2s run
@@ -500,11 +582,9 @@ pub fn derive_header_key_chains(
     if chains.iter().any(|c| c.part >= prf.key_parts()) {
         return Err(Error::Kdf("no such part of the header key".into()));
     }
-    type Lanes = fn(&[u8], u32, &AtomicBool, Level, &mut [sha512_lanes::Job<'_>]) -> Result<()>;
-    let lanes: Lanes = match prf {
-        Prf::Sha512 => sha512_lanes::pbkdf2_sha512_jobs,
-        Prf::Blake2s => blake2s_lanes::pbkdf2_blake2s_jobs,
-        _ => {
+    let lanes = match lanes_of(prf) {
+        Some(lanes) => lanes,
+        None => {
             for c in chains.iter_mut() {
                 let parts = c.part..c.part + 1;
                 let cost = (prf, format, pim, scope);

@@ -3,6 +3,7 @@
 
 mod argon2id;
 pub mod create;
+pub mod expand;
 pub mod header;
 pub mod health;
 pub mod kdf;

@@ -76,6 +76,17 @@ impl HostTimes {
             at(m.mtime(), m.mtime_nsec()),
         ]))
     }
+
+    /// Sets `host`'s times back to these, through its descriptor.
+    pub fn put_back(&self, host: &File) -> std::io::Result<()> {
+        // SAFETY: futimens(2) on a descriptor `host` keeps open for the
+        // call, with two initialised timespecs.
+        let rc = unsafe { libc::futimens(std::os::fd::AsRawFd::as_raw_fd(host), self.0.as_ptr()) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for HostTimes {
@@ -117,7 +128,7 @@ pub struct OpenVolume {
     unit_shift: u64,
     /// A container file's access and modification times before the
     /// mount, put back when the volume closes.
-    host_times: Option<[libc::timespec; 2]>,
+    host_times: Option<HostTimes>,
 }
 
 impl std::fmt::Debug for OpenVolume {
@@ -282,7 +293,7 @@ impl OpenVolume {
     /// volume was last used.
     pub fn restore_times_at_close(&mut self, times: HostTimes) {
         if self.host_is_file {
-            self.host_times = Some(times.0);
+            self.host_times = Some(times);
         }
     }
 
@@ -549,15 +560,8 @@ impl Drop for OpenVolume {
         let Some(times) = self.host_times else {
             return;
         };
-        // SAFETY: futimens(2) on a descriptor this value owns, with two
-        // initialised timespecs.
-        let rc =
-            unsafe { libc::futimens(std::os::fd::AsRawFd::as_raw_fd(&self.host), times.as_ptr()) };
-        if rc != 0 {
-            tracing::warn!(
-                "cannot put the container's timestamps back: {}",
-                std::io::Error::last_os_error()
-            );
+        if let Err(e) = times.put_back(&self.host) {
+            tracing::warn!("cannot put the container's timestamps back: {e}");
         }
     }
 }

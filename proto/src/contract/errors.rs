@@ -53,6 +53,8 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
     /// Dismounted, but writes to the volume did not all reach its host.
     pub const WRITES_LOST: u8 = 11;
+    /// `tcctl self-test`: an algorithm did not match its test vectors.
+    pub const SELF_TEST_FAILED: u8 = 12;
     /// The command line is wrong (sysexits' EX_USAGE): an unknown option
     /// or value, a missing argument.
     pub const USAGE: u8 = 64;
@@ -88,6 +90,10 @@ pub mod exit {
         (
             WRITES_LOST,
             "dismounted, but writes to the volume were lost",
+        ),
+        (
+            SELF_TEST_FAILED,
+            "self-test: an algorithm did not match its test vectors",
         ),
         (
             USAGE,

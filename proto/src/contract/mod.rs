@@ -14,6 +14,8 @@ pub mod secret;
 pub mod volume;
 
 pub use errors::ErrorKind;
-pub use options::{CreateOptions, DismountOptions, MountOptions, NewCredentials, SearchOptions};
+pub use options::{
+    CreateOptions, DismountOptions, ExpandOptions, MountOptions, NewCredentials, SearchOptions,
+};
 pub use secret::{Secret, SecretList};
 pub use volume::{HeaderInfo, VolumeRow, VolumeState, VolumeView};

@@ -223,6 +223,25 @@ pub struct NewCredentials {
     pub format: Option<VolumeFormat>,
 }
 
+/// Why a volume that holds a hidden volume is not expanded (VeraCrypt
+/// refuses it too).
+pub const HOLDS_HIDDEN: &str = "a volume that holds a hidden volume cannot be expanded: the \
+     hidden volume would lose its backup header at the end of the host, and the grown outer \
+     filesystem would write over it";
+
+/// `Expand`.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct ExpandOptions {
+    /// The container's new size in bytes; absent for a device, which the
+    /// volume grows to fill.
+    pub size: Option<u64>,
+    /// Leave the new space as it is instead of encrypting it.
+    pub no_random_fill: Option<bool>,
+    /// The owner says the volume holds a hidden volume: refused.
+    pub holds_hidden: Option<bool>,
+}
+
 /// `Create`.
 #[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
 #[zvariant(signature = "a{sv}", deny_unknown_fields)]

@@ -24,6 +24,21 @@ pub struct BackendRow {
     pub skipped: String,
 }
 
+/// One check of `SelfTest` (`(sssbs)`): an algorithm on one backend and
+/// code path against its test vectors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct SelfTestRow {
+    pub algorithm: String,
+    /// The backend of each layer, "+" between them ("tcd": the daemon's
+    /// own hash code).
+    pub backend: String,
+    /// The code path (of each layer, "+" between them).
+    pub path: String,
+    pub passed: bool,
+    /// What differed from the vectors; empty when it passed.
+    pub problem: String,
+}
+
 /// One cipher of `Benchmark` (`(ssdddb)`), in MB/s.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 pub struct CipherBenchRow {
@@ -93,6 +108,7 @@ mod tests {
         assert_eq!(BackendRow::SIGNATURE.to_string(), "(sssssbbbbass)");
         assert_eq!(CipherBenchRow::SIGNATURE.to_string(), "(ssdddb)");
         assert_eq!(KdfBenchRow::SIGNATURE.to_string(), "(sudd)");
+        assert_eq!(SelfTestRow::SIGNATURE.to_string(), "(sssbs)");
         assert_eq!(PolicyReply::SIGNATURE.to_string(), "(sssbasas)");
         assert_eq!(
             BenchReport::SIGNATURE.to_string(),

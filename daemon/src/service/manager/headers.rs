@@ -46,7 +46,52 @@ pub(super) fn progress_to(
     (sink, forward)
 }
 
+/// A fill's progress into `tx`: at most every 1 %, to keep the bus quiet;
+/// one the channel has no room for is skipped, but never the end.
+fn every_percent(tx: async_channel::Sender<(u64, u64)>) -> impl FnMut(u64, u64) {
+    let mut last = 0u64;
+    move |done, total| {
+        if done == total {
+            let _ = tx.send_blocking((done, total));
+        } else if done - last >= total / 100 {
+            last = done;
+            let _ = tx.try_send((done, total));
+        }
+    }
+}
+
 impl Manager {
+    /// Expands the volume of `opening`: its search as any other, then the
+    /// fill's progress as `ExpandProgress`.
+    pub(super) async fn run_expand(
+        &self,
+        opening: Opening,
+        x: tcd_proto::contract::ExpandOptions,
+        emitter: SignalEmitter<'_>,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) -> Result<crate::app::expand::Expanded> {
+        let fill_emitter = to_caller(emitter.clone(), header);
+        let (tx, rx) = async_channel::bounded::<(u64, u64)>(4);
+        let work = self.run_search(
+            opening,
+            emitter,
+            header,
+            conn,
+            move |app, peer, o, cancel| {
+                let mut progress = every_percent(tx);
+                app.expand(&peer, o, x, &mut progress, cancel)
+            },
+        );
+        let forward = async {
+            while let Ok((done, total)) = rx.recv().await {
+                let _ = Self::expand_progress(&fill_emitter, done, total).await;
+            }
+        };
+        let (result, ()) = futures_lite::future::zip(work, forward).await;
+        result
+    }
+
     /// A volume and its credentials from a call, the caller allowed to
     /// use it.
     pub(super) async fn opening(
@@ -143,17 +188,7 @@ impl Manager {
         let departure = self.ctx.departure(header, conn).await;
         let (app, cancel) = (self.ctx.app(), departure.cancel());
         let work = blocking::unblock(move || {
-            let mut last = 0u64;
-            let mut progress = |done: u64, total: u64| {
-                // At most every 1 %, to keep the bus quiet; one the
-                // channel has no room for is skipped, but never the end.
-                if done == total {
-                    let _ = tx.send_blocking((done, total));
-                } else if done - last >= total / 100 {
-                    last = done;
-                    let _ = tx.try_send((done, total));
-                }
-            };
+            let mut progress = every_percent(tx);
             app.create(&peer.app(), call, &mut progress, &cancel)
         });
         let forward = async {

@@ -10,7 +10,7 @@ use super::context::Ctx;
 use super::decode::{self, Dict};
 use super::errors::ServiceError;
 use crate::app::input;
-use tcd_proto::contract::rows::{BackendRow, CipherBenchRow, KdfBenchRow};
+use tcd_proto::contract::rows::{BackendRow, CipherBenchRow, KdfBenchRow, SelfTestRow};
 use tcd_proto::contract::{Secret, SecretList, VolumeRow, names};
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedFd, OwnedObjectPath};
@@ -238,6 +238,45 @@ impl Manager {
         )
         .await
     }
+
+    /// VeraCrypt's Expand Volume, on a dismounted volume: grows the
+    /// container `host` to `size` (t; absent for a device, which has grown:
+    /// the volume fills it), encrypts the new space unless `no_random_fill`
+    /// (b), writes the backup headers at the new end and the primary header
+    /// with the new size (the master key stays), then grows the filesystem
+    /// inside (ext2/3/4, XFS, btrfs). `options` as for `HeaderInfo`. A
+    /// hidden volume, and one whose owner says (`holds_hidden`, b) that it
+    /// holds one, is refused. Returns the data area's new size, the
+    /// filesystem, whether it was grown, and if not, why and how to grow
+    /// it. Emits `SearchProgress`, then `ExpandProgress` while filling.
+    #[allow(clippy::too_many_arguments)]
+    async fn expand(
+        &self,
+        host: OwnedFd,
+        password: Secret,
+        keyfiles: SecretList,
+        options: Dict,
+        expand_options: Dict,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+        #[zbus(header)] header: Hdr<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(u64, String, bool, String)> {
+        let x = decode::options(&expand_options)?;
+        let opening = self
+            .opening(host, password, keyfiles, &options, &header, conn)
+            .await?;
+        let e = self.run_expand(opening, x, emitter, &header, conn).await?;
+        let fs = e.filesystem;
+        Ok((e.size, fs.filesystem, fs.grown, fs.note))
+    }
+
+    /// Progress of `Expand`'s fill of the new space, in bytes.
+    #[zbus(signal)]
+    async fn expand_progress(
+        emitter: &SignalEmitter<'_>,
+        done: u64,
+        total: u64,
+    ) -> zbus::Result<()>;
 
     /// Writes both header slots of the volume that the password opens to
     /// `backup` (a file the client opened for writing): 128 KiB, the same
@@ -474,6 +513,25 @@ impl Manager {
             r.passes,
             r.simd,
         ))
+    }
+
+    /// TrueCrypt's Test Vectors: every encryption algorithm on each
+    /// backend that serves it at each SIMD level this processor runs, and
+    /// every hash and header-key PRF on each path of the key search,
+    /// against published test vectors. Any local user may run it (it
+    /// touches no secret). Returns one row per algorithm, backend and
+    /// code path: `(algorithm, backend, path, passed, problem)`.
+    async fn self_test(
+        &self,
+        #[zbus(header)] header: Hdr<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<SelfTestRow>> {
+        let peer = self.ctx.caller(&header, conn).await?;
+        let app = self.ctx.app();
+        let rows = blocking::unblock(move || app.self_test()).await?;
+        let failed = rows.iter().filter(|r| !r.passed).count();
+        tracing::info!(uid = peer.uid, checks = rows.len(), failed, "self-test");
+        Ok(rows)
     }
 
     /// Steps of `Benchmark` done, of `total`.

@@ -1,0 +1,71 @@
+//! `tcctl expand`: VeraCrypt's Expand Volume, made by the daemon on a
+//! container the user may write.
+
+use super::{Context, settle_pim};
+use crate::bus::{Client, Failure, exit};
+use crate::cli::ExpandArgs;
+use crate::input::{Passwords, read_keyfiles};
+use crate::{host, options, search};
+use tcd_proto::contract::ExpandOptions;
+use tcd_proto::contract::options::HOLDS_HIDDEN;
+
+/// The container's new size from `--size` or `--add`; `None` for a device
+/// (it grows to the device's size).
+fn new_size(a: &ExpandArgs, host: &std::fs::File) -> Result<Option<u64>, Failure> {
+    let path = a.volume.display();
+    let meta = host
+        .metadata()
+        .map_err(|e| Failure::invalid(format!("{path}: {e}")))?;
+    if !meta.is_file() {
+        if a.size.is_some() || a.add.is_some() {
+            return Err(Failure::invalid(format!(
+                "{path} is a device: its volume grows to the device's size; give neither --size nor --add"
+            )));
+        }
+        return Ok(None);
+    }
+    let size = match (a.size, a.add) {
+        (Some(n), _) => n,
+        (None, Some(d)) => meta.len().saturating_add(d),
+        (None, None) => {
+            return Err(Failure {
+                code: exit::USAGE,
+                message: format!("{path} is a container: give its new size with --size or --add"),
+            });
+        }
+    };
+    // The daemon judges the size against the data area: a container an
+    // interrupted expansion left grown is expanded again to the same size.
+    Ok(Some(size))
+}
+
+/// `tcctl expand`.
+pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
+    if a.holds_hidden {
+        return Err(Failure::invalid(HOLDS_HIDDEN.to_owned()));
+    }
+    let host = host::open(&a.volume, true)?;
+    let size = new_size(&a, &host)?;
+    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
+    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let c = Client::connect(ctx.at)?;
+    let o = options::search(&a.search, a.secrets.pim());
+    let x = ExpandOptions {
+        size,
+        no_random_fill: Some(a.no_random_fill),
+        holds_hidden: None,
+    };
+    let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let (data, fs, grown, note) =
+        search::run(&c, || c.expand(&host, &password, &keyfiles, o, x, show))?;
+    let path = a.volume.display();
+    println!("{path}: expanded; the volume holds {data} bytes");
+    if grown {
+        println!("{path}: its {fs} filesystem was grown to fill it");
+    } else {
+        println!("{path}: {note}");
+    }
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! VeraCrypt's Expand Volume on a dismounted volume: the headers (see
+//! `volume::expand`), then the filesystem inside.
+
+use super::headers::Opening;
+use super::{App, Caller};
+use crate::error::{Error, Result};
+use crate::mount::grow::Grown;
+use crate::volume::expand::{self, Expansion, Step};
+use crate::volume::opened::{HostTimes, OpenVolume};
+use crate::volume::unlock::Target;
+use std::sync::atomic::AtomicBool;
+use tcd_proto::contract::ExpandOptions;
+
+/// What an expansion did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// The data area's new size in bytes.
+    pub size: u64,
+    pub filesystem: Grown,
+}
+
+impl App {
+    /// Grows the volume `o` opens to `x.size` (a device: its own size),
+    /// then its filesystem. `progress(done, total)` follows the fill.
+    pub fn expand(
+        &self,
+        caller: &Caller,
+        o: Opening,
+        x: ExpandOptions,
+        progress: &mut dyn FnMut(u64, u64),
+        cancel: &AtomicBool,
+    ) -> Result<Expanded> {
+        if x.holds_hidden == Some(true) {
+            return Err(Error::InvalidArgument(
+                tcd_proto::contract::options::HOLDS_HIDDEN.into(),
+            ));
+        }
+        refuse_read_only(&o.host)?;
+        let mut c = self.check_opening(caller, &o, false)?;
+        let _held = self.table.hold(&o.host)?;
+        // Put back at the end, as VeraCrypt's expander does: the container's
+        // times do not tell when its volume was last used.
+        let times = HostTimes::of(&o.host);
+        let kf = c.creds.keyfile_refs();
+        let creds = c.creds.credentials(&kf);
+        let engine = self.table.engine();
+        let to = Expansion {
+            new_size: x.size,
+            fill: x.no_random_fill != Some(true),
+        };
+        let plan = expand::plan(engine, &o.host, creds, &to, &c.search, cancel)?;
+        expand::apply(
+            engine,
+            &o.host,
+            creds,
+            &plan,
+            to.fill,
+            &c.search,
+            Step::Primary,
+            progress,
+            cancel,
+        )?;
+        // Opened again for the filesystem: the search knows what opens it.
+        c.search.format = Some(plan.format);
+        c.search.prf = Some(plan.prf);
+        c.search.chain = Some(plan.chain);
+        let grown = o
+            .host
+            .try_clone()
+            .map_err(|e| Error::Io {
+                what: "cannot reopen the volume".into(),
+                source: e,
+            })
+            .and_then(|host| {
+                OpenVolume::open(engine, host, creds, Target::Any, &c.search, cancel, false)
+            })
+            .and_then(|v| self.table.grow_filesystem(v));
+        // The volume has grown either way; a filesystem left as it was is
+        // said, not an error.
+        let filesystem = grown.unwrap_or_else(|e| Grown {
+            filesystem: String::new(),
+            grown: false,
+            note: format!("the filesystem was not grown: {e}"),
+        });
+        if let Some(t) = times
+            && let Err(e) = t.put_back(&o.host)
+        {
+            tracing::warn!("cannot put the container's timestamps back: {e}");
+        }
+        Ok(Expanded {
+            size: plan.new_data_size,
+            filesystem,
+        })
+    }
+}
+
+/// Expanding writes the container through the descriptor the caller
+/// handed: one opened read-only (a file they may read but not write) is
+/// refused before any search.
+fn refuse_read_only(host: &std::fs::File) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL reads the flags of a descriptor this File owns and
+    // keeps open for the duration of the call; it touches no memory.
+    let flags = unsafe { libc::fcntl(host.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(Error::PermissionDenied(
+            "the volume was handed read-only: expanding it needs the right to write it".into(),
+        ));
+    }
+    Ok(())
+}

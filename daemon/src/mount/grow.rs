@@ -1,0 +1,126 @@
+//! Growing the filesystem inside an expanded volume, through the data
+//! path a mount uses (FUSE file, loop device): ext2/3/4 offline with
+//! `e2fsck` then `resize2fs`; XFS and btrfs mounted on a private folder
+//! (`xfs_growfs`, `btrfs filesystem resize max`). Others are left as they
+//! are, with what would grow them.
+
+use super::{BlockExport, FuseLoop, detect_filesystem, tools};
+use crate::error::Result;
+use crate::volume::opened::OpenVolume;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What became of the filesystem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grown {
+    /// Its type (`blkid`'s name), empty when there is none.
+    pub filesystem: String,
+    pub grown: bool,
+    /// When it was not grown: why, and how to grow it.
+    pub note: String,
+}
+
+/// Serves `volume` under `folder` (made and removed here) and grows its
+/// filesystem to fill it.
+pub fn grow(volume: Arc<OpenVolume>, folder: &Path, threads: usize) -> Result<Grown> {
+    let export = Box::new(FuseLoop::start(volume, folder, threads, false)?);
+    let result = grow_on(export.device(), &folder.with_extension("fs"));
+    let closed = export.close();
+    let grown = result?;
+    closed?;
+    Ok(grown)
+}
+
+fn grow_on(device: &Path, staging: &Path) -> Result<Grown> {
+    let Some(fs) = detect_filesystem(device)? else {
+        return Ok(not_grown(
+            "",
+            "the volume holds no filesystem the daemon recognises",
+        ));
+    };
+    let dev = device.as_os_str();
+    match fs.as_str() {
+        "ext2" | "ext3" | "ext4" => {
+            // resize2fs grows an unmounted filesystem only after a check.
+            tools::run_for(
+                "e2fsck",
+                ["-f".as_ref(), "-p".as_ref(), dev],
+                tools::MKFS_LIMIT,
+            )?;
+            tools::run_for("resize2fs", [dev], tools::MKFS_LIMIT)?;
+        }
+        "xfs" => mounted(device, staging, "xfs", &["xfs_growfs"])?,
+        "btrfs" => mounted(
+            device,
+            staging,
+            "btrfs",
+            &["btrfs", "filesystem", "resize", "max"],
+        )?,
+        "vfat" => {
+            return Ok(not_grown(
+                &fs,
+                "FAT is not grown here: grow it with fatresize, or copy its files into a new volume",
+            ));
+        }
+        "exfat" => {
+            return Ok(not_grown(
+                &fs,
+                "exFAT cannot be grown on Linux: copy its files into a new volume, or grow it on Windows (Disk Management)",
+            ));
+        }
+        "ntfs" => {
+            return Ok(not_grown(
+                &fs,
+                "NTFS is not grown here: mount the volume with --filesystem none and run ntfsresize on its device, or extend it on Windows (Disk Management)",
+            ));
+        }
+        _ => return Ok(not_grown(&fs, "the daemon does not grow this filesystem")),
+    }
+    Ok(Grown {
+        filesystem: fs,
+        grown: true,
+        note: String::new(),
+    })
+}
+
+fn not_grown(fs: &str, note: &str) -> Grown {
+    Grown {
+        filesystem: fs.to_owned(),
+        grown: false,
+        note: note.to_owned(),
+    }
+}
+
+/// Mounts `device` on `staging` (a private folder), runs `tool` on it, and
+/// unmounts: XFS and btrfs grow only while mounted.
+fn mounted(device: &Path, staging: &Path, fs: &str, tool: &[&str]) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(staging)
+        .map_err(|source| crate::error::Error::Io {
+            what: "cannot make a folder to grow the filesystem in".into(),
+            source,
+        })?;
+    let result = tools::run(
+        "mount",
+        [
+            "-t".as_ref(),
+            fs.as_ref(),
+            device.as_os_str(),
+            staging.as_os_str(),
+        ],
+    )
+    .and_then(|_| {
+        let (name, args) = tool.split_first().unwrap_or((&"true", &[]));
+        let grown = tools::run_for(
+            name,
+            args.iter().map(|a| a.as_ref()).chain([staging.as_os_str()]),
+            tools::MKFS_LIMIT,
+        );
+        let unmounted = tools::run("umount", [staging]);
+        grown.and(unmounted).map(|_| ())
+    });
+    let _ = std::fs::remove_dir(staging);
+    result
+}

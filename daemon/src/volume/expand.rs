@@ -1,0 +1,217 @@
+//! VeraCrypt's Expand Volume: a file container grown (or a volume on a
+//! device that has grown) keeps its master key; its data area reaches the
+//! new end, the new space is encrypted zeros (random to anyone without the
+//! key) unless asked not to, and both headers say the new size.
+//!
+//! Crash safety, as a password change: the host grows, the new space is
+//! filled and synced, then the new backup header group is written at the
+//! new end and made durable, then the primary header. Until the primary
+//! lands, the primary header opens the volume at its old size (the data
+//! area it names is untouched); a torn primary leaves the new backup
+//! header, which opens it at its new size; after it, the new size.
+
+use super::create::{GROUP_BYTES, SealWith, fill_encrypted, random, seal, write_durably};
+use super::header::{Header, Location};
+use super::unlock::{self, Credentials, SearchOptions, Target};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::sync::atomic::AtomicBool;
+use zeroize::Zeroizing;
+
+/// The expansion to make: the host's new size (`None`: a block device's
+/// own, which has grown), and whether to encrypt the new space.
+#[derive(Debug, Clone, Copy)]
+pub struct Expansion {
+    pub new_size: Option<u64>,
+    pub fill: bool,
+}
+
+/// What an expansion does, found before anything is written.
+#[derive(Debug)]
+pub struct Plan {
+    /// The host's size before and after.
+    pub old_size: u64,
+    pub new_size: u64,
+    /// The data area's old and new size.
+    pub old_data_size: u64,
+    pub new_data_size: u64,
+    /// The header with the new size (the master key unchanged).
+    header: Header,
+    pub chain: &'static crate::engine::chain::Chain,
+    pub prf: super::kdf::Prf,
+    pub format: super::kdf::Format,
+    is_file: bool,
+}
+
+/// The writes of an expansion, in order, for the crash test: each returns
+/// after its bytes are durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The host grows to its new size (files only).
+    Grow,
+    /// The new space is encrypted (or left as it is), the new backup
+    /// header group is random.
+    Fill,
+    /// The backup header with the new size, at the new end.
+    Backup,
+    /// The primary header with the new size.
+    Primary,
+}
+
+pub const STEPS: [Step; 4] = [Step::Grow, Step::Fill, Step::Backup, Step::Primary];
+
+/// Opens the volume `creds` open and plans its expansion. Refuses a hidden
+/// volume, system encryption, a TrueCrypt 5 volume (no backup header to
+/// move), and a size that does not grow the volume.
+pub fn plan(
+    engine: &Engine,
+    host: &File,
+    creds: Credentials<'_>,
+    to: &Expansion,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<Plan> {
+    let u = unlock::unlock(engine, host, creds, Target::Any, opts, cancel)?;
+    match u.location {
+        Location::Primary | Location::Backup => {}
+        Location::HiddenPrimary | Location::HiddenBackup | Location::HiddenLegacy => {
+            return Err(Error::InvalidArgument(
+                "a hidden volume cannot be expanded: it lies inside its outer volume".into(),
+            ));
+        }
+        Location::System => {
+            return Err(Error::InvalidArgument(
+                "system encryption cannot be expanded".into(),
+            ));
+        }
+    }
+    let h = &u.header;
+    if h.version < 4 || h.hidden_volume_size != 0 {
+        return Err(Error::InvalidArgument(
+            "a TrueCrypt 5 volume has no backup header to move: it cannot be expanded".into(),
+        ));
+    }
+    let old_size = unlock::host_size(host)?;
+    let is_file = host
+        .metadata()
+        .map(|m| m.file_type().is_file())
+        .unwrap_or(false);
+    let new_size = match (to.new_size, is_file) {
+        (Some(n), true) => n,
+        (None, false) => old_size,
+        (Some(_), false) => {
+            return Err(Error::InvalidArgument(
+                "a device's volume grows to the device's size: give no size".into(),
+            ));
+        }
+        (None, true) => return Err(Error::InvalidArgument("the new size is missing".into())),
+    };
+    let sector = u64::from(h.sector_size.max(512));
+    let old_end = h.data_offset + h.data_size;
+    let new_data_size = new_size.saturating_sub(GROUP_BYTES + h.data_offset) / sector * sector;
+    if new_data_size <= h.data_size {
+        return Err(Error::InvalidArgument(format!(
+            "{new_size} bytes would not grow the volume: its data area ends at {old_end}, \
+             and the backup headers take the last {GROUP_BYTES}"
+        )));
+    }
+    let mut header = h.clone();
+    header.volume_size = new_data_size;
+    header.data_size = new_data_size;
+    Ok(Plan {
+        old_size,
+        new_size,
+        old_data_size: h.data_size,
+        new_data_size,
+        header,
+        chain: u.chain,
+        prf: u.prf,
+        format: h.format,
+        is_file,
+    })
+}
+
+/// Carries out `plan`'s steps up to and including `last` (all of them:
+/// `Step::Primary`). `progress(done, total)` follows the fill.
+#[allow(clippy::too_many_arguments)]
+pub fn apply(
+    engine: &Engine,
+    host: &File,
+    creds: Credentials<'_>,
+    plan: &Plan,
+    fill: bool,
+    opts: &SearchOptions,
+    until: Step,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let with = SealWith {
+        prf: plan.prf,
+        chain: plan.chain,
+        limits: &opts.limits,
+        backend: opts.backend.as_deref(),
+    };
+    // Sealed before anything is written: a wrong limit or a cancel stops
+    // the expansion while the volume is still as it was.
+    let backup = seal(engine, &plan.header, &creds, &with, cancel)?;
+    let primary = seal(engine, &plan.header, &creds, &with, cancel)?;
+    let io = |what: &'static str| {
+        move |source| Error::Io {
+            what: what.to_owned(),
+            source,
+        }
+    };
+    for step in STEPS {
+        match step {
+            Step::Grow if plan.is_file => {
+                host.set_len(plan.new_size)
+                    .map_err(io("cannot grow the container"))?;
+                host.sync_all().map_err(io("cannot sync the container"))?;
+            }
+            Step::Grow => {}
+            Step::Fill => fill_new_space(engine, host, plan, fill, opts, progress, cancel)?,
+            Step::Backup => {
+                let at = plan.new_size - GROUP_BYTES;
+                write_durably(host, &backup[..], at)?;
+            }
+            Step::Primary => write_durably(host, &primary[..], 0)?,
+        }
+        if step == until {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Encrypts zeros from the old data area's end to the new one's (the old
+/// backup headers among them), and makes the new header group random.
+fn fill_new_space(
+    engine: &Engine,
+    host: &File,
+    plan: &Plan,
+    fill: bool,
+    opts: &SearchOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let h = &plan.header;
+    let start = h.data_offset + plan.old_data_size;
+    let len = h.data_offset + plan.new_data_size - start;
+    if fill {
+        let cipher =
+            engine.volume_cipher(plan.chain, &h.master_keys[..], opts.backend.as_deref())?;
+        fill_encrypted(host, &cipher, start, len, progress, cancel)?;
+    } else {
+        // The old backup headers become data: overwritten all the same.
+        let cipher =
+            engine.volume_cipher(plan.chain, &h.master_keys[..], opts.backend.as_deref())?;
+        fill_encrypted(host, &cipher, start, len.min(GROUP_BYTES), progress, cancel)?;
+        progress(len, len);
+    }
+    // The new group: random around the backup header to come, and in the
+    // hidden volume's backup slot, as a new volume's.
+    let mut group = Zeroizing::new(vec![0u8; GROUP_BYTES as usize]);
+    random(&mut group)?;
+    write_durably(host, &group, plan.new_size - GROUP_BYTES)
+}

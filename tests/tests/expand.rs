@@ -1,0 +1,443 @@
+//! `tcctl expand` (VeraCrypt's Expand Volume) through the daemon: an ext4
+//! volume with data grows, its filesystem checks clean before and after
+//! and fills the new size, cryptsetup opens it at its new size, the
+//! container keeps its timestamps; hidden
+//! volumes, volumes said to hold one, mounted volumes and sizes that do
+//! not grow are refused, naming why; another user's container is refused
+//! on the system bus.
+
+use std::path::Path;
+use std::process::Command;
+use tcd_tests::daemon::Daemon;
+use tcd_tests::system::{OPEN_FAST, PASSWORD, PYTHON, System};
+use tcd_tests::{require_tool, s};
+
+const OPEN: [&str; 5] = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
+const MIB: u64 = 1 << 20;
+
+fn with<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    v.extend(OPEN);
+    v
+}
+
+/// `e2fsck -fn` of the volume's block device (attached without mounting).
+fn fsck_clean(d: &Daemon, vol: &str) {
+    let out = d.ok(
+        &with(&["mount", vol, "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let device = out.trim().rsplit(' ').next().expect("device").to_owned();
+    let st = Command::new(require_tool("e2fsck", "package e2fsprogs"))
+        .args(["-fn", &device])
+        .output()
+        .expect("e2fsck");
+    assert!(
+        st.status.success(),
+        "e2fsck: {}",
+        String::from_utf8_lossy(&st.stdout)
+    );
+    d.ok(&["dismount", &device], "");
+}
+
+/// The filesystem's size as df gives it, in bytes.
+fn df_size(mnt: &Path) -> u64 {
+    let out = Command::new("df")
+        .args(["-B1", "--output=size"])
+        .arg(mnt)
+        .output()
+        .expect("df");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("a size")
+}
+
+/// The data area's size as the volume's header says it, once cryptsetup's
+/// own tcrypt code has opened that header (this machine's kernel may have
+/// no device-mapper for `cryptsetup open`).
+fn header_size(d: &Daemon, vol: &Path) -> u64 {
+    let mut child = Command::new(require_tool("cryptsetup", "package cryptsetup-bin"))
+        .args([
+            "tcryptDump",
+            "--veracrypt",
+            "--veracrypt-pim=1",
+            "--hash",
+            "sha512",
+        ])
+        .args(["--key-file=-", "--batch-mode"])
+        .arg(vol)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cryptsetup");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"secret words")
+        .expect("password");
+    let dump = child.wait_with_output().expect("cryptsetup");
+    let text = String::from_utf8_lossy(&dump.stdout);
+    assert!(
+        dump.status.success() && text.contains("Cipher chain:\taes"),
+        "{text}"
+    );
+    let info = d.ok(&with(&["info", s(vol), "--json"]), "secret words\n");
+    let v: serde_json::Value = serde_json::from_str(&info).expect("JSON");
+    v["size"].as_u64().expect("size")
+}
+
+#[test]
+fn an_ext4_volume_grows_with_its_data_and_filesystem() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    let v = s(&vol);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = s(&mnt);
+    d.ok(
+        &with(&["create", v, "--size", "32M", "--filesystem", "ext4"]),
+        "secret words\n",
+    );
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    let data: Vec<u8> = (0..8 * MIB as usize).map(|i| (i * 7 / 512) as u8).collect();
+    std::fs::write(mnt.join("data"), &data).expect("write");
+    let before = df_size(&mnt);
+    d.ok(&["dismount", m], "");
+    fsck_clean(&d, v);
+
+    let st = Command::new("touch")
+        .args(["-d", "2001-02-03 04:05:06", v])
+        .status()
+        .expect("touch");
+    assert!(st.success());
+    let mtime = || {
+        std::fs::metadata(&vol)
+            .and_then(|m| m.modified())
+            .expect("mtime")
+    };
+    let touched = mtime();
+    let out = d.ok(&with(&["expand", v, "--add", "32M"]), "secret words\n");
+    assert_eq!(mtime(), touched, "the container's times are put back");
+    assert_eq!(
+        out,
+        format!(
+            "{v}: expanded; the volume holds {} bytes\n\
+             {v}: its ext4 filesystem was grown to fill it\n",
+            64 * MIB - 256 * 1024
+        )
+    );
+    assert_eq!(std::fs::metadata(&vol).expect("stat").len(), 64 * MIB);
+    fsck_clean(&d, v);
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    assert!(
+        std::fs::read(mnt.join("data")).expect("read") == data,
+        "data intact"
+    );
+    let after = df_size(&mnt);
+    assert!(
+        after > before + 28 * MIB,
+        "df shows the larger size: {before} then {after}"
+    );
+    d.ok(&["dismount", m], "");
+    assert_eq!(header_size(&d, &vol), 64 * MIB - 256 * 1024);
+
+    // --size and --no-random-fill: the new space stays as the host had it.
+    let out = d.ok(
+        &with(&["expand", v, "--size", "80M", "--no-random-fill"]),
+        "secret words\n",
+    );
+    assert!(
+        out.ends_with("its ext4 filesystem was grown to fill it\n"),
+        "{out}"
+    );
+    fsck_clean(&d, v);
+    assert_eq!(header_size(&d, &vol), 80 * MIB - 256 * 1024);
+}
+
+#[test]
+fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
+    let d = Daemon::start();
+    let vol = d.path("outer.vc");
+    let v = s(&vol);
+    d.ok(
+        &with(&["create", v, "--size", "16M", "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let size = || std::fs::metadata(&vol).expect("stat").len();
+
+    // Said to hold a hidden volume: refused before a password is asked.
+    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M", "--holds-hidden"]), "");
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            7,
+            "tcctl: a volume that holds a hidden volume cannot be expanded: the hidden volume \
+             would lose its backup header at the end of the host, and the grown outer \
+             filesystem would write over it\n"
+        )
+    );
+    let (code, err) = d.fails(&with(&["expand", v, "--size", "16M"]), "secret words\n");
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            7,
+            "tcctl: 16777216 bytes would not grow the volume: its data area ends at 16646144, \
+             and the backup headers take the last 131072\n"
+        )
+    );
+    let (code, err) = d.fails(&with(&["expand", v]), "");
+    assert_eq!(code, 64, "{err}");
+
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--hidden-size",
+            "4M",
+            "--outer-pim",
+            "1",
+            "--filesystem",
+            "none",
+        ]),
+        "secret words\nhidden words\n",
+    );
+    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "hidden words\n");
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            7,
+            "tcctl: a hidden volume cannot be expanded: it lies inside its outer volume\n"
+        )
+    );
+    assert_eq!(size(), 16 * MIB);
+
+    d.ok(
+        &with(&["mount", v, "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    assert_eq!(
+        (code, err.as_str()),
+        (4, "tcctl: the volume is already mounted\n")
+    );
+    assert_eq!(size(), 16 * MIB);
+}
+
+/// Calls `Expand` with a descriptor of the file opened read-only (all a
+/// user who may read but not write it can hand over); prints the error.
+const EXPAND: &str = r#"
+import json, os, sys
+from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+from jeepney.fds import FileDescriptor
+fd = os.open(sys.argv[1], os.O_RDONLY)
+with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
+    addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
+    body = (FileDescriptor(fd), b"user words", [], {"pim": ("u", 1)}, {"size": ("t", 64 << 20)})
+    r = conn.send_and_get_reply(new_method_call(addr, "Expand", "hayaaya{sv}a{sv}", body), timeout=60)
+    if r.header.message_type == MessageType.error:
+        print(json.dumps({"error": r.header.fields.get(HeaderFields.error_name), "text": list(r.body)}))
+    else:
+        print(json.dumps({"reply": list(r.body)}))
+"#;
+
+#[test]
+fn another_users_container_is_refused() {
+    require_tool("python3", "package python3-jeepney");
+    let sys = System::start();
+    let (alice, bob) = (&sys.users[0], &sys.users[1]);
+    let vol = sys.create_volume(alice, "a.hc", "24M");
+    let v = s(&vol);
+    let before = std::fs::metadata(&vol).expect("stat").len();
+    // tcctl opens the container with bob's rights: he may not write it.
+    let mut args = vec!["expand", v, "--add", "8M"];
+    args.extend(OPEN_FAST);
+    let out = sys.tcctl(Some(bob), &args, &format!("{PASSWORD}\n"));
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Handed a descriptor he could open (read-only), the daemon refuses.
+    std::fs::set_permissions(
+        vol.parent().expect("home"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    std::fs::set_permissions(&vol, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .expect("chmod");
+    let out = sys
+        .command(Some(bob), PYTHON)
+        .args(["-c", EXPAND, v])
+        .output()
+        .expect("python3");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("org.tcd.Error.PermissionDenied")
+            && text.contains("expanding it needs the right to write it"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::metadata(&vol).expect("stat").len(), before);
+    // Its owner expands it.
+    let out = sys.tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::metadata(&vol).expect("stat").len(),
+        before + 8 * MIB
+    );
+}
+
+#[test]
+fn an_xfs_volume_grows_without_the_random_fill() {
+    let xfs_repair = require_tool("xfs_repair", "package xfsprogs");
+    let d = Daemon::start();
+    let vol = d.path("x.vc");
+    let v = s(&vol);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = s(&mnt);
+    // XFS's smallest filesystem is 300 MiB.
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "320M",
+            "--quick",
+            "--filesystem",
+            "xfs",
+        ]),
+        "secret words\n",
+    );
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    std::fs::write(mnt.join("data"), b"kept across the expansion").expect("write");
+    let before = df_size(&mnt);
+    d.ok(&["dismount", m], "");
+    let out = d.ok(
+        &with(&["expand", v, "--add", "96M", "--no-random-fill"]),
+        "secret words\n",
+    );
+    assert!(
+        out.ends_with(&format!("{v}: its xfs filesystem was grown to fill it\n")),
+        "{out}"
+    );
+    let attached = d.ok(
+        &with(&["mount", v, "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let device = attached
+        .trim()
+        .rsplit(' ')
+        .next()
+        .expect("device")
+        .to_owned();
+    let st = Command::new(&xfs_repair)
+        .args(["-n", &device])
+        .output()
+        .expect("xfs_repair");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    d.ok(&["dismount", &device], "");
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    assert_eq!(
+        std::fs::read(mnt.join("data")).expect("read"),
+        b"kept across the expansion"
+    );
+    let after = df_size(&mnt);
+    assert!(after > before + 90 * MIB, "df: {before} then {after}");
+    d.ok(&["dismount", m], "");
+}
+
+/// A loop device over a file of the test's, detached on drop.
+struct Loop(String);
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn a_volume_on_a_device_that_has_grown_fills_it() {
+    let d = Daemon::start();
+    let backing = d.path("disk");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(24 * MIB))
+        .expect("backing file");
+    let out = Command::new(require_tool("losetup", "package mount"))
+        .args(["-f", "--show", s(&backing)])
+        .output()
+        .expect("losetup");
+    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    assert!(dev.0.starts_with("/dev/loop"), "{out:?}");
+    d.ok(
+        &with(&[
+            "create",
+            &dev.0,
+            "--quick",
+            "--filesystem",
+            "ext4",
+            "--force",
+        ]),
+        "secret words\n",
+    );
+    // A size is the device's to give.
+    let (code, err) = d.fails(&with(&["expand", &dev.0, "--add", "8M"]), "");
+    assert_eq!(code, 7, "{err}");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&backing)
+        .and_then(|f| f.set_len(40 * MIB))
+        .expect("grow the backing file");
+    let st = Command::new("losetup")
+        .args(["-c", &dev.0])
+        .status()
+        .expect("losetup -c");
+    assert!(st.success());
+    let out = d.ok(&with(&["expand", &dev.0]), "secret words\n");
+    assert_eq!(
+        out,
+        format!(
+            "{0}: expanded; the volume holds {1} bytes\n{0}: its ext4 filesystem was grown to fill it\n",
+            dev.0,
+            40 * MIB - 256 * 1024
+        )
+    );
+    fsck_clean(&d, &dev.0);
+}
+
+#[test]
+fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
+    let d = Daemon::start();
+    let vol = d.path("f.vc");
+    let v = s(&vol);
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "16M",
+            "--quick",
+            "--filesystem",
+            "fat",
+        ]),
+        "secret words\n",
+    );
+    let out = d.ok(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    assert_eq!(
+        out,
+        format!(
+            "{v}: expanded; the volume holds {} bytes\n\
+             {v}: FAT is not grown here: grow it with fatresize, or copy its files into a new volume\n",
+            24 * MIB - 256 * 1024
+        )
+    );
+}
