@@ -659,6 +659,10 @@ pub struct CreateArgs {
     /// than 8 characters.
     #[arg(long)]
     pub force: bool,
+    /// Do not ask before overwriting an existing file or device
+    /// (cryptsetup's --batch-mode): needed without a terminal.
+    #[arg(long, short = 'q')]
+    pub batch_mode: bool,
     #[command(flatten)]
     pub secrets: Secrets,
     /// The volume's format (default: veracrypt).

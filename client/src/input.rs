@@ -96,12 +96,14 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
 /// A question answered `YES` on the controlling terminal, as cryptsetup
 /// confirms what cannot be undone; anything else is `CANCELLED`, and no
 /// terminal (or `interactive` false) is a usage error naming
-/// `--batch-mode`, at once.
-pub fn confirm(interactive: bool, question: &str) -> Result<(), Failure> {
+/// `--batch-mode`, at once, after `what`.
+pub fn confirm(interactive: bool, what: &str, question: &str) -> Result<(), Failure> {
     use std::io::Write;
     let no_way = || Failure {
         code: exit::USAGE,
-        message: "confirmation needed and no terminal to ask on: give --batch-mode".into(),
+        message: format!(
+            "{what}: confirmation needed and no terminal to ask on: give --batch-mode"
+        ),
     };
     let tty = std::fs::OpenOptions::new()
         .read(true)

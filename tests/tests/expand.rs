@@ -386,6 +386,7 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
             "--filesystem",
             "ext4",
             "--force",
+            "--batch-mode",
         ]),
         "secret words\n",
     );

@@ -39,8 +39,9 @@ fn mounted_hosts(d: &Daemon) -> Vec<String> {
 /// An ext4 volume (of 24 MiB in a new file; a device's size), SHA-512
 /// only (fast to open).
 fn create(d: &Daemon, path: &Path, password: &str) {
+    // A device's contents are overwritten: no question asked.
     let size: &[&str] = if path.starts_with("/dev") {
-        &[]
+        &["--batch-mode"]
     } else {
         &["--size", "24M"]
     };

@@ -1621,3 +1621,54 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
     d.ok(&["dismount", "--all"], "");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
 }
+
+#[test]
+fn create_in_an_existing_file_asks_before_overwriting_it() {
+    let d = Daemon::start();
+    let vol = d.path("old.img");
+    let v = vol.to_str().expect("utf-8");
+    std::fs::write(&vol, vec![0x5au8; 4 << 20]).expect("an existing file");
+    let args = ["create", v, "--filesystem", "none", "--quick"];
+    let ask = |answer: &str| {
+        let mut c = d.command();
+        c.args(args);
+        let mut t = Pty::spawn(c, None);
+        t.expect(
+            &format!(
+                "WARNING: this overwrites everything in {v} irrevocably. Are you sure? \
+                 (Type 'YES' in capital letters): "
+            ),
+            Duration::from_secs(20),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+        t
+    };
+    // Anything but YES: nothing is asked further, nothing written.
+    let (code, text) = ask("yes").finish(Duration::from_secs(20));
+    assert_eq!(code, 10, "{text}");
+    assert!(text.contains("not confirmed: nothing done"), "{text}");
+    assert!(
+        std::fs::read(&vol)
+            .expect("file")
+            .iter()
+            .all(|&b| b == 0x5a),
+        "untouched"
+    );
+    let mut t = ask("YES");
+    t.expect(
+        &format!("Password for the new volume {v}: "),
+        Duration::from_secs(20),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("twenty-one characters");
+    t.expect("Repeat the password: ", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("twenty-one characters");
+    t.expect("(Enter for the default): ", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("{v} created")), "{text}");
+}

@@ -350,7 +350,7 @@ fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
         ),
         (
             Some(64),
-            "tcctl: confirmation needed and no terminal to ask on: give --batch-mode\n".into(),
+            "tcctl: --dump-master-key: confirmation needed and no terminal to ask on: give --batch-mode\n".into(),
             0
         )
     );

@@ -456,8 +456,22 @@ fn create_says_what_is_missing_and_what_it_made() {
     );
     assert!(!small.exists());
     std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
+    // Overwriting what is there is asked first; without a terminal, it
+    // takes --batch-mode.
     let (code, msg) = d.fails(
         &[&args[..], &["--password-stdin"]].concat(),
+        "twenty-one characters\n",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {sv} exists: confirmation needed and no terminal to ask on: give \
+             --batch-mode\n"
+        )
+    );
+    let (code, msg) = d.fails(
+        &[&args[..], &["--password-stdin", "--batch-mode"]].concat(),
         "twenty-one characters\n",
     );
     assert_eq!(code, 7, "{msg}");

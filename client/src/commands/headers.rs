@@ -72,6 +72,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
     if a.dump_master_key && !a.batch_mode {
         crate::input::confirm(
             ctx.interactive,
+            "--dump-master-key",
             "The master key decrypts the volume without any password, and \
              stays valid when the password changes. Are you sure? (Type 'YES' \
              in capital letters): ",

@@ -358,6 +358,19 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let a = a.resolve()?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
+    // What is in an existing file or device is gone for good: asked as
+    // cryptsetup asks before luksFormat.
+    if a.size.is_none() && a.hidden_size.is_none() && !a.batch_mode {
+        crate::input::confirm(
+            ctx.interactive,
+            &format!("{} exists", a.volume.display()),
+            &format!(
+                "WARNING: this overwrites everything in {} irrevocably. Are you sure? \
+                 (Type 'YES' in capital letters): ",
+                a.volume.display()
+            ),
+        )?;
+    }
     let (password, o) = ask_for_create(ctx, &a, &keyfiles)?;
     let host = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the
