@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::mount::fswatch::{self, FsWatch};
 use crate::mount::holders::{self, Holder};
+use crate::mount::host_key::HostKey;
 pub use crate::mount::mountpoint::FsOptions;
 use crate::mount::mountpoint::{self, Options as MountOptions};
 use crate::mount::overlay::{self, Overlay};
@@ -144,7 +145,7 @@ impl VolumeState {
 
 struct Entry {
     view: Mounted,
-    host_id: (u64, u64),
+    host_id: HostKey,
     volume: Arc<OpenVolume>,
     /// The mounted filesystem's error state to watch, if one is mounted.
     health_watch: Option<FsWatch>,
@@ -191,7 +192,7 @@ pub struct MountTable {
     /// Told the id of a detaching volume once it is gone.
     gone_events: Arc<Mutex<Option<std::sync::mpsc::Sender<u32>>>>,
     /// Hosts between their search and their entry (being mounted).
-    mounting: Mutex<Vec<(u64, u64)>>,
+    mounting: Mutex<Vec<HostKey>>,
     /// The next volume id: ids are never used twice in a daemon's life, so
     /// an id checked is the volume acted on.
     next_id: AtomicU32,
@@ -259,10 +260,12 @@ impl MountTable {
 
     /// Marks `host_id` as being mounted; `None` if it is mounted or being
     /// mounted already.
-    fn reserve(&self, host_id: (u64, u64)) -> Option<Reserved<'_>> {
+    fn reserve(&self, host_id: HostKey) -> Option<Reserved<'_>> {
         let t = self.lock();
         let mut m = self.mounting.lock().unwrap_or_else(|p| p.into_inner());
-        if t.values().any(|e| e.host_id == host_id) || m.contains(&host_id) {
+        if t.values().any(|e| e.host_id.overlaps(&host_id))
+            || m.iter().any(|h| h.overlaps(&host_id))
+        {
             return None;
         }
         m.push(host_id);
@@ -320,11 +323,11 @@ impl MountTable {
             what: "cannot inspect the volume".into(),
             source: e,
         })?;
-        let host_id = (meta.dev(), meta.ino());
+        let host_id = HostKey::of(&meta);
         let host_device =
             std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()).then(|| meta.rdev());
         let host_name = host_name(&req.host, &req.host_name, host_device);
-        if self.lock().values().any(|e| e.host_id == host_id) {
+        if self.lock().values().any(|e| e.host_id.overlaps(&host_id)) {
             return Err(Error::AlreadyMounted(host_name));
         }
         // Check the mount point before the (slow) password search.
@@ -816,7 +819,7 @@ impl MountTable {
             what: "cannot inspect the volume".into(),
             source: e,
         })?;
-        self.reserve((meta.dev(), meta.ino()))
+        self.reserve(HostKey::of(&meta))
             .ok_or_else(|| Error::AlreadyMounted("the volume".into()))
     }
 
@@ -828,10 +831,12 @@ impl MountTable {
         mount::grow::grow(Arc::new(volume), &folder, self.engine.threads())
     }
 
+    /// Whether `host` (an open file) is mounted, or a device sharing
+    /// sectors with it (a drive and its own partition).
     pub fn is_mounted(&self, host: &File) -> bool {
         host.metadata()
-            .map(|m| (m.dev(), m.ino()))
-            .is_ok_and(|id| self.lock().values().any(|e| e.host_id == id))
+            .map(|m| HostKey::of(&m))
+            .is_ok_and(|id| self.lock().values().any(|e| e.host_id.overlaps(&id)))
     }
 }
 
@@ -964,7 +969,7 @@ fn mounts_of(device: &Path) -> Vec<PathBuf> {
 /// A host between its search and its entry in the table.
 struct Reserved<'a> {
     table: &'a MountTable,
-    host_id: (u64, u64),
+    host_id: HostKey,
 }
 
 impl Drop for Reserved<'_> {

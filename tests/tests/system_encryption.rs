@@ -345,3 +345,39 @@ fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
     assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
     sys.ok(Some(one), &["dismount", &device], "");
 }
+
+#[test]
+fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
+    tcd_tests::require_root();
+    let d = Daemon::start();
+    let img = d.path("windows.img");
+    std::fs::copy(tcrypt_images().join(MBR_PART), &img).expect("copy");
+    let (disk, part) = Attached::new(&img);
+    let args = |host: &str| {
+        [
+            "mount",
+            host,
+            "--system-encryption",
+            "--read-write",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+            "--hash",
+            "sha256",
+        ]
+        .map(str::to_owned)
+    };
+    d.ok(&args(&disk.drive).each_ref().map(String::as_str), AAA);
+    // The partition's sectors are the drive's: two read-write mappings of
+    // one FAT would corrupt it. Refused before any password is tried.
+    let (code, err) = d.fails(&args(&part).each_ref().map(String::as_str), AAA);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("already mounted"), "{err}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    d.ok(&["dismount", "--all"], "");
+    // And the other way round.
+    d.ok(&args(&part).each_ref().map(String::as_str), AAA);
+    let (code, err) = d.fails(&args(&disk.drive).each_ref().map(String::as_str), AAA);
+    assert_eq!(code, 4, "{err}");
+    d.ok(&["dismount", "--all"], "");
+}

@@ -9,6 +9,7 @@ pub(crate) mod fswatch;
 pub(crate) mod fuse;
 pub mod grow;
 pub(crate) mod holders;
+pub(crate) mod host_key;
 pub(crate) mod loopdev;
 pub mod mountpoint;
 pub(crate) mod overlay;

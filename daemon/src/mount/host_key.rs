@@ -1,0 +1,113 @@
+//! What a volume's host occupies, so that one host is never mounted twice
+//! under two names: a file by its device and inode (links and bind mounts
+//! lead to the same one), a block device by the stretch of its drive it
+//! covers (a drive and a partition of it share sectors: VeraCrypt system
+//! encryption opens either).
+
+use std::fs::Metadata;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKey {
+    /// A file: its filesystem's device and its inode.
+    File { dev: u64, ino: u64 },
+    /// Bytes `start..end` of the drive numbered `drive` (a whole drive
+    /// runs to the end of all numbers).
+    Disk { drive: u64, start: u64, end: u64 },
+}
+
+impl HostKey {
+    /// The key of an open host.
+    pub fn of(meta: &Metadata) -> HostKey {
+        if !meta.file_type().is_block_device() {
+            return HostKey::File {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            };
+        }
+        let rdev = meta.rdev();
+        let sys = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+        partition(Path::new(&sys)).unwrap_or(HostKey::Disk {
+            drive: rdev,
+            start: 0,
+            end: u64::MAX,
+        })
+    }
+
+    /// Whether the two share any byte.
+    pub fn overlaps(&self, other: &HostKey) -> bool {
+        match (self, other) {
+            (
+                HostKey::Disk { drive, start, end },
+                HostKey::Disk {
+                    drive: d,
+                    start: s,
+                    end: e,
+                },
+            ) => drive == d && start < e && s < end,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// A partition's stretch of its drive, from sysfs; None for a drive (or
+/// when sysfs does not say).
+fn partition(sys: &Path) -> Option<HostKey> {
+    std::fs::metadata(sys.join("partition")).ok()?;
+    let number = |p: &Path| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let start = number(&sys.join("start"))?.checked_mul(512)?;
+    let size = number(&sys.join("size"))?.checked_mul(512)?;
+    // The drive is the partition's parent in the device tree.
+    let drive_dev =
+        std::fs::read_to_string(std::fs::canonicalize(sys).ok()?.parent()?.join("dev")).ok()?;
+    let (major, minor) = drive_dev.trim().split_once(':')?;
+    Some(HostKey::Disk {
+        drive: libc::makedev(major.parse().ok()?, minor.parse().ok()?),
+        start,
+        end: start.checked_add(size)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DRIVE: HostKey = HostKey::Disk {
+        drive: 7,
+        start: 0,
+        end: u64::MAX,
+    };
+
+    fn part(start: u64, end: u64) -> HostKey {
+        HostKey::Disk {
+            drive: 7,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn a_drive_overlaps_its_partitions_and_they_overlap_only_each_other() {
+        assert!(DRIVE.overlaps(&part(1 << 20, 2 << 20)));
+        assert!(part(1 << 20, 2 << 20).overlaps(&DRIVE));
+        assert!(!part(1 << 20, 2 << 20).overlaps(&part(2 << 20, 3 << 20)));
+        assert!(part(1 << 20, 2 << 20).overlaps(&part(1 << 20, 2 << 20)));
+        let other = HostKey::Disk {
+            drive: 8,
+            start: 0,
+            end: u64::MAX,
+        };
+        assert!(!DRIVE.overlaps(&other));
+        let file = HostKey::File { dev: 7, ino: 0 };
+        assert!(!file.overlaps(&DRIVE) && file.overlaps(&file));
+    }
+
+    #[test]
+    fn a_file_is_known_by_its_inode() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let a = HostKey::of(&f.as_file().metadata().unwrap());
+        let b = HostKey::of(&std::fs::metadata(f.path()).unwrap());
+        assert_eq!(a, b);
+    }
+}
