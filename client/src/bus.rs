@@ -303,11 +303,9 @@ impl Client {
         progress: fn(&zbus::Message) -> Option<(u64, u64)>,
         call: impl FnOnce() -> Result<T, Failure>,
     ) -> Result<T, Failure> {
-        let bar = if show {
-            indicatif::ProgressBar::new(0)
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
+        // Drawn from the first signal on: a bar of no length would show
+        // as full while the key is derived.
+        let bar = indicatif::ProgressBar::hidden();
         bar.set_style(
             indicatif::ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -317,17 +315,38 @@ impl Client {
         // a tick the bar would show an earlier one while mkfs runs.
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         let shown = bar.clone();
+        // A fill's bar shows its rate; a count of steps has none.
+        let bytes = template.contains("{bytes}");
         let r = self.with_signals(
             member,
             move |msg| {
                 if let Some((done, total)) = progress(msg) {
+                    if show && shown.is_hidden() {
+                        shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                        shown.reset_elapsed();
+                    }
                     shown.set_length(total);
                     shown.set_position(done);
+                    if bytes {
+                        shown.set_message(rate(done, shown.elapsed()));
+                    }
                 }
             },
             call,
         );
-        bar.finish_and_clear();
+        // The reply may come before the last signal is handled: done is
+        // drawn done, and stays on the screen.
+        match (&r, bar.is_hidden(), bar.length()) {
+            (Ok(_), false, Some(total)) if bytes => {
+                bar.set_position(total);
+                if bytes {
+                    bar.set_message(rate(total, bar.elapsed()));
+                }
+                bar.finish();
+                eprintln!();
+            }
+            _ => bar.finish_and_clear(),
+        }
         r
     }
 
@@ -641,7 +660,7 @@ impl Client {
     ) -> Result<(), Failure> {
         self.with_progress(
             "CreateProgress",
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
+            "{bar:40} {bytes}/{total_bytes} {msg}",
             true,
             |m| m.body().deserialize::<(u64, u64)>().ok(),
             || {
@@ -675,4 +694,14 @@ pub fn to_json(v: &Value<'_>) -> serde_json::Value {
         Value::Array(a) => a.iter().map(to_json).collect(),
         other => other.to_string().into(),
     }
+}
+
+/// Bytes per second since the bar was first drawn: the average, which a
+/// fill of a few seconds needs (indicatif's own rate trails behind).
+fn rate(done: u64, elapsed: std::time::Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    if secs < 0.01 {
+        return String::new();
+    }
+    format!("{}/s", indicatif::HumanBytes((done as f64 / secs) as u64))
 }

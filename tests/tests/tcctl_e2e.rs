@@ -1672,3 +1672,43 @@ fn create_in_an_existing_file_asks_before_overwriting_it() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains(&format!("{v} created")), "{text}");
 }
+
+#[test]
+fn creates_progress_bar_starts_with_the_fill_and_ends_full() {
+    let d = Daemon::start();
+    let vol = d.path("bar.hc");
+    let v = vol.to_str().expect("utf-8");
+    let mut c = d.command();
+    c.args([
+        "create",
+        v,
+        "--size",
+        "32M",
+        "--filesystem",
+        "none",
+        "--pim",
+        "1",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    for prompt in [
+        format!("Password for the new volume {v}: "),
+        "Repeat the password: ".to_owned(),
+    ] {
+        t.expect(&prompt, Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line("twenty-one characters");
+    }
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    // No bar of nothing while the key is derived; the data area, 32 MiB
+    // less the headers' 256 KiB, drawn whole at the end with a rate.
+    assert!(!text.contains("0 B/0 B"), "{text}");
+    let end = text
+        .lines()
+        .filter(|l| l.contains("31.75 MiB/31.75 MiB "))
+        .next_back()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(end.trim_end().ends_with("/s"), "{text}");
+    assert!(text.contains(&format!("{v} created")), "{text}");
+}
