@@ -1705,8 +1705,7 @@ fn creates_progress_bar_starts_with_the_fill_and_ends_full() {
     assert!(!text.contains("0 B/0 B"), "{text}");
     let end = text
         .lines()
-        .filter(|l| l.contains("31.75 MiB/31.75 MiB "))
-        .next_back()
+        .rfind(|l| l.contains("31.75 MiB/31.75 MiB "))
         .unwrap_or_default()
         .to_owned();
     assert!(end.trim_end().ends_with("/s"), "{text}");
