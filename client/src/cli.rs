@@ -93,18 +93,27 @@ pub fn narrowing_hint() -> Option<String> {
                 .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
         })
     };
-    let missing: Vec<&str> = [
-        ("--hash", &["--hash"][..]),
-        (
-            "--format",
-            &["--format", "--volume-type", "--truecrypt", "-tc"][..],
-        ),
-        ("--pim", &["--pim"][..]),
-    ]
-    .iter()
-    .filter(|(_, names)| !has(names))
-    .map(|(name, _)| *name)
-    .collect();
+    // The one search `create` makes is its outer volume's.
+    let narrowing: &[(&str, &[&str])] = if given.iter().any(|a| a == "create") {
+        &[
+            ("--outer-hash", &["--outer-hash"]),
+            ("--outer-pim", &["--outer-pim"]),
+        ]
+    } else {
+        &[
+            ("--hash", &["--hash"]),
+            (
+                "--format",
+                &["--format", "--volume-type", "--truecrypt", "-tc"],
+            ),
+            ("--pim", &["--pim"]),
+        ]
+    };
+    let missing: Vec<&str> = narrowing
+        .iter()
+        .filter(|(_, names)| !has(names))
+        .map(|(name, _)| *name)
+        .collect();
     match missing.as_slice() {
         [] => None,
         [one] => Some(format!("{one} narrows the search")),
@@ -702,6 +711,10 @@ pub struct CreateArgs {
     /// A keyfile of the outer volume (with --hidden-size; repeatable).
     #[arg(long = "outer-keyfile")]
     pub outer_keyfiles: Vec<PathBuf>,
+    /// The outer volume's hash (with --hidden-size; --hash is the new
+    /// hidden volume's): narrows the outer volume's search.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub outer_hash: Option<Hash>,
 }
 
 impl CreateArgs {

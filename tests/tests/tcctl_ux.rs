@@ -542,6 +542,24 @@ fn create_says_what_is_missing_and_what_it_made() {
         "outer words\nhidden words\n",
     );
     assert_eq!(out, format!("hidden volume created in {v}\n"));
+    // A wrong outer password is found before the hidden volume's is
+    // asked, and the hint names the outer volume's options.
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            v,
+            "--hidden-size",
+            "2M",
+            "--outer-pim",
+            "1",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        "wrong words\nhidden words\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(msg.contains("--outer-hash narrows the search"), "{msg}");
 
     let out = d.ok(
         &[

@@ -431,11 +431,14 @@ fn ask_for_create(
             truecrypt,
             "Outer volume PIM (Enter for none): ",
         )?;
-        let outer_keyfiles = read_keyfiles(&a.outer_keyfiles)?
-            .iter()
-            .map(|k| k.to_vec())
-            .collect();
+        let outer_keyfiles = read_keyfiles(&a.outer_keyfiles)?;
+        // As VeraCrypt: the outer volume is opened before the hidden
+        // volume's password is asked, and its hash then narrows the
+        // daemon's second look.
+        let hash = open_outer(ctx, a, &outer, outer_pim, &outer_keyfiles)?;
+        let outer_keyfiles = outer_keyfiles.iter().map(|k| k.to_vec()).collect();
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
+        o.outer_hash = hash;
     }
     let password = pw.ask(&format!("Password for {what}: "))?;
     crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
@@ -453,6 +456,34 @@ fn ask_for_create(
     )?;
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o))
+}
+
+/// Opens the outer volume of a new hidden volume with its credentials, as
+/// `info` does (progress on a terminal, the wrong-password hint); its
+/// hash.
+fn open_outer(
+    ctx: Context<'_>,
+    a: &CreateArgs,
+    password: &[u8],
+    pim: u32,
+    keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
+) -> Result<Option<String>, Failure> {
+    let host = host::open(&a.volume, false)?;
+    let c = Client::connect(ctx.at)?;
+    let search = tcd_proto::contract::SearchOptions {
+        hash: a.outer_hash.map(crate::cli::wire_name),
+        pim: (pim != 0).then_some(pim),
+        ..Default::default()
+    };
+    let info = search::run(&c, || c.header_info(&host, password, keyfiles, search))?;
+    if info.hidden == Some(true) {
+        return Err(Failure::invalid(format!(
+            "{}: that password opens a hidden volume; a new hidden volume goes inside an outer volume, \
+             opened with the outer volume's password",
+            a.volume.display()
+        )));
+    }
+    Ok(info.hash)
 }
 
 /// What `open_for_create` would refuse for the file's being there or not,

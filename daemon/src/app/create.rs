@@ -79,6 +79,10 @@ impl App {
         if let Some(name) = &o.hash {
             c.prf = prf_named(name)?;
         }
+        if let Some(name) = &o.outer_hash {
+            super::input::bounded("option outer_hash", name)?;
+            c.outer_prf = Some(prf_named(name)?);
+        }
         c.sector_size = o.sector_size.filter(|&s| s != 0);
         if o.quick.unwrap_or(false) {
             c.fill = Fill::Quick;

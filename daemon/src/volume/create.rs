@@ -63,6 +63,8 @@ pub struct CreateOptions {
     /// Force one backend for every layer.
     pub backend: Option<String>,
     pub limits: KdfLimits,
+    /// A hidden volume's outer volume opens with this PRF (all if None).
+    pub outer_prf: Option<Prf>,
 }
 
 impl CreateOptions {
@@ -77,6 +79,7 @@ impl CreateOptions {
             fill: Fill::Full,
             backend: None,
             limits: KdfLimits::default(),
+            outer_prf: None,
         }
     }
 }
@@ -391,6 +394,7 @@ pub fn create_hidden(
     let mut search = SearchOptions::new();
     search.limits = opts.limits;
     search.backend = opts.backend.clone();
+    search.prf = opts.outer_prf;
     let o = unlock::unlock(engine, host, outer, Target::Outer, &search, cancel)?;
     let sector = u64::from(sector_size);
     let outer_end = o.header.data_offset + o.header.data_size;

@@ -266,6 +266,8 @@ pub struct CreateOptions {
     pub outer_password: Option<Secret>,
     pub outer_keyfiles: Option<SecretList>,
     pub outer_pim: Option<u32>,
+    /// The outer volume's hash (PRF): its search tries only that one.
+    pub outer_hash: Option<String>,
 }
 
 /// `Volume1.Dismount`.
