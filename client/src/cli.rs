@@ -594,7 +594,11 @@ pub struct MountDevicesArgs {
 #[derive(Subcommand)]
 pub enum TokenAction {
     /// Every keyfile on every token, as token://slot/N/file/NAME.
-    List,
+    List {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Store a file (its first MiB) on a token as a keyfile.
     Import {
         /// The file to store.

@@ -52,7 +52,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(cli) {
+    let result = run(cli);
+    token::forget_pins();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // Empty: the command said it already.

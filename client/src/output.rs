@@ -647,6 +647,25 @@ fn cipher_table(ciphers: &[(bus::CipherBench, String)]) {
     println!("(MB/s, 10^6 bytes per second)\n");
 }
 
+/// `tcctl token list`: the keyfiles found, and whether any token was.
+pub fn token_keyfiles(found: &[crate::token::TokenKeyfile], any_token: bool, json: bool) {
+    if json {
+        let v: Vec<Json> = found
+            .iter()
+            .map(|k| json!({"keyfile": k.to_string(), "slot": k.slot, "name": k.name}))
+            .collect();
+        println!("{}", json!({"schema": SCHEMA, "keyfiles": v}));
+    } else if !any_token {
+        println!("No token.");
+    } else if found.is_empty() {
+        println!("No keyfiles on the tokens.");
+    } else {
+        for k in found {
+            println!("{k}");
+        }
+    }
+}
+
 /// `tcctl favorites list`; `in_keyring` says whether one of yours has a
 /// kept password.
 pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -> bool) {

@@ -487,9 +487,16 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
         "",
     );
     let line = next(&rx, "the policy change");
-    assert!(
-        stamped(&line).starts_with("policy changed: hardware acceleration disabled"),
-        "{line}"
+    assert_eq!(
+        stamped(&line),
+        "policy changed: hardware acceleration disabled, backends allowed all, preferred -"
+    );
+    // Another change of another setting is another line.
+    d.ok(&["policy", "set", "--allow", "soft"], "");
+    let line = next(&rx, "the allow-list change");
+    assert_eq!(
+        stamped(&line),
+        "policy changed: hardware acceleration disabled, backends allowed soft, preferred -"
     );
     let _ = child.kill();
     let _ = child.wait();
