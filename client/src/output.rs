@@ -16,6 +16,14 @@ fn mbs(v: f64) -> String {
     }
 }
 
+/// "1 device", "2 devices": `n` of `what`, with its plural.
+pub fn count(n: usize, what: &str) -> String {
+    match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    }
+}
+
 /// "PID 1234 (bash), a process of another user".
 pub fn describe_holders(holders: &[(u32, String)]) -> String {
     holders

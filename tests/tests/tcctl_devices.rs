@@ -97,15 +97,28 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     args.extend(OPEN);
     args.push("veracrypt");
     let out = d.ok(&args, PW);
+    // A line per device tried, then how many mounted.
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
+    let (summary, tried) = lines.split_last().expect("a summary");
     assert!(
-        lines[0].starts_with(&format!("{} mounted on /", s(&ours))),
+        tried
+            .iter()
+            .filter(|l| l.starts_with(&format!("{}: mounted on /", s(&ours))))
+            .count()
+            == 1,
         "{out}"
     );
-    let summary = lines[1];
     assert!(
-        summary.starts_with("1 of ") && summary.contains(" device(s) tried mounted"),
+        tried.contains(&format!("{}: not opened", s(&theirs)).as_str()),
+        "{out}"
+    );
+    assert!(tried.iter().all(|l| l.starts_with("/dev/")), "{out}");
+    let devices = match tried.len() {
+        1 => "1 device".to_owned(),
+        n => format!("{n} devices"),
+    };
+    assert!(
+        summary.starts_with(&format!("1 of {devices} tried mounted")),
         "{out}"
     );
     let rows = d.list();
@@ -142,7 +155,8 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         PW,
     );
     assert!(
-        out.starts_with(&format!("{} mounted on /", s(&ours))),
+        out.lines()
+            .any(|l| l.starts_with(&format!("{}: mounted on /", s(&ours)))),
         "{out}"
     );
     d.ok(&["dismount", "--all"], "");
