@@ -133,10 +133,7 @@ pub fn session(p: &Pkcs11, slot: Slot, write: bool) -> Result<Session, Failure> 
     .map_err(|e| failed(&format!("token {label}"), e))?;
     let pin = cached_pin(slot.id(), &label)?;
     s.login(UserType::User, Some(&AuthPin::from(pin.to_string())))
-        .map_err(|e| {
-            forget_pin(slot.id());
-            e
-        })
+        .inspect_err(|_| forget_pin(slot.id()))
         .map_err(|e| match e {
             cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::PinIncorrect, _) => Failure {
                 code: exit::WRONG_PASSWORD,
