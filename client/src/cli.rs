@@ -136,6 +136,23 @@ pub struct Search {
     pub backend: Option<String>,
 }
 
+impl Command {
+    /// The secrets and search of a command that opens a volume.
+    pub fn opening(&self) -> Option<(&Secrets, &Search)> {
+        match self {
+            Command::Mount(a) => Some((&a.secrets, &a.search)),
+            Command::MountDevices(a) => Some((&a.secrets, &a.search)),
+            Command::Info(a) => Some((&a.secrets, &a.search)),
+            Command::Dump(a) => Some((&a.info.secrets, &a.info.search)),
+            Command::ChangePassword(a) => Some((&a.secrets, &a.search)),
+            Command::Expand(a) => Some((&a.secrets, &a.search)),
+            Command::BackupHeader(a) => Some((&a.secrets, &a.search)),
+            Command::RestoreHeader(a) => Some((&a.secrets, &a.search)),
+            _ => None,
+        }
+    }
+}
+
 impl Search {
     /// The format asked for, by --format, --volume-type or --truecrypt.
     pub fn format(&self) -> Option<Format> {

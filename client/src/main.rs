@@ -101,6 +101,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         _ => Where::Default,
     };
     token::configure(cli.token_lib.clone());
+    if let Some((secrets, search)) = cli.command.opening() {
+        options::refuse_truecrypt_pim(secrets, search)?;
+    }
     let ctx = Context {
         at,
         notify: notify::wanted(cli.notify),

@@ -177,15 +177,17 @@ impl App {
         let o = &call.options;
         let mut search = self.search_of(&o.search())?;
         search.backup_only = flag(o.backup_header);
-        if search.backup_only && search.detached.is_some() {
-            return Err(Error::InvalidArgument(
-                "options backup_header and detached_header: a header file has no backup headers"
-                    .into(),
-            ));
-        }
+        // System encryption first: its header is read from the drive's first
+        // track, as a detached one, which is not what a caller gave.
         if search.system && (search.backup_only || o.protect_hidden_password.is_some()) {
             return Err(Error::InvalidArgument(
                 "option system_encryption: a system drive has no backup header or hidden volume to open or protect"
+                    .into(),
+            ));
+        }
+        if search.backup_only && search.detached.is_some() {
+            return Err(Error::InvalidArgument(
+                "options backup_header and detached_header: a header file has no backup headers"
                     .into(),
             ));
         }
