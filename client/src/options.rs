@@ -85,6 +85,9 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
     } else {
         "-m system"
     };
+    if let Some(text) = &a.fs_options {
+        tcd_proto::fs_options::FsOptions::parse(text).map_err(usage)?;
+    }
     let headerbak = backup_header_only(a);
     let refusal = if system(a) && headerbak {
         Some(format!(

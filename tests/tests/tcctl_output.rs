@@ -596,3 +596,29 @@ fn a_reader_that_goes_away_ends_tcctl_quietly() {
         out.status
     );
 }
+
+/// A typo at the PIM prompt is asked again, as VeraCrypt does; the
+/// password typed before it stands.
+#[test]
+fn a_pim_that_is_not_a_number_is_asked_again() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    create(&d, &vol, "none");
+    let mut c = d.command();
+    c.args(["info", s(&vol), "--hash", "sha512"]);
+    let mut t = tcd_tests::pty::Pty::spawn(c, None);
+    let prompt = format!("PIM for {} (Enter for none): ", s(&vol));
+    t.expect(&format!("Password for {}: ", s(&vol)), WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect(&prompt, WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("abc");
+    t.expect("a PIM is a whole number (Enter for none)", WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
+    let (code, shown) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(shown.matches(&prompt).count(), 2, "{shown}");
+    assert!(shown.contains("PIM                1\r\n"), "{shown}");
+}

@@ -764,6 +764,11 @@ fn contradictory_options_are_refused_before_the_password_is_asked() {
             "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
         ),
         (
+            &["mount", "--fs-options", "noatime,sync", "/dev/null"],
+            "fs options: \"sync\" is not allowed; only uid=, gid=, umask=, fmask=, dmask= (FAT, \
+             exFAT, NTFS), noatime, noexec, nodev, nosuid",
+        ),
+        (
             &["info", "--format", "truecrypt", "--pim", "5", "/dev/null"],
             "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
         ),

@@ -450,7 +450,8 @@ fn settings_of(o: &MountOptions) -> Result<Settings> {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from),
         slot: o.slot,
-        fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))?,
+        fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))
+            .map_err(Error::InvalidArgument)?,
         allow_non_empty: flag(o.allow_non_empty),
         discard: flag(o.discard),
         preserve_timestamps: o.preserve_timestamps.unwrap_or(true),
