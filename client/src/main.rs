@@ -103,6 +103,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     token::configure(cli.token_lib.clone());
     if let Some((secrets, search)) = cli.command.opening() {
         options::refuse_truecrypt_pim(secrets, search)?;
+        commands::check_backend(at, search)?;
     }
     let ctx = Context {
         at,

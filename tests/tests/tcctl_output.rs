@@ -622,3 +622,39 @@ fn a_pim_that_is_not_a_number_is_asked_again() {
     assert_eq!(shown.matches(&prompt).count(), 2, "{shown}");
     assert!(shown.contains("PIM                1\r\n"), "{shown}");
 }
+
+/// A backend the daemon does not have is refused before the password is
+/// asked, with the names of those it has.
+#[test]
+fn an_unknown_backend_is_refused_before_the_password_with_the_backends_there_are() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    create(&d, &vol, "none");
+    let listed: serde_json::Value =
+        serde_json::from_str(&d.ok(&["backends", "--json"], "")).expect("backends --json");
+    let names: Vec<&str> = listed["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    assert!(names.contains(&"soft"), "{listed}");
+    for command in ["mount", "info"] {
+        let mut c = d.command();
+        c.args([command, s(&vol), "--backend", "bogus"]);
+        let t = tcd_tests::pty::Pty::spawn(c, None);
+        let (code, shown) = t.finish(WAIT);
+        assert_eq!(
+            (code, shown.trim_end()),
+            (
+                64,
+                format!(
+                    "tcctl: no backend named bogus; the daemon has {}",
+                    names.join(", ")
+                )
+                .as_str()
+            ),
+            "{command}"
+        );
+    }
+}
