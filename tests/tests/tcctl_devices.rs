@@ -140,6 +140,25 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     );
     assert!(!hosts.contains(&s(&theirs)) && !hosts.contains(&s(&plain_dev)));
 
+    // On a terminal, the search's progress names the device it is on.
+    d.ok(&["dismount", "--all"], "");
+    let password = d.path("password");
+    std::fs::write(&password, PW).expect("password");
+    let mut c = d.command();
+    c.args(&args);
+    let input = std::fs::File::open(&password).expect("password");
+    let t = tcd_tests::pty::Pty::spawn(c, Some(std::process::Stdio::from(input)));
+    let (code, shown) = t.finish(std::time::Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(&format!("{}: trying VeraCrypt SHA-512 on the ", s(&theirs))),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("{}: mounted on /", s(&ours))),
+        "{shown}"
+    );
+
     // VeraCrypt's spelling, after a dismount.
     d.ok(&["dismount", "--all"], "");
     let out = d.ok(
