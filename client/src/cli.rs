@@ -145,6 +145,23 @@ pub struct Search {
     pub backend: Option<String>,
 }
 
+impl Command {
+    /// The secrets and search of a command that opens a volume.
+    pub fn opening(&self) -> Option<(&Secrets, &Search)> {
+        match self {
+            Command::Mount(a) => Some((&a.secrets, &a.search)),
+            Command::MountDevices(a) => Some((&a.secrets, &a.search)),
+            Command::Info(a) => Some((&a.secrets, &a.search)),
+            Command::Dump(a) => Some((&a.info.secrets, &a.info.search)),
+            Command::ChangePassword(a) => Some((&a.secrets, &a.search)),
+            Command::Expand(a) => Some((&a.secrets, &a.search)),
+            Command::BackupHeader(a) => Some((&a.secrets, &a.search)),
+            Command::RestoreHeader(a) => Some((&a.secrets, &a.search)),
+            _ => None,
+        }
+    }
+}
+
 impl Search {
     /// The format asked for, by --format, --volume-type or --truecrypt.
     pub fn format(&self) -> Option<Format> {
@@ -603,7 +620,11 @@ pub struct MountDevicesArgs {
 #[derive(Subcommand)]
 pub enum TokenAction {
     /// Every keyfile on every token, as token://slot/N/file/NAME.
-    List,
+    List {
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Store a file (its first MiB) on a token as a keyfile.
     Import {
         /// The file to store.

@@ -164,11 +164,16 @@ impl Passwords {
         if self.stdin || !self.interactive || truecrypt || !terminal_to_ask_on() {
             return Ok(0);
         }
-        match on_terminal(prompt, "PIM")?.trim() {
-            "" => Ok(0),
-            t => t
-                .parse()
-                .map_err(|_| Failure::invalid("a PIM is a whole number (Enter for none)".into())),
+        // A typo is asked again, as VeraCrypt does, not the end of the
+        // command (and of the password typed before it).
+        loop {
+            match on_terminal(prompt, "PIM")?.trim() {
+                "" => return Ok(0),
+                t => match t.parse() {
+                    Ok(pim) => return Ok(pim),
+                    Err(_) => eprintln!("a PIM is a whole number (Enter for none)"),
+                },
+            }
         }
     }
 }

@@ -52,7 +52,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(cli) {
+    let result = run(cli);
+    token::forget_pins();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // Empty: the command said it already.
@@ -99,6 +101,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         _ => Where::Default,
     };
     token::configure(cli.token_lib.clone());
+    if let Some((secrets, search)) = cli.command.opening() {
+        options::refuse_truecrypt_pim(secrets, search)?;
+        commands::check_backend(at, search)?;
+    }
     let ctx = Context {
         at,
         notify: notify::wanted(cli.notify),

@@ -3,7 +3,7 @@
 
 use crate::bus::{Failure, exit};
 use crate::cli::{
-    CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search, wire_name,
+    CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search, Secrets, wire_name,
 };
 use crate::input::absolute;
 use tcd_proto::contract::favorite::Favorite;
@@ -52,17 +52,67 @@ pub fn system(a: &MountArgs) -> bool {
     a.system_encryption || a.mount_options.contains(&MountOption::System)
 }
 
-/// Refuses, before any password is asked, what makes no sense.
-pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
-    if a.read_write && !system(a) {
-        return Err(Failure {
-            code: exit::USAGE,
-            message: "--read-write goes with --system-encryption (other volumes mount \
-                      read-write unless --readonly)"
-                .into(),
-        });
+fn usage(message: String) -> Failure {
+    Failure {
+        code: exit::USAGE,
+        message,
+    }
+}
+
+/// Refuses, before any password is asked, a PIM for a TrueCrypt volume:
+/// TrueCrypt has none (as VeraCrypt refuses it in TrueCrypt mode).
+pub fn refuse_truecrypt_pim(secrets: &Secrets, search: &Search) -> Result<(), Failure> {
+    if search.format() == Some(Format::Truecrypt) && secrets.pim() > 0 {
+        return Err(usage(
+            "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)".into(),
+        ));
     }
     Ok(())
+}
+
+/// Refuses, before any password is asked, what makes no sense, naming
+/// the options as they were given.
+pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
+    if a.read_write && !system(a) {
+        return Err(usage(
+            "--read-write goes with --system-encryption (other volumes mount \
+             read-write unless --readonly)"
+                .into(),
+        ));
+    }
+    let sys = if a.system_encryption {
+        "--system-encryption"
+    } else {
+        "-m system"
+    };
+    if let Some(text) = &a.fs_options {
+        tcd_proto::fs_options::FsOptions::parse(text).map_err(usage)?;
+    }
+    let headerbak = backup_header_only(a);
+    let refusal = if system(a) && headerbak {
+        Some(format!(
+            "{sys} and -m headerbak cannot go together: a system drive has no backup header"
+        ))
+    } else if system(a) && a.protect_hidden {
+        Some(format!(
+            "{sys} and --protect-hidden cannot go together: a system drive has no hidden volume"
+        ))
+    } else if headerbak && a.detached.header.is_some() {
+        Some(
+            "-m headerbak and --header cannot go together: a header file has no backup header"
+                .into(),
+        )
+    } else if a.protect_hidden_pim.is_some_and(|p| p > 0)
+        && a.search.format() == Some(Format::Truecrypt)
+    {
+        Some(
+            "TrueCrypt volumes have no PIM (--protect-hidden-pim goes with VeraCrypt volumes)"
+                .into(),
+        )
+    } else {
+        None
+    };
+    refusal.map_or(Ok(()), |m| Err(usage(m)))
 }
 
 /// `-m headerbak`: the volume is opened by its backup header only.

@@ -16,6 +16,14 @@ fn mbs(v: f64) -> String {
     }
 }
 
+/// "1 device", "2 devices": `n` of `what`, with its plural.
+pub fn count(n: usize, what: &str) -> String {
+    match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    }
+}
+
 /// "PID 1234 (bash), a process of another user".
 pub fn describe_holders(holders: &[(u32, String)]) -> String {
     holders
@@ -645,6 +653,25 @@ fn cipher_table(ciphers: &[(bus::CipherBench, String)]) {
         );
     }
     println!("(MB/s, 10^6 bytes per second)\n");
+}
+
+/// `tcctl token list`: the keyfiles found, and whether any token was.
+pub fn token_keyfiles(found: &[crate::token::TokenKeyfile], any_token: bool, json: bool) {
+    if json {
+        let v: Vec<Json> = found
+            .iter()
+            .map(|k| json!({"keyfile": k.to_string(), "slot": k.slot, "name": k.name}))
+            .collect();
+        println!("{}", json!({"schema": SCHEMA, "keyfiles": v}));
+    } else if !any_token {
+        println!("No token.");
+    } else if found.is_empty() {
+        println!("No keyfiles on the tokens.");
+    } else {
+        for k in found {
+            println!("{k}");
+        }
+    }
 }
 
 /// `tcctl favorites list`; `in_keyring` says whether one of yours has a

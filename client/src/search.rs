@@ -10,9 +10,19 @@ use std::time::Instant;
 /// Runs `call` (a method that searches for the header) on `c`, showing
 /// the daemon's progress on standard error when it is a terminal.
 pub fn run<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    run_for(c, "", call)
+}
+
+/// As [`run`], each progress line led by `name` (the volume tried) when
+/// it is not empty: `/dev/loop3: trying ...`.
+pub fn run_for<T>(
+    c: &Client,
+    name: &str,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
     let start = Instant::now();
     let r = if std::io::stderr().is_terminal() {
-        shown(c, call)
+        shown(c, name.to_owned(), call)
     } else {
         call()
     };
@@ -30,7 +40,11 @@ pub fn run<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T
 
 /// `call` with each progress report on one line of standard error,
 /// cleared when it ends.
-fn shown<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+fn shown<T>(
+    c: &Client,
+    name: String,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
     // Open while the call runs: no line is written after it is cleared.
     let open = Arc::new(Mutex::new(true));
     let lines = Arc::clone(&open);
@@ -43,7 +57,11 @@ fn shown<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, 
             let still = lines.lock().unwrap_or_else(|p| p.into_inner());
             if *still {
                 let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[K{}", describe(&p));
+                let line = describe(&p);
+                let _ = match name.as_str() {
+                    "" => write!(err, "\r\x1b[K{line}"),
+                    name => write!(err, "\r\x1b[K{name}: t{}", &line[1..]),
+                };
                 let _ = err.flush();
             }
         },

@@ -10,8 +10,9 @@ use cryptoki::object::{Attribute, AttributeType, ObjectClass, ObjectHandle};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;
 use cryptoki::types::AuthPin;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use zeroize::Zeroizing;
 
 /// How a token keyfile is named on the command line.
@@ -23,6 +24,11 @@ static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
 pub fn configure(library: Option<PathBuf>) {
     let _ = LIBRARY.set(library);
 }
+
+/// The PINs typed in this run, by slot: one login per token per command,
+/// as VeraCrypt does, however many of its keyfiles are named. Wiped on
+/// exit (and when a login with one fails).
+static PINS: Mutex<Option<HashMap<u64, Zeroizing<String>>>> = Mutex::new(None);
 
 /// A keyfile on a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,8 +131,9 @@ pub fn session(p: &Pkcs11, slot: Slot, write: bool) -> Result<Session, Failure> 
         p.open_ro_session(slot)
     }
     .map_err(|e| failed(&format!("token {label}"), e))?;
-    let pin = pin(&label)?;
+    let pin = cached_pin(slot.id(), &label)?;
     s.login(UserType::User, Some(&AuthPin::from(pin.to_string())))
+        .inspect_err(|_| forget_pin(slot.id()))
         .map_err(|e| match e {
             cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::PinIncorrect, _) => Failure {
                 code: exit::WRONG_PASSWORD,
@@ -135,6 +142,30 @@ pub fn session(p: &Pkcs11, slot: Slot, write: bool) -> Result<Session, Failure> 
             e => failed(&format!("token {label}: cannot log in"), e),
         })?;
     Ok(s)
+}
+
+/// The PIN of the token in `slot`: the one typed before in this run, else
+/// asked (and kept for the rest of the run).
+fn cached_pin(slot: u64, label: &str) -> Result<Zeroizing<String>, Failure> {
+    let mut pins = PINS.lock().unwrap_or_else(|e| e.into_inner());
+    let pins = pins.get_or_insert_with(HashMap::new);
+    if let Some(p) = pins.get(&slot) {
+        return Ok(p.clone());
+    }
+    let p = pin(label)?;
+    pins.insert(slot, p.clone());
+    Ok(p)
+}
+
+fn forget_pin(slot: u64) {
+    if let Some(pins) = PINS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        pins.remove(&slot);
+    }
+}
+
+/// Wipes the PINs kept for the run (`main` calls it before it exits).
+pub fn forget_pins() {
+    *PINS.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// The user PIN: `$TCD_TOKEN_PIN` (which only the user and root can

@@ -97,15 +97,28 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     args.extend(OPEN);
     args.push("veracrypt");
     let out = d.ok(&args, PW);
+    // A line per device tried, then how many mounted.
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
+    let (summary, tried) = lines.split_last().expect("a summary");
     assert!(
-        lines[0].starts_with(&format!("{} mounted on /", s(&ours))),
+        tried
+            .iter()
+            .filter(|l| l.starts_with(&format!("{}: mounted on /", s(&ours))))
+            .count()
+            == 1,
         "{out}"
     );
-    let summary = lines[1];
     assert!(
-        summary.starts_with("1 of ") && summary.contains(" device(s) tried mounted"),
+        tried.contains(&format!("{}: not opened", s(&theirs)).as_str()),
+        "{out}"
+    );
+    assert!(tried.iter().all(|l| l.starts_with("/dev/")), "{out}");
+    let devices = match tried.len() {
+        1 => "1 device".to_owned(),
+        n => format!("{n} devices"),
+    };
+    assert!(
+        summary.starts_with(&format!("1 of {devices} tried mounted")),
         "{out}"
     );
     let rows = d.list();
@@ -127,6 +140,25 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     );
     assert!(!hosts.contains(&s(&theirs)) && !hosts.contains(&s(&plain_dev)));
 
+    // On a terminal, the search's progress names the device it is on.
+    d.ok(&["dismount", "--all"], "");
+    let password = d.path("password");
+    std::fs::write(&password, PW).expect("password");
+    let mut c = d.command();
+    c.args(&args);
+    let input = std::fs::File::open(&password).expect("password");
+    let t = tcd_tests::pty::Pty::spawn(c, Some(std::process::Stdio::from(input)));
+    let (code, shown) = t.finish(std::time::Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(&format!("{}: trying VeraCrypt SHA-512 on the ", s(&theirs))),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("{}: mounted on /", s(&ours))),
+        "{shown}"
+    );
+
     // VeraCrypt's spelling, after a dismount.
     d.ok(&["dismount", "--all"], "");
     let out = d.ok(
@@ -142,7 +174,8 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         PW,
     );
     assert!(
-        out.starts_with(&format!("{} mounted on /", s(&ours))),
+        out.lines()
+            .any(|l| l.starts_with(&format!("{}: mounted on /", s(&ours)))),
         "{out}"
     );
     d.ok(&["dismount", "--all"], "");

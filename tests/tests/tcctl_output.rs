@@ -487,9 +487,16 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
         "",
     );
     let line = next(&rx, "the policy change");
-    assert!(
-        stamped(&line).starts_with("policy changed: hardware acceleration disabled"),
-        "{line}"
+    assert_eq!(
+        stamped(&line),
+        "policy changed: hardware acceleration disabled, backends allowed all, preferred -"
+    );
+    // Another change of another setting is another line.
+    d.ok(&["policy", "set", "--allow", "soft"], "");
+    let line = next(&rx, "the allow-list change");
+    assert_eq!(
+        stamped(&line),
+        "policy changed: hardware acceleration disabled, backends allowed soft, preferred -"
     );
     let _ = child.kill();
     let _ = child.wait();
@@ -588,4 +595,66 @@ fn a_reader_that_goes_away_ends_tcctl_quietly() {
         "ended by SIGPIPE as `ls` would be, with nothing said: {:?}",
         out.status
     );
+}
+
+/// A typo at the PIM prompt is asked again, as VeraCrypt does; the
+/// password typed before it stands.
+#[test]
+fn a_pim_that_is_not_a_number_is_asked_again() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    create(&d, &vol, "none");
+    let mut c = d.command();
+    c.args(["info", s(&vol), "--hash", "sha512"]);
+    let mut t = tcd_tests::pty::Pty::spawn(c, None);
+    let prompt = format!("PIM for {} (Enter for none): ", s(&vol));
+    t.expect(&format!("Password for {}: ", s(&vol)), WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect(&prompt, WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("abc");
+    t.expect("a PIM is a whole number (Enter for none)", WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
+    let (code, shown) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(shown.matches(&prompt).count(), 2, "{shown}");
+    assert!(shown.contains("PIM                1\r\n"), "{shown}");
+}
+
+/// A backend the daemon does not have is refused before the password is
+/// asked, with the names of those it has.
+#[test]
+fn an_unknown_backend_is_refused_before_the_password_with_the_backends_there_are() {
+    let d = Daemon::start();
+    let vol = d.path("v.vc");
+    create(&d, &vol, "none");
+    let listed: serde_json::Value =
+        serde_json::from_str(&d.ok(&["backends", "--json"], "")).expect("backends --json");
+    let names: Vec<&str> = listed["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    assert!(names.contains(&"soft"), "{listed}");
+    for command in ["mount", "info"] {
+        let mut c = d.command();
+        c.args([command, s(&vol), "--backend", "bogus"]);
+        let t = tcd_tests::pty::Pty::spawn(c, None);
+        let (code, shown) = t.finish(WAIT);
+        assert_eq!(
+            (code, shown.trim_end()),
+            (
+                64,
+                format!(
+                    "tcctl: no backend named bogus; the daemon has {}",
+                    names.join(", ")
+                )
+                .as_str()
+            ),
+            "{command}"
+        );
+    }
 }

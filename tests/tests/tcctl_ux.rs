@@ -767,3 +767,53 @@ fn the_keyfile_generator_makes_count_files_of_the_size_asked_or_none() {
         text(&out.stderr)
     );
 }
+
+/// Option combinations tcctl can see are contradictory: refused on a
+/// terminal before any prompt, with exit 64, naming the options as typed.
+#[test]
+fn contradictory_options_are_refused_before_the_password_is_asked() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-t", "-m", "system,headerbak", "/dev/null"],
+            "-m system and -m headerbak cannot go together: a system drive has no backup header",
+        ),
+        (
+            &[
+                "mount",
+                "--system-encryption",
+                "--protect-hidden",
+                "/dev/null",
+            ],
+            "--system-encryption and --protect-hidden cannot go together: a system drive has no \
+             hidden volume",
+        ),
+        (
+            &["mount", "-m", "headerbak", "--header", "h.bin", "/dev/null"],
+            "-m headerbak and --header cannot go together: a header file has no backup header",
+        ),
+        (
+            &["mount", "--truecrypt", "--pim", "5", "/dev/null"],
+            "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
+        ),
+        (
+            &["mount", "--fs-options", "noatime,sync", "/dev/null"],
+            "fs options: \"sync\" is not allowed; only uid=, gid=, umask=, fmask=, dmask= (FAT, \
+             exFAT, NTFS), noatime, noexec, nodev, nosuid",
+        ),
+        (
+            &["info", "--format", "truecrypt", "--pim", "5", "/dev/null"],
+            "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
+        ),
+    ];
+    for (args, said) in cases {
+        let mut c = Command::new(build_dir().join("tcctl"));
+        c.args(*args).env("TCD_SOCKET", "/nonexistent/tcd.sock");
+        let t = tcd_tests::pty::Pty::spawn(c, None);
+        let (code, text) = t.finish(std::time::Duration::from_secs(20));
+        assert_eq!(
+            (code, text.trim_end()),
+            (USAGE, format!("tcctl: {said}").as_str()),
+            "tcctl {args:?}"
+        );
+    }
+}

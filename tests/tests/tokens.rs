@@ -5,8 +5,11 @@
 //! Needs root, /dev/fuse and softhsm2 (softhsm2-util and its library).
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::process::{Command, Output};
+use std::time::Duration;
 use tcd_tests::daemon::{Daemon, run_with_input};
+use tcd_tests::pty::Pty;
 use tcd_tests::{require_tool, s};
 
 const LIB: &str = "/usr/lib/softhsm/libsofthsm2.so";
@@ -80,6 +83,17 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
     );
     let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
     assert_eq!(text(&out.stdout), format!("{uri}\n"));
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "list", "--json"], "");
+    let slot = uri
+        .strip_prefix("token://slot/")
+        .and_then(|r| r.strip_suffix("/file/work key"))
+        .unwrap_or_else(|| panic!("{uri}"));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{{\"keyfiles\":[{{\"keyfile\":\"{uri}\",\"name\":\"work key\",\"slot\":{slot}}}],\"schema\":1}}\n"
+        )
+    );
     // Never over a keyfile of the same name.
     let out = tcctl(
         &d,
@@ -137,4 +151,43 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
         )
     );
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
+
+/// Two keyfiles on one token: its PIN is asked once, as VeraCrypt asks it.
+#[test]
+fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
+    let d = Daemon::start();
+    let conf = token_store(&d.path(""));
+    let mut uris = Vec::new();
+    for (name, byte) in [("one", 1u8), ("two", 2u8)] {
+        let key = d.path(name);
+        std::fs::write(&key, [byte; 64]).expect("key");
+        let out = tcctl(&d, &conf, Some(PIN), &["token", "import", s(&key)], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let said = text(&out.stdout);
+        uris.push(said.trim_end().trim_end_matches(" imported").to_owned());
+    }
+    let vol = d.path("v.hc");
+    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    args.extend(["--keyfile", &uris[0], "--keyfile", &uris[1]]);
+    args.extend(OPEN);
+    let out = tcctl(&d, &conf, Some(PIN), &args, PW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let mut c = d.command();
+    c.env("SOFTHSM2_CONF", &conf).env_remove("TCD_TOKEN_PIN");
+    c.args(["--token-lib", LIB, "info", s(&vol)]);
+    c.args(["--keyfile", &uris[0], "--keyfile", &uris[1]])
+        .args(OPEN);
+    let password = d.path("password");
+    std::fs::write(&password, PW).expect("password");
+    let input = std::fs::File::open(&password).expect("password");
+    let mut t = Pty::spawn(c, Some(Stdio::from(input)));
+    t.expect("PIN for token tcd test: ", Duration::from_secs(20));
+    // The prompt is written before echo goes off: type a moment after.
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PIN);
+    let (code, said) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(said.matches("PIN for token").count(), 1, "{said}");
 }

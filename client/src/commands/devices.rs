@@ -7,7 +7,7 @@ use super::Context;
 use crate::bus::{Client, Failure, exit};
 use crate::cli::{MountDevicesArgs, MountFilesystem};
 use crate::input::{Passwords, read_keyfiles};
-use crate::{host, options, search};
+use crate::{host, options, output, search};
 use std::path::{Path, PathBuf};
 use tcd_proto::contract::MountOptions;
 
@@ -45,38 +45,16 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     a.secrets.pim = Some(pim);
     let (mut mounted, mut unopened) = (0, 0);
     for device in &candidates {
-        let shown = device.display().to_string();
-        let file = match host::open(device, !a.readonly) {
-            Ok(f) => f,
-            // Not the user's to open: not theirs to try.
-            Err(f) if f.code == exit::PERMISSION_DENIED => {
-                unopened += 1;
-                continue;
-            }
-            Err(f) => {
-                eprintln!("tcctl: {}", f.message);
-                continue;
-            }
-        };
-        let o = mount_options(&a);
-        match search::run(&c, || c.mount(&file, &shown, &password, &keyfiles, o)) {
-            Ok(path) => {
-                mounted += 1;
-                let at = c
-                    .list()?
-                    .into_iter()
-                    .find(|v| v.object == path)
-                    .map(|v| v.mount_point().unwrap_or(v.device()).to_owned())
-                    .unwrap_or_default();
-                println!("{shown} mounted on {at}");
-            }
-            Err(f) if f.code == exit::WRONG_PASSWORD => {}
-            Err(f) => eprintln!("tcctl: {shown}: {}", f.message),
+        match try_device(&c, device, &a, &password, &keyfiles)? {
+            Tried::Mounted => mounted += 1,
+            Tried::NotYours => unopened += 1,
+            Tried::Not => {}
         }
     }
     let tried = candidates.len() - unopened;
     println!(
-        "{mounted} of {tried} device(s) tried mounted{}",
+        "{mounted} of {} tried mounted{}",
+        output::count(tried, "device"),
         match unopened {
             0 => String::new(),
             n => format!(" ({n} you may not open left untried)"),
@@ -89,6 +67,50 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
         }),
         _ => Ok(()),
     }
+}
+
+/// What became of one device.
+enum Tried {
+    Mounted,
+    /// Not the user's to open: not theirs to try.
+    NotYours,
+    /// Opened but not mounted: said why.
+    Not,
+}
+
+/// Tries the password on `device`, and says what came of it.
+fn try_device(
+    c: &Client,
+    device: &Path,
+    a: &MountDevicesArgs,
+    password: &[u8],
+    keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
+) -> Result<Tried, Failure> {
+    let shown = device.display().to_string();
+    let file = match host::open(device, !a.readonly) {
+        Ok(f) => f,
+        Err(f) if f.code == exit::PERMISSION_DENIED => return Ok(Tried::NotYours),
+        Err(f) => {
+            println!("{shown}: not opened ({})", f.message);
+            return Ok(Tried::Not);
+        }
+    };
+    let o = mount_options(a);
+    match search::run_for(c, &shown, || c.mount(&file, &shown, password, keyfiles, o)) {
+        Ok(path) => {
+            let at = c
+                .list()?
+                .into_iter()
+                .find(|v| v.object == path)
+                .map(|v| v.mount_point().unwrap_or(v.device()).to_owned())
+                .unwrap_or_default();
+            println!("{shown}: mounted on {at}");
+            return Ok(Tried::Mounted);
+        }
+        Err(f) if f.code == exit::WRONG_PASSWORD => println!("{shown}: not opened"),
+        Err(f) => println!("{shown}: not opened ({})", f.message),
+    }
+    Ok(Tried::Not)
 }
 
 fn mount_options(a: &MountDevicesArgs) -> MountOptions {

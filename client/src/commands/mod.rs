@@ -31,6 +31,34 @@ pub fn settle_pim(
     Ok(())
 }
 
+/// Refuses, before any password is asked, a `--backend` the daemon does
+/// not have, naming those it has.
+pub fn check_backend(at: Where<'_>, search: &Search) -> Result<(), Failure> {
+    let Some(name) = &search.backend else {
+        return Ok(());
+    };
+    let (_, backends) = crate::bus::Client::connect(at)?.backends()?;
+    let names: Vec<&str> = backends
+        .iter()
+        .map(|b| b.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.contains(&name.as_str()) {
+        return Ok(());
+    }
+    Err(Failure {
+        code: crate::bus::exit::USAGE,
+        message: format!(
+            "no backend named {name}; the daemon has {}",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ),
+    })
+}
+
 /// What every command is given besides its own arguments.
 #[derive(Clone, Copy)]
 pub struct Context<'a> {

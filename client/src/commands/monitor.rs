@@ -156,15 +156,26 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
             Some(line)
         }
         "PolicyChanged" => Some(match c.policy() {
-            Ok(p) => format!(
-                "policy changed: hardware acceleration {}, backends preferred {}",
-                p.hardware_acceleration,
-                if p.prefer.is_empty() {
-                    "-".into()
+            Ok(p) => {
+                let list = |l: &[String]| {
+                    if l.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        l.join(", ")
+                    }
+                };
+                let allowed = if p.all_allowed {
+                    "all".to_owned()
                 } else {
-                    p.prefer.join(", ")
-                }
-            ),
+                    list(&p.allowed)
+                };
+                format!(
+                    "policy changed: hardware acceleration {}, backends allowed {allowed}, \
+                     preferred {}",
+                    p.hardware_acceleration,
+                    list(&p.prefer)
+                )
+            }
             Err(_) => "policy changed".into(),
         }),
         _ => None,

@@ -3,6 +3,7 @@
 
 use crate::bus::Failure;
 use crate::cli::TokenAction;
+use crate::output;
 use crate::token::{self, TokenKeyfile};
 use cryptoki::object::{Attribute, ObjectClass};
 use std::io::Read;
@@ -10,34 +11,26 @@ use std::path::Path;
 
 pub fn run(action: TokenAction) -> Result<(), Failure> {
     match action {
-        TokenAction::List => list(),
+        TokenAction::List { json } => list(json),
         TokenAction::Import { file, slot, name } => import(&file, slot, name),
         TokenAction::Delete { keyfile } => delete(&keyfile),
     }
 }
 
-fn list() -> Result<(), Failure> {
+fn list(json: bool) -> Result<(), Failure> {
     let p = token::open()?;
     let slots = token::slots(&p)?;
-    if slots.is_empty() {
-        println!("No token.");
-        return Ok(());
-    }
-    let mut any = false;
-    for slot in slots {
+    let mut found = Vec::new();
+    for &slot in &slots {
         let s = token::session(&p, slot, false)?;
         for (name, _) in token::keyfiles(&s)? {
-            let k = TokenKeyfile {
+            found.push(TokenKeyfile {
                 slot: slot.id(),
                 name,
-            };
-            println!("{k}");
-            any = true;
+            });
         }
     }
-    if !any {
-        println!("No keyfiles on the tokens.");
-    }
+    output::token_keyfiles(&found, !slots.is_empty(), json);
     Ok(())
 }
 

@@ -349,7 +349,8 @@ pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure>
 pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let n = c.wipe_cache()?;
-    println!("{n} cached password(s) wiped");
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    println!("{} wiped", output::count(n, "cached password"));
     Ok(())
 }
 

@@ -177,15 +177,17 @@ impl App {
         let o = &call.options;
         let mut search = self.search_of(&o.search())?;
         search.backup_only = flag(o.backup_header);
-        if search.backup_only && search.detached.is_some() {
-            return Err(Error::InvalidArgument(
-                "options backup_header and detached_header: a header file has no backup headers"
-                    .into(),
-            ));
-        }
+        // System encryption first: its header is read from the drive's first
+        // track, as a detached one, which is not what a caller gave.
         if search.system && (search.backup_only || o.protect_hidden_password.is_some()) {
             return Err(Error::InvalidArgument(
                 "option system_encryption: a system drive has no backup header or hidden volume to open or protect"
+                    .into(),
+            ));
+        }
+        if search.backup_only && search.detached.is_some() {
+            return Err(Error::InvalidArgument(
+                "options backup_header and detached_header: a header file has no backup headers"
                     .into(),
             ));
         }
@@ -448,7 +450,8 @@ fn settings_of(o: &MountOptions) -> Result<Settings> {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from),
         slot: o.slot,
-        fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))?,
+        fs_options: FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))
+            .map_err(Error::InvalidArgument)?,
         allow_non_empty: flag(o.allow_non_empty),
         discard: flag(o.discard),
         preserve_timestamps: o.preserve_timestamps.unwrap_or(true),

@@ -92,101 +92,7 @@ pub struct Options {
     pub fs: FsOptions,
 }
 
-/// The filesystem mount options a caller may ask for: an allow-list, never
-/// free-form text, since the daemon mounts as root. nosuid and nodev are
-/// always on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FsOptions {
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    pub umask: Option<u32>,
-    pub fmask: Option<u32>,
-    pub dmask: Option<u32>,
-    pub noatime: bool,
-    pub noexec: bool,
-}
-
-/// Filesystems without owners of their own, whose owner and modes are
-/// mount options.
-pub fn without_owners(fs_type: &str) -> bool {
-    matches!(fs_type, "vfat" | "exfat" | "ntfs" | "ntfs3")
-}
-
-impl FsOptions {
-    /// What `parse` takes, for its error.
-    pub const ALLOWED: &'static str =
-        "uid=, gid=, umask=, fmask=, dmask= (FAT, exFAT, NTFS), noatime, noexec, nodev, nosuid";
-
-    /// Comma-separated words of the allow-list.
-    pub fn parse(text: &str) -> Result<FsOptions> {
-        let mut o = FsOptions::default();
-        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            let refuse = || {
-                Error::InvalidArgument(format!(
-                    "fs options: \"{word}\" is not allowed; only {}",
-                    Self::ALLOWED
-                ))
-            };
-            let id = |v: &str| v.parse::<u32>().map_err(|_| refuse());
-            let mask = |v: &str| {
-                u32::from_str_radix(v, 8)
-                    .ok()
-                    .filter(|m| *m <= 0o777)
-                    .ok_or_else(refuse)
-            };
-            match word.split_once('=') {
-                Some(("uid", v)) => o.uid = Some(id(v)?),
-                Some(("gid", v)) => o.gid = Some(id(v)?),
-                Some(("umask", v)) => o.umask = Some(mask(v)?),
-                Some(("fmask", v)) => o.fmask = Some(mask(v)?),
-                Some(("dmask", v)) => o.dmask = Some(mask(v)?),
-                None if word == "noatime" => o.noatime = true,
-                None if word == "noexec" => o.noexec = true,
-                None if word == "nodev" || word == "nosuid" => {}
-                _ => return Err(refuse()),
-            }
-        }
-        Ok(o)
-    }
-
-    /// Whether an owner or a mode is asked for.
-    pub fn sets_owners(&self) -> bool {
-        self.uid.is_some()
-            || self.gid.is_some()
-            || self.umask.is_some()
-            || self.fmask.is_some()
-            || self.dmask.is_some()
-    }
-
-    /// The owner and mode options of a filesystem without owners:
-    /// `owner` unless the caller chose, and the masks asked for.
-    pub fn ownership(&self, owner: (u32, u32)) -> Vec<String> {
-        let mut v = vec![
-            format!("uid={}", self.uid.unwrap_or(owner.0)),
-            format!("gid={}", self.gid.unwrap_or(owner.1)),
-        ];
-        for (name, m) in [
-            ("umask", self.umask),
-            ("fmask", self.fmask),
-            ("dmask", self.dmask),
-        ] {
-            if let Some(m) = m {
-                v.push(format!("{name}={m:03o}"));
-            }
-        }
-        v
-    }
-
-    /// Refuses owners and modes on a filesystem that keeps its own.
-    pub fn check_for(&self, fs_type: &str) -> Result<()> {
-        if self.sets_owners() && !without_owners(fs_type) {
-            return Err(Error::InvalidArgument(format!(
-                "fs options: uid=, gid= and the masks apply to FAT, exFAT and NTFS, not {fs_type}"
-            )));
-        }
-        Ok(())
-    }
-}
+pub use tcd_proto::fs_options::{FsOptions, without_owners};
 
 pub(super) fn c_string(bytes: &[u8]) -> Result<CString> {
     CString::new(bytes).map_err(|_| Error::InvalidArgument("a path holds a NUL byte".into()))
@@ -195,7 +101,10 @@ pub(super) fn c_string(bytes: &[u8]) -> Result<CString> {
 /// Mounts `device` on `target` with nosuid and nodev; the handle that
 /// alone unmounts it.
 pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<MountedFs> {
-    options.fs.check_for(&options.fs_type)?;
+    options
+        .fs
+        .check_for(&options.fs_type)
+        .map_err(Error::InvalidArgument)?;
     let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
     if options.read_only {
         flags |= libc::MS_RDONLY;
@@ -639,41 +548,4 @@ fn unmount_stale_unanswering(
     let mut at = format!("/proc/self/fd/{}/", parent.as_raw_fd()).into_bytes();
     at.extend_from_slice(name.to_bytes());
     umount_at(&c_string(&at)?, true, &path.display().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fs_options_take_the_allow_list_only() {
-        let o = FsOptions::parse("uid=5, gid=6,umask=027,noatime,nodev,,noexec").expect("allowed");
-        assert_eq!(
-            o.ownership((1, 2)),
-            ["uid=5", "gid=6", "umask=027"].map(String::from)
-        );
-        assert!(o.noatime && o.noexec);
-        assert_eq!(
-            FsOptions::default().ownership((1, 2)),
-            ["uid=1", "gid=2"].map(String::from)
-        );
-        for bad in [
-            "suid",
-            "dev",
-            "uid=-1",
-            "umask=1000",
-            "context=x",
-            "uid=1,exec",
-        ] {
-            assert!(FsOptions::parse(bad).is_err(), "{bad}");
-        }
-        assert!(o.check_for("ext4").is_err());
-        assert!(o.check_for("vfat").is_ok());
-        assert!(
-            FsOptions::parse("noatime")
-                .expect("ok")
-                .check_for("ext4")
-                .is_ok()
-        );
-    }
 }

@@ -79,7 +79,10 @@ pub fn mount(
 ) -> Result<(UserFs, MountedFs)> {
     let tool = driver(&options.fs_type)
         .ok_or_else(|| Error::InvalidArgument(format!("no driver for {}", options.fs_type)))?;
-    options.fs.check_for(&options.fs_type)?;
+    options
+        .fs
+        .check_for(&options.fs_type)
+        .map_err(Error::InvalidArgument)?;
     let io = |what: String| move |source| Error::Io { what, source };
     std::fs::create_dir_all(staging).map_err(io(format!("cannot make {}", staging.display())))?;
     let mut opts = vec![
