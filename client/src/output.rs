@@ -238,7 +238,7 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
         ("header_version", "Header version"),
         ("hidden", "Hidden volume"),
         ("encryption", "Encryption"),
-        ("key_bits", "Key size (bits)"),
+        ("key_bits", "Key size"),
         ("mode", "Mode"),
         ("hash", "PKCS-5 PRF"),
         ("iterations", "Iterations"),
@@ -253,6 +253,11 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
     for (key, label) in SHOWN {
         let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
             ("pim", Json::Null) => "default".to_owned(),
+            // As VeraCrypt says it: each cipher's key, and XTS's second.
+            ("key_bits", Json::Number(n)) => n.as_u64().map_or_else(
+                || plain(&Json::Number(n.clone())),
+                |b| format!("{} bits, secondary key (XTS mode) {} bits", b / 2, b / 2),
+            ),
             (_, Json::Bool(b)) => yes_no(*b).to_owned(),
             (_, v) => plain(v),
         };

@@ -233,7 +233,7 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
             "Header version",
             "Hidden volume",
             "Encryption",
-            "Key size (bits)",
+            "Key size",
             "Mode",
             "PKCS-5 PRF",
             "Iterations",
@@ -242,6 +242,11 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
         "{text}"
     );
     assert!(text.contains("\nPIM                1\n"), "{text}");
+    // VeraCrypt's words for AES-XTS's keys.
+    assert!(
+        text.contains("\nKey size           256 bits, secondary key (XTS mode) 256 bits\n"),
+        "{text}"
+    );
 }
 
 #[test]

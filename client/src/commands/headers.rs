@@ -14,11 +14,16 @@ use zeroize::Zeroizing;
 pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
     if a.mounted_status {
         // VeraCrypt's --volume-properties shows a mounted volume's
-        // properties without its password.
+        // properties without its password: named by its volume, mount
+        // point or device, as `status` takes it.
         let listed = Client::connect(ctx.at)?.list()?;
-        if let Some(row) = super::volumes::mounted_row(&listed, &a.volume) {
-            let host = row.host().to_owned();
-            return super::volumes::status(ctx, &host, a.json);
+        let name = match super::volumes::mounted_row(&listed, &a.volume) {
+            Some(row) => row.host().to_owned(),
+            None => a.volume.to_string_lossy().into_owned(),
+        };
+        match super::volumes::status(ctx, &name, a.json) {
+            Err(f) if f.code == crate::bus::exit::NOT_FOUND => {}
+            done => return done,
         }
     }
     let looked = look(ctx, &mut a)?;
