@@ -1,0 +1,5 @@
+//! Tools: Benchmark.
+
+use crate::daemon::Target;
+
+pub fn show(_parent: &adw::ApplicationWindow, _target: &Target) {}

@@ -1,0 +1,88 @@
+//! What a desktop dialog fills in, turned into the same calls and option
+//! structs `tcctl` sends: the host and keyfiles opened with the user's own
+//! rights, descriptors and bytes handed over, never paths.
+
+use crate::bus::{Client, Failure};
+use crate::cli::{Encryption, Hash, wire_name};
+use crate::input::{absolute, read_keyfiles};
+use clap::ValueEnum;
+use std::path::PathBuf;
+use tcd_proto::contract::options::{MountFilesystem, VolumeFormat};
+use tcd_proto::contract::{MountOptions, SearchOptions, Secret};
+use zbus::zvariant::OwnedObjectPath;
+
+/// The Mount dialog.
+#[derive(Debug, Default, Clone)]
+pub struct MountForm {
+    pub volume: PathBuf,
+    pub keyfiles: Vec<PathBuf>,
+    /// 0: the format's default.
+    pub pim: u32,
+    pub truecrypt: bool,
+    /// None: every one (Auto).
+    pub hash: Option<String>,
+    pub encryption: Option<String>,
+    pub readonly: bool,
+    pub mount_point: Option<PathBuf>,
+    pub block_device_only: bool,
+    pub cache: bool,
+    pub dismount_idle_minutes: u32,
+}
+
+/// The hashes (PRFs) a search may be narrowed to, as the daemon names them.
+pub fn hashes() -> Vec<String> {
+    Hash::value_variants()
+        .iter()
+        .map(|h| wire_name(*h))
+        .collect()
+}
+
+/// The encryption algorithms and cascades, as the daemon names them.
+pub fn encryptions() -> Vec<String> {
+    Encryption::value_variants()
+        .iter()
+        .map(|e| wire_name(*e))
+        .collect()
+}
+
+impl MountForm {
+    /// `Mount`'s options; the hidden volume's password, when it is to be
+    /// protected, goes in as a secret.
+    pub fn options(&self, protect_hidden: Option<&[u8]>) -> MountOptions {
+        let nonzero = |n: u32| (n != 0).then_some(n);
+        MountOptions {
+            readonly: Some(self.readonly),
+            filesystem: Some(if self.block_device_only {
+                MountFilesystem::None
+            } else {
+                MountFilesystem::Auto
+            }),
+            cache: Some(self.cache),
+            dismount_idle_seconds: Some(self.dismount_idle_minutes.saturating_mul(60)),
+            mount_point: self.mount_point.as_deref().map(absolute),
+            protect_hidden_password: protect_hidden.map(|p| Secret::new(p.to_vec())),
+            ..Default::default()
+        }
+        .with_search(SearchOptions {
+            hash: self.hash.clone(),
+            encryption: self.encryption.clone(),
+            format: self.truecrypt.then_some(VolumeFormat::TrueCrypt),
+            pim: nonzero(self.pim),
+            ..Default::default()
+        })
+    }
+
+    /// Mounts: the host opened with the caller's rights (for writing unless
+    /// read-only), the keyfiles read, then `Mount`.
+    pub fn mount(
+        &self,
+        c: &Client,
+        password: &[u8],
+        protect_hidden: Option<&[u8]>,
+    ) -> Result<OwnedObjectPath, Failure> {
+        let host = crate::host::open(&self.volume, !self.readonly)?;
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        let options = self.options(protect_hidden);
+        c.mount(&host, &absolute(&self.volume), password, &keyfiles, options)
+    }
+}
