@@ -86,3 +86,39 @@ impl MountForm {
         c.mount(&host, &absolute(&self.volume), password, &keyfiles, options)
     }
 }
+
+/// The policy in force with hardware acceleration on or off and the
+/// backends allowed (`None`: all), the rest as it is.
+pub fn policy_with(
+    now: &crate::bus::PolicyView,
+    acceleration: bool,
+    allowed: Option<Vec<String>>,
+) -> Result<String, Failure> {
+    use tcd_proto::contract::policy::{Acceleration, Policy};
+    let mut policy = Policy::parse(&now.text)
+        .map_err(|e| Failure::invalid(format!("the daemon's policy does not parse: {e}")))?;
+    policy.hardware_acceleration = if acceleration {
+        Acceleration::Auto
+    } else {
+        Acceleration::Disabled
+    };
+    policy.allowed = allowed;
+    Ok(policy.to_text())
+}
+
+/// `Benchmark`, with `progress(done, total)` as the daemon reports it.
+pub fn benchmark(
+    c: &Client,
+    buffer_bytes: u64,
+    progress: impl Fn(u32, u32) + Send + 'static,
+) -> Result<crate::bus::Bench, Failure> {
+    c.with_signals(
+        "BenchmarkProgress",
+        move |m| {
+            if let Ok((done, total)) = m.body().deserialize::<(u32, u32)>() {
+                progress(done, total);
+            }
+        },
+        || c.benchmark(buffer_bytes, false),
+    )
+}

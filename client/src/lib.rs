@@ -15,6 +15,7 @@ pub mod keystore;
 pub mod notify;
 pub mod options;
 pub mod output;
+pub mod polkit;
 pub mod prompt;
 pub mod search;
 pub mod token;

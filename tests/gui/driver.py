@@ -11,6 +11,7 @@ standard input before it goes on. Screenshots go to SHOTS/NAME.png.
 usage: driver.py APP SHOTS SCENARIO [ARGS...]
 """
 
+import faulthandler
 import os
 import socket
 import subprocess
@@ -22,6 +23,8 @@ import pyatspi
 APP, SHOTS, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
 ARGS = sys.argv[4:]
 TIMEOUT = 120
+# A call into the application that never returns ends the run with a trace.
+faulthandler.dump_traceback_later(300, exit=True)
 
 
 def step(name, detail="", wait=False):
@@ -204,7 +207,7 @@ def dialog_message(label):
     )
 
 
-def scenario_mount(volume, mount_point, password, wrong, pim):
+def scenario_mount(volume, mount_point, password, wrong, pim, backends):
     proc = start_app()
     status()
     shot("main-window")
@@ -226,8 +229,68 @@ def scenario_mount(volume, mount_point, password, wrong, pim):
         lambda: not any(c.getRoleName() == "list item" for c in volumes),
     )
     step("dismounted", status(), wait=True)
+    benchmark()
+    performance()
     proc.terminate()
     proc.wait()
+
+
+def named(name, within=None):
+    """A control of any role but a label's named `name`."""
+
+    def probe():
+        for n in walk(within or app_node()):
+            if clean(n.name) == name and n.getRoleName() != "label":
+                return n
+        return None
+
+    return until(repr(name), probe)
+
+
+def table_cells(table):
+    return [text_of(c) for c in table if c.getRoleName() == "label"]
+
+
+def benchmark():
+    press(find("push button", "Benchmark…"))
+    found = dialog("Benchmark")
+    press(find("push button", "Run Benchmark", found))
+    find("push button", "Sort by Mean (MB/s)", found, exact=True)
+    progress = find("progress bar", "Benchmark progress", found)
+    fraction = progress.queryValue().currentValue
+    ciphers = named("Encryption algorithms", found)
+    prfs = named("PRFs", found)
+    shot("benchmark")
+    by_mean = table_cells(ciphers)
+    press(find("push button", "Sort by Encryption", found, exact=True))
+    time.sleep(0.5)
+    by_name = table_cells(named("Encryption algorithms", found))
+    step(
+        "benchmark",
+        f"{fraction}|" + ",".join(by_mean[::5]) + "|" + ",".join(by_name[::5])
+        + "|" + ",".join(table_cells(prfs)[::4]),
+        wait=True,
+    )
+    press(find("push button", "Close", found, exact=True))
+
+
+def fact(within, question):
+    """The answer of a row that reads "question answer"."""
+    return find("label", question + " ", within).name[len(question) + 1 :]
+
+
+def performance():
+    press(find("push button", "Settings…"))
+    found = until("the settings window", lambda: find("frame", "Settings"))
+    cpu = fact(found, "Processor (CPU) in this computer supports hardware acceleration for AES:")
+    accel = fact(found, "Hardware acceleration by the policy in force:")
+    allowed = fact(found, "Backends the policy allows:")
+    offered = []
+    for name in ARGS[5].split(","):
+        s = named(name, found).getState()
+        offered.append(name if s.contains(pyatspi.STATE_SENSITIVE) else name + " (greyed)")
+    shot("performance")
+    step("performance", f"{cpu}|{accel}|{allowed}|" + ",".join(offered), wait=True)
 
 
 SCENARIOS = {"mount": scenario_mount}

@@ -13,6 +13,7 @@
 //! imagemagick, polkitd, setpriv.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use tcd_tests::system::{PASSWORD, PYTHON, System, User};
@@ -40,30 +41,27 @@ impl Driver {
         chown(&runtime, who);
         let driver = repo_dir().join("tests/gui/driver.py");
         let app = build_dir().join("tcd-gtk");
+        // A display of its own, never one a run before left behind.
+        let display = (100 + std::process::id() % 800).to_string();
         let mut c = sys.command(Some(who), "xvfb-run");
-        c.args([
-            "-a",
-            "-s",
-            "-screen 0 900x700x24",
-            "dbus-run-session",
-            "--",
-            PYTHON,
-        ])
-        .arg(driver)
-        .arg(app)
-        .arg(shots.path())
-        .arg(scenario)
-        .args(args)
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .env_remove("DISPLAY")
-        .env("HOME", &who.home)
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .env("LANG", "C.UTF-8")
-        .env("GTK_A11Y", "atspi")
-        .env("NO_AT_BRIDGE", "0")
-        .current_dir(&who.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
+        c.args(["-a", "-n", &display, "-s", "-screen 0 900x700x24"])
+            .args(["dbus-run-session", "--", PYTHON])
+            .arg(driver)
+            .arg(app)
+            .arg(shots.path())
+            .arg(scenario)
+            .args(args)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("DISPLAY")
+            .env("HOME", &who.home)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("LANG", "C.UTF-8")
+            .env("GTK_A11Y", "atspi")
+            .env("NO_AT_BRIDGE", "0")
+            .current_dir(&who.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0);
         let mut child = c.spawn().expect("run the driver under xvfb-run");
         let input = child.stdin.take().expect("driver stdin");
         let lines = BufReader::new(child.stdout.take().expect("driver stdout")).lines();
@@ -114,6 +112,17 @@ impl Driver {
     }
 }
 
+/// A failed test leaves no X server, bus or application running.
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let (Ok(None), Ok(pid)) = (self.child.try_wait(), i32::try_from(self.child.id())) {
+            // SAFETY: kill(2) with a process group id; it touches no memory.
+            unsafe { libc::kill(-pid, libc::SIGTERM) };
+        }
+        let _ = self.child.wait();
+    }
+}
+
 fn chown(path: &Path, who: &User) {
     std::os::unix::fs::chown(path, Some(who.uid), Some(who.gid)).expect("chown");
 }
@@ -137,12 +146,17 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     let u = &sys.users[0];
     let vol = sys.create_volume(u, "gui.vc", "24M");
     let mnt: PathBuf = u.path("mnt");
-    let mut d = Driver::start(
-        &sys,
-        u,
-        "mount",
-        &[s(&vol), s(&mnt), PASSWORD, "not it", "1"],
-    );
+    let backends: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &["backends", "--json"], "")).expect("backends");
+    let names: Vec<&str> = backends["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let args = [s(&vol), s(&mnt), PASSWORD, "not it", "1", &names.join(",")];
+    let mut d = Driver::start(&sys, u, "mount", &args);
 
     // A wrong password: the daemon's error in the dialog, nothing mounted.
     let error = d.step("wrong-password");
@@ -168,7 +182,58 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     assert_eq!(said, format!("Dismounted {}", s(&vol)));
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();
-    d.finish(&["main-window", "mount-error", "mount-dialog", "main-mounted"]);
+
+    // Tools: Benchmark fills both tables, sorted by speed, then by name.
+    let bench = d.step("benchmark");
+    let [progress, by_mean, by_name, prfs] = bench.split('|').collect::<Vec<_>>()[..] else {
+        panic!("benchmark step: {bench}");
+    };
+    assert_eq!(progress, "1.0", "the progress bar ends full");
+    let mut sorted: Vec<&str> = by_mean.split(',').collect();
+    assert!(
+        sorted.contains(&"AES") && sorted.contains(&"Serpent-Twofish-AES"),
+        "{bench}"
+    );
+    sorted.sort_unstable();
+    assert_eq!(sorted.join(","), by_name, "sorted by name on request");
+    assert!(
+        prfs.split(',').any(|p| p == "SHA-512"),
+        "the PRF table: {prfs}"
+    );
+    d.go();
+
+    // Settings, Performance: the policy in force, as tcctl reports it.
+    let perf = d.step("performance");
+    let yes = if backends["cpu_aes"] == true {
+        "Yes"
+    } else {
+        "No"
+    };
+    let policy: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &["policy", "show", "--json"], "")).expect("policy");
+    let accel = policy["hardware_acceleration"]
+        .as_str()
+        .expect("hardware_acceleration");
+    let allowed = match policy["allowed"].as_array() {
+        Some(list) if policy["all_allowed"] != true => list
+            .iter()
+            .filter_map(|b| b.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "all".to_owned(),
+    };
+    // polkit asks an administrator's password of a user: the switches are
+    // offered, none greyed.
+    assert_eq!(perf, format!("{yes}|{accel}|{allowed}|{}", names.join(",")));
+    d.go();
+    d.finish(&[
+        "main-window",
+        "mount-error",
+        "mount-dialog",
+        "main-mounted",
+        "benchmark",
+        "performance",
+    ]);
     sys.mount(u, &vol, &mnt);
     let note = std::fs::read_to_string(mnt.join("note")).expect("the file written before");
     assert_eq!(note, "from the test\n");
