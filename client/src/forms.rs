@@ -122,3 +122,77 @@ pub fn benchmark(
         || c.benchmark(buffer_bytes, false),
     )
 }
+
+/// The filesystems a new volume may get, as the daemon names them.
+pub fn filesystems() -> Vec<String> {
+    crate::cli::NewFilesystem::value_variants()
+        .iter()
+        .map(|f| wire_name(*f))
+        .collect()
+}
+
+/// The Volume Creation Wizard: a new container file.
+#[derive(Debug, Default, Clone)]
+pub struct CreateForm {
+    pub volume: PathBuf,
+    pub size: u64,
+    pub truecrypt: bool,
+    pub encryption: String,
+    pub hash: String,
+    pub filesystem: String,
+    pub quick: bool,
+    pub pim: u32,
+    pub keyfiles: Vec<PathBuf>,
+}
+
+impl CreateForm {
+    /// Makes the container (a new file of the user's, never one that
+    /// exists) and has the daemon write the volume into it, with
+    /// `progress(done, total)` in bytes; a failed or cancelled creation
+    /// leaves no file behind.
+    pub fn create(
+        &self,
+        c: &Client,
+        password: &[u8],
+        progress: impl Fn(u64, u64) + Send + 'static,
+    ) -> Result<(), Failure> {
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        crate::input::judge_new_password(password, !keyfiles.is_empty(), false)?;
+        let shown = self.volume.display();
+        let host = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&self.volume)
+            .and_then(|f| f.set_len(self.size).map(|()| f))
+            .map_err(|e| Failure::invalid(format!("{shown}: {e}")))?;
+        let options = tcd_proto::contract::CreateOptions {
+            format: Some(if self.truecrypt {
+                VolumeFormat::TrueCrypt
+            } else {
+                VolumeFormat::VeraCrypt
+            }),
+            encryption: Some(self.encryption.clone()),
+            hash: Some(self.hash.clone()),
+            filesystem: tcd_proto::contract::options::NewFilesystem::ALL
+                .into_iter()
+                .find(|f| f.key() == self.filesystem),
+            quick: Some(self.quick),
+            pim: (self.pim != 0).then_some(self.pim),
+            ..Default::default()
+        };
+        let made = c.with_signals(
+            "CreateProgress",
+            move |m| {
+                if let Ok((done, total)) = m.body().deserialize::<(u64, u64)>() {
+                    progress(done, total);
+                }
+            },
+            || c.create(&host, password, &keyfiles, options),
+        );
+        if made.is_err() {
+            let _ = std::fs::remove_file(&self.volume);
+        }
+        made
+    }
+}

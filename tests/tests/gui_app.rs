@@ -13,6 +13,7 @@
 //! imagemagick, polkitd, setpriv.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -144,7 +145,7 @@ fn s(p: &Path) -> &str {
 fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     let sys = System::start();
     let u = &sys.users[0];
-    let vol = sys.create_volume(u, "gui.vc", "24M");
+    let vol = u.path("gui.vc");
     let mnt: PathBuf = u.path("mnt");
     let backends: serde_json::Value =
         serde_json::from_str(&sys.ok(Some(u), &["backends", "--json"], "")).expect("backends");
@@ -157,6 +158,13 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
         .collect();
     let args = [s(&vol), s(&mnt), PASSWORD, "not it", "1", &names.join(",")];
     let mut d = Driver::start(&sys, u, "mount", &args);
+
+    // The Volume Creation Wizard makes the container, the user's own.
+    let said = d.step("created");
+    assert_eq!(said, "The volume was created.");
+    let made = std::fs::metadata(&vol).expect("the container");
+    assert_eq!((made.len(), made.uid()), (24 << 20, u.uid));
+    d.go();
 
     // A wrong password: the daemon's error in the dialog, nothing mounted.
     let error = d.step("wrong-password");
@@ -228,6 +236,7 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     d.go();
     d.finish(&[
         "main-window",
+        "wizard",
         "mount-error",
         "mount-dialog",
         "main-mounted",
@@ -238,4 +247,42 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     let note = std::fs::read_to_string(mnt.join("note")).expect("the file written before");
     assert_eq!(note, "from the test\n");
     sys.ok(Some(u), &["dismount", s(&vol)], "");
+}
+
+/// The launcher and the AppStream metainfo the package installs pass the
+/// distributions' validators, and name the same application.
+#[test]
+fn the_desktop_file_and_metainfo_validate() {
+    let dir = repo_dir().join("dist/desktop");
+    let appstream = require_tool("appstreamcli", "apt-get install appstream");
+    let out = std::process::Command::new(appstream)
+        .args(["validate", "--no-net"])
+        .arg(dir.join("org.tcd.Desktop.metainfo.xml"))
+        .output()
+        .expect("appstreamcli");
+    assert!(
+        out.status.success(),
+        "appstreamcli validate: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let validate = require_tool(
+        "desktop-file-validate",
+        "apt-get install desktop-file-utils",
+    );
+    let out = std::process::Command::new(validate)
+        .arg(dir.join("org.tcd.Desktop.desktop"))
+        .output()
+        .expect("desktop-file-validate");
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "desktop-file-validate: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let metainfo = std::fs::read_to_string(dir.join("org.tcd.Desktop.metainfo.xml")).expect("read");
+    assert!(
+        metainfo.contains("<launchable type=\"desktop-id\">org.tcd.Desktop.desktop</launchable>")
+    );
+    assert!(metainfo.contains("<binary>tcd-gtk</binary>"));
+    let svg = std::fs::read_to_string(dir.join("org.tcd.Desktop.svg")).expect("icon");
+    assert!(svg.contains("<svg"), "the icon is an SVG");
 }
