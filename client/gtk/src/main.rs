@@ -7,6 +7,7 @@
 mod benchmark;
 mod daemon;
 mod i18n;
+mod main_window;
 mod mount_dialog;
 mod performance;
 mod ui;

@@ -6,8 +6,8 @@
 
 use crate::daemon::{self, Cancel};
 use crate::i18n::tr;
+use crate::main_window::{self as window, Main};
 use crate::ui::{self, Form};
-use crate::window::{self, Main};
 use gtk::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;

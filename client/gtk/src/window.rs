@@ -3,24 +3,14 @@
 
 use crate::daemon::{self, Target};
 use crate::i18n::tr;
-use crate::{benchmark, mount_dialog, performance, ui, volumes, wizard};
+use crate::main_window::{Main, refresh, say};
+use crate::{benchmark, mount_dialog, performance, ui, wizard};
 use adw::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
-use tcd_client::bus::{Failure, Volume, exit};
+use tcd_client::bus::{Failure, exit};
 use tcd_client::follow::Change;
-
-pub struct Main {
-    pub window: adw::ApplicationWindow,
-    pub target: Target,
-    list: gtk::ListBox,
-    volumes: RefCell<Vec<Volume>>,
-    /// The container or device to mount.
-    pub volume: gtk::Entry,
-    /// What happened last: an error, an automatic dismount.
-    status: gtk::Label,
-}
 
 /// Builds and shows the main window.
 pub fn build(app: &adw::Application, target: Target) {
@@ -172,27 +162,6 @@ fn changed(main: &Rc<Main>, change: Change) {
         main.status.set_text(&said);
     }
     refresh(main);
-}
-
-/// Reads the list again.
-pub fn refresh(main: &Rc<Main>) {
-    let m = main.clone();
-    daemon::run(
-        &main.target,
-        |c| c.list(),
-        move |r| match r {
-            Ok(list) => {
-                volumes::fill(&m.list, &list);
-                *m.volumes.borrow_mut() = list;
-            }
-            Err(f) => m.status.set_text(&f.message),
-        },
-    );
-}
-
-/// Shows what happened (an error as the daemon names it).
-pub fn say(main: &Main, text: &str) {
-    main.status.set_text(text);
 }
 
 /// The host and mount point of the volume chosen in the list.

@@ -4,12 +4,12 @@
 //! format — and the daemon's progress with speed, bytes done and time
 //! left. Cancel stops the daemon and leaves no file behind.
 
+use crate::benchmark;
 use crate::daemon::{self, Cancel};
 use crate::i18n::tr;
+use crate::main_window::{self as window, Main};
 use crate::mount_dialog::password_entry;
 use crate::ui::{self, Form};
-use crate::window::Main;
-use crate::{benchmark, window};
 use gtk::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;
