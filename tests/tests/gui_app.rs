@@ -45,7 +45,7 @@ impl Driver {
         // A display of its own, never one a run before left behind.
         let display = (100 + std::process::id() % 800).to_string();
         let mut c = sys.command(Some(who), "xvfb-run");
-        c.args(["-a", "-n", &display, "-s", "-screen 0 900x700x24"])
+        c.args(["-a", "-n", &display, "-s", "-screen 0 900x900x24"])
             .args(["dbus-run-session", "--", PYTHON])
             .arg(driver)
             .arg(app)

@@ -186,7 +186,10 @@ fn busy(d: &Dialog, on: bool) {
     d.mount.set_sensitive(!on);
     d.spinner.set_spinning(on);
     if on {
+        d.message.remove_css_class("error");
         d.message.set_text(&tr("Searching for the volume header…"));
+    } else {
+        d.message.add_css_class("error");
     }
 }
 

@@ -193,11 +193,17 @@ fn start(w: &Rc<Wizard>, main: &Rc<Main>) {
             ww.create.set_sensitive(true);
             match r {
                 Ok(()) => {
+                    ww.progress.set_fraction(1.0);
+                    ww.progress.set_text(Some(&tr("Done")));
+                    ww.message.remove_css_class("error");
                     ww.message.set_text(&tr("The volume was created."));
                     m.volume.set_text(&ww.volume.text());
                     window::say(&m, &tr("The volume was created."));
                 }
-                Err(f) => ww.message.set_text(&f.message),
+                Err(f) => {
+                    ww.message.add_css_class("error");
+                    ww.message.set_text(&f.message);
+                }
             }
         },
     );
