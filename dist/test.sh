@@ -31,6 +31,11 @@ packages=(
     gnome-keyring libsecret-tools # a Secret Service on a private session bus
     fdisk                         # sfdisk: a GPT partition for the hot-plug test
     softhsm2                      # a PKCS #11 token for token keyfiles
+    libgtk-4-dev libadwaita-1-dev # tcd-gtk builds against GTK 4.8 and libadwaita 1.2
+    xvfb xauth                    # tcd-gtk runs under xvfb-run in its end-to-end test
+    at-spi2-core python3-pyatspi  # the AT-SPI bus and the driver that uses it
+    imagemagick                   # import: the screenshots in docs/screenshots/
+    appstream                     # appstreamcli validates tcd-gtk's metainfo
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -223,6 +223,16 @@ impl Client {
         Ok(reply.body().deserialize()?)
     }
 
+    /// Ends this connection from another thread: a call in progress fails,
+    /// and the daemon, seeing its caller go, stops what it did for it (a
+    /// header search).
+    pub fn closer(&self) -> impl FnOnce() + Send + 'static {
+        let conn = self.conn.clone();
+        move || {
+            let _ = conn.close();
+        }
+    }
+
     /// Whether the processor has AES instructions, and every backend.
     pub fn backends(&self) -> Result<(bool, Vec<Backend>), Failure> {
         self.call("Backends", &())

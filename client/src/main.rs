@@ -2,22 +2,16 @@
 //! it opens files with the user's own rights and hands the daemon their
 //! descriptors, never paths.
 
-mod bus;
-mod cli;
 mod commands;
-mod host;
-mod input;
 mod interrupt;
-mod keystore;
 mod manual;
-mod notify;
-mod options;
-mod output;
-mod prompt;
-mod search;
-mod signals;
-mod token;
 mod veracrypt;
+
+// The shared client library, named at the crate root so that the commands'
+// `crate::bus` paths read as before.
+use tcd_client::{
+    bus, cli, host, input, keystore, notify, options, output, search, signals, token,
+};
 
 use bus::{Failure, Where};
 use clap::Parser;

@@ -211,6 +211,36 @@ fn the_client_modules_import_each_other_without_a_cycle() {
 }
 
 #[test]
+fn the_desktop_application_modules_import_each_other_without_a_cycle() {
+    let g = graph(&repo_dir().join("client/gtk/src"));
+    assert!(g.edges.contains_key("window"));
+    if let Some(cycle) = find_cycle(&g) {
+        panic!("tcd-gtk's modules import each other in a cycle: {cycle}");
+    }
+}
+
+/// The desktop application is a thin layer over the client library: it
+/// makes no D-Bus call of its own (every call, descriptor and option struct
+/// is `tcd_client`'s, shared with tcctl).
+#[test]
+fn the_desktop_application_talks_to_the_daemon_through_the_client_library() {
+    let g = graph(&repo_dir().join("client/gtk/src"));
+    let mut files = 0;
+    for (file, code) in g.files.values().flatten() {
+        files += 1;
+        assert!(
+            !code.contains("zbus"),
+            "{} calls D-Bus itself; the client library (client/src) does that",
+            file.display()
+        );
+    }
+    assert!(files > 3, "sources of tcd-gtk found: {files}");
+    let manifest = std::fs::read_to_string(repo_dir().join("client/gtk/Cargo.toml"))
+        .expect("client/gtk/Cargo.toml");
+    assert!(!manifest.contains("zbus"), "tcd-gtk depends on zbus itself");
+}
+
+#[test]
 fn nothing_below_the_dbus_service_imports_it() {
     let g = graph(&repo_dir().join("daemon/src"));
     for (module, edges) in &g.edges {

@@ -1,0 +1,40 @@
+//! The main window's state, which every dialog reaches: the list of
+//! volumes, the volume to mount, the status line.
+
+use crate::daemon::{self, Target};
+use crate::volumes;
+use std::cell::RefCell;
+use std::rc::Rc;
+use tcd_client::bus::Volume;
+
+pub struct Main {
+    pub window: adw::ApplicationWindow,
+    pub target: Target,
+    pub list: gtk::ListBox,
+    pub volumes: RefCell<Vec<Volume>>,
+    /// The container or device to mount.
+    pub volume: gtk::Entry,
+    /// What happened last: an error, an automatic dismount.
+    pub status: gtk::Label,
+}
+
+/// Reads the list again.
+pub fn refresh(main: &Rc<Main>) {
+    let m = main.clone();
+    daemon::run(
+        &main.target,
+        |c| c.list(),
+        move |r| match r {
+            Ok(list) => {
+                volumes::fill(&m.list, &list);
+                *m.volumes.borrow_mut() = list;
+            }
+            Err(f) => m.status.set_text(&f.message),
+        },
+    );
+}
+
+/// Shows what happened (an error as the daemon names it).
+pub fn say(main: &Main, text: &str) {
+    main.status.set_text(text);
+}

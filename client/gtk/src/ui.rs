@@ -1,0 +1,139 @@
+//! Small builders every window shares: controls with an accessible name
+//! and a mnemonic, a labelled form grid, messages.
+
+use crate::i18n::tr;
+use adw::prelude::*;
+use gtk::glib;
+
+/// Gives `w` the accessible name `name` (what a screen reader says and
+/// what AT-SPI finds it by).
+pub fn named<W: IsA<gtk::Accessible>>(w: &W, name: &str) {
+    w.update_property(&[gtk::accessible::Property::Label(name)]);
+}
+
+/// A button with a mnemonic (`_Mount`) and its label, without the
+/// underscore, as its accessible name.
+pub fn button(label: &str) -> gtk::Button {
+    let b = gtk::Button::with_mnemonic(&tr(label));
+    named(&b, &tr(label).replace('_', ""));
+    b
+}
+
+/// A check button with a mnemonic, named as [`button`].
+pub fn check(label: &str) -> gtk::CheckButton {
+    let c = gtk::CheckButton::with_mnemonic(&tr(label));
+    named(&c, &tr(label).replace('_', ""));
+    c
+}
+
+/// A text entry named `name`.
+pub fn entry(name: &str) -> gtk::Entry {
+    let e = gtk::Entry::new();
+    e.set_hexpand(true);
+    named(&e, &tr(name));
+    e
+}
+
+/// A drop-down of `items` named `name`, the first chosen.
+pub fn drop_down(name: &str, items: &[String]) -> gtk::DropDown {
+    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    let d = gtk::DropDown::from_strings(&refs);
+    named(&d, &tr(name));
+    d
+}
+
+/// The chosen string of a drop-down made by [`drop_down`].
+pub fn chosen(d: &gtk::DropDown) -> String {
+    d.selected_item()
+        .and_downcast::<gtk::StringObject>()
+        .map(|s| s.string().to_string())
+        .unwrap_or_default()
+}
+
+/// A two-column form: a label with a mnemonic, then its control.
+pub struct Form {
+    pub grid: gtk::Grid,
+    rows: i32,
+}
+
+impl Form {
+    pub fn new() -> Form {
+        let grid = gtk::Grid::builder()
+            .row_spacing(8)
+            .column_spacing(12)
+            .build();
+        Form { grid, rows: 0 }
+    }
+
+    /// Adds `control` under `label`, which activates it by its mnemonic.
+    pub fn row(&mut self, label: &str, control: &impl IsA<gtk::Widget>) {
+        let l = gtk::Label::with_mnemonic(&tr(label));
+        l.set_xalign(0.0);
+        l.set_mnemonic_widget(Some(control));
+        self.grid.attach(&l, 0, self.rows, 1, 1);
+        self.grid.attach(control, 1, self.rows, 1, 1);
+        self.rows += 1;
+    }
+
+    /// Adds `control` across both columns.
+    pub fn wide(&mut self, control: &impl IsA<gtk::Widget>) {
+        self.grid.attach(control, 0, self.rows, 2, 1);
+        self.rows += 1;
+    }
+}
+
+/// A label for messages (errors, what happened): wraps, selectable, and
+/// read by AT-SPI under `name`.
+pub fn message_label(name: &str) -> gtk::Label {
+    let l = gtk::Label::new(None);
+    l.set_wrap(true);
+    l.set_xalign(0.0);
+    l.set_selectable(true);
+    l.add_css_class("error");
+    named(&l, &tr(name));
+    l
+}
+
+/// A modal window over `parent` with a header bar; Escape closes it.
+pub fn dialog(parent: &impl IsA<gtk::Window>, title: &str) -> gtk::Window {
+    let w = gtk::Window::builder()
+        .title(title)
+        .modal(true)
+        .transient_for(parent)
+        .default_width(520)
+        .accessible_role(gtk::AccessibleRole::Dialog)
+        .build();
+    w.set_titlebar(Some(&gtk::HeaderBar::new()));
+    let keys = gtk::EventControllerKey::new();
+    let closing = w.clone();
+    keys.connect_key_pressed(move |_, key, _, _| {
+        if key == gtk::gdk::Key::Escape {
+            closing.close();
+            return glib::Propagation::Stop;
+        }
+        glib::Propagation::Proceed
+    });
+    w.add_controller(keys);
+    w
+}
+
+/// Asks `question` with `yes` and Cancel; `then` runs on `yes`.
+pub fn ask(
+    parent: &impl IsA<gtk::Window>,
+    heading: &str,
+    body: &str,
+    yes: &str,
+    then: impl Fn() + 'static,
+) {
+    let d = adw::MessageDialog::new(Some(parent), Some(heading), Some(body));
+    d.add_response("cancel", &tr("_Cancel"));
+    d.add_response("yes", yes);
+    d.set_response_appearance("yes", adw::ResponseAppearance::Destructive);
+    d.set_default_response(Some("cancel"));
+    d.connect_response(None, move |_, r| {
+        if r == "yes" {
+            then();
+        }
+    });
+    d.present();
+}

@@ -1,0 +1,342 @@
+#!/usr/bin/python3
+"""Drives the real tcd-gtk through AT-SPI (pyatspi), as a user would with
+the keyboard and a screen reader: controls are found by role and
+accessible name, buttons pressed by their action, passwords typed as key
+events. Runs under xvfb-run with its own session bus.
+
+A line protocol with the test that runs it: the driver prints
+`STEP name [detail]` and, for steps the test checks, waits for a line on
+standard input before it goes on. Screenshots go to SHOTS/NAME.png.
+
+usage: driver.py APP SHOTS SCENARIO [ARGS...]
+"""
+
+import faulthandler
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pyatspi
+
+APP, SHOTS, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+ARGS = sys.argv[4:]
+TIMEOUT = 120
+# A call into the application that never returns ends the run with a trace.
+faulthandler.dump_traceback_later(300, exit=True)
+
+
+def step(name, detail="", wait=False):
+    print(f"STEP {name} {detail}".rstrip(), flush=True)
+    if wait:
+        line = sys.stdin.readline()
+        if line.strip() != "go":
+            sys.exit(f"the test said {line!r} after {name}")
+
+
+def shot(name):
+    # The frame is drawn a moment after the last change.
+    time.sleep(1.0)
+    subprocess.run(
+        ["import", "-window", "root", os.path.join(SHOTS, name + ".png")], check=True
+    )
+
+
+def until(what, probe, timeout=TIMEOUT):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            found = probe()
+        except Exception:  # the tree changes under us: look again
+            found = None
+        if found:
+            return found
+        time.sleep(0.3)
+    dump(app_node())
+    sys.exit(f"timed out waiting for {what}")
+
+
+def app_node():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for a in desktop:
+        if a is not None and a.name == "tcd-gtk":
+            return a
+    return None
+
+
+def walk(node):
+    yield node
+    for child in node:
+        if child is not None:
+            yield from walk(child)
+
+
+def dump(node, depth=0):
+    if node is None:
+        return
+    try:
+        print("  " * depth, node.getRoleName(), repr(node.name), file=sys.stderr)
+        for c in node:
+            dump(c, depth + 1)
+    except Exception:
+        pass
+
+
+def clean(name):
+    """GTK 4.8 says a button's name twice ("Mount Mount"): once."""
+    half = len(name) // 2
+    if len(name) % 2 == 1 and name[half] == " " and name[:half] == name[half + 1 :]:
+        return name[:half]
+    return name
+
+
+def find(role, name, within=None, exact=False):
+    """The first control of `role` whose accessible name is (or starts
+    with) `name`, waiting for it to appear."""
+
+    def probe():
+        root = within or app_node()
+        for n in walk(root):
+            if n.getRoleName() != role:
+                continue
+            got = clean(n.name)
+            if (got == name) if exact else got.startswith(name):
+                return n
+        return None
+
+    return until(f"{role} {name!r}", probe)
+
+
+def window(title):
+    return find("frame", title)
+
+
+def dialog(title):
+    return find("dialog", title)
+
+
+def gone(node_probe, what):
+    until(what, lambda: not node_probe())
+
+
+def press(button):
+    action = button.queryAction()
+    for i in range(action.nActions):
+        if action.getName(i) in ("click", "activate", "press", "toggle"):
+            action.doAction(i)
+            return
+    sys.exit(f"{button.name!r} has no action to press")
+
+
+def click(node):
+    """A click of the pointer on `node` (GTK 4.8's check boxes have no
+    AT-SPI action)."""
+    box = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    x, y = box.x + min(box.width // 2, 10), box.y + box.height // 2
+    pyatspi.Registry.generateMouseEvent(x, y, "abs")
+    pyatspi.Registry.generateMouseEvent(x, y, "b1c")
+    time.sleep(0.3)
+
+
+def set_text(entry, text):
+    entry.queryEditableText().setTextContents(text)
+
+
+def type_text(entry, text):
+    """Key events, as typed: the pointer clicks into the entry first (no
+    window manager runs: the keyboard goes where the pointer is)."""
+    box = entry.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    x, y = box.x + box.width // 4, box.y + box.height // 2
+    pyatspi.Registry.generateMouseEvent(x, y, "abs")
+    pyatspi.Registry.generateMouseEvent(x, y, "b1c")
+    time.sleep(0.3)
+    for ch in text:
+        pyatspi.Registry.generateKeyboardEvent(ord(ch), None, pyatspi.KEY_SYM)
+        time.sleep(0.02)
+
+
+def text_of(node):
+    t = node.queryText()
+    return t.getText(0, t.characterCount)
+
+
+def set_number(spin, value):
+    spin.queryValue().currentValue = float(value)
+
+
+def display_ready():
+    """Whether the X server takes connections: xvfb-run may hand over
+    before Xvfb listens."""
+    number = os.environ["DISPLAY"].lstrip(":").split(".")[0]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(f"/tmp/.X11-unix/X{number}")
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def start_app():
+    """Starts the application; again if it could not open the display yet
+    (Xvfb may take connections a moment before it lets clients in)."""
+    until("the X server", display_ready, timeout=30)
+    for _ in range(10):
+        proc = subprocess.Popen([APP, "--system"])
+        end = time.time() + 30
+        while time.time() < end and proc.poll() is None:
+            if app_node() is not None:
+                window("tcd")
+                return proc
+            time.sleep(0.3)
+        proc.kill()
+        proc.wait()
+        time.sleep(1)
+    sys.exit("the application did not start")
+
+
+STATUS = []
+
+
+def status():
+    """The main window's status line (found while it is empty)."""
+    if not STATUS:
+        STATUS.append(find("label", "Status", exact=True))
+    return text_of(STATUS[0])
+
+
+def mount_dialog(volume, mount_point, password, pim):
+    set_text(find("text", "Volume"), volume)
+    press(find("push button", "Mount…"))
+    found = dialog("Mount " + volume)
+    type_text(find("password text", "Password", found), password)
+    set_number(find("spin button", "PIM", found), pim)
+    set_text(find("text", "Mount point", found), mount_point)
+    # Found while empty: a label with text is named by its text.
+    return found, find("label", "Mount error", found)
+
+
+def dialog_message(label):
+    return until(
+        "the dialog's answer",
+        lambda: (lambda t: t if t and not t.startswith("Searching") else None)(
+            text_of(label)
+        ),
+    )
+
+
+def create(volume, password, pim):
+    """The Volume Creation Wizard: a 24 MiB VeraCrypt container, quick
+    format, the defaults (AES, SHA-512, ext4) otherwise."""
+    press(find("push button", "Create Volume…"))
+    found = dialog("Volume Creation Wizard")
+    message = find("label", "Creation error", found)
+    set_text(find("text", "Volume file", found), volume)
+    set_number(find("spin button", "Size in MiB", found), 24)
+    type_text(find("password text", "Password", found), password)
+    type_text(find("password text", "Confirm password", found), password)
+    set_number(find("spin button", "PIM", found), pim)
+    click(find("check box", "Quick format", found))
+    press(find("push button", "Create", found, exact=True))
+    said = until(
+        "the wizard's answer",
+        lambda: (lambda t: t if t and t != "Creating…" else None)(text_of(message)),
+    )
+    shot("wizard")
+    step("created", said, wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def scenario_mount(volume, mount_point, password, wrong, pim, backends):
+    proc = start_app()
+    status()
+    shot("main-window")
+    create(volume, password, pim)
+    found, message = mount_dialog(volume, mount_point, wrong, pim)
+    press(find("push button", "Mount", found, exact=True))
+    step("wrong-password", dialog_message(message), wait=True)
+    shot("mount-error")
+    type_text(find("password text", "Password", found), password)
+    shot("mount-dialog")
+    press(find("push button", "Mount", found, exact=True))
+    listed = find("list item", volume)
+    step("mounted", listed.description, wait=True)
+    shot("main-mounted")
+    volumes = find("list", "Mounted volumes")
+    volumes.querySelection().selectChild(0)
+    press(find("push button", "Dismount", exact=True))
+    until(
+        "the list to empty",
+        lambda: not any(c.getRoleName() == "list item" for c in volumes),
+    )
+    step("dismounted", status(), wait=True)
+    benchmark()
+    performance()
+    proc.terminate()
+    proc.wait()
+
+
+def named(name, within=None):
+    """A control of any role but a label's named `name`."""
+
+    def probe():
+        for n in walk(within or app_node()):
+            if clean(n.name) == name and n.getRoleName() != "label":
+                return n
+        return None
+
+    return until(repr(name), probe)
+
+
+def table_cells(table):
+    return [text_of(c) for c in table if c.getRoleName() == "label"]
+
+
+def benchmark():
+    press(find("push button", "Benchmark…"))
+    found = dialog("Benchmark")
+    press(find("push button", "Run Benchmark", found))
+    find("push button", "Sort by Mean (MB/s)", found, exact=True)
+    progress = find("progress bar", "Benchmark progress", found)
+    fraction = progress.queryValue().currentValue
+    ciphers = named("Encryption algorithms", found)
+    prfs = named("PRFs", found)
+    shot("benchmark")
+    by_mean = table_cells(ciphers)
+    press(find("push button", "Sort by Encryption", found, exact=True))
+    time.sleep(0.5)
+    by_name = table_cells(named("Encryption algorithms", found))
+    step(
+        "benchmark",
+        f"{fraction}|" + ",".join(by_mean[::5]) + "|" + ",".join(by_name[::5])
+        + "|" + ",".join(table_cells(prfs)[::4]),
+        wait=True,
+    )
+    press(find("push button", "Close", found, exact=True))
+
+
+def fact(within, question):
+    """The answer of a row that reads "question answer"."""
+    return find("label", question + " ", within).name[len(question) + 1 :]
+
+
+def performance():
+    press(find("push button", "Settings…"))
+    found = until("the settings window", lambda: find("frame", "Settings"))
+    cpu = fact(found, "Processor (CPU) in this computer supports hardware acceleration for AES:")
+    accel = fact(found, "Hardware acceleration by the policy in force:")
+    allowed = fact(found, "Backends the policy allows:")
+    offered = []
+    for name in ARGS[5].split(","):
+        s = named(name, found).getState()
+        offered.append(name if s.contains(pyatspi.STATE_SENSITIVE) else name + " (greyed)")
+    shot("performance")
+    step("performance", f"{cpu}|{accel}|{allowed}|" + ",".join(offered), wait=True)
+
+
+SCENARIOS = {"mount": scenario_mount}
+
+SCENARIOS[SCENARIO](*ARGS)
+step("done")

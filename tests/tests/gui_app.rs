@@ -1,0 +1,288 @@
+//! The desktop application, `tcd-gtk`, driven end to end: the real program
+//! under Xvfb with a session bus and the AT-SPI bus of its own, run as an
+//! unprivileged user against the real daemon on a private system bus with
+//! polkitd (`tcd_tests::system::System`). A Python driver
+//! (`tests/gui/driver.py`, pyatspi) finds each control by its accessible
+//! name, types into it and presses it, as a user with a screen reader
+//! would; it reports each step on a line, and the test checks what the
+//! step did with `tcctl` and the filesystem before letting it go on.
+//! Screenshots of each screen are taken in the run (`import -window root`)
+//! and copied to docs/screenshots/.
+//!
+//! Needs root, Xvfb (xvfb-run), dbus-daemon, at-spi2-core, python3-pyatspi,
+//! imagemagick, polkitd, setpriv.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use tcd_tests::system::{PASSWORD, PYTHON, System, User};
+use tcd_tests::{build_dir, repo_dir, require_tool};
+
+/// A run of the driver: its steps, one line each.
+struct Driver {
+    child: Child,
+    input: ChildStdin,
+    lines: std::io::Lines<BufReader<ChildStdout>>,
+    shots: tempfile::TempDir,
+}
+
+impl Driver {
+    /// Runs `scenario` of the driver as `who`, under xvfb-run with a
+    /// session bus of its own.
+    fn start(sys: &System, who: &User, scenario: &str, args: &[&str]) -> Driver {
+        require_tool("xvfb-run", "apt-get install xvfb xauth");
+        require_tool("import", "apt-get install imagemagick");
+        require_tool("dbus-run-session", "apt-get install dbus");
+        let shots = tempfile::tempdir().expect("screenshot folder");
+        chown(shots.path(), who);
+        let runtime = who.path("runtime");
+        std::fs::create_dir_all(&runtime).expect("runtime folder");
+        chown(&runtime, who);
+        let driver = repo_dir().join("tests/gui/driver.py");
+        let app = build_dir().join("tcd-gtk");
+        // A display of its own, never one a run before left behind.
+        let display = (100 + std::process::id() % 800).to_string();
+        let mut c = sys.command(Some(who), "xvfb-run");
+        c.args(["-a", "-n", &display, "-s", "-screen 0 900x900x24"])
+            .args(["dbus-run-session", "--", PYTHON])
+            .arg(driver)
+            .arg(app)
+            .arg(shots.path())
+            .arg(scenario)
+            .args(args)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("DISPLAY")
+            .env("HOME", &who.home)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("LANG", "C.UTF-8")
+            .env("GTK_A11Y", "atspi")
+            .env("NO_AT_BRIDGE", "0")
+            .current_dir(&who.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0);
+        let mut child = c.spawn().expect("run the driver under xvfb-run");
+        let input = child.stdin.take().expect("driver stdin");
+        let lines = BufReader::new(child.stdout.take().expect("driver stdout")).lines();
+        Driver {
+            child,
+            input,
+            lines,
+            shots,
+        }
+    }
+
+    /// The next step's detail; fails the test if the driver says another.
+    fn step(&mut self, name: &str) -> String {
+        // Other lines (the AT-SPI registry's) are passed on.
+        let line = loop {
+            match self.lines.next() {
+                Some(Ok(l)) if l.starts_with("STEP ") => break l,
+                Some(Ok(l)) => eprintln!("driver: {l}"),
+                other => {
+                    let st = self.child.wait();
+                    panic!("the driver ended before step {name}: {other:?}, {st:?}");
+                }
+            }
+        };
+        let rest = &line["STEP ".len()..];
+        let (got, detail) = rest.split_once(' ').unwrap_or((rest, ""));
+        assert_eq!(got, name, "the driver's step: {line}");
+        detail.to_owned()
+    }
+
+    fn go(&mut self) {
+        writeln!(self.input, "go").expect("tell the driver to go on");
+    }
+
+    /// Waits for the end; copies the screenshots into docs/screenshots/.
+    fn finish(mut self, shots: &[&str]) {
+        self.step("done");
+        let st = self.child.wait().expect("driver");
+        assert!(st.success(), "the driver failed: {st}");
+        let docs = repo_dir().join("docs/screenshots");
+        std::fs::create_dir_all(&docs).expect("docs/screenshots");
+        for s in shots {
+            let from = self.shots.path().join(format!("{s}.png"));
+            let png = std::fs::read(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+            assert!(png.starts_with(b"\x89PNG"), "{s}.png is a PNG");
+            std::fs::write(docs.join(format!("{s}.png")), png).expect("save the screenshot");
+        }
+    }
+}
+
+/// A failed test leaves no X server, bus or application running.
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let (Ok(None), Ok(pid)) = (self.child.try_wait(), i32::try_from(self.child.id())) {
+            // SAFETY: kill(2) with a process group id; it touches no memory.
+            unsafe { libc::kill(-pid, libc::SIGTERM) };
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn chown(path: &Path, who: &User) {
+    std::os::unix::fs::chown(path, Some(who.uid), Some(who.gid)).expect("chown");
+}
+
+fn tcctl_list(sys: &System, who: &User) -> Vec<String> {
+    let rows = sys.list(Some(who));
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["volume"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
+    let sys = System::start();
+    let u = &sys.users[0];
+    let vol = u.path("gui.vc");
+    let mnt: PathBuf = u.path("mnt");
+    let backends: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &["backends", "--json"], "")).expect("backends");
+    let names: Vec<&str> = backends["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let args = [s(&vol), s(&mnt), PASSWORD, "not it", "1", &names.join(",")];
+    let mut d = Driver::start(&sys, u, "mount", &args);
+
+    // The Volume Creation Wizard makes the container, the user's own.
+    let said = d.step("created");
+    assert_eq!(said, "The volume was created.");
+    let made = std::fs::metadata(&vol).expect("the container");
+    assert_eq!((made.len(), made.uid()), (24 << 20, u.uid));
+    d.go();
+
+    // A wrong password: the daemon's error in the dialog, nothing mounted.
+    let error = d.step("wrong-password");
+    assert!(
+        error == "wrong password or keyfile, or not a volume",
+        "the dialog shows the daemon's error: {error:?}"
+    );
+    assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
+    d.go();
+
+    // The right one: listed in the window and by tcctl; the user writes
+    // into the mount point.
+    let row = d.step("mounted");
+    assert!(row.starts_with(&format!("mounted on {}", s(&mnt))), "{row}");
+    assert!(row.contains("VeraCrypt") && row.contains("AES"), "{row}");
+    assert_eq!(tcctl_list(&sys, u), [s(&vol)]);
+    sys.sh(u, &format!("echo from the test > {}/note", s(&mnt)));
+    d.go();
+
+    // Dismounted from the window: gone for tcctl too, and the file is
+    // there when the volume is mounted again.
+    let said = d.step("dismounted");
+    assert_eq!(said, format!("Dismounted {}", s(&vol)));
+    assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
+    d.go();
+
+    // Tools: Benchmark fills both tables, sorted by speed, then by name.
+    let bench = d.step("benchmark");
+    let [progress, by_mean, by_name, prfs] = bench.split('|').collect::<Vec<_>>()[..] else {
+        panic!("benchmark step: {bench}");
+    };
+    assert_eq!(progress, "1.0", "the progress bar ends full");
+    let mut sorted: Vec<&str> = by_mean.split(',').collect();
+    assert!(
+        sorted.contains(&"AES") && sorted.contains(&"Serpent-Twofish-AES"),
+        "{bench}"
+    );
+    sorted.sort_unstable();
+    assert_eq!(sorted.join(","), by_name, "sorted by name on request");
+    assert!(
+        prfs.split(',').any(|p| p == "SHA-512"),
+        "the PRF table: {prfs}"
+    );
+    d.go();
+
+    // Settings, Performance: the policy in force, as tcctl reports it.
+    let perf = d.step("performance");
+    let yes = if backends["cpu_aes"] == true {
+        "Yes"
+    } else {
+        "No"
+    };
+    let policy: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &["policy", "show", "--json"], "")).expect("policy");
+    let accel = policy["hardware_acceleration"]
+        .as_str()
+        .expect("hardware_acceleration");
+    let allowed = match policy["allowed"].as_array() {
+        Some(list) if policy["all_allowed"] != true => list
+            .iter()
+            .filter_map(|b| b.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "all".to_owned(),
+    };
+    // polkit asks an administrator's password of a user: the switches are
+    // offered, none greyed.
+    assert_eq!(perf, format!("{yes}|{accel}|{allowed}|{}", names.join(",")));
+    d.go();
+    d.finish(&[
+        "main-window",
+        "wizard",
+        "mount-error",
+        "mount-dialog",
+        "main-mounted",
+        "benchmark",
+        "performance",
+    ]);
+    sys.mount(u, &vol, &mnt);
+    let note = std::fs::read_to_string(mnt.join("note")).expect("the file written before");
+    assert_eq!(note, "from the test\n");
+    sys.ok(Some(u), &["dismount", s(&vol)], "");
+}
+
+/// The launcher and the AppStream metainfo the package installs pass the
+/// distributions' validators, and name the same application.
+#[test]
+fn the_desktop_file_and_metainfo_validate() {
+    let dir = repo_dir().join("dist/desktop");
+    let appstream = require_tool("appstreamcli", "apt-get install appstream");
+    let out = std::process::Command::new(appstream)
+        .args(["validate", "--no-net"])
+        .arg(dir.join("org.tcd.Desktop.metainfo.xml"))
+        .output()
+        .expect("appstreamcli");
+    assert!(
+        out.status.success(),
+        "appstreamcli validate: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let validate = require_tool(
+        "desktop-file-validate",
+        "apt-get install desktop-file-utils",
+    );
+    let out = std::process::Command::new(validate)
+        .arg(dir.join("org.tcd.Desktop.desktop"))
+        .output()
+        .expect("desktop-file-validate");
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "desktop-file-validate: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let metainfo = std::fs::read_to_string(dir.join("org.tcd.Desktop.metainfo.xml")).expect("read");
+    assert!(
+        metainfo.contains("<launchable type=\"desktop-id\">org.tcd.Desktop.desktop</launchable>")
+    );
+    assert!(metainfo.contains("<binary>tcd-gtk</binary>"));
+    let svg = std::fs::read_to_string(dir.join("org.tcd.Desktop.svg")).expect("icon");
+    assert!(svg.contains("<svg"), "the icon is an SVG");
+}
