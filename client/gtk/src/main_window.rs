@@ -3,6 +3,7 @@
 
 use crate::daemon::{self, Target};
 use crate::volumes;
+use adw::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use tcd_client::bus::Volume;
@@ -34,7 +35,15 @@ pub fn refresh(main: &Rc<Main>) {
     );
 }
 
-/// Shows what happened (an error as the daemon names it).
+/// Shows what went wrong (an error as the daemon names it), in the
+/// theme's error colour.
 pub fn say(main: &Main, text: &str) {
+    main.status.add_css_class("error");
+    main.status.set_text(text);
+}
+
+/// Shows what was done, in the ordinary colour.
+pub fn inform(main: &Main, text: &str) {
+    main.status.remove_css_class("error");
     main.status.set_text(text);
 }

@@ -3,7 +3,7 @@
 
 use crate::daemon::{self, Target};
 use crate::i18n::tr;
-use crate::main_window::{Main, refresh, say};
+use crate::main_window::{Main, inform, refresh, say};
 use crate::{benchmark, mount_dialog, performance, ui, wizard};
 use adw::prelude::*;
 use std::cell::RefCell;
@@ -159,7 +159,11 @@ fn changed(main: &Rc<Main>, change: Change) {
                 tr("could not be dismounted automatically")
             )
         };
-        main.status.set_text(&said);
+        if error.is_empty() {
+            inform(main, &said);
+        } else {
+            say(main, &said);
+        }
     }
     refresh(main);
 }
@@ -221,7 +225,7 @@ fn dismount_all(main: &Rc<Main>, force: bool) {
 /// After a dismount: said; a busy volume asks whether to force it.
 fn done(main: &Rc<Main>, r: Result<String, Failure>, force: impl Fn(&Rc<Main>) + 'static) {
     match r {
-        Ok(said) => say(main, &said),
+        Ok(said) => inform(main, &said),
         Err(f) if f.code == exit::BUSY => {
             say(main, &f.message);
             let m = main.clone();

@@ -198,7 +198,7 @@ fn start(w: &Rc<Wizard>, main: &Rc<Main>) {
                     ww.message.remove_css_class("error");
                     ww.message.set_text(&tr("The volume was created."));
                     m.volume.set_text(&ww.volume.text());
-                    window::say(&m, &tr("The volume was created."));
+                    window::inform(&m, &tr("The volume was created."));
                 }
                 Err(f) => {
                     ww.message.add_css_class("error");
