@@ -558,9 +558,23 @@ mod tests {
         assert_eq!(s[0].prf, Prf::by_name("SHA-512"));
         assert_eq!(s[0].chain.map(|c| c.name), Some("Serpent-AES"));
         assert!(s[1].prf.is_none() && s[1].chain.is_none());
-        // A caller who narrowed the search is obeyed as asked.
+        // A caller who narrowed the search is obeyed as asked: the
+        // favorite fills in only what the caller left open.
         let mut narrowed = unlock::SearchOptions::new();
         narrowed.prf = Prf::by_name("SHA-256");
+        let s = searches(Some(&f), &narrowed);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].prf, Prf::by_name("SHA-256"));
+        assert_eq!(s[0].chain.map(|c| c.name), Some("Serpent-AES"));
+        assert_eq!(s[1].prf, Prf::by_name("SHA-256"));
+        assert!(s[1].chain.is_none());
+        narrowed.chain = Chain::by_name("AES");
         assert_eq!(searches(Some(&f), &narrowed).len(), 1);
+        // A favorite that knows only its hash narrows by that alone.
+        f.encryption = None;
+        let s = searches(Some(&f), &unlock::SearchOptions::new());
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].prf, Prf::by_name("SHA-512"));
+        assert!(s[0].chain.is_none());
     }
 }
