@@ -161,6 +161,16 @@ def text_of(node):
     return t.getText(0, t.characterCount)
 
 
+def settled_text(node):
+    """A label's text once two reads 0.3 s apart agree: the character
+    count AT-SPI hands out can still be the old text's for a moment
+    ("Creating…" cut "The volume was created." to its length)."""
+    first = text_of(node)
+    time.sleep(0.3)
+    second = text_of(node)
+    return second if second == first else None
+
+
 def set_number(spin, value):
     spin.queryValue().currentValue = float(value)
 
@@ -222,7 +232,7 @@ def dialog_message(label):
     return until(
         "the dialog's answer",
         lambda: (lambda t: t if t and not t.startswith("Searching") else None)(
-            text_of(label)
+            settled_text(label)
         ),
     )
 
@@ -242,7 +252,7 @@ def create(volume, password, pim):
     press(find("push button", "Create", found, exact=True))
     said = until(
         "the wizard's answer",
-        lambda: (lambda t: t if t and t != "Creating…" else None)(text_of(message)),
+        lambda: (lambda t: t if t and t != "Creating…" else None)(settled_text(message)),
     )
     shot("wizard")
     step("created", said, wait=True)
