@@ -203,14 +203,7 @@ fn form(d: &Dialog, volume: PathBuf) -> MountForm {
     let text = d.mount_point.text();
     MountForm {
         volume,
-        keyfiles: d
-            .keyfiles
-            .text()
-            .split(';')
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(PathBuf::from)
-            .collect(),
+        keyfiles: ui::paths(&d.keyfiles),
         pim: d.pim.value_as_int().try_into().unwrap_or(0),
         truecrypt: d.truecrypt.is_active(),
         hash: choice(&d.hash),

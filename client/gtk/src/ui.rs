@@ -137,3 +137,14 @@ pub fn ask(
     });
     d.present();
 }
+
+/// The paths typed into `entry`, `;` between them.
+pub fn paths(entry: &gtk::Entry) -> Vec<std::path::PathBuf> {
+    entry
+        .text()
+        .split(';')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(std::path::PathBuf::from)
+        .collect()
+}

@@ -149,14 +149,7 @@ fn form(w: &Wizard) -> CreateForm {
         filesystem: ui::chosen(&w.filesystem),
         quick: w.quick.is_active(),
         pim: w.pim.value_as_int().try_into().unwrap_or(0),
-        keyfiles: w
-            .keyfiles
-            .text()
-            .split(';')
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(PathBuf::from)
-            .collect(),
+        keyfiles: ui::paths(&w.keyfiles),
     }
 }
 
