@@ -6,6 +6,7 @@
 
 pub mod cryptsetup;
 pub mod daemon;
+pub mod loop_device;
 pub mod process;
 pub mod pty;
 pub mod system;

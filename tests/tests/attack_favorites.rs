@@ -11,12 +11,12 @@
 //! (package python3-jeepney) to see the D-Bus error names tcctl does not
 //! print.
 
-use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::run_with_input;
+use tcd_tests::loop_device::{LoopDevice, gpt_image};
 use tcd_tests::require_tool;
 use tcd_tests::s;
 use tcd_tests::system::{PASSWORD, System, User};
@@ -312,59 +312,6 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
     );
 }
 
-/// A loop device over a GPT image with one partition, detached on drop.
-struct Disk {
-    device: String,
-}
-
-impl Disk {
-    fn new(image: &Path) -> (Disk, String) {
-        std::fs::File::create(image)
-            .and_then(|f| f.set_len(16 << 20))
-            .expect("image");
-        let mut child = Command::new(require_tool("sfdisk", "package fdisk"))
-            .arg("-q")
-            .arg(image)
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("sfdisk");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(b"label: gpt\n,\n")
-            .expect("table");
-        assert!(child.wait().expect("sfdisk").success());
-        let out = Command::new(require_tool("losetup", "package mount"))
-            .args(["--find", "--show"])
-            .arg(image)
-            .output()
-            .expect("losetup");
-        let device = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert!(device.starts_with("/dev/loop"), "losetup: {device}");
-        let disk = Disk { device };
-        let st = Command::new(require_tool("partx", "package util-linux"))
-            .args(["-a", &disk.device])
-            .status()
-            .expect("partx -a");
-        assert!(st.success(), "partx -a {}", disk.device);
-        let part = format!("{}p1", disk.device);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !Path::new(&part).exists() {
-            assert!(Instant::now() < deadline, "{part} did not appear");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        (disk, part)
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        let _ = Command::new("partx").args(["-d", &self.device]).status();
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
-}
-
 fn mkfifo(path: &Path) {
     let st = Command::new(require_tool("mkfifo", "package coreutils"))
         .arg(path)
@@ -390,7 +337,9 @@ fn a_system_favorites_keyfile_that_is_a_link_or_a_pipe_is_refused_promptly() {
     mkfifo(&fifo);
 
     // A device the daemon mounts when it appears, named by its PARTUUID.
-    let (_disk, part) = Disk::new(&sys.dir.path().join("disk.img"));
+    let image = sys.dir.path().join("disk.img");
+    gpt_image(&image, 16 << 20);
+    let (_disk, part) = LoopDevice::attach_with_partitions(&image);
     for (name, keyfile) in [("via-pipe", &fifo), ("via-link", &link)] {
         sys.ok(
             None,
@@ -592,43 +541,6 @@ fn a_hidden_volume_is_made_inside_an_outer_volume_with_a_pim() {
     assert!(!info.is_empty());
 }
 
-/// A loop device over `image`, handed to `who` (as a desktop's udev rule
-/// might hand a stick to the seat's user); detached and given back to its
-/// owner on drop.
-struct UserLoop {
-    device: String,
-    owner: (u32, u32),
-}
-
-impl UserLoop {
-    fn new(image: &Path, who: &User) -> UserLoop {
-        std::fs::File::create(image)
-            .and_then(|f| f.set_len(4 << 20))
-            .expect("image");
-        let out = Command::new(require_tool("losetup", "package mount"))
-            .args(["--find", "--show"])
-            .arg(image)
-            .output()
-            .expect("losetup");
-        let device = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert!(device.starts_with("/dev/loop"), "losetup: {device}");
-        let meta = std::fs::metadata(&device).expect("device");
-        let l = UserLoop {
-            device,
-            owner: (meta.uid(), meta.gid()),
-        };
-        std::os::unix::fs::chown(&l.device, Some(who.uid), Some(who.gid)).expect("chown");
-        l
-    }
-}
-
-impl Drop for UserLoop {
-    fn drop(&mut self) {
-        let _ = std::os::unix::fs::chown(&self.device, Some(self.owner.0), Some(self.owner.1));
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
-}
-
 #[test]
 fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
     let sys = System::start();
@@ -637,12 +549,17 @@ fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
     // (the test users have org.tcd.use-file only), and a folder given as
     // the header backup: the descriptor is refused for what it is, before
     // any authorization is asked for.
-    let disk = UserLoop::new(&sys.dir.path().join("user-disk.img"), user);
+    let image = sys.dir.path().join("user-disk.img");
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(4 << 20))
+        .expect("image");
+    let disk = LoopDevice::attach(&image);
+    disk.give_to(user.uid, user.gid);
     let out = sys.tcctl(
         Some(user),
         &[
             "restore-header",
-            &disk.device,
+            disk.path(),
             s(&user.path("mnt")),
             "--password-stdin",
         ],
@@ -663,7 +580,7 @@ fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
         Some(user),
         &[
             "restore-header",
-            &disk.device,
+            disk.path(),
             s(&backup),
             "--password-stdin",
         ],

@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 use tcd_tests::daemon::Daemon;
+use tcd_tests::loop_device::LoopDevice;
 use tcd_tests::system::{OPEN_FAST, PASSWORD, PYTHON, System};
 use tcd_tests::{require_tool, s};
 
@@ -356,15 +357,6 @@ fn an_xfs_volume_grows_without_the_random_fill() {
     d.ok(&["dismount", m], "");
 }
 
-/// A loop device over a file of the test's, detached on drop.
-struct Loop(String);
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
-    }
-}
-
 #[test]
 fn a_volume_on_a_device_that_has_grown_fills_it() {
     let d = Daemon::start();
@@ -372,16 +364,11 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
     std::fs::File::create(&backing)
         .and_then(|f| f.set_len(24 * MIB))
         .expect("backing file");
-    let out = Command::new(require_tool("losetup", "package mount"))
-        .args(["-f", "--show", s(&backing)])
-        .output()
-        .expect("losetup");
-    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_owned());
-    assert!(dev.0.starts_with("/dev/loop"), "{out:?}");
+    let dev = LoopDevice::attach(&backing);
     d.ok(
         &with(&[
             "create",
-            &dev.0,
+            dev.path(),
             "--quick",
             "--filesystem",
             "ext4",
@@ -391,7 +378,7 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
         "secret words\n",
     );
     // A size is the device's to give.
-    let (code, err) = d.fails(&with(&["expand", &dev.0, "--add", "8M"]), "");
+    let (code, err) = d.fails(&with(&["expand", dev.path(), "--add", "8M"]), "");
     assert_eq!(code, 7, "{err}");
     std::fs::OpenOptions::new()
         .write(true)
@@ -399,20 +386,20 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
         .and_then(|f| f.set_len(40 * MIB))
         .expect("grow the backing file");
     let st = Command::new("losetup")
-        .args(["-c", &dev.0])
+        .args(["-c", dev.path()])
         .status()
         .expect("losetup -c");
     assert!(st.success());
-    let out = d.ok(&with(&["expand", &dev.0]), "secret words\n");
+    let out = d.ok(&with(&["expand", dev.path()]), "secret words\n");
     assert_eq!(
         out,
         format!(
             "{0}: expanded; the volume holds {1} bytes\n{0}: its ext4 filesystem was grown to fill it\n",
-            dev.0,
+            dev.path(),
             40 * MIB - 256 * 1024
         )
     );
-    fsck_clean(&d, &dev.0);
+    fsck_clean(&d, dev.path());
 }
 
 #[test]

@@ -8,11 +8,11 @@
 //! Needs root, /dev/fuse, losetup, partx, sfdisk, blkid, keyctl,
 //! mkfs.ext4, dbus-daemon.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tcd_tests::daemon::{BusDaemon, Daemon};
+use tcd_tests::loop_device::{LoopDevice, gpt_image};
 use tcd_tests::s;
 use tcd_tests::{build_dir, require_root_and_fuse, require_tool};
 
@@ -240,53 +240,10 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     assert_eq!(favs, serde_json::json!({"schema": 1, "favorites": []}));
 }
 
-/// A loop device with a GPT partition, detached on drop.
-struct Disk {
-    image: PathBuf,
-    device: Option<String>,
-}
-
-impl Disk {
-    fn attach(&mut self) -> String {
-        let out = Command::new(require_tool("losetup", "package mount"))
-            .args(["--find", "--show"])
-            .arg(&self.image)
-            .output()
-            .expect("losetup");
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert!(dev.starts_with("/dev/loop"), "losetup: {dev}");
-        self.device = Some(dev.clone());
-        // The kernel here does not scan loop partitions itself: partx
-        // adds them, and the kernel announces each (an "add" uevent).
-        let st = Command::new(require_tool("partx", "package util-linux"))
-            .args(["-a", &dev])
-            .status()
-            .expect("partx -a");
-        assert!(st.success(), "partx -a {dev}");
-        let part = format!("{dev}p1");
-        wait_until("the partition's node", || Path::new(&part).exists());
-        part
-    }
-
-    fn detach(&mut self) {
-        if let Some(dev) = self.device.take() {
-            let _ = Command::new("partx").args(["-d", &dev]).status();
-            let _ = Command::new("losetup").args(["-d", &dev]).status();
-        }
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        self.detach();
-    }
-}
-
 #[test]
 fn system_favorites_mount_at_start_and_when_their_partition_appears() {
     require_root_and_fuse();
     require_tool("mkfs.ext4", "package e2fsprogs");
-    let sfdisk = require_tool("sfdisk", "package fdisk");
     let blkid = require_tool("blkid", "package util-linux");
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |n: &str| dir.path().join(n);
@@ -294,27 +251,8 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
     // A disk image with one GPT partition; a volume in the partition, and
     // one in a container file.
     let image = p("disk.img");
-    std::fs::File::create(&image)
-        .and_then(|f| f.set_len(48 << 20))
-        .expect("image");
-    let mut child = Command::new(sfdisk)
-        .args(["-q"])
-        .arg(&image)
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("sfdisk");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"label: gpt\n,\n")
-        .expect("table");
-    assert!(child.wait().expect("sfdisk").success());
-    let mut disk = Disk {
-        image: image.clone(),
-        device: None,
-    };
-    let part = disk.attach();
+    gpt_image(&image, 48 << 20);
+    let (disk, part) = LoopDevice::attach_with_partitions(&image);
     let partuuid = String::from_utf8(
         Command::new(&blkid)
             .args(["-p", "-o", "value", "-s", "PART_ENTRY_UUID", &part])
@@ -337,18 +275,10 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
         let favs: serde_json::Value =
             serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
         assert_eq!(favs["favorites"][0]["host"], stable.as_str());
-        let (code, err) = d.fails(
-            &[
-                "favorites",
-                "add",
-                "raw",
-                &disk.device.clone().expect("dev"),
-            ],
-            "",
-        );
+        let (code, err) = d.fails(&["favorites", "add", "raw", disk.path()], "");
         assert_eq!(code, 7, "a whole loop device has no stable name: {err}");
     }
-    disk.detach();
+    drop(disk);
 
     // The administrator's list: root's, with a root-only password file.
     let password_file = p("password");
@@ -383,7 +313,7 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
     assert!(p("mnt-boot").join("lost+found").is_dir());
 
     // The disk appears: the partition's "add" uevent mounts it.
-    let part = disk.attach();
+    let (disk, part) = LoopDevice::attach_with_partitions(&image);
     wait_until("the partition favorite mounts when it appears", || {
         mounted_hosts(&d).contains(&stable)
     });
@@ -412,10 +342,10 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
         log.contains("device removed") || log.contains("went away"),
         "{log}"
     );
-    disk.detach();
+    drop(disk);
 
     // What was written reached the disk: it mounts again when it comes back.
-    disk.attach();
+    let _disk = LoopDevice::attach_with_partitions(&image);
     wait_until("it mounts again", || mounted_hosts(&d).contains(&stable));
     assert_eq!(
         std::fs::read_to_string(p("mnt-usb").join("note")).expect("note"),

@@ -15,8 +15,8 @@
 //! mkfs.ext4 (CI installs them).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use tcd_tests::require_tool;
+use std::process::Stdio;
+use tcd_tests::loop_device::LoopDevice;
 use tcd_tests::system::{PASSWORD, System, User};
 
 #[test]
@@ -121,28 +121,12 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     std::fs::File::create(&raw)
         .and_then(|f| f.set_len(8 << 20))
         .expect("raw image");
-    let out = Command::new(require_tool("losetup", "package mount"))
-        .args(["--find", "--show"])
-        .arg(&raw)
-        .output()
-        .expect("losetup");
-    let device = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    assert!(device.starts_with("/dev/loop"), "a loop device: {device}");
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            // The node outlives the loop device: give it back to root
-            // (disk), or the next test that gets it finds a user's.
-            let _ = Command::new("chown").args(["root:disk", &self.0]).status();
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(device.clone());
-    std::os::unix::fs::chown(&device, Some(sys.users[1].uid), Some(sys.users[1].gid))
-        .expect("chown device");
+    let disk = LoopDevice::attach(&raw);
+    disk.give_to(sys.users[1].uid, sys.users[1].gid);
+    let device = disk.path();
     denied(
         two,
-        &["mount", &device, "--filesystem", "none", "--password-stdin"],
+        &["mount", device, "--filesystem", "none", "--password-stdin"],
         pw,
         "mount a raw block device",
     );

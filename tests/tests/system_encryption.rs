@@ -8,6 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use tcd_tests::daemon::Daemon;
+use tcd_tests::loop_device::LoopDevice;
 use tcd_tests::system::System;
 use tcd_tests::{blkid_uuid, require_tool, s, tcrypt_images};
 
@@ -204,54 +205,6 @@ fn a_user_mounts_their_own_system_image_and_not_another_users() {
     sys.ok(Some(one), &["dismount", &device], "");
 }
 
-/// A disk image attached with its partitions (`partx -a`, which asks the
-/// kernel through BLKPG: a kernel may lack the MBR and GPT parsers that
-/// `losetup --partscan` relies on).
-struct Attached {
-    drive: String,
-}
-
-impl Attached {
-    fn new(image: &std::path::Path) -> (Attached, String) {
-        let out = Command::new(require_tool("losetup", "package mount"))
-            .args(["--find", "--show"])
-            .arg(image)
-            .output()
-            .expect("losetup");
-        let drive = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert!(drive.starts_with("/dev/loop"), "losetup: {out:?}");
-        let attached = Attached { drive };
-        let st = Command::new(require_tool("partx", "package util-linux"))
-            .args(["-a", &attached.drive])
-            .status()
-            .expect("partx -a");
-        assert!(st.success(), "partx -a {}", attached.drive);
-        let part = format!("{}p1", attached.drive);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !std::path::Path::new(&part).exists() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{part} did not appear"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        (attached, part)
-    }
-}
-
-impl Drop for Attached {
-    fn drop(&mut self) {
-        // The node outlives the loop device: give it back to root (disk),
-        // or the next test that gets it finds a user's.
-        let _ = Command::new("chown")
-            .args(["root:disk", &self.drive])
-            .status();
-        let _ = std::fs::set_permissions(&self.drive, std::fs::Permissions::from_mode(0o660));
-        let _ = Command::new("partx").args(["-d", &self.drive]).status();
-        let _ = Command::new("losetup").args(["-d", &self.drive]).status();
-    }
-}
-
 /// Mounts `part` as `who` through the D-Bus API directly, sending no
 /// header: what a client that skips reading the drive would do. The reply
 /// or the error's name.
@@ -308,11 +261,11 @@ fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
     let one = &sys.users[0];
     let img = sys.dir.path().join("windows.img");
     std::fs::copy(tcrypt_images().join(MBR_PART), &img).expect("copy");
-    let (disk, part) = Attached::new(&img);
+    let (disk, part) = LoopDevice::attach_with_partitions(&img);
     // The user is given the encrypted partition, not the drive (root's,
     // 0600), as a udev rule or an administrator might do.
     std::os::unix::fs::chown(&part, Some(one.uid), Some(one.gid)).expect("chown");
-    std::fs::set_permissions(&disk.drive, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::set_permissions(disk.path(), std::fs::Permissions::from_mode(0o600)).expect("chmod");
     let args = [
         "mount",
         &part,
@@ -327,7 +280,7 @@ fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{out:?}");
     assert!(
-        err.contains(&format!("{}: permission denied", disk.drive)) && err.contains("first track"),
+        err.contains(&format!("{}: permission denied", disk.path())) && err.contains("first track"),
         "{err}"
     );
     // A client that sends no header is refused: the daemon does not read
@@ -337,7 +290,7 @@ fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
     assert_eq!(sys.list(None).as_array().map(Vec::len), Some(0));
     // Allowed to read the drive too, the user mounts the partition: the
     // decrypted system partition's FAT serial, as cryptsetup checks it.
-    std::os::unix::fs::chown(&disk.drive, Some(one.uid), Some(one.gid)).expect("chown");
+    disk.give_to(one.uid, one.gid);
     sys.ok(Some(one), &args, AAA);
     let rows = sys.list(Some(one));
     assert_eq!(rows[0]["read_only"], true, "{rows}");
@@ -352,7 +305,7 @@ fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
     let d = Daemon::start();
     let img = d.path("windows.img");
     std::fs::copy(tcrypt_images().join(MBR_PART), &img).expect("copy");
-    let (disk, part) = Attached::new(&img);
+    let (disk, part) = LoopDevice::attach_with_partitions(&img);
     let args = |host: &str| {
         [
             "mount",
@@ -367,7 +320,7 @@ fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
         ]
         .map(str::to_owned)
     };
-    d.ok(&args(&disk.drive).each_ref().map(String::as_str), AAA);
+    d.ok(&args(disk.path()).each_ref().map(String::as_str), AAA);
     // The partition's sectors are the drive's: two read-write mappings of
     // one FAT would corrupt it. Refused before any password is tried.
     let (code, err) = d.fails(&args(&part).each_ref().map(String::as_str), AAA);
@@ -377,7 +330,7 @@ fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
     d.ok(&["dismount", "--all"], "");
     // And the other way round.
     d.ok(&args(&part).each_ref().map(String::as_str), AAA);
-    let (code, err) = d.fails(&args(&disk.drive).each_ref().map(String::as_str), AAA);
+    let (code, err) = d.fails(&args(disk.path()).each_ref().map(String::as_str), AAA);
     assert_eq!(code, 4, "{err}");
     d.ok(&["dismount", "--all"], "");
 }

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tcd_tests::daemon::Daemon;
+use tcd_tests::loop_device::LoopDevice;
 use tcd_tests::{require_root_and_fuse, require_tool, s};
 
 /// No other volume on this machine has it: only this test's volume
@@ -25,20 +26,15 @@ const OPEN: [&str; 6] = [
 ];
 
 /// Loop devices attached here, detached (and what is mounted from them
-/// unmounted) on drop.
-struct Loops(Vec<PathBuf>, Vec<PathBuf>);
+/// unmounted first) on drop.
+struct Loops(Vec<LoopDevice>, Vec<PathBuf>);
 
 impl Loops {
     fn attach(&mut self, file: &Path) -> PathBuf {
-        let out = Command::new(require_tool("losetup", "package mount"))
-            .args(["--find", "--show"])
-            .arg(file)
-            .output()
-            .expect("losetup");
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        assert!(s(&dev).starts_with("/dev/loop"), "losetup: {out:?}");
-        self.0.push(dev.clone());
-        dev
+        let dev = LoopDevice::attach(file);
+        let path = dev.as_path().to_path_buf();
+        self.0.push(dev);
+        path
     }
 }
 
@@ -47,9 +43,7 @@ impl Drop for Loops {
         for m in &self.1 {
             let _ = Command::new("umount").arg(m).status();
         }
-        for d in &self.0 {
-            let _ = Command::new("losetup").arg("-d").arg(d).status();
-        }
+        self.0.clear();
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -19,34 +19,8 @@ use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
 use tcd_tests::creds;
-use tcd_tests::{engine, new_host as host, open_rw as rw, require_root, require_tool};
-
-/// A loop device over a file, detached on drop.
-struct Loop(PathBuf);
-
-impl Loop {
-    fn attach(file: &Path, sector: u32) -> Loop {
-        require_root();
-        require_tool("losetup", "package mount");
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "-b", &sector.to_string()])
-            .arg(file)
-            .output()
-            .expect("run losetup");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
-}
+use tcd_tests::loop_device::LoopDevice;
+use tcd_tests::{engine, new_host as host, open_rw as rw, require_tool};
 
 /// `tcplay -i` on `dev` with `password` (and keyfiles): its fields.
 fn tcplay_info(dev: &Path, password: &[u8], keyfiles: &[&Path]) -> HashMap<String, String> {
@@ -192,8 +166,8 @@ fn tcplay_reads_truecrypt_volumes_made_here() {
             &no,
         )
         .expect("create");
-        let dev = Loop::attach(&path, 512);
-        let info = tcplay_info(&dev.0, b"made by tcd", &[]);
+        let dev = LoopDevice::attach_with_sector(&path, 512);
+        let info = tcplay_info(dev.as_path(), b"made by tcd", &[]);
         assert_eq!(info["PBKDF2 PRF"], tcplay_prf(prf), "{}", chain.name);
         assert_eq!(info["Cipher"], tcplay_cipher(chain), "{}", chain.name);
         assert_eq!(
@@ -245,10 +219,10 @@ fn tcplay_reads_a_hidden_volume_and_keyfiles_made_here() {
         &no,
     )
     .expect("hidden");
-    let dev = Loop::attach(&path, 512);
-    let info = tcplay_info(&dev.0, b"outer", &[&keyfile]);
+    let dev = LoopDevice::attach_with_sector(&path, 512);
+    let info = tcplay_info(dev.as_path(), b"outer", &[&keyfile]);
     assert_eq!(info["Cipher"], "AES-256-XTS");
-    let info = tcplay_info(&dev.0, b"hidden", &[]);
+    let info = tcplay_info(dev.as_path(), b"hidden", &[]);
     assert_eq!(info["Cipher"], "SERPENT-256-XTS");
     assert_eq!(info["PBKDF2 PRF"], "whirlpool");
     assert_eq!(
@@ -267,8 +241,8 @@ fn a_volume_on_a_4k_device_gets_4k_sectors() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("4k");
     drop(host(&path, 2 << 20));
-    let dev = Loop::attach(&path, 4096);
-    let device = rw(&dev.0);
+    let dev = LoopDevice::attach_with_sector(&path, 4096);
+    let device = rw(dev.as_path());
     assert_eq!(
         create::host_sector_size(&device).expect("sector size"),
         4096
@@ -286,11 +260,11 @@ fn a_volume_on_a_4k_device_gets_4k_sectors() {
         &AtomicBool::new(false),
     )
     .expect("create");
-    let info = tcplay_info(&dev.0, b"4k", &[]);
+    let info = tcplay_info(dev.as_path(), b"4k", &[]);
     assert_eq!(info["Sector size"], "4096");
     let v = OpenVolume::open(
         &e,
-        rw(&dev.0),
+        rw(dev.as_path()),
         creds(b"4k"),
         Target::Any,
         &SearchOptions::new(),
@@ -318,12 +292,12 @@ fn a_volume_on_a_4k_device_gets_4k_sectors() {
 }
 
 /// Makes a volume with tcplay on a loop device over a new file.
-fn tcplay_create(path: &Path, size: u64, args: &str, answers: &[(&str, &str)]) -> Loop {
+fn tcplay_create(path: &Path, size: u64, args: &str, answers: &[(&str, &str)]) -> LoopDevice {
     require_tool("tcplay", "package tcplay");
     drop(host(path, size));
-    let dev = Loop::attach(path, 512);
+    let dev = LoopDevice::attach_with_sector(path, 512);
     converse(
-        &format!("tcplay -c -d {} {args} --insecure-erase", dev.0.display()),
+        &format!("tcplay -c -d {} {args} --insecure-erase", dev.path()),
         answers,
     );
     dev
@@ -379,7 +353,7 @@ fn volumes_made_by_tcplay_open_here() {
                 ("(y/n)", "y"),
             ],
         );
-        let v = open(&e, &dev.0, b"tcplay made");
+        let v = open(&e, dev.as_path(), b"tcplay made");
         let info = v.info();
         assert_eq!(info.format, Format::TrueCrypt);
         assert_eq!(info.chain.name, chain, "{args}");
@@ -408,7 +382,7 @@ fn a_hidden_volume_made_by_tcplay_opens_here_and_is_protected() {
             ("(y/n)", "y"),
         ],
     );
-    let h = open(&e, &dev.0, b"hidden pw");
+    let h = open(&e, dev.as_path(), b"hidden pw");
     assert!(h.info().hidden);
     assert_eq!(h.info().chain.name, "Twofish");
     assert_eq!(h.info().data_size, 1 << 20);
@@ -417,7 +391,7 @@ fn a_hidden_volume_made_by_tcplay_opens_here_and_is_protected() {
     drop(h);
     let o = OpenVolume::open_protected(
         &e,
-        rw(&dev.0),
+        rw(dev.as_path()),
         creds(b"outer pw"),
         creds(b"hidden pw"),
         &SearchOptions::new(),
