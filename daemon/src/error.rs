@@ -222,12 +222,33 @@ impl Error {
     }
 }
 
+/// What the search could not try, said once each: the encryptions no
+/// allowed backend has in one group (the policy, not the password, kept
+/// them out), then anything else with its reason.
 fn untried_note(untried: &[String]) -> String {
-    if untried.is_empty() {
-        String::new()
-    } else {
-        format!(" (not tried: {})", untried.join(", "))
+    const NO_BACKEND: &str = " (no allowed backend)";
+    let mut unserved: Vec<&str> = Vec::new();
+    let mut other: Vec<&str> = Vec::new();
+    for item in untried {
+        let (list, name) = match item.strip_suffix(NO_BACKEND) {
+            Some(name) => (&mut unserved, name),
+            None => (&mut other, item.as_str()),
+        };
+        if !list.contains(&name) {
+            list.push(name);
+        }
     }
+    let mut note = String::new();
+    if !other.is_empty() {
+        note.push_str(&format!(" (not tried: {})", other.join(", ")));
+    }
+    if !unserved.is_empty() {
+        note.push_str(&format!(
+            " (not tried, as no backend the policy allows has them: {})",
+            unserved.join(", ")
+        ));
+    }
+    note
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -543,6 +543,26 @@ fn a_volume_no_allowed_backend_serves_keeps_its_backend_until_dismounted() {
         "policy test\n",
     );
     assert_eq!(code, 8, "unsupported cipher: {msg}");
+    // Without --encryption the search cannot tell the policy from a wrong
+    // password (the header opens only with the right cipher): a wrong
+    // password, and the encryptions it could not try, each named once.
+    let (code, msg) = d.fails(&mount_args(v, &["--filesystem", "none"]), "policy test\n");
+    assert_eq!(code, 2, "{msg}");
+    let (_, untried) = msg
+        .split_once("(not tried, as no backend the policy allows has them: ")
+        .unwrap_or_else(|| panic!("the untried encryptions are named: {msg}"));
+    let names: Vec<&str> = untried
+        .split(')')
+        .next()
+        .unwrap_or_default()
+        .split(", ")
+        .collect();
+    assert!(names.contains(&"Twofish"), "{msg}");
+    assert!(!names.contains(&"AES"), "aesni has AES: {msg}");
+    let mut once = names.clone();
+    once.sort_unstable();
+    once.dedup();
+    assert_eq!(once.len(), names.len(), "each named once: {msg}");
     let list = json(&d.ok(&["backends", "--json"], ""));
     assert_eq!(
         backend(&list, "soft")["loaded"],
