@@ -851,6 +851,11 @@ pub struct ExpandArgs {
     /// VeraCrypt refuses it, before any password is asked.
     #[arg(long)]
     pub holds_hidden: bool,
+    /// Do not ask before expanding (cryptsetup's --batch-mode): needed
+    /// without a terminal. Expanding destroys a hidden volume inside, which
+    /// the outer volume's password cannot see.
+    #[arg(long, short = 'q')]
+    pub batch_mode: bool,
     #[command(flatten)]
     pub secrets: Secrets,
     #[command(flatten)]

@@ -1,7 +1,7 @@
-//! Ctrl-C (or SIGTERM, SIGHUP) while `tcctl` makes something that would be
-//! left half made: it is removed, the user is told, and `tcctl` exits as
-//! interrupted (128 + the signal). The daemon sees its client go and stops
-//! its part.
+//! Ctrl-C (or SIGTERM, SIGHUP) while `tcctl` makes or changes something
+//! that would be left half done: what can be undone is, the user is told
+//! where things stand, and `tcctl` exits as interrupted (128 + the signal).
+//! The daemon sees its client go and stops its part.
 
 use std::path::PathBuf;
 
@@ -11,6 +11,15 @@ const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 /// before any other thread starts, so that every thread inherits the
 /// blocked signals and only the waiting thread takes them.
 pub fn remove_on_interrupt(path: PathBuf) {
+    on_interrupt(move || match std::fs::remove_file(&path) {
+        Ok(()) => format!("removed the unfinished {}", path.display()),
+        Err(e) => format!("the unfinished {} is left: {e}", path.display()),
+    });
+}
+
+/// From now on, those signals print what `say` returns before `tcctl`
+/// exits (called as [`remove_on_interrupt`] is).
+pub fn on_interrupt(say: impl FnOnce() -> String + Send + 'static) {
     let set = crate::signals::set_of(&SIGNALS);
     if crate::signals::block(&set).is_none() {
         return;
@@ -22,10 +31,7 @@ pub fn remove_on_interrupt(path: PathBuf) {
         if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
             return;
         }
-        let said = match std::fs::remove_file(&path) {
-            Ok(()) => format!("removed the unfinished {}", path.display()),
-            Err(e) => format!("the unfinished {} is left: {e}", path.display()),
-        };
+        let said = say();
         // A password prompt had turned echo off: the shell gets it back.
         if let Some(t) = &terminal {
             // SAFETY: tcsetattr reads the termios saved from this same

@@ -141,7 +141,7 @@ fn a_second_expansion_or_a_mount_during_one_is_refused_and_the_first_completes()
     let sys = System::start();
     let user = &sys.users[0];
     let vol = sys.create_volume(user, "race.hc", "16M");
-    let mut grow = vec!["expand", s(&vol), "--size", "3072M"];
+    let mut grow = vec!["expand", "-q", s(&vol), "--size", "3072M"];
     grow.extend(OPEN_FAST);
     let mut first = sys.spawn_tcctl(Some(user), &grow, &format!("{PASSWORD}\n"));
     // The fill has begun once the file is larger.
@@ -150,7 +150,7 @@ fn a_second_expansion_or_a_mount_during_one_is_refused_and_the_first_completes()
         assert!(Instant::now() < deadline, "the expansion never began");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut again = vec!["expand", s(&vol), "--size", "64M"];
+    let mut again = vec!["expand", "-q", s(&vol), "--size", "64M"];
     again.extend(OPEN_FAST);
     let second = sys.tcctl(Some(user), &again, &format!("{PASSWORD}\n"));
     let mut mount = vec!["mount", s(&vol), "--filesystem", "none"];

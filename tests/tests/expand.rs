@@ -116,7 +116,10 @@ fn an_ext4_volume_grows_with_its_data_and_filesystem() {
             .expect("mtime")
     };
     let touched = mtime();
-    let out = d.ok(&with(&["expand", v, "--add", "32M"]), "secret words\n");
+    let out = d.ok(
+        &with(&["expand", "-q", v, "--add", "32M"]),
+        "secret words\n",
+    );
     assert_eq!(mtime(), touched, "the container's times are put back");
     assert_eq!(
         out,
@@ -143,7 +146,7 @@ fn an_ext4_volume_grows_with_its_data_and_filesystem() {
 
     // --size and --no-random-fill: the new space stays as the host had it.
     let out = d.ok(
-        &with(&["expand", v, "--size", "80M", "--no-random-fill"]),
+        &with(&["expand", "-q", v, "--size", "80M", "--no-random-fill"]),
         "secret words\n",
     );
     assert!(
@@ -166,7 +169,10 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
     let size = || std::fs::metadata(&vol).expect("stat").len();
 
     // Said to hold a hidden volume: refused before a password is asked.
-    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M", "--holds-hidden"]), "");
+    let (code, err) = d.fails(
+        &with(&["expand", "-q", v, "--add", "8M", "--holds-hidden"]),
+        "",
+    );
     assert_eq!(
         (code, err.as_str()),
         (
@@ -176,7 +182,10 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
              filesystem would write over it\n"
         )
     );
-    let (code, err) = d.fails(&with(&["expand", v, "--size", "16M"]), "secret words\n");
+    let (code, err) = d.fails(
+        &with(&["expand", "-q", v, "--size", "16M"]),
+        "secret words\n",
+    );
     assert_eq!(
         (code, err.as_str()),
         (
@@ -185,7 +194,7 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
              and the backup headers take the last 131072\n"
         )
     );
-    let (code, err) = d.fails(&with(&["expand", v]), "");
+    let (code, err) = d.fails(&with(&["expand", "-q", v]), "");
     assert_eq!(code, 64, "{err}");
 
     d.ok(
@@ -201,7 +210,7 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
         ]),
         "secret words\nhidden words\n",
     );
-    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "hidden words\n");
+    let (code, err) = d.fails(&with(&["expand", "-q", v, "--add", "8M"]), "hidden words\n");
     assert_eq!(
         (code, err.as_str()),
         (
@@ -215,7 +224,7 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
         &with(&["mount", v, "--filesystem", "none"]),
         "secret words\n",
     );
-    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    let (code, err) = d.fails(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
     assert_eq!(
         (code, err.as_str()),
         (4, "tcctl: the volume is already mounted\n")
@@ -250,7 +259,7 @@ fn another_users_container_is_refused() {
     let v = s(&vol);
     let before = std::fs::metadata(&vol).expect("stat").len();
     // tcctl opens the container with bob's rights: he may not write it.
-    let mut args = vec!["expand", v, "--add", "8M"];
+    let mut args = vec!["expand", "-q", v, "--add", "8M"];
     args.extend(OPEN_FAST);
     let out = sys.tcctl(Some(bob), &args, &format!("{PASSWORD}\n"));
     assert_eq!(
@@ -320,7 +329,7 @@ fn an_xfs_volume_grows_without_the_random_fill() {
     let before = df_size(&mnt);
     d.ok(&["dismount", m], "");
     let out = d.ok(
-        &with(&["expand", v, "--add", "96M", "--no-random-fill"]),
+        &with(&["expand", "-q", v, "--add", "96M", "--no-random-fill"]),
         "secret words\n",
     );
     assert!(
@@ -378,7 +387,7 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
         "secret words\n",
     );
     // A size is the device's to give.
-    let (code, err) = d.fails(&with(&["expand", dev.path(), "--add", "8M"]), "");
+    let (code, err) = d.fails(&with(&["expand", "-q", dev.path(), "--add", "8M"]), "");
     assert_eq!(code, 7, "{err}");
     std::fs::OpenOptions::new()
         .write(true)
@@ -390,7 +399,7 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
         .status()
         .expect("losetup -c");
     assert!(st.success());
-    let out = d.ok(&with(&["expand", dev.path()]), "secret words\n");
+    let out = d.ok(&with(&["expand", "-q", dev.path()]), "secret words\n");
     assert_eq!(
         out,
         format!(
@@ -419,7 +428,7 @@ fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
         ]),
         "secret words\n",
     );
-    let out = d.ok(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    let out = d.ok(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
     assert_eq!(
         out,
         format!(
@@ -428,4 +437,93 @@ fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
             24 * MIB - 256 * 1024
         )
     );
+}
+
+#[test]
+fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
+    use std::time::Duration;
+    use tcd_tests::pty::Pty;
+    let d = Daemon::start();
+    let vol = d.path("ask.vc");
+    let v = s(&vol);
+    d.ok(
+        &with(&["create", v, "--size", "16M", "--filesystem", "none"]),
+        "secret words\n",
+    );
+    let size = || std::fs::metadata(&vol).expect("stat").len();
+    // A hidden volume inside is invisible to the outer password and would
+    // be destroyed: with no terminal to ask on, nothing happens.
+    let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "secret words\n");
+    assert_eq!(
+        (code, err),
+        (
+            64,
+            format!(
+                "tcctl: expanding {v}: confirmation needed and no terminal to ask on: give --batch-mode\n"
+            )
+        )
+    );
+    assert_eq!(size(), 16 * MIB);
+    let on_terminal = |more: &[&str]| {
+        let mut c = d.command();
+        c.args(["expand", v, "--pim", "1", "--hash", "sha512"])
+            .args(more);
+        let mut t = Pty::spawn(c, None);
+        t.expect("(Type 'YES' in capital letters): ", Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(300));
+        t
+    };
+    let mut t = on_terminal(&["--add", "8M"]);
+    t.type_line("yes");
+    let (code, text) = t.finish(Duration::from_secs(10));
+    assert_eq!(code, 10, "{text}");
+    assert!(
+        text.contains(&format!(
+            "WARNING: if {v} holds a hidden volume, expanding it destroys the hidden volume"
+        )) && text.contains("tcctl: not confirmed: nothing done"),
+        "{text}"
+    );
+    assert_eq!(size(), 16 * MIB);
+
+    // Ctrl-C during the fill of 3 GiB.
+    let mut t = on_terminal(&["--size", "3G"]);
+    t.type_line("YES");
+    t.expect("Password for", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("secret words");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while size() == 16 * MIB {
+        assert!(std::time::Instant::now() < deadline, "{}", t.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    tcd_tests::daemon::send_signal(t.child.id(), 2);
+    let (code, text) = t.finish(Duration::from_secs(30));
+    assert_eq!(code, 130, "{text}");
+    let again = format!("tcctl expand --size {} {v}", 3u64 << 30);
+    assert!(
+        text.contains(&format!(
+            "tcctl: interrupted: {v} keeps its old size; if it had begun to grow, `{again}` finishes the expansion"
+        )),
+        "{text}"
+    );
+    d.wait_for_log("cancelling its request", "the fill went on");
+    // The primary header opens it at the old size; the backup header at
+    // the file's end, at the new one.
+    let opened = |extra: &[&str]| {
+        let mut args = vec!["mount", v, "--filesystem", "none"];
+        args.extend(extra);
+        d.ok(&with(&args), "secret words\n");
+        let size = d.list()[0]["size"].as_u64().expect("size");
+        d.ok(&["dismount", "--all"], "");
+        size
+    };
+    assert_eq!(opened(&[]), 16 * MIB - 256 * 1024);
+    assert_eq!(opened(&["-m", "headerbak"]), (3u64 << 30) - 256 * 1024);
+    // The same command finishes it.
+    let args: Vec<&str> = again.split(' ').skip(1).collect();
+    let mut args = with(&args);
+    args.push("-q");
+    d.ok(&args, "secret words\n");
+    assert_eq!(opened(&[]), (3u64 << 30) - 256 * 1024);
 }

@@ -1,7 +1,8 @@
 //! Expand Volume in the volume library: the data stays, the volume opens
 //! at its new size with the same master key, and an interruption after any
 //! write (or inside a header write) leaves a volume that opens at its old
-//! or its new size with its data. Hidden volumes are refused.
+//! or its new size with its data, and a backup header at the host's end
+//! from the first write on. Hidden volumes are refused.
 
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -34,15 +35,33 @@ fn search() -> SearchOptions {
 }
 
 fn open(e: &Engine, path: &Path, c: Credentials<'_>) -> Result<OpenVolume, Error> {
+    open_with(e, path, c, &search())
+}
+
+fn open_with(
+    e: &Engine,
+    path: &Path,
+    c: Credentials<'_>,
+    o: &SearchOptions,
+) -> Result<OpenVolume, Error> {
     OpenVolume::open(
         e,
         rw(path),
         c,
         Target::Any,
-        &search(),
+        o,
         &AtomicBool::new(false),
         false,
     )
+}
+
+/// The data area's size by the backup header alone (`-m headerbak`).
+fn backup_size(e: &Engine, path: &Path) -> u64 {
+    let mut o = search();
+    o.backup_only = true;
+    open_with(e, path, fast(b"pw"), &o)
+        .expect("the backup header at the host's end opens")
+        .size()
 }
 
 fn pattern(len: usize) -> Vec<u8> {
@@ -99,23 +118,31 @@ fn a_volume_grows_keeping_its_data_and_survives_a_crash_at_each_write() {
             let f = rw(&path);
             let plan = expand::plan(&e, &f, fast(b"pw"), &to, &search(), &no).expect("plan");
             assert_eq!((plan.old_data_size, plan.new_data_size), (old, new));
-            let until = if torn { STEPS[i - 1] } else { *step };
-            expand::apply(
-                &e,
-                &f,
-                fast(b"pw"),
-                &plan,
-                true,
-                &search(),
-                until,
-                &mut |_, _| {},
-                &no,
-            )
-            .expect("apply");
+            let until = if torn {
+                i.checked_sub(1).map(|j| STEPS[j])
+            } else {
+                Some(*step)
+            };
+            if let Some(until) = until {
+                expand::apply(
+                    &e,
+                    &f,
+                    fast(b"pw"),
+                    &plan,
+                    true,
+                    &search(),
+                    until,
+                    &mut |_, _| {},
+                    &no,
+                )
+                .expect("apply");
+            }
             if torn {
+                // Half a write: the container may have grown around it.
                 let at = if *step == Step::Primary {
                     0
                 } else {
+                    f.set_len(5 * MIB).expect("grown");
                     5 * MIB - 131072
                 };
                 f.write_all_at(&[0x5a; 256], at).expect("torn write");
@@ -134,6 +161,10 @@ fn a_volume_grows_keeping_its_data_and_survives_a_crash_at_each_write() {
                     got[data.len()..].iter().all(|&b| b == 0),
                     "the new space reads as zeros"
                 );
+            }
+            // From the backup header's write on, the host's end holds one.
+            if !(torn && *step == Step::Backup) {
+                assert_eq!(backup_size(&e, &path), new, "after {step:?} (torn {torn})");
             }
         }
     }

@@ -47,9 +47,20 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
     let size = new_size(&a, &host)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    if !a.batch_mode {
+        confirm_expansion(ctx.interactive, &a.volume)?;
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let again = match size {
+        Some(n) => format!("tcctl expand --size {n} {}", a.volume.display()),
+        None => format!("tcctl expand {}", a.volume.display()),
+    };
+    let path = a.volume.display().to_string();
+    crate::interrupt::on_interrupt(move || stopped(&path, &again));
+    // Connected only now: the signals above are blocked in every thread
+    // the connection starts.
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
     let x = ExpandOptions {
@@ -68,4 +79,27 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         println!("{path}: {note}");
     }
     Ok(())
+}
+
+/// A hidden volume inside cannot be seen with the outer volume's password,
+/// and expanding overwrites its backup header: asked as VeraCrypt's
+/// expander warns.
+fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), Failure> {
+    let path = volume.display();
+    crate::input::confirm(
+        interactive,
+        &format!("expanding {path}"),
+        &format!(
+            "WARNING: if {path} holds a hidden volume, expanding it destroys the hidden \
+             volume (give --holds-hidden to be refused instead). Are you sure? \
+             (Type 'YES' in capital letters): "
+        ),
+    )
+}
+
+/// Where an interrupted expansion leaves the volume (see the daemon's
+/// `volume::expand`): its primary header still opens it at its old size,
+/// and the same command again finishes whatever was begun.
+fn stopped(path: &str, again: &str) -> String {
+    format!("{path} keeps its old size; if it had begun to grow, `{again}` finishes the expansion")
 }

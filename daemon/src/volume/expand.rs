@@ -3,12 +3,16 @@
 //! new end, the new space is encrypted zeros (random to anyone without the
 //! key) unless asked not to, and both headers say the new size.
 //!
-//! Crash safety, as a password change: the host grows, the new space is
-//! filled and synced, then the new backup header group is written at the
-//! new end and made durable, then the primary header. Until the primary
-//! lands, the primary header opens the volume at its old size (the data
-//! area it names is untouched); a torn primary leaves the new backup
-//! header, which opens it at its new size; after it, the new size.
+//! Crash safety, as a password change, and a backup header at the host's
+//! end at every moment: the new end's header group (random, the backup
+//! header with the new size at its start) is written first, which grows a
+//! container to its new size in the same write; then the new space is
+//! filled and synced (the old backup headers among it); then the primary
+//! header. Until the primary lands, the primary header opens the volume at
+//! its old size (the data area it names is untouched) and the new backup
+//! header at its new size; a torn primary leaves the new backup header;
+//! after it, both say the new size. An expansion stopped before the end
+//! (a crash, a cancel) is finished by expanding again to the same size.
 
 use super::create::{GROUP_BYTES, SealWith, fill_encrypted, random, seal, write_durably};
 use super::header::{Header, Location};
@@ -48,18 +52,17 @@ pub struct Plan {
 /// after its bytes are durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// The host grows to its new size (files only).
-    Grow,
-    /// The new space is encrypted (or left as it is), the new backup
-    /// header group is random.
-    Fill,
-    /// The backup header with the new size, at the new end.
+    /// The new end's header group: random, with the backup header of the
+    /// new size at its start (a container grows to its new size here).
     Backup,
+    /// The new space is encrypted (or only the old backup headers, which
+    /// become data).
+    Fill,
     /// The primary header with the new size.
     Primary,
 }
 
-pub const STEPS: [Step; 4] = [Step::Grow, Step::Fill, Step::Backup, Step::Primary];
+pub const STEPS: [Step; 3] = [Step::Backup, Step::Fill, Step::Primary];
 
 /// Opens the volume `creds` open and plans its expansion. Refuses a hidden
 /// volume, system encryption, a TrueCrypt 5 volume (no backup header to
@@ -156,25 +159,10 @@ pub fn apply(
     // the expansion while the volume is still as it was.
     let backup = seal(engine, &plan.header, &creds, &with, cancel)?;
     let primary = seal(engine, &plan.header, &creds, &with, cancel)?;
-    let io = |what: &'static str| {
-        move |source| Error::Io {
-            what: what.to_owned(),
-            source,
-        }
-    };
     for step in STEPS {
         match step {
-            Step::Grow if plan.is_file => {
-                host.set_len(plan.new_size)
-                    .map_err(io("cannot grow the container"))?;
-                host.sync_all().map_err(io("cannot sync the container"))?;
-            }
-            Step::Grow => {}
+            Step::Backup => write_backup_group(host, plan, &backup[..])?,
             Step::Fill => fill_new_space(engine, host, plan, fill, opts, progress, cancel)?,
-            Step::Backup => {
-                let at = plan.new_size - GROUP_BYTES;
-                write_durably(host, &backup[..], at)?;
-            }
             Step::Primary => write_durably(host, &primary[..], 0)?,
         }
         if step == until {
@@ -184,8 +172,31 @@ pub fn apply(
     Ok(())
 }
 
+/// The new end's header group, as a new volume's: random around the backup
+/// header and in the hidden volume's backup slot. Written past a
+/// container's end, it grows the container in the same durable write.
+fn write_backup_group(host: &File, plan: &Plan, backup: &[u8]) -> Result<()> {
+    let mut group = Zeroizing::new(vec![0u8; GROUP_BYTES as usize]);
+    random(&mut group)?;
+    group[..backup.len()].copy_from_slice(backup);
+    write_durably(host, &group, plan.new_size - GROUP_BYTES)?;
+    if plan.is_file {
+        // Already this long; a container that was longer (an expansion
+        // stopped once and run again) is cut back to the planned end.
+        host.set_len(plan.new_size).map_err(|source| Error::Io {
+            what: "cannot size the container".into(),
+            source,
+        })?;
+        host.sync_all().map_err(|source| Error::Io {
+            what: "cannot sync the container".into(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 /// Encrypts zeros from the old data area's end to the new one's (the old
-/// backup headers among them), and makes the new header group random.
+/// backup headers among them).
 fn fill_new_space(
     engine: &Engine,
     host: &File,
@@ -209,9 +220,5 @@ fn fill_new_space(
         fill_encrypted(host, &cipher, start, len.min(GROUP_BYTES), progress, cancel)?;
         progress(len, len);
     }
-    // The new group: random around the backup header to come, and in the
-    // hidden volume's backup slot, as a new volume's.
-    let mut group = Zeroizing::new(vec![0u8; GROUP_BYTES as usize]);
-    random(&mut group)?;
-    write_durably(host, &group, plan.new_size - GROUP_BYTES)
+    Ok(())
 }
