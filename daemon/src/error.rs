@@ -114,6 +114,10 @@ pub enum Error {
         "the outer volume has an unencrypted (all-zero) sector at host byte {offset}, which would betray a hidden volume: fill the outer volume first (full format)"
     )]
     OuterNotFilled { offset: u64 },
+    #[error(
+        "the outer volume's filesystem has data at host byte {offset} (files, or files since deleted), inside the space a hidden volume of {size} bytes would take: at most {room} bytes fit behind it; move or delete the outer volume's files, or make the hidden volume smaller"
+    )]
+    HiddenOverOuterData { offset: u64, size: u64, room: u64 },
     #[error("keyfile {path}: {problem}")]
     Keyfile { path: String, problem: String },
     #[error("{0} is not installed")]
@@ -216,6 +220,7 @@ impl Error {
             | Error::VolumeTooSmall { .. }
             | Error::HiddenDoesNotFit { .. }
             | Error::OuterNotFilled { .. }
+            | Error::HiddenOverOuterData { .. }
             | Error::Keyfile { .. } => K::InvalidArgument,
             _ => K::Failed,
         }

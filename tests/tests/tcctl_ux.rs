@@ -817,3 +817,74 @@ fn contradictory_options_are_refused_before_the_password_is_asked() {
         );
     }
 }
+
+#[test]
+fn a_hidden_volume_never_overwrites_the_outer_volumes_files() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("full.hc");
+    let v = vol.to_str().expect("utf-8");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = mnt.to_str().expect("utf-8");
+    let outer = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    d.ok(
+        &[
+            &["create", v, "--size", "10M", "--filesystem", "fat"][..],
+            &outer,
+        ]
+        .concat(),
+        "outer words\n",
+    );
+    d.ok(&[&["mount", v, m][..], &outer].concat(), "outer words\n");
+    let data: Vec<u8> = (0..8 << 20).map(|i: u32| (i / 4093) as u8).collect();
+    std::fs::write(mnt.join("decoy"), &data).expect("write the outer's file");
+    d.ok(&["dismount", m], "");
+    let hidden = |size: &str| {
+        d.tcctl(
+            &[
+                "create",
+                v,
+                "--hidden-size",
+                size,
+                "--outer-pim",
+                "1",
+                "--outer-hash",
+                "sha512",
+                "--pim",
+                "2",
+                "--filesystem",
+                "none",
+                "--password-stdin",
+            ],
+            "outer words\nhidden words\n",
+        )
+    };
+    // 3 MiB at the end of a 10 MiB volume holding 8 MiB would overwrite
+    // the file: refused, with the size that fits.
+    let out = hidden("3M");
+    let msg = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{msg}");
+    let room: u64 = msg
+        .split_once("at most ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the room is named: {msg}"));
+    assert!(
+        msg.contains("tcctl: the outer volume's filesystem has data at host byte ")
+            && room > 64 * 1024
+            && room < 2 << 20,
+        "{msg}"
+    );
+    // The size offered fits, and the outer's file stays whole.
+    let out = hidden(&room.to_string());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    d.ok(
+        &[&["mount", v, m, "--readonly"][..], &outer].concat(),
+        "outer words\n",
+    );
+    assert!(
+        std::fs::read(mnt.join("decoy")).expect("read") == data,
+        "the outer's file is intact"
+    );
+    d.ok(&["dismount", m], "");
+}

@@ -375,9 +375,14 @@ pub(crate) fn fill_encrypted(
 /// The outer volume must have been fully filled: a sector that reads as
 /// zeros on the host is plaintext, and zeros around a region of random
 /// bytes would show where the hidden volume is. Such an outer volume is
-/// refused with [`Error::OuterNotFilled`]. What the outer filesystem stores
-/// is not inspected: fill the outer volume before this, and keep its data
-/// below the hidden volume's start (which this returns).
+/// refused with [`Error::OuterNotFilled`]. The space the hidden volume
+/// takes must also hold nothing the outer filesystem wrote: a filled outer
+/// volume decrypts to zeros where nothing was written, so any other sector
+/// there is the outer's data (or data it since freed, which cannot be told
+/// apart), and the hidden volume would overwrite it:
+/// [`Error::HiddenOverOuterData`], with the largest size that fits, as
+/// VeraCrypt's wizard offers only the space after the outer's last used
+/// cluster.
 #[allow(clippy::too_many_arguments)] // two sets of credentials, as VeraCrypt asks
 pub fn create_hidden(
     engine: &Engine,
@@ -410,6 +415,16 @@ pub fn create_hidden(
         });
     };
     check_outer_filled(host, o.header.data_offset, outer_end, cancel)?;
+    let outer_cipher =
+        engine.volume_cipher(o.chain, &o.header.master_keys[..], opts.backend.as_deref())?;
+    if let Some(used) = last_written(host, &outer_cipher, start, end, cancel)? {
+        let free_from = (used + UNIT).div_ceil(sector) * sector;
+        return Err(Error::HiddenOverOuterData {
+            offset: used,
+            size,
+            room: end.saturating_sub(free_from.max(lowest)),
+        });
+    }
 
     let keys = master_keys(opts.chain)?;
     let data_size = end - start;
@@ -431,6 +446,39 @@ pub fn create_hidden(
         data_offset: start,
         data_size,
     })
+}
+
+/// The host offset of the last sector in `start..end` that does not
+/// decrypt to zeros, read from the end down: what the outer volume holds
+/// there.
+fn last_written(
+    host: &File,
+    cipher: &crate::engine::VolumeCipher,
+    start: u64,
+    end: u64,
+    cancel: &AtomicBool,
+) -> Result<Option<u64>> {
+    let mut buf = Zeroizing::new(vec![0u8; STEP]);
+    let mut top = end;
+    while top > start {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let n = (top - start).min(STEP as u64);
+        let at = top - n;
+        let chunk = &mut buf[..n as usize];
+        host.read_exact_at(chunk, at)
+            .map_err(io("cannot read the outer volume"))?;
+        cipher.decrypt(chunk, at / UNIT)?;
+        if let Some(i) = chunk
+            .chunks(UNIT as usize)
+            .rposition(|s| s.iter().any(|&b| b != 0))
+        {
+            return Ok(Some(at + i as u64 * UNIT));
+        }
+        top = at;
+    }
+    Ok(None)
 }
 
 /// Refuses an outer data area with a sector of zeros on the host.
