@@ -154,6 +154,7 @@ fn reload(d: &Rc<Dialog>) {
 }
 
 fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
+    let before = current(d).map(|(f, system)| (f.name, system));
     while let Some(child) = d.list.first_child() {
         d.list.remove(&child);
     }
@@ -170,6 +171,15 @@ fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
     }
     *d.rows.borrow_mut() = rows;
     d.edit.set_sensitive(false);
+    // The favorite chosen before stays chosen.
+    let again = d
+        .rows
+        .borrow()
+        .iter()
+        .position(|(f, system)| before.as_ref() == Some(&(f.name.clone(), *system)));
+    if let Some(row) = again.and_then(|i| d.list.row_at_index(i32::try_from(i).ok()?)) {
+        d.list.select_row(Some(&row));
+    }
 }
 
 /// The chosen favorite and whether it is the system's.

@@ -41,26 +41,43 @@ impl KeyfileList {
         k
     }
 
+    /// Small buttons with icons, each named (and its tooltip saying)
+    /// what it does.
     fn buttons(&self, parent: &gtk::Window, name: &str) -> gtk::Box {
         let row = gtk::Box::new(gtk::Orientation::Horizontal, 4);
-        let add = |label: &str, action: gtk::FileChooserAction, many: bool| {
-            let b = gtk::Button::with_label(&tr(label));
-            ui::named(&b, &format!("{} {}", tr(label), tr(name)));
+        let button = |label: &str, icon: &str| {
+            let b = gtk::Button::from_icon_name(icon);
+            b.set_tooltip_text(Some(&tr(label)));
+            ui::named(&b, &format!("{} ({})", tr(label), tr(name)));
+            row.append(&b);
+            b
+        };
+        for (label, icon, action) in [
+            (
+                "Add Files…",
+                "list-add-symbolic",
+                gtk::FileChooserAction::Open,
+            ),
+            (
+                "Add Folder…",
+                "folder-open-symbolic",
+                gtk::FileChooserAction::SelectFolder,
+            ),
+        ] {
             let (k, w, title) = (self.clone(), parent.clone(), tr(label));
-            b.connect_clicked(move |_| {
+            let many = action == gtk::FileChooserAction::Open;
+            button(label, icon).connect_clicked(move |_| {
                 let k = k.clone();
                 ui::pick(&w, &title, action, many, move |p| k.add(p));
             });
-            row.append(&b);
-        };
-        add("Add Files…", gtk::FileChooserAction::Open, true);
-        add("Add Folder…", gtk::FileChooserAction::SelectFolder, false);
-        for (label, by) in [("Remove", 0), ("Up", -1), ("Down", 1)] {
-            let b = gtk::Button::with_label(&tr(label));
-            ui::named(&b, &format!("{} ({})", tr(label), tr(name)));
+        }
+        for (label, icon, by) in [
+            ("Remove", "list-remove-symbolic", 0),
+            ("Move Up", "go-up-symbolic", -1),
+            ("Move Down", "go-down-symbolic", 1),
+        ] {
             let k = self.clone();
-            b.connect_clicked(move |_| k.change(by));
-            row.append(&b);
+            button(label, icon).connect_clicked(move |_| k.change(by));
         }
         row
     }

@@ -40,7 +40,7 @@ struct Tools {
 
 pub fn show(main: &Rc<Main>) {
     let window = ui::dialog(&main.window, &tr("Volume Tools"));
-    window.set_default_width(880);
+    window.set_default_width(860);
     let unchanged = std::iter::once(tr("Unchanged")).chain(hashes());
     let t = Rc::new(Tools {
         keyfiles: KeyfileList::new(&window, "Keyfiles"),
