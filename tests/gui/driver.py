@@ -437,6 +437,18 @@ def scenario_refused():
     switch = named("Accelerate AES with processor instructions", found)
     sensitive = switch.getState().contains(pyatspi.STATE_SENSITIVE)
     step("refused", f"{sensitive}|{why}", wait=True)
+    close_settings(found)
+    # The system's favorites: shown, not to be changed.
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    row = find("list item", "system", found, exact=True).description
+    find("list", "Favorite volumes", found).querySelection().selectChild(0)
+    said = answer(message, "")
+    time.sleep(0.5)
+    save = find("push button", "Save Changes", found, exact=True)
+    sensitive = save.getState().contains(pyatspi.STATE_SENSITIVE)
+    step("system-favorite", f"{sensitive}|{said}|{row}", wait=True)
     proc.terminate()
     proc.wait()
 

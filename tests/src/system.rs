@@ -8,7 +8,8 @@
 //! A headless machine has no active login session, so a rules file stands
 //! in for one: it grants the two test users what the actions give active
 //! local users (`org.tcd.use-file`), nothing more; the second may not
-//! change the backend policy at all (polkit says no, not "authenticate").
+//! change the backend policy or the system's favorites at all (polkit
+//! says no, not "authenticate").
 //! The actions and the rules files are installed where polkitd reads them
 //! and left there: tests in parallel share them, and their content never
 //! changes.
@@ -25,7 +26,8 @@ use std::time::{Duration, Instant};
 const ACTIONS: &str = "/usr/share/polkit-1/actions/org.tcd.policy";
 const RULES: &str = "/etc/polkit-1/rules.d/49-tcd-test-users.rules";
 /// polkit refuses the second test user outright what an administrator's
-/// password would allow (`org.tcd.set-policy`): a user who may not.
+/// password would allow (`org.tcd.set-policy`,
+/// `org.tcd.manage-system-favorites`): a user who may not.
 const REFUSED: &str = "/etc/polkit-1/rules.d/48-tcd-test-refused.rules";
 const POLKITD: &str = "/usr/lib/polkit-1/polkitd";
 /// The two unprivileged test users.
@@ -272,7 +274,7 @@ fn install_polkit_files() {
         USERS.map(|u| format!("\"{u}\"")).join(", ")
     );
     let refused = format!(
-        "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.set-policy\" && subject.user == \"{}\") {{\n    return polkit.Result.NO;\n  }}\n}});\n",
+        "polkit.addRule(function(action, subject) {{\n  if ((action.id == \"org.tcd.set-policy\" || action.id == \"org.tcd.manage-system-favorites\") && subject.user == \"{}\") {{\n    return polkit.Result.NO;\n  }}\n}});\n",
         USERS[1]
     );
     for (path, text) in [(RULES, rules), (REFUSED, refused)] {

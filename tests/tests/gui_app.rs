@@ -391,17 +391,42 @@ fn benchmark(d: &mut Driver) {
 }
 
 /// A user polkit refuses policy changes outright sees the Performance
-/// page's switches greyed, and why.
+/// page's switches greyed, and why; the system's favorites likewise.
 #[test]
-fn a_user_who_may_not_change_the_policy_sees_the_switches_greyed() {
+fn a_user_polkit_refuses_sees_the_policy_and_the_system_favorites_greyed() {
     let sys = System::start();
     let u = &sys.users[1];
+    let shared = u.path("shared.vc");
+    std::fs::write(&shared, b"").expect("a volume file");
+    sys.ok(
+        None,
+        &[
+            "favorites",
+            "add",
+            "system",
+            s(&shared),
+            "--system-favorite",
+        ],
+        "",
+    );
     let mut d = Driver::start(&sys, u, "refused", &[]);
     let said = d.step("refused");
     assert_eq!(
         said,
         "False|Only an administrator may change the backend policy (polkit refuses \
          org.tcd.set-policy to your account)."
+    );
+    d.go();
+    // The system's favorite is listed as the system's, and its settings
+    // are greyed with the reason.
+    let said = d.step("system-favorite");
+    assert_eq!(
+        said,
+        format!(
+            "False|The system's favorites are read-only: polkit does not let you change \
+             them.|{} · system's · mount point chosen",
+            s(&shared)
+        )
     );
     d.go();
     d.finish(&[]);

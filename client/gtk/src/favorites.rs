@@ -19,6 +19,10 @@ use tcd_client::polkit::{self, Permission};
 use tcd_proto::contract::favorite::Favorite;
 use zeroize::Zeroizing;
 
+/// Why a system favorite cannot be changed.
+const READ_ONLY: &str =
+    "The system's favorites are read-only: polkit does not let you change them.";
+
 struct Dialog {
     window: gtk::Window,
     target: Target,
@@ -32,7 +36,7 @@ struct Dialog {
     auto_mount: gtk::CheckButton,
     idle: gtk::SpinButton,
     pim: gtk::SpinButton,
-    edit: gtk::Box,
+    save: gtk::Button,
     message: gtk::Label,
 }
 
@@ -48,7 +52,7 @@ pub fn show(main: &Rc<Main>) {
         auto_mount: ui::check("_Auto-mount"),
         idle: spin("Favorite idle minutes", 0.0, 10_000.0),
         pim: spin("Favorite PIM", 0.0, 2_147_468.0),
-        edit: gtk::Box::new(gtk::Orientation::Vertical, 8),
+        save: ui::button("_Save Changes"),
         message: ui::message_label("Favorites message"),
     });
     ui::named(&d.list, &tr("Favorite volumes"));
@@ -73,12 +77,10 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     f.wide(&d.auto_mount);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
     f.row("P_IM (0: default):", &d.pim);
-    let save = ui::button("_Save Changes");
     let dd = d.clone();
-    save.connect_clicked(move |_| save_changes(&dd));
-    f.wide(&save);
-    d.edit.append(&f.grid);
-    d.edit.set_sensitive(false);
+    d.save.connect_clicked(move |_| save_changes(&dd));
+    f.wide(&d.save);
+    editable(d, false);
     let add = ui::button("Add _Mounted Volume");
     let (dd, m) = (d.clone(), main.clone());
     add.connect_clicked(move |_| add_mounted(&dd, &m));
@@ -93,7 +95,7 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     close.connect_clicked(move |_| w.close());
     let body = ui::body(10);
     body.append(&scrolled);
-    body.append(&d.edit);
+    body.append(&f.grid);
     body.append(&d.message);
     body.append(&ui::button_row(&[&add, &remove, &mount, &close]));
     body
@@ -170,7 +172,7 @@ fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
         d.list.append(&row);
     }
     *d.rows.borrow_mut() = rows;
-    d.edit.set_sensitive(false);
+    editable(d, false);
     // The favorite chosen before stays chosen.
     let again = d
         .rows
@@ -179,6 +181,20 @@ fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
         .position(|(f, system)| before.as_ref() == Some(&(f.name.clone(), *system)));
     if let Some(row) = again.and_then(|i| d.list.row_at_index(i32::try_from(i).ok()?)) {
         d.list.select_row(Some(&row));
+    }
+}
+
+/// The chosen favorite's settings offered for change, or greyed.
+fn editable(d: &Dialog, on: bool) {
+    d.mount_point.set_sensitive(on);
+    for w in [
+        d.readonly.upcast_ref::<gtk::Widget>(),
+        d.auto_mount.upcast_ref(),
+        d.idle.upcast_ref(),
+        d.pim.upcast_ref(),
+        d.save.upcast_ref(),
+    ] {
+        w.set_sensitive(on);
     }
 }
 
@@ -192,7 +208,7 @@ fn current(d: &Dialog) -> Option<(Favorite, bool)> {
 /// user may.
 fn chosen(d: &Dialog) {
     let Some((f, system)) = current(d) else {
-        return d.edit.set_sensitive(false);
+        return editable(d, false);
     };
     d.mount_point
         .set_text(f.mount_point.as_deref().unwrap_or_default());
@@ -201,13 +217,9 @@ fn chosen(d: &Dialog) {
     d.idle.set_value(f64::from(f.dismount_idle_seconds / 60));
     d.pim.set_value(f64::from(f.pim));
     let may = !system || *d.system_editable.borrow();
-    d.edit.set_sensitive(may);
+    editable(d, may);
     if !may {
-        say(
-            d,
-            &tr("The system's favorites are read-only: polkit does not let you change them."),
-            true,
-        );
+        say(d, &tr(READ_ONLY), true);
     }
 }
 
@@ -274,6 +286,9 @@ fn remove_chosen(d: &Rc<Dialog>) {
     let Some((f, system)) = current(d) else {
         return say(d, &tr("Choose a favorite first."), true);
     };
+    if system && !*d.system_editable.borrow() {
+        return say(d, &tr(READ_ONLY), true);
+    }
     let name = f.name;
     change(d, move |c| {
         if !c.remove_favorite(&name, system)? {
