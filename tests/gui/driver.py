@@ -267,7 +267,12 @@ def scenario_mount(volume, mount_point, password, wrong, pim, backends, new_pass
     create(volume, password, pim)
     found, message = mount_dialog(volume, mount_point, wrong, pim)
     press(find("push button", "Mount", found, exact=True))
-    step("wrong-password", dialog_message(message), wait=True)
+    said = dialog_message(message)
+    # The search's last progress report stays under the error.
+    bar = find("progress bar", "Search progress", found)
+    report = until("a progress report", lambda: bar.description
+                   if bar.description.startswith("Trying ") else None)
+    step("wrong-password", f"{said}|{report}", wait=True)
     shot("mount-error")
     type_text(find("password text", "Password", found), password)
     shot("mount-dialog")

@@ -200,10 +200,23 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     d.go();
 
     // A wrong password: the daemon's error in the dialog, nothing mounted.
-    let error = d.step("wrong-password");
+    let said = d.step("wrong-password");
+    let (error, report) = said.split_once('|').expect("error|report");
     assert!(
         error == "wrong password or keyfile, or not a volume",
         "the dialog shows the daemon's error: {error:?}"
+    );
+    // The daemon's progress, in tcctl's words: "Trying VeraCrypt sha512 on
+    // the primary headers: 40 % done".
+    let words: Vec<&str> = report.split(' ').collect();
+    assert!(
+        words.len() >= 9
+            && words[0] == "Trying"
+            && ["VeraCrypt", "TrueCrypt"].contains(&words[1])
+            && ["primary", "backup"].contains(&words[5])
+            && words[6] == "headers:"
+            && words[8].starts_with('%'),
+        "the search's progress: {report:?}"
     );
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();

@@ -158,10 +158,12 @@ fn cancel_or_close(d: &Rc<Dialog>) {
     }
 }
 
+/// A search under way, or over: its bar then stays with the last report,
+/// which says how far a failed search went.
 fn busy(d: &Dialog, on: bool) {
     d.mount.set_sensitive(!on);
-    d.progress.set_visible(on);
     if on {
+        d.progress.set_visible(true);
         d.progress.set_fraction(0.0);
         d.progress.set_text(Some(""));
         d.message.remove_css_class("error");
@@ -236,6 +238,8 @@ fn progress(d: &Dialog) -> impl Fn(String, f64) + Send + 'static {
         while let Ok((line, done)) = rx.recv().await {
             bar.set_fraction(done);
             bar.set_text(Some(&line));
+            // Read by a screen reader, which does not read a bar's text.
+            bar.update_property(&[gtk::accessible::Property::Description(&line)]);
         }
     });
     move |line, done| {
