@@ -1,6 +1,7 @@
 //! Opening a volume's host (container file or device) with the user's own
 //! rights: what they cannot open, the daemon never sees. The daemon gets
-//! the descriptor, never the path.
+//! the descriptor, never the path. And the new private files the client
+//! writes (header backups, keyfiles).
 
 use crate::bus::{Failure, exit};
 use std::fs::{File, OpenOptions};
@@ -152,4 +153,21 @@ pub fn system_header(
     file.read_exact_at(&mut header, 31744)
         .map_err(|e| in_track(open_failure(&drive, &e)))?;
     Ok(Some(tcd_proto::contract::Secret(header)))
+}
+
+/// A new file of the user's at `path` that only they may read (mode
+/// 0600), never one that exists: that is refused, `rule` saying why.
+pub fn create_private(path: &Path, rule: &str) -> Result<File, Failure> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Failure {
+                code: exit::USAGE,
+                message: format!("{} exists: {rule}", path.display()),
+            },
+            _ => Failure::invalid(format!("{}: {e}", path.display())),
+        })
 }

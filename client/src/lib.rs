@@ -7,10 +7,12 @@
 
 pub mod bus;
 pub mod cli;
+pub mod favorites;
 pub mod follow;
 pub mod forms;
 pub mod host;
 pub mod input;
+pub mod keyfiles;
 pub mod keystore;
 pub mod notify;
 pub mod options;
@@ -20,3 +22,4 @@ pub mod prompt;
 pub mod search;
 pub mod signals;
 pub mod token;
+pub mod tools;

@@ -224,12 +224,22 @@ pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
 /// `tcctl info`: the header's fields in the order of VeraCrypt's volume
 /// properties (JSON's `null` is "-" to people).
 pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
-    let doc = header_json(info, path);
     if json {
-        println!("{doc}");
+        println!("{}", header_json(info, path));
         return;
     }
-    let Json::Object(fields) = doc else { return };
+    for (label, value) in header_lines(info, path) {
+        println!("{label:<18} {value}");
+    }
+}
+
+/// The header's fields as people read them, labelled, in the order of
+/// VeraCrypt's volume properties (`tcctl info`, the desktop's Header
+/// Information).
+pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)> {
+    let Json::Object(fields) = header_json(info, path) else {
+        return Vec::new();
+    };
     const SHOWN: [(&str, &str); 18] = [
         ("path", "Volume"),
         ("format", "Format"),
@@ -250,19 +260,22 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
         ("weak_keys", "Weak keys"),
         ("backends", "Backends"),
     ];
-    for (key, label) in SHOWN {
-        let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
-            ("pim", Json::Null) => "default".to_owned(),
-            // As VeraCrypt says it: each cipher's key, and XTS's second.
-            ("key_bits", Json::Number(n)) => n.as_u64().map_or_else(
-                || plain(&Json::Number(n.clone())),
-                |b| format!("{} bits, secondary key (XTS mode) {} bits", b / 2, b / 2),
-            ),
-            (_, Json::Bool(b)) => yes_no(*b).to_owned(),
-            (_, v) => plain(v),
-        };
-        println!("{label:<18} {value}");
-    }
+    SHOWN
+        .into_iter()
+        .map(|(key, label)| {
+            let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
+                ("pim", Json::Null) => "default".to_owned(),
+                // As VeraCrypt says it: each cipher's key, and XTS's second.
+                ("key_bits", Json::Number(n)) => n.as_u64().map_or_else(
+                    || plain(&Json::Number(n.clone())),
+                    |b| format!("{} bits, secondary key (XTS mode) {} bits", b / 2, b / 2),
+                ),
+                (_, Json::Bool(b)) => yes_no(*b).to_owned(),
+                (_, v) => plain(v),
+            };
+            (label, value)
+        })
+        .collect()
 }
 
 /// A JSON value as people read it.

@@ -48,16 +48,12 @@ fn shown<T>(
     // Open while the call runs: no line is written after it is cleared.
     let open = Arc::new(Mutex::new(true));
     let lines = Arc::clone(&open);
-    let r = c.with_signals(
-        "SearchProgress",
-        move |m| {
-            let Ok(p) = m.body().deserialize::<(String, String, String, f64, i64)>() else {
-                return;
-            };
+    let r = reported(
+        c,
+        move |line, _| {
             let still = lines.lock().unwrap_or_else(|p| p.into_inner());
             if *still {
                 let mut err = std::io::stderr().lock();
-                let line = describe(&p);
                 let _ = match name.as_str() {
                     "" => write!(err, "\r\x1b[K{line}"),
                     name => write!(err, "\r\x1b[K{name}: t{}", &line[1..]),
@@ -71,6 +67,26 @@ fn shown<T>(
     *still = false;
     eprint!("\r\x1b[K");
     r
+}
+
+/// Runs `call` (a method that searches for the header) on `c`; `on`
+/// gets each of the daemon's `SearchProgress` reports in words ("Trying
+/// VeraCrypt sha512 on the normal headers: 40 % done, about 3 s left")
+/// and the fraction done.
+pub fn reported<T>(
+    c: &Client,
+    on: impl Fn(String, f64) + Send + 'static,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    c.with_signals(
+        "SearchProgress",
+        move |m| {
+            if let Ok(p) = m.body().deserialize::<(String, String, String, f64, i64)>() {
+                on(describe(&p), p.3.clamp(0.0, 1.0));
+            }
+        },
+        call,
+    )
 }
 
 /// One progress report in words.

@@ -259,14 +259,20 @@ def create(volume, password, pim):
     press(find("push button", "Close", found, exact=True))
 
 
-def scenario_mount(volume, mount_point, password, wrong, pim, backends):
+def scenario_mount(volume, mount_point, password, wrong, pim, backends, new_password,
+                   backup, keyfile):
     proc = start_app()
     status()
     shot("main-window")
     create(volume, password, pim)
     found, message = mount_dialog(volume, mount_point, wrong, pim)
     press(find("push button", "Mount", found, exact=True))
-    step("wrong-password", dialog_message(message), wait=True)
+    said = dialog_message(message)
+    # The search's last progress report stays under the error.
+    bar = find("progress bar", "Search progress", found)
+    report = until("a progress report", lambda: bar.description
+                   if bar.description.startswith("Trying ") else None)
+    step("wrong-password", f"{said}|{report}", wait=True)
     shot("mount-error")
     type_text(find("password text", "Password", found), password)
     shot("mount-dialog")
@@ -274,6 +280,25 @@ def scenario_mount(volume, mount_point, password, wrong, pim, backends):
     listed = find("list item", volume)
     step("mounted", listed.description, wait=True)
     shot("main-mounted")
+    dismount_first()
+    step("dismounted", status(), wait=True)
+    volume_tools(password, new_password, pim, backup)
+    settings(mount_point)
+    # Mounted again: the mount point and the cache from the Preferences.
+    found = dialog_for(volume)
+    type_text(find("password text", "Password", found), password)
+    set_number(find("spin button", "PIM", found), pim)
+    press(find("push button", "Mount", found, exact=True))
+    find("list item", volume)
+    favorites(volume, password, pim)
+    wipe_cache()
+    keyfile_generator(keyfile)
+    benchmark()
+    proc.terminate()
+    proc.wait()
+
+
+def dismount_first():
     volumes = find("list", "Mounted volumes")
     volumes.querySelection().selectChild(0)
     press(find("push button", "Dismount", exact=True))
@@ -281,9 +306,154 @@ def scenario_mount(volume, mount_point, password, wrong, pim, backends):
         "the list to empty",
         lambda: not any(c.getRoleName() == "list item" for c in volumes),
     )
-    step("dismounted", status(), wait=True)
-    benchmark()
-    performance()
+
+
+def dialog_for(volume):
+    set_text(find("text", "Volume"), volume)
+    press(find("push button", "Mount…"))
+    return dialog("Mount " + volume)
+
+
+def answer(label, busy):
+    """A message label's text once it says something other than `busy`."""
+    return until(
+        "the answer",
+        lambda: (lambda t: t if t and t != busy else None)(settled_text(label)),
+    )
+
+
+def tool(found, button, message, password):
+    """Types the current password and presses `button` in Volume Tools;
+    what the dialog then says."""
+    type_text(find("password text", "Current password", found), password)
+    press(find("push button", button, found, exact=True))
+    return answer(message, "Working…")
+
+
+def volume_tools(password, new_password, pim, backup):
+    press(find("push button", "Volume Tools…"))
+    found = dialog("Volume Tools")
+    message = find("label", "Volume Tools message", found)
+    set_number(find("spin button", "PIM", found), pim)
+    # Header Information, in a window of its own.
+    type_text(find("password text", "Current password", found), password)
+    press(find("push button", "Header Information", found, exact=True))
+    info = dialog("Header Information")
+    encryption = find("label", "Encryption: ", info).name
+    prf = find("label", "PKCS-5 PRF: ", info).name
+    shot("header-information")
+    step("header-info", f"{encryption}|{prf}", wait=True)
+    press(find("push button", "Close", info, exact=True))
+    set_text(find("text", "Backup file", found), backup)
+    step("backed-up", tool(found, "Back Up Header", message, password), wait=True)
+    type_text(find("password text", "New password", found), new_password)
+    type_text(find("password text", "Confirm new password", found), new_password)
+    set_number(find("spin button", "New PIM", found), pim)
+    shot("volume-tools")
+    said = tool(found, "Change Password", message, password)
+    step("changed", said, wait=True)
+    # The backup holds the old header: the old password opens it again.
+    step("restored", tool(found, "Restore Header", message, password), wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def settings(mount_point):
+    """Preferences: the Mount dialog's defaults; then the Performance
+    page."""
+    press(find("push button", "Settings…"))
+    found = until("the settings window", lambda: find("frame", "Settings"))
+    click(find("check box", "Cache passwords in the daemon", found))
+    set_text(find("text", "Default mount point", found), mount_point)
+    shot("preferences")
+    press(named("Performance", found))
+    performance(found)
+    close_settings(found)
+
+
+def close_settings(found):
+    press(find("push button", "Close", found, exact=True))
+    until("the settings window to close", lambda: not any(
+        c.name == "Settings" for c in app_node()))
+
+
+def favorites(volume, password, pim):
+    volumes = find("list", "Mounted volumes")
+    volumes.querySelection().selectChild(0)
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    press(find("push button", "Add Mounted Volume", found, exact=True))
+    name = os.path.basename(volume)
+    find("list item", name, found, exact=True)
+    # Organised: its PIM (the volume's), and auto-mount.
+    find("list", "Favorite volumes", found).querySelection().selectChild(0)
+    set_number(find("spin button", "Favorite PIM", found), pim)
+    click(find("check box", "Auto-mount", found))
+    press(find("push button", "Save Changes", found, exact=True))
+    listed = until("the row saved", lambda: (lambda r: r if "auto-mount" in r.description
+                                              else None)(find("list item", name, found, exact=True)))
+    step("favorite-added", listed.description, wait=True)
+    shot("favorites")
+    press(find("push button", "Close", found, exact=True))
+    dismount_first()
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    press(find("push button", "Mount Favorites", found, exact=True))
+    asked = dialog("Password for " + name)
+    type_text(find("password text", "Favorite password", asked), password)
+    press(find("push button", "Mount", asked, exact=True))
+    step("favorites-mounted", answer(message, "Mounting…"), wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def wipe_cache():
+    press(find("push button", "Settings…"))
+    found = until("the settings window", lambda: find("frame", "Settings"))
+    message = find("label", "Preferences message", found)
+    press(find("push button", "Wipe Cache", found, exact=True))
+    step("wiped", answer(message, ""), wait=True)
+    close_settings(found)
+
+
+def keyfile_generator(path):
+    press(find("push button", "Keyfile Generator…"))
+    found = dialog("Keyfile Generator")
+    message = find("label", "Keyfile Generator message", found)
+    set_text(find("text", "Folder", found, exact=True), os.path.dirname(path))
+    set_text(find("text", "Keyfile name", found), os.path.basename(path))
+    set_number(find("spin button", "Number of keyfiles", found), 3)
+    set_number(find("spin button", "Keyfile size in bytes", found), 128)
+    press(find("push button", "Generate", found, exact=True))
+    said = answer(message, "")
+    shot("keyfile-generator")
+    step("keyfiles", said, wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def scenario_refused():
+    """A user polkit refuses policy changes: the Performance page greyed,
+    with the reason."""
+    proc = start_app()
+    press(find("push button", "Settings…"))
+    found = until("the settings window", lambda: find("frame", "Settings"))
+    press(named("Performance", found))
+    why = fact(found, "You may not change these settings:")
+    switch = named("Accelerate AES with processor instructions", found)
+    sensitive = switch.getState().contains(pyatspi.STATE_SENSITIVE)
+    step("refused", f"{sensitive}|{why}", wait=True)
+    close_settings(found)
+    # The system's favorites: shown, not to be changed.
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    row = find("list item", "system", found, exact=True).description
+    find("list", "Favorite volumes", found).querySelection().selectChild(0)
+    said = answer(message, "")
+    time.sleep(0.5)
+    save = find("push button", "Save Changes", found, exact=True)
+    sensitive = save.getState().contains(pyatspi.STATE_SENSITIVE)
+    step("system-favorite", f"{sensitive}|{said}|{row}", wait=True)
     proc.terminate()
     proc.wait()
 
@@ -332,9 +502,7 @@ def fact(within, question):
     return find("label", question + " ", within).name[len(question) + 1 :]
 
 
-def performance():
-    press(find("push button", "Settings…"))
-    found = until("the settings window", lambda: find("frame", "Settings"))
+def performance(found):
     cpu = fact(found, "Processor (CPU) in this computer supports hardware acceleration for AES:")
     accel = fact(found, "Hardware acceleration by the policy in force:")
     allowed = fact(found, "Backends the policy allows:")
@@ -346,7 +514,7 @@ def performance():
     step("performance", f"{cpu}|{accel}|{allowed}|" + ",".join(offered), wait=True)
 
 
-SCENARIOS = {"mount": scenario_mount}
+SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused}
 
 SCENARIOS[SCENARIO](*ARGS)
 step("done")

@@ -7,9 +7,12 @@
 //!
 //! A headless machine has no active login session, so a rules file stands
 //! in for one: it grants the two test users what the actions give active
-//! local users (`org.tcd.use-file`), nothing more. The actions and the
-//! rules file are installed where polkitd reads them and left there: tests
-//! in parallel share them, and their content never changes.
+//! local users (`org.tcd.use-file`), nothing more; the second may not
+//! change the backend policy or the system's favorites at all (polkit
+//! says no, not "authenticate").
+//! The actions and the rules files are installed where polkitd reads them
+//! and left there: tests in parallel share them, and their content never
+//! changes.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, useradd, mkfs.ext4.
 
@@ -22,6 +25,10 @@ use std::time::{Duration, Instant};
 
 const ACTIONS: &str = "/usr/share/polkit-1/actions/org.tcd.policy";
 const RULES: &str = "/etc/polkit-1/rules.d/49-tcd-test-users.rules";
+/// polkit refuses the second test user outright what an administrator's
+/// password would allow (`org.tcd.set-policy`,
+/// `org.tcd.manage-system-favorites`): a user who may not.
+const REFUSED: &str = "/etc/polkit-1/rules.d/48-tcd-test-refused.rules";
 const POLKITD: &str = "/usr/lib/polkit-1/polkitd";
 /// The two unprivileged test users.
 pub const USERS: [&str; 2] = ["tcdtest1", "tcdtest2"];
@@ -266,9 +273,15 @@ fn install_polkit_files() {
         "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-file\" && [{}].indexOf(subject.user) >= 0) {{\n    return polkit.Result.YES;\n  }}\n}});\n",
         USERS.map(|u| format!("\"{u}\"")).join(", ")
     );
-    if std::fs::read_to_string(RULES).ok().as_deref() != Some(rules.as_str()) {
-        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
-        write_atomically(Path::new(RULES), rules.as_bytes());
+    let refused = format!(
+        "polkit.addRule(function(action, subject) {{\n  if ((action.id == \"org.tcd.set-policy\" || action.id == \"org.tcd.manage-system-favorites\") && subject.user == \"{}\") {{\n    return polkit.Result.NO;\n  }}\n}});\n",
+        USERS[1]
+    );
+    for (path, text) in [(RULES, rules), (REFUSED, refused)] {
+        if std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
+            write_atomically(Path::new(path), text.as_bytes());
+        }
     }
 }
 

@@ -141,22 +141,55 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// The backends the daemon has, by name, and `tcctl backends --json`.
+fn backend_names(sys: &System, u: &User) -> (Vec<String>, serde_json::Value) {
+    let backends: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &["backends", "--json"], "")).expect("backends");
+    let names = backends["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (names, backends)
+}
+
+/// Whether `password` mounts `vol` for `u` (dismounted again at once);
+/// exit 2 (wrong password) when not.
+fn mounts_with(sys: &System, u: &User, vol: &Path, mnt: &Path, password: &str) -> Option<i32> {
+    let mut args = vec!["mount", s(vol), s(mnt)];
+    args.extend(tcd_tests::system::OPEN_FAST);
+    let out = sys.tcctl(Some(u), &args, &format!("{password}\n"));
+    if out.status.success() {
+        sys.ok(Some(u), &["dismount", s(vol)], "");
+    }
+    out.status.code()
+}
+
 #[test]
 fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     let sys = System::start();
     let u = &sys.users[0];
     let vol = u.path("gui.vc");
     let mnt: PathBuf = u.path("mnt");
-    let backends: serde_json::Value =
-        serde_json::from_str(&sys.ok(Some(u), &["backends", "--json"], "")).expect("backends");
-    let names: Vec<&str> = backends["backends"]
-        .as_array()
-        .expect("backends")
-        .iter()
-        .filter_map(|b| b["name"].as_str())
-        .filter(|n| !n.is_empty())
-        .collect();
-    let args = [s(&vol), s(&mnt), PASSWORD, "not it", "1", &names.join(",")];
+    let backup = u.path("gui.hdr");
+    let keyfile = u.path("kf");
+    let new_password = "other words of the user";
+    let (names, backends) = backend_names(&sys, u);
+    let names = names.join(",");
+    let args = [
+        s(&vol),
+        s(&mnt),
+        PASSWORD,
+        "not it",
+        "1",
+        &names,
+        new_password,
+        s(&backup),
+        s(&keyfile),
+    ];
     let mut d = Driver::start(&sys, u, "mount", &args);
 
     // The Volume Creation Wizard makes the container, the user's own.
@@ -167,10 +200,23 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     d.go();
 
     // A wrong password: the daemon's error in the dialog, nothing mounted.
-    let error = d.step("wrong-password");
+    let said = d.step("wrong-password");
+    let (error, report) = said.split_once('|').expect("error|report");
     assert!(
         error == "wrong password or keyfile, or not a volume",
         "the dialog shows the daemon's error: {error:?}"
+    );
+    // The daemon's progress, in tcctl's words: "Trying VeraCrypt sha512 on
+    // the primary headers: 40 % done".
+    let words: Vec<&str> = report.split(' ').collect();
+    assert!(
+        words.len() >= 9
+            && words[0] == "Trying"
+            && ["VeraCrypt", "TrueCrypt"].contains(&words[1])
+            && ["primary", "backup"].contains(&words[5])
+            && words[6] == "headers:"
+            && words[8].starts_with('%'),
+        "the search's progress: {report:?}"
     );
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();
@@ -184,33 +230,87 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     sys.sh(u, &format!("echo from the test > {}/note", s(&mnt)));
     d.go();
 
-    // Dismounted from the window: gone for tcctl too, and the file is
-    // there when the volume is mounted again.
+    // Dismounted from the window: gone for tcctl too.
     let said = d.step("dismounted");
     assert_eq!(said, format!("Dismounted {}", s(&vol)));
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();
 
-    // Tools: Benchmark fills both tables, sorted by speed, then by name.
-    let bench = d.step("benchmark");
-    let [progress, by_mean, by_name, prfs] = bench.split('|').collect::<Vec<_>>()[..] else {
-        panic!("benchmark step: {bench}");
-    };
-    assert_eq!(progress, "1.0", "the progress bar ends full");
-    let mut sorted: Vec<&str> = by_mean.split(',').collect();
-    assert!(
-        sorted.contains(&"AES") && sorted.contains(&"Serpent-Twofish-AES"),
-        "{bench}"
+    volume_tools(&sys, u, &mut d, [&vol, &mnt, &backup], new_password);
+    performance(&sys, u, &mut d, &backends, &names);
+    favorites_and_the_rest(&sys, u, &mut d, &vol, &keyfile);
+    d.finish(&[
+        "main-window",
+        "wizard",
+        "mount-error",
+        "mount-dialog",
+        "main-mounted",
+        "benchmark",
+        "performance",
+        "volume-tools",
+        "header-information",
+        "preferences",
+        "favorites",
+        "keyfile-generator",
+    ]);
+    // Mounted by Mount Favorites: the file written before every header
+    // change is there.
+    let note = std::fs::read_to_string(mnt.join("note")).expect("the file written before");
+    assert_eq!(note, "from the test\n");
+    sys.ok(Some(u), &["dismount", s(&vol)], "");
+}
+
+/// Volume Tools: Header Information as `tcctl info` has it; a header
+/// backup, a new password (the old one no longer opens it), and the
+/// backup restored (the old one does again).
+fn volume_tools(sys: &System, u: &User, d: &mut Driver, [vol, mnt, backup]: [&Path; 3], new: &str) {
+    let info = d.step("header-info");
+    let mut args = vec!["info", s(vol), "--json"];
+    args.extend(tcd_tests::system::OPEN_FAST);
+    let tcctl: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &args, &format!("{PASSWORD}\n"))).expect("info");
+    assert_eq!(
+        info,
+        format!(
+            "Encryption: {}|PKCS-5 PRF: {}",
+            tcctl["encryption"].as_str().expect("encryption"),
+            tcctl["hash"].as_str().expect("hash")
+        )
     );
-    sorted.sort_unstable();
-    assert_eq!(sorted.join(","), by_name, "sorted by name on request");
     assert!(
-        prfs.split(',').any(|p| p == "SHA-512"),
-        "the PRF table: {prfs}"
+        info.starts_with("Encryption: AES|PKCS-5 PRF: SHA-512"),
+        "{info}"
     );
     d.go();
 
-    // Settings, Performance: the policy in force, as tcctl reports it.
+    let said = d.step("backed-up");
+    assert_eq!(
+        said,
+        format!("Headers of {} saved to {}", s(vol), s(backup))
+    );
+    let saved = std::fs::metadata(backup).expect("the header backup");
+    assert_eq!((saved.uid(), saved.mode() & 0o777), (u.uid, 0o600));
+    assert!(saved.len() >= 1024, "two headers: {} bytes", saved.len());
+    d.go();
+
+    let said = d.step("changed");
+    assert_eq!(said, format!("{}: password changed", s(vol)));
+    assert_eq!(mounts_with(sys, u, vol, mnt, PASSWORD), Some(2));
+    assert_eq!(mounts_with(sys, u, vol, mnt, new), Some(0));
+    d.go();
+
+    let said = d.step("restored");
+    assert!(
+        said.starts_with(&format!("{}: header restored from {}", s(vol), s(backup))),
+        "{said}"
+    );
+    assert_eq!(mounts_with(sys, u, vol, mnt, new), Some(2));
+    assert_eq!(mounts_with(sys, u, vol, mnt, PASSWORD), Some(0));
+    d.go();
+}
+
+/// Settings, Performance: the policy in force, as tcctl reports it.
+fn performance(sys: &System, u: &User, d: &mut Driver, backends: &serde_json::Value, names: &str) {
     let perf = d.step("performance");
     let yes = if backends["cpu_aes"] == true {
         "Yes"
@@ -232,21 +332,117 @@ fn a_user_mounts_with_a_typed_password_and_dismounts_from_the_window() {
     };
     // polkit asks an administrator's password of a user: the switches are
     // offered, none greyed.
-    assert_eq!(perf, format!("{yes}|{accel}|{allowed}|{}", names.join(",")));
+    assert_eq!(perf, format!("{yes}|{accel}|{allowed}|{names}"));
+    let prefs = std::fs::read_to_string(u.home.join(".config/tcd-gtk/settings.toml"))
+        .expect("the Preferences saved");
+    assert!(prefs.contains("cache_password = true"), "{prefs}");
     d.go();
-    d.finish(&[
-        "main-window",
-        "wizard",
-        "mount-error",
-        "mount-dialog",
-        "main-mounted",
-        "benchmark",
-        "performance",
-    ]);
-    sys.mount(u, &vol, &mnt);
-    let note = std::fs::read_to_string(mnt.join("note")).expect("the file written before");
-    assert_eq!(note, "from the test\n");
-    sys.ok(Some(u), &["dismount", s(&vol)], "");
+}
+
+/// Favorites: the mounted volume added, dismounted, mounted again by
+/// Mount Favorites; Wipe Cache; the Keyfile Generator; the benchmark.
+fn favorites_and_the_rest(sys: &System, u: &User, d: &mut Driver, vol: &Path, keyfile: &Path) {
+    let row = d.step("favorite-added");
+    let mnt = u.path("mnt");
+    assert_eq!(
+        row,
+        format!("{} · yours · {} · auto-mount", s(vol), s(&mnt))
+    );
+    let listed = sys.ok(Some(u), &["favorites", "list", "--json"], "");
+    let listed: serde_json::Value = serde_json::from_str(&listed).expect("favorites");
+    let f = &listed["favorites"][0];
+    assert_eq!(
+        (&f["name"], &f["host"], &f["mount_point"]),
+        (&"gui.vc".into(), &s(vol).into(), &s(&mnt).into()),
+        "{listed}"
+    );
+    assert_eq!(
+        (&f["pim"], &f["auto_mount"]),
+        (&1.into(), &true.into()),
+        "{listed}"
+    );
+    d.go();
+
+    let said = d.step("favorites-mounted");
+    assert_eq!(said, format!("gui.vc mounted on {}", s(&u.path("mnt"))));
+    assert_eq!(tcctl_list(sys, u), [s(vol)]);
+    d.go();
+
+    // The mount with the Preferences' "cache" left the password there.
+    assert_eq!(d.step("wiped"), "1 cached password wiped");
+    d.go();
+
+    let said = d.step("keyfiles");
+    assert_eq!(said, format!("Keyfiles created: 3 ({}_1)", s(keyfile)));
+    for i in 1..=3 {
+        let k = std::fs::metadata(format!("{}_{i}", s(keyfile))).expect("a keyfile");
+        assert_eq!((k.len(), k.uid(), k.mode() & 0o777), (128, u.uid, 0o600));
+    }
+    d.go();
+    benchmark(d);
+}
+
+/// Tools: Benchmark fills both tables, sorted by speed, then by name.
+fn benchmark(d: &mut Driver) {
+    let bench = d.step("benchmark");
+    let [progress, by_mean, by_name, prfs] = bench.split('|').collect::<Vec<_>>()[..] else {
+        panic!("benchmark step: {bench}");
+    };
+    assert_eq!(progress, "1.0", "the progress bar ends full");
+    let mut sorted: Vec<&str> = by_mean.split(',').collect();
+    assert!(
+        sorted.contains(&"AES") && sorted.contains(&"Serpent-Twofish-AES"),
+        "{bench}"
+    );
+    sorted.sort_unstable();
+    assert_eq!(sorted.join(","), by_name, "sorted by name on request");
+    assert!(
+        prfs.split(',').any(|p| p == "SHA-512"),
+        "the PRF table: {prfs}"
+    );
+    d.go();
+}
+
+/// A user polkit refuses policy changes outright sees the Performance
+/// page's switches greyed, and why; the system's favorites likewise.
+#[test]
+fn a_user_polkit_refuses_sees_the_policy_and_the_system_favorites_greyed() {
+    let sys = System::start();
+    let u = &sys.users[1];
+    let shared = u.path("shared.vc");
+    std::fs::write(&shared, b"").expect("a volume file");
+    sys.ok(
+        None,
+        &[
+            "favorites",
+            "add",
+            "system",
+            s(&shared),
+            "--system-favorite",
+        ],
+        "",
+    );
+    let mut d = Driver::start(&sys, u, "refused", &[]);
+    let said = d.step("refused");
+    assert_eq!(
+        said,
+        "False|Only an administrator may change the backend policy (polkit refuses \
+         org.tcd.set-policy to your account)."
+    );
+    d.go();
+    // The system's favorite is listed as the system's, and its settings
+    // are greyed with the reason.
+    let said = d.step("system-favorite");
+    assert_eq!(
+        said,
+        format!(
+            "False|The system's favorites are read-only: polkit does not let you change \
+             them.|{} · system's · mount point chosen",
+            s(&shared)
+        )
+    );
+    d.go();
+    d.finish(&[]);
 }
 
 /// The launcher and the AppStream metainfo the package installs pass the

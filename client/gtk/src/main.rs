@@ -6,11 +6,17 @@
 
 mod benchmark;
 mod daemon;
+mod favorites;
 mod i18n;
+mod keyfile_generator;
+mod keyfile_list;
 mod main_window;
 mod mount_dialog;
 mod performance;
+mod preferences;
+mod settings;
 mod ui;
+mod volume_tools;
 mod volumes;
 mod window;
 mod wizard;

@@ -47,3 +47,11 @@ pub fn inform(main: &Main, text: &str) {
     main.status.remove_css_class("error");
     main.status.set_text(text);
 }
+
+/// The host and mount point of the volume chosen in the list.
+pub fn selected(main: &Main) -> Option<(String, Option<String>)> {
+    let at = main.list.selected_row()?.index();
+    let volumes = main.volumes.borrow();
+    let v = volumes.get(usize::try_from(at).ok()?)?;
+    Some((v.host().to_owned(), v.mount_point().map(str::to_owned)))
+}

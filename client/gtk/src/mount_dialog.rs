@@ -1,11 +1,14 @@
-//! The Mount dialog: password (hidden, with a show toggle), keyfiles, PIM,
-//! TrueCrypt mode, hash and encryption (Auto by default), read-only, mount
-//! point, filesystem or block device only, protect a hidden volume, cache
-//! the password, dismount when idle. Cancel during the header search ends
-//! the search. The daemon's error is shown as it names it.
+//! The Mount dialog: password (hidden, with a show toggle), keyfiles (a
+//! list), PIM, TrueCrypt mode, hash and encryption (Auto by default),
+//! read-only, mount point, filesystem or block device only, protect a
+//! hidden volume, cache the password, dismount when idle; the defaults from
+//! the Preferences. While the daemon searches for the header its progress
+//! is shown (the format and PRF tried, the share done, the time left), and
+//! Cancel ends the search. The daemon's error is shown as it names it.
 
 use crate::daemon::{self, Cancel};
 use crate::i18n::tr;
+use crate::keyfile_list::KeyfileList;
 use crate::main_window::{self as window, Main};
 use crate::ui::{self, Form};
 use gtk::prelude::*;
@@ -13,12 +16,12 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use tcd_client::forms::{MountForm, encryptions, hashes};
-use zeroize::Zeroizing;
+use ui::{password_entry, secret, spin};
 
 struct Dialog {
     window: gtk::Window,
     password: gtk::PasswordEntry,
-    keyfiles: gtk::Entry,
+    keyfiles: KeyfileList,
     pim: gtk::SpinButton,
     truecrypt: gtk::CheckButton,
     hash: gtk::DropDown,
@@ -31,30 +34,15 @@ struct Dialog {
     cache: gtk::CheckButton,
     idle: gtk::SpinButton,
     mount: gtk::Button,
-    spinner: gtk::Spinner,
+    progress: gtk::ProgressBar,
     message: gtk::Label,
     /// The call in progress.
     running: RefCell<Option<Cancel>>,
 }
 
-/// A password entry with the show toggle.
-pub fn password_entry(name: &str) -> gtk::PasswordEntry {
-    let p = gtk::PasswordEntry::new();
-    p.set_show_peek_icon(true);
-    p.set_hexpand(true);
-    ui::named(&p, &tr(name));
-    p
-}
-
 /// `Auto`, then `items`.
 fn auto_and(items: Vec<String>) -> Vec<String> {
     std::iter::once(tr("Auto")).chain(items).collect()
-}
-
-fn spin(name: &str, most: f64) -> gtk::SpinButton {
-    let s = gtk::SpinButton::with_range(0.0, most, 1.0);
-    ui::named(&s, &tr(name));
-    s
 }
 
 /// Opens the dialog for the volume named in the main window.
@@ -66,11 +54,12 @@ pub fn show(main: &Rc<Main>) {
             &tr("Choose a volume first: Select File or Select Device."),
         );
     }
+    let window = ui::dialog(&main.window, &format!("{} {volume}", tr("Mount")));
     let d = Rc::new(Dialog {
-        window: ui::dialog(&main.window, &format!("{} {volume}", tr("Mount"))),
+        keyfiles: KeyfileList::new(&window, "Keyfiles"),
+        window,
         password: password_entry("Password"),
-        keyfiles: ui::entry("Keyfiles"),
-        pim: spin("PIM", 2_147_468.0),
+        pim: spin("PIM", 0.0, 2_147_468.0),
         truecrypt: ui::check("_TrueCrypt mode"),
         hash: ui::drop_down("Hash", &auto_and(hashes())),
         encryption: ui::drop_down("Encryption", &auto_and(encryptions())),
@@ -83,12 +72,13 @@ pub fn show(main: &Rc<Main>) {
         protect_hidden: ui::check("Protect a _hidden volume"),
         hidden_password: password_entry("Hidden volume password"),
         cache: ui::check("_Cache the password"),
-        idle: spin("Dismount after idle minutes", 10_000.0),
+        idle: spin("Dismount after idle minutes", 0.0, 10_000.0),
         mount: ui::button("_Mount"),
-        spinner: gtk::Spinner::new(),
+        progress: gtk::ProgressBar::new(),
         message: ui::message_label("Mount error"),
         running: RefCell::new(None),
     });
+    defaults(&d);
     d.window.set_child(Some(&content(&d)));
     wire(&d, main, volume);
     d.window.set_default_widget(Some(&d.mount));
@@ -99,13 +89,7 @@ pub fn show(main: &Rc<Main>) {
 fn content(d: &Rc<Dialog>) -> gtk::Box {
     let mut f = Form::new();
     f.row("_Password:", &d.password);
-    let keyfiles = gtk::Box::new(gtk::Orientation::Horizontal, 6);
-    let add = ui::button("_Add Keyfiles…");
-    let dd = d.clone();
-    add.connect_clicked(move |_| add_keyfiles(&dd));
-    keyfiles.append(&d.keyfiles);
-    keyfiles.append(&add);
-    f.row("_Keyfiles (; between):", &keyfiles);
+    f.row("_Keyfiles:", &d.keyfiles.widget);
     f.row("P_IM (0: default):", &d.pim);
     f.wide(&d.truecrypt);
     f.row("_Hash:", &d.hash);
@@ -118,25 +102,17 @@ fn content(d: &Rc<Dialog>) -> gtk::Box {
     d.hidden_password.set_sensitive(false);
     f.wide(&d.cache);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
-    let buttons = gtk::Box::new(gtk::Orientation::Horizontal, 8);
-    buttons.set_halign(gtk::Align::End);
     let cancel = ui::button("_Cancel");
     let dd = d.clone();
     cancel.connect_clicked(move |_| cancel_or_close(&dd));
     d.mount.add_css_class("suggested-action");
-    buttons.append(&d.spinner);
-    buttons.append(&cancel);
-    buttons.append(&d.mount);
-    let body = gtk::Box::new(gtk::Orientation::Vertical, 12);
-    for side in [
-        gtk::Widget::set_margin_start,
-        gtk::Widget::set_margin_end,
-        gtk::Widget::set_margin_top,
-        gtk::Widget::set_margin_bottom,
-    ] {
-        side(body.upcast_ref(), 16);
-    }
+    let buttons = ui::button_row(&[&cancel, &d.mount]);
+    d.progress.set_show_text(true);
+    d.progress.set_visible(false);
+    ui::named(&d.progress, &tr("Search progress"));
+    let body = ui::body(12);
     body.append(&f.grid);
+    body.append(&d.progress);
     body.append(&d.message);
     body.append(&buttons);
     body
@@ -182,10 +158,14 @@ fn cancel_or_close(d: &Rc<Dialog>) {
     }
 }
 
+/// A search under way, or over: its bar then stays with the last report,
+/// which says how far a failed search went.
 fn busy(d: &Dialog, on: bool) {
     d.mount.set_sensitive(!on);
-    d.spinner.set_spinning(on);
     if on {
+        d.progress.set_visible(true);
+        d.progress.set_fraction(0.0);
+        d.progress.set_text(Some(""));
         d.message.remove_css_class("error");
         d.message.set_text(&tr("Searching for the volume header…"));
     } else {
@@ -193,17 +173,12 @@ fn busy(d: &Dialog, on: bool) {
     }
 }
 
-/// The text of a password entry as bytes that are wiped when dropped.
-fn secret(p: &gtk::PasswordEntry) -> Zeroizing<Vec<u8>> {
-    Zeroizing::new(p.text().as_bytes().to_vec())
-}
-
 fn form(d: &Dialog, volume: PathBuf) -> MountForm {
     let choice = |dd: &gtk::DropDown| (dd.selected() > 0).then(|| ui::chosen(dd));
     let text = d.mount_point.text();
     MountForm {
         volume,
-        keyfiles: ui::paths(&d.keyfiles),
+        keyfiles: d.keyfiles.paths(),
         pim: d.pim.value_as_int().try_into().unwrap_or(0),
         truecrypt: d.truecrypt.is_active(),
         hash: choice(&d.hash),
@@ -224,10 +199,15 @@ fn start(d: &Rc<Dialog>, main: &Rc<Main>, volume: PathBuf) {
         .is_active()
         .then(|| secret(&d.hidden_password));
     busy(d, true);
+    let on = progress(d);
     let (dd, m) = (d.clone(), main.clone());
     let cancel = daemon::run(
         &main.target,
-        move |c| form.mount(c, &password, hidden.as_deref().map(Vec::as_slice)),
+        move |c| {
+            tcd_client::search::reported(c, on, || {
+                form.mount(c, &password, hidden.as_deref().map(Vec::as_slice))
+            })
+        },
         move |r| {
             // A cancelled call's late answer changes nothing.
             if dd.running.take().is_none() {
@@ -250,29 +230,28 @@ fn start(d: &Rc<Dialog>, main: &Rc<Main>, volume: PathBuf) {
     d.running.replace(Some(cancel));
 }
 
-fn add_keyfiles(d: &Rc<Dialog>) {
-    let chooser = gtk::FileChooserNative::new(
-        Some(&tr("Add keyfiles")),
-        Some(&d.window),
-        gtk::FileChooserAction::Open,
-        Some(&tr("_Add")),
-        Some(&tr("_Cancel")),
-    );
-    chooser.set_select_multiple(true);
-    let dd = d.clone();
-    chooser.connect_response(move |c, r| {
-        if r != gtk::ResponseType::Accept {
-            return;
+/// What hands the daemon's search progress to the dialog's bar.
+fn progress(d: &Dialog) -> impl Fn(String, f64) + Send + 'static {
+    let (tx, rx) = async_channel::unbounded::<(String, f64)>();
+    let bar = d.progress.clone();
+    gtk::glib::spawn_future_local(async move {
+        while let Ok((line, done)) = rx.recv().await {
+            bar.set_fraction(done);
+            bar.set_text(Some(&line));
+            // Read by a screen reader, which does not read a bar's text.
+            bar.update_property(&[gtk::accessible::Property::Description(&line)]);
         }
-        let files = c.files();
-        let mut paths: Vec<String> = vec![dd.keyfiles.text().to_string()];
-        for f in files.iter::<gtk::gio::File>().flatten() {
-            if let Some(p) = f.path() {
-                paths.push(p.to_string_lossy().into_owned());
-            }
-        }
-        paths.retain(|p| !p.trim().is_empty());
-        dd.keyfiles.set_text(&paths.join(";"));
     });
-    chooser.show();
+    move |line, done| {
+        let _ = tx.send_blocking((line, done));
+    }
+}
+
+/// The Preferences' mount options.
+fn defaults(d: &Dialog) {
+    let s = crate::settings::load();
+    d.readonly.set_active(s.readonly);
+    d.mount_point.set_text(&s.mount_point);
+    d.cache.set_active(s.cache_password);
+    d.idle.set_value(f64::from(s.dismount_idle_minutes));
 }

@@ -1,4 +1,5 @@
-//! Settings: the Performance page — whether the processor has AES
+//! Settings: the Preferences page (preferences.rs), and the Performance
+//! page — whether the processor has AES
 //! instructions, hardware acceleration and the allowed backends as the
 //! policy in force says, and every backend the daemon found. A change is
 //! a new policy sent to the daemon, where polkit decides; for a user
@@ -50,6 +51,7 @@ pub fn show(parent: &adw::ApplicationWindow, target: &Target) {
         .title(tr("Performance"))
         .icon_name("power-profile-performance-symbolic")
         .build();
+    window.add(&crate::preferences::page(target));
     window.add(&page);
     window.present();
     let t = target.clone();

@@ -94,6 +94,31 @@ pub fn message_label(name: &str) -> gtk::Label {
     l
 }
 
+/// Shows `text` in a message label, in the theme's error colour when
+/// `error`.
+pub fn tell(label: &gtk::Label, text: &str, error: bool) {
+    if error {
+        label.add_css_class("error");
+    } else {
+        label.remove_css_class("error");
+    }
+    label.set_text(text);
+}
+
+/// A column of a dialog: a heading, then `parts`.
+pub fn column(heading: &str, parts: &[&gtk::Widget]) -> gtk::Box {
+    let column = gtk::Box::new(gtk::Orientation::Vertical, 8);
+    column.set_hexpand(true);
+    let l = gtk::Label::new(Some(&tr(heading)));
+    l.set_xalign(0.0);
+    l.add_css_class("heading");
+    column.append(&l);
+    for p in parts {
+        column.append(*p);
+    }
+    column
+}
+
 /// A modal window over `parent` with a header bar; Escape closes it.
 pub fn dialog(parent: &impl IsA<gtk::Window>, title: &str) -> gtk::Window {
     let w = gtk::Window::builder()
@@ -138,13 +163,102 @@ pub fn ask(
     d.present();
 }
 
-/// The paths typed into `entry`, `;` between them.
-pub fn paths(entry: &gtk::Entry) -> Vec<std::path::PathBuf> {
-    entry
-        .text()
-        .split(';')
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .map(std::path::PathBuf::from)
-        .collect()
+/// A spin button of whole numbers from `low` to `high`, named `name`.
+pub fn spin(name: &str, low: f64, high: f64) -> gtk::SpinButton {
+    let s = gtk::SpinButton::with_range(low, high, 1.0);
+    named(&s, &tr(name));
+    s
+}
+
+/// A password entry with the show toggle, named `name`.
+pub fn password_entry(name: &str) -> gtk::PasswordEntry {
+    let p = gtk::PasswordEntry::new();
+    p.set_show_peek_icon(true);
+    p.set_hexpand(true);
+    named(&p, &tr(name));
+    p
+}
+
+/// The text of a password entry as bytes that are wiped when dropped.
+pub fn secret(p: &gtk::PasswordEntry) -> zeroize::Zeroizing<Vec<u8>> {
+    zeroize::Zeroizing::new(p.text().as_bytes().to_vec())
+}
+
+/// A vertical box with the margins of a dialog's content.
+pub fn body(spacing: i32) -> gtk::Box {
+    let b = gtk::Box::new(gtk::Orientation::Vertical, spacing);
+    b.set_margin_start(16);
+    b.set_margin_end(16);
+    b.set_margin_top(16);
+    b.set_margin_bottom(16);
+    b
+}
+
+/// A row of buttons at the end of a dialog.
+pub fn button_row(buttons: &[&gtk::Button]) -> gtk::Box {
+    let row = gtk::Box::new(gtk::Orientation::Horizontal, 8);
+    row.set_halign(gtk::Align::End);
+    for b in buttons {
+        row.append(*b);
+    }
+    row
+}
+
+/// Asks for files (or a folder, or a new file's name with `Save`) with
+/// the desktop's chooser; `then` gets the paths chosen.
+pub fn pick(
+    parent: &impl IsA<gtk::Window>,
+    title: &str,
+    action: gtk::FileChooserAction,
+    many: bool,
+    then: impl Fn(Vec<std::path::PathBuf>) + 'static,
+) {
+    let chooser = gtk::FileChooserNative::new(
+        Some(title),
+        Some(parent),
+        action,
+        Some(&tr("_Select")),
+        Some(&tr("_Cancel")),
+    );
+    chooser.set_select_multiple(many);
+    chooser.connect_response(move |c, r| {
+        if r != gtk::ResponseType::Accept {
+            return;
+        }
+        let files = c.files();
+        let paths = files
+            .iter::<gtk::gio::File>()
+            .flatten()
+            .filter_map(|f| f.path())
+            .collect();
+        then(paths);
+    });
+    chooser.show();
+}
+
+/// A text entry and a button that fills it with a path chosen.
+pub fn path_row(
+    parent: &gtk::Window,
+    entry: &gtk::Entry,
+    button: &str,
+    action: gtk::FileChooserAction,
+) -> gtk::Box {
+    let row = gtk::Box::new(gtk::Orientation::Horizontal, 6);
+    let choose = self::button(button);
+    let (w, e, title) = (
+        parent.clone(),
+        entry.clone(),
+        tr(button).replace(['_', '…'], ""),
+    );
+    choose.connect_clicked(move |_| {
+        let e = e.clone();
+        pick(&w, &title, action, false, move |p| {
+            if let Some(p) = p.first() {
+                e.set_text(&p.to_string_lossy());
+            }
+        });
+    });
+    row.append(entry);
+    row.append(&choose);
+    row
 }

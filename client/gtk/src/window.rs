@@ -1,10 +1,14 @@
 //! The main window: the mounted volumes (following the daemon's signals),
-//! a volume to mount, and Mount, Open, Dismount, Dismount All.
+//! a volume to mount, and Mount, Open, Dismount, Dismount All, Volume
+//! Tools, Favorites; Create Volume, Keyfile Generator, Benchmark and
+//! Settings in the header bar.
 
 use crate::daemon::{self, Target};
 use crate::i18n::tr;
-use crate::main_window::{Main, inform, refresh, say};
-use crate::{benchmark, mount_dialog, performance, ui, wizard};
+use crate::main_window::{Main, inform, refresh, say, selected};
+use crate::{
+    benchmark, favorites, keyfile_generator, mount_dialog, performance, ui, volume_tools, wizard,
+};
 use adw::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -72,9 +76,13 @@ fn header(main: &Rc<Main>) -> adw::HeaderBar {
     let prefs = ui::button("_Settings…");
     let m = main.clone();
     prefs.connect_clicked(move |_| performance::show(&m.window, &m.target));
+    let keyfiles = ui::button("_Keyfile Generator…");
+    let m = main.clone();
+    keyfiles.connect_clicked(move |_| keyfile_generator::show(&m.window));
     bar.pack_start(&create);
     bar.pack_end(&prefs);
     bar.pack_end(&bench);
+    bar.pack_end(&keyfiles);
     bar
 }
 
@@ -110,7 +118,13 @@ fn actions(main: &Rc<Main>) -> gtk::Box {
     let all = ui::button("Dismount _All");
     let m = main.clone();
     all.connect_clicked(move |_| dismount_all(&m, false));
-    for b in [&mount, &open, &dismount, &all] {
+    let tools = ui::button("Volume _Tools…");
+    let m = main.clone();
+    tools.connect_clicked(move |_| volume_tools::show(&m));
+    let favs = ui::button("Favo_rites…");
+    let m = main.clone();
+    favs.connect_clicked(move |_| favorites::show(&m));
+    for b in [&mount, &open, &dismount, &all, &tools, &favs] {
         row.append(b);
     }
     row
@@ -166,14 +180,6 @@ fn changed(main: &Rc<Main>, change: Change) {
         }
     }
     refresh(main);
-}
-
-/// The host and mount point of the volume chosen in the list.
-fn selected(main: &Main) -> Option<(String, Option<String>)> {
-    let at = main.list.selected_row()?.index();
-    let volumes = main.volumes.borrow();
-    let v = volumes.get(usize::try_from(at).ok()?)?;
-    Some((v.host().to_owned(), v.mount_point().map(str::to_owned)))
 }
 
 fn open_selected(main: &Rc<Main>) {

@@ -7,9 +7,9 @@
 use crate::benchmark;
 use crate::daemon::{self, Cancel};
 use crate::i18n::tr;
+use crate::keyfile_list::KeyfileList;
 use crate::main_window::{self as window, Main};
-use crate::mount_dialog::password_entry;
-use crate::ui::{self, Form};
+use crate::ui::{self, Form, password_entry, spin};
 use gtk::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -17,7 +17,6 @@ use std::rc::Rc;
 use std::time::Instant;
 use tcd_client::forms::{CreateForm, encryptions, filesystems, hashes};
 use tcd_client::output::human_size;
-use zeroize::Zeroizing;
 
 struct Wizard {
     window: gtk::Window,
@@ -31,7 +30,7 @@ struct Wizard {
     confirm: gtk::PasswordEntry,
     hint: gtk::Label,
     pim: gtk::SpinButton,
-    keyfiles: gtk::Entry,
+    keyfiles: KeyfileList,
     quick: gtk::CheckButton,
     create: gtk::Button,
     progress: gtk::ProgressBar,
@@ -40,13 +39,10 @@ struct Wizard {
 }
 
 pub fn show(main: &Rc<Main>) {
-    let spin = |name: &str, low: f64, high: f64| {
-        let s = gtk::SpinButton::with_range(low, high, 1.0);
-        ui::named(&s, &tr(name));
-        s
-    };
+    let window = ui::dialog(&main.window, &tr("Volume Creation Wizard"));
     let w = Rc::new(Wizard {
-        window: ui::dialog(&main.window, &tr("Volume Creation Wizard")),
+        keyfiles: KeyfileList::new(&window, "Keyfiles"),
+        window,
         volume: ui::entry("Volume file"),
         size: spin("Size in MiB", 1.0, 16_777_216.0),
         format: ui::drop_down("Format", &["VeraCrypt".to_owned(), "TrueCrypt".to_owned()]),
@@ -57,7 +53,6 @@ pub fn show(main: &Rc<Main>) {
         confirm: password_entry("Confirm password"),
         hint: ui::message_label("Password strength"),
         pim: spin("PIM", 0.0, 2_147_468.0),
-        keyfiles: ui::entry("Keyfiles"),
         quick: ui::check("_Quick format (the free space is not overwritten)"),
         create: ui::button("C_reate"),
         progress: gtk::ProgressBar::new(),
@@ -98,11 +93,9 @@ fn content(w: &Rc<Wizard>, main: &Rc<Main>) -> gtk::Box {
     f.row("Co_nfirm password:", &w.confirm);
     f.wide(&w.hint);
     f.row("P_IM (0: default):", &w.pim);
-    f.row("_Keyfiles (; between):", &w.keyfiles);
+    f.row("_Keyfiles:", &w.keyfiles.widget);
     f.row("File_system:", &w.filesystem);
     f.wide(&w.quick);
-    let buttons = gtk::Box::new(gtk::Orientation::Horizontal, 8);
-    buttons.set_halign(gtk::Align::End);
     let cancel = ui::button("_Cancel");
     let ww = w.clone();
     cancel.connect_clicked(move |_| match ww.running.take() {
@@ -110,13 +103,8 @@ fn content(w: &Rc<Wizard>, main: &Rc<Main>) -> gtk::Box {
         None => ww.window.close(),
     });
     w.create.add_css_class("suggested-action");
-    buttons.append(&cancel);
-    buttons.append(&w.create);
-    let body = gtk::Box::new(gtk::Orientation::Vertical, 10);
-    body.set_margin_start(16);
-    body.set_margin_end(16);
-    body.set_margin_top(16);
-    body.set_margin_bottom(16);
+    let buttons = ui::button_row(&[&cancel, &w.create]);
+    let body = ui::body(10);
     body.append(&f.grid);
     body.append(&w.progress);
     body.append(&w.message);
@@ -149,7 +137,7 @@ fn form(w: &Wizard) -> CreateForm {
         filesystem: ui::chosen(&w.filesystem),
         quick: w.quick.is_active(),
         pim: w.pim.value_as_int().try_into().unwrap_or(0),
-        keyfiles: ui::paths(&w.keyfiles),
+        keyfiles: w.keyfiles.paths(),
     }
 }
 
@@ -161,7 +149,7 @@ fn start(w: &Rc<Wizard>, main: &Rc<Main>) {
     if form.volume.as_os_str().is_empty() {
         return w.message.set_text(&tr("Name the volume file first."));
     }
-    let password = Zeroizing::new(w.password.text().as_bytes().to_vec());
+    let password = ui::secret(&w.password);
     clear(w);
     w.create.set_sensitive(false);
     w.message.set_text(&tr("Creating…"));

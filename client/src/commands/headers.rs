@@ -6,7 +6,7 @@ use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{Passwords, absolute, read_header, read_keyfiles};
 use crate::{host, options, output, search};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use tcd_proto::contract::SearchOptions;
 use zeroize::Zeroizing;
 
@@ -140,24 +140,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
-    let out = {
-        use std::os::unix::fs::OpenOptionsExt;
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&a.backup)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => Failure {
-                    code: crate::bus::exit::USAGE,
-                    message: format!(
-                        "{} exists: a header backup never replaces a file; name a new one",
-                        a.backup.display()
-                    ),
-                },
-                _ => Failure::invalid(format!("{}: {e}", a.backup.display())),
-            })?
-    };
+    let out = tcd_client::tools::new_backup_file(&a.backup)?;
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
     let r = search::run(&c, || {
@@ -179,12 +162,11 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
     // clap asks for one of the two: without a file, the embedded one.
-    let file = match &a.backup {
-        Some(b) => {
-            Some(File::open(b).map_err(|e| Failure::not_found(format!("{}: {e}", b.display())))?)
-        }
-        None => None,
-    };
+    let file = a
+        .backup
+        .as_deref()
+        .map(tcd_client::tools::open_backup)
+        .transpose()?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;

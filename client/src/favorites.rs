@@ -1,0 +1,155 @@
+//! Favorite volumes, as `tcctl favorites` and the desktop's Favorites
+//! handle them: kept by the daemon, their passwords (with consent) in the
+//! user's own keyring, read here in the user's session and never by the
+//! daemon, which only gets a password for one mount. Nothing typed or
+//! stored for one favorite is tried on another.
+
+use crate::bus::{Client, Failure, Favorite, exit};
+use crate::input::read_keyfiles;
+use crate::{host, keystore, options};
+use std::path::{Path, PathBuf};
+use zbus::zvariant::OwnedObjectPath;
+use zeroize::Zeroizing;
+
+/// Asks the user for a password, saying what for.
+pub type Ask<'a> = &'a mut dyn FnMut(&str) -> Result<Zeroizing<Vec<u8>>, Failure>;
+
+/// The keyring entry of a favorite: the system's apart from the user's.
+pub fn key_of(name: &str, system: bool) -> String {
+    if system {
+        format!("system/{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Whether a favorite of yours has a password in your keyring.
+pub fn in_keyring(f: &Favorite) -> bool {
+    keystore::load(&key_of(&f.settings.name, f.system))
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+/// The name a favorite keeps: a device by its stable link, a file by its
+/// absolute path.
+pub fn host_name(volume: &Path) -> Result<String, Failure> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(volume)
+        .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+    if meta.file_type().is_block_device() {
+        return tcd_proto::devices::stable_name(volume).ok_or_else(|| {
+            Failure::invalid(format!(
+                "{} has no stable name (no /dev/disk/by-id or by-partuuid link, no partition UUID); \
+                 a favorite must not follow whatever disk gets that name next",
+                volume.display()
+            ))
+        });
+    }
+    std::fs::canonicalize(volume)
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))
+}
+
+/// Where a favorite's volume is now.
+fn locate(host: &str) -> Result<PathBuf, Failure> {
+    tcd_proto::devices::locate(host)
+        .ok_or_else(|| Failure::not_found(format!("{host} is not present")))
+}
+
+/// One favorite mounted.
+pub struct Mounted {
+    /// Its mount point, or its block device.
+    pub at: String,
+    /// The keyring the typed password was kept in, when asked to.
+    pub kept: Option<String>,
+}
+
+/// Mounts one favorite: with its stored password if there is one, else
+/// (or when that one is wrong) with one asked for; `note` hears why a
+/// stored one was not used.
+pub fn mount_one(
+    c: &Client,
+    f: &Favorite,
+    ask: Ask<'_>,
+    remember: bool,
+    note: &dyn Fn(&str),
+) -> Result<Mounted, Failure> {
+    let host_path = locate(&f.settings.host)?;
+    let host = host::open(&host_path, !f.settings.readonly)?;
+    let keyfiles = read_keyfiles(
+        &f.settings
+            .keyfiles
+            .iter()
+            .map(PathBuf::from)
+            .collect::<Vec<_>>(),
+    )?;
+    let hidden = if f.settings.protect_hidden {
+        Some(ask(&format!(
+            "Hidden volume password of {} (to protect it): ",
+            f.settings.name
+        ))?)
+    } else {
+        None
+    };
+    let options = || {
+        options::favorite_mount(
+            &f.settings.name,
+            f.system,
+            f.settings.pim,
+            hidden.as_deref().map(|h| h.as_slice()),
+        )
+    };
+    let key = key_of(&f.settings.name, f.system);
+    let mount = |password: &[u8]| {
+        crate::search::run(c, || {
+            c.mount(&host, &f.settings.host, password, &keyfiles, options())
+        })
+    };
+    let mut kept = None;
+    let path = match mount_stored(&key, mount, note)? {
+        Some(p) => p,
+        None => {
+            let password = ask(&format!("Password for {}: ", f.settings.name))?;
+            let p = mount(&password)?;
+            if remember {
+                kept = Some(keystore::store(&key, &password)?.to_string());
+            }
+            p
+        }
+    };
+    let at = c
+        .list()?
+        .into_iter()
+        .find(|r| r.object == path)
+        .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
+        .unwrap_or_default();
+    Ok(Mounted { at, kept })
+}
+
+/// Mounts with the password kept in the keyring under `key`, if there is
+/// one and it opens the volume; `None` when one must be asked for.
+fn mount_stored(
+    key: &str,
+    mount: impl Fn(&[u8]) -> Result<OwnedObjectPath, Failure>,
+    note: &dyn Fn(&str),
+) -> Result<Option<OwnedObjectPath>, Failure> {
+    let stored = match keystore::load(key) {
+        Ok(s) => s,
+        Err(e) => {
+            note(&e.message);
+            None
+        }
+    };
+    let Some(stored) = stored else {
+        return Ok(None);
+    };
+    match mount(&stored) {
+        Ok(p) => Ok(Some(p)),
+        Err(e) if e.code == exit::WRONG_PASSWORD => {
+            note("the password in your keyring does not open it; asking instead");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,109 @@
+//! Volume Tools, as the desktop application's dialog fills them in: a
+//! volume's header opened with its password, keyfiles and PIM, then shown,
+//! given new credentials, backed up or restored — the calls `tcctl info`,
+//! `change-password`, `backup-header` and `restore-header` make, the host
+//! opened with the user's own rights.
+
+use crate::bus::{Client, Failure, HeaderInfo};
+use crate::input::read_keyfiles;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use tcd_proto::contract::options::VolumeFormat;
+use tcd_proto::contract::{NewCredentials, SearchOptions};
+
+/// What opens a volume's header.
+#[derive(Debug, Default, Clone)]
+pub struct HeaderForm {
+    pub volume: PathBuf,
+    pub keyfiles: Vec<PathBuf>,
+    /// 0: the format's default.
+    pub pim: u32,
+    pub truecrypt: bool,
+}
+
+/// The new credentials of a change of password.
+#[derive(Debug, Default, Clone)]
+pub struct NewSecrets {
+    pub keyfiles: Vec<PathBuf>,
+    /// `None`: the PIM that opened it.
+    pub pim: Option<u32>,
+    /// `None`: the PRF it has.
+    pub hash: Option<String>,
+}
+
+impl HeaderForm {
+    fn search(&self) -> SearchOptions {
+        SearchOptions {
+            format: self.truecrypt.then_some(VolumeFormat::TrueCrypt),
+            pim: (self.pim != 0).then_some(self.pim),
+            ..Default::default()
+        }
+    }
+
+    /// `HeaderInfo`: what `tcctl info` shows.
+    pub fn info(&self, c: &Client, password: &[u8]) -> Result<HeaderInfo, Failure> {
+        let host = crate::host::open(&self.volume, false)?;
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        c.header_info(&host, password, &keyfiles, self.search())
+    }
+
+    /// `ChangePassword`; the new password judged as `tcctl` judges it.
+    pub fn change_password(
+        &self,
+        c: &Client,
+        old: &[u8],
+        new: &[u8],
+        secrets: &NewSecrets,
+    ) -> Result<(), Failure> {
+        let host = crate::host::open(&self.volume, true)?;
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        let new_kf = read_keyfiles(&secrets.keyfiles)?;
+        crate::input::judge_new_password(new, !new_kf.is_empty(), false)?;
+        let new_o = NewCredentials {
+            pim: secrets.pim,
+            hash: secrets.hash.clone(),
+            format: None,
+        };
+        c.change_password(&host, old, &keyfiles, self.search(), new, &new_kf, new_o)
+    }
+
+    /// `BackupHeaders` into `to`, a new file only its owner may read; a
+    /// failure leaves no file.
+    pub fn backup(&self, c: &Client, password: &[u8], to: &Path) -> Result<(), Failure> {
+        let host = crate::host::open(&self.volume, false)?;
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        let out = new_backup_file(to)?;
+        let r = c.backup_headers(&host, &out, password, &keyfiles, self.search());
+        if r.is_err() {
+            let _ = std::fs::remove_file(to);
+        }
+        r
+    }
+
+    /// `RestoreHeaders` from `from`, or the embedded backup header when
+    /// `None`; which header of the backup was used.
+    pub fn restore(
+        &self,
+        c: &Client,
+        password: &[u8],
+        from: Option<&Path>,
+    ) -> Result<String, Failure> {
+        let host = crate::host::open(&self.volume, true)?;
+        let file = from.map(open_backup).transpose()?;
+        let keyfiles = read_keyfiles(&self.keyfiles)?;
+        c.restore_headers(&host, file.as_ref(), password, &keyfiles, self.search())
+    }
+}
+
+/// A header backup's file: new, mode 0600, never over another.
+pub fn new_backup_file(path: &Path) -> Result<File, Failure> {
+    crate::host::create_private(
+        path,
+        "a header backup never replaces a file; name a new one",
+    )
+}
+
+/// A header backup to restore from.
+pub fn open_backup(path: &Path) -> Result<File, Failure> {
+    File::open(path).map_err(|e| Failure::not_found(format!("{}: {e}", path.display())))
+}
