@@ -38,8 +38,8 @@ pub struct Cli {
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
     /// The PKCS #11 library of your security token, for keyfiles named
-    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then
-    /// p11-kit's proxy).
+    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then the
+    /// policy's token_library, then p11-kit's proxy).
     #[arg(long, global = true, value_name = "LIBRARY", help_heading = TOKENS)]
     pub token_lib: Option<PathBuf>,
     #[command(subcommand)]
@@ -911,8 +911,12 @@ pub struct PolicySetArgs {
     /// Order of preference (comma-separated backend names).
     #[arg(long, value_delimiter = ',')]
     pub prefer: Option<Vec<String>>,
+    /// The PKCS #11 library clients read token keyfiles with when the user
+    /// names none (--token-lib, $TCD_PKCS11_MODULE): an absolute path.
+    #[arg(long, value_name = "PATH")]
+    pub token_library: Option<PathBuf>,
     /// Take the whole policy from this TOML file ("-": standard input).
-    #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer"])]
+    #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer", "token_library"])]
     pub file: Option<PathBuf>,
 }
 
