@@ -1599,14 +1599,23 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
         d.ok(&args, "busy words\n");
         mounts.push((vol, mnt));
     }
-    // A file open on the first: it is busy; the second still goes.
+    // A file open on the first: it is busy, and this process is named as
+    // what holds it (as --force names it); the second still goes.
     let held = std::fs::File::create(mounts[0].1.join("open file")).expect("a file");
+    let holder = format!("is busy: in use by PID {} (", std::process::id());
+    let (code, err) = d.fails(&["dismount", s(&mounts[0].1)], "");
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&holder)
+            && err.ends_with("); --force takes it off its mount point now, and it is detached when the last user lets go\n"),
+        "{err}"
+    );
     let (code, err) = d.fails(&["dismount", "--all"], "");
     assert_eq!(code, 5, "{err}");
     assert!(
-        err.contains(
-            "is busy; 1 other volume dismounted; --force takes it off its mount point now"
-        ),
+        err.contains(&holder)
+            && err
+                .contains("); 1 other volume dismounted; --force takes it off its mount point now"),
         "{err}"
     );
     let left: Vec<String> = d
