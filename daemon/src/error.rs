@@ -129,10 +129,7 @@ pub enum Error {
     /// A filesystem the processes named keep busy (pid 0: one the caller
     /// may not see).
     #[error("{what} is busy{}", in_use_by(holders))]
-    Held {
-        what: String,
-        holders: Vec<crate::mount::holders::Holder>,
-    },
+    Held { what: String, holders: Vec<Holder> },
     #[error("{0} is already mounted")]
     AlreadyMounted(String),
     #[error("no mounted volume {0}")]
@@ -240,7 +237,7 @@ fn untried_note(untried: &[String]) -> String {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// ": in use by PID 387 (sleep), a process of another user", or nothing.
-fn in_use_by(holders: &[crate::mount::holders::Holder]) -> String {
+fn in_use_by(holders: &[Holder]) -> String {
     if holders.is_empty() {
         return String::new();
     }
@@ -252,4 +249,13 @@ fn in_use_by(holders: &[crate::mount::holders::Holder]) -> String {
         })
         .collect();
     format!(": in use by {}", named.join(", "))
+}
+
+/// A process that keeps a filesystem busy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    pub uid: u32,
+    /// Its command name (`/proc/PID/comm`).
+    pub command: String,
 }
