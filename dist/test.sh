@@ -19,6 +19,7 @@ packages=(
     bsdutils                      # script: a terminal for tcplay's prompts
     e2fsprogs                     # ext4 inside volumes; chattr
     xfsprogs                      # XFS volumes whose log a read-only mount replays
+    btrfs-progs                   # btrfs: mkfs.btrfs, btrfs check, and growth in expand
     dosfstools exfatprogs         # FAT and exFAT (mkfs, fsck)
     fusefat exfat-fuse            # their FUSE drivers (a kernel without vfat or exfat)
     ntfs-3g                       # NTFS: mkfs.ntfs for new volumes, the FUSE driver without ntfs3

@@ -38,8 +38,8 @@ pub struct Cli {
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
     /// The PKCS #11 library of your security token, for keyfiles named
-    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then
-    /// p11-kit's proxy).
+    /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then the
+    /// policy's token_library, then p11-kit's proxy).
     #[arg(long, global = true, value_name = "LIBRARY", help_heading = TOKENS)]
     pub token_lib: Option<PathBuf>,
     #[command(subcommand)]
@@ -298,6 +298,47 @@ pub enum MountFilesystem {
     None,
 }
 
+/// `--filesystem` of the commands that mount: auto or none, as a value
+/// enum (help, completions); a filesystem type instead, as VeraCrypt's
+/// scripts pass, is refused saying why.
+#[derive(Clone)]
+pub struct MountFilesystemParser;
+
+impl clap::builder::TypedValueParser for MountFilesystemParser {
+    type Value = MountFilesystem;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<MountFilesystem, clap::Error> {
+        clap::builder::EnumValueParser::<MountFilesystem>::new()
+            .parse_ref(cmd, arg, value)
+            .map_err(|_| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!(
+                        "--filesystem {}: tcd finds the filesystem inside the volume itself; \
+                         --filesystem takes auto (the default) or none\n",
+                        value.to_string_lossy()
+                    ),
+                )
+                .with_cmd(cmd)
+            })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            MountFilesystem::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
 /// The filesystem `create` makes in a new volume.
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum NewFilesystem {
@@ -544,7 +585,7 @@ pub struct MountArgs {
     #[arg(long)]
     pub explore: bool,
     /// Mount what is inside, or stop at the block device.
-    #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
+    #[arg(long, value_parser = MountFilesystemParser, default_value = "auto")]
     pub filesystem: MountFilesystem,
     /// Also ask for the hidden volume's password and refuse writes into it.
     #[arg(long)]
@@ -613,7 +654,7 @@ pub struct MountDevicesArgs {
     #[arg(long)]
     pub readonly: bool,
     /// Mount the filesystem inside, or attach the block device only.
-    #[arg(long, value_enum, default_value_t = MountFilesystem::Auto)]
+    #[arg(long, value_parser = MountFilesystemParser, default_value = "auto")]
     pub filesystem: MountFilesystem,
 }
 
@@ -916,8 +957,12 @@ pub struct PolicySetArgs {
     /// Order of preference (comma-separated backend names).
     #[arg(long, value_delimiter = ',')]
     pub prefer: Option<Vec<String>>,
+    /// The PKCS #11 library clients read token keyfiles with when the user
+    /// names none (--token-lib, $TCD_PKCS11_MODULE): an absolute path.
+    #[arg(long, value_name = "PATH")]
+    pub token_library: Option<PathBuf>,
     /// Take the whole policy from this TOML file ("-": standard input).
-    #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer"])]
+    #[arg(long, conflicts_with_all = ["hardware_acceleration", "allow", "allow_all", "prefer", "token_library"])]
     pub file: Option<PathBuf>,
 }
 
@@ -968,7 +1013,7 @@ pub struct FavoriteAddArgs {
     #[arg(long)]
     pub backend: Option<String>,
     /// Mount its filesystem, or stop at the block device.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = MountFilesystemParser)]
     pub filesystem: Option<MountFilesystem>,
     /// Pass discards (TRIM) down; reveals which blocks are used.
     #[arg(long)]

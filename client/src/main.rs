@@ -86,15 +86,24 @@ fn usage_error(e: clap::Error) -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
-    let socket = cli.socket();
-    let at = match (&socket, cli.session, cli.system) {
+/// Where the daemon is: `--session`, `--system`, `--socket`, or the default.
+fn daemon_at(socket: Option<&std::path::Path>, session: bool, system: bool) -> Where<'_> {
+    match (socket, session, system) {
         (_, true, _) => Where::Session,
         (_, _, true) => Where::System,
         (Some(p), _, _) => Where::Socket(p),
         _ => Where::Default,
-    };
-    token::configure(cli.token_lib.clone());
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let socket = cli.socket();
+    let (session, system) = (cli.session, cli.system);
+    let at = daemon_at(socket.as_deref(), session, system);
+    let owned = socket.clone();
+    token::configure(cli.token_lib.clone(), move || {
+        token::policy_library(daemon_at(owned.as_deref(), session, system))
+    });
     if let Some((secrets, search)) = cli.command.opening() {
         options::refuse_truecrypt_pim(secrets, search)?;
         commands::check_backend(at, search)?;

@@ -80,7 +80,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "TCD_PKCS11_MODULE",
-        "The PKCS #11 library of your security token, when --token-lib is not given.",
+        "The PKCS #11 library of your security token, when --token-lib is not given (before the policy's token_library).",
     ),
     (
         "TCD_TOKEN_PIN",

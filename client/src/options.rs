@@ -86,6 +86,11 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
         "-m system"
     };
     if let Some(text) = &a.fs_options {
+        if text.split(',').any(|o| o == "ro") {
+            return Err(usage(
+                "--fs-options ro: a read-only mount is --readonly (or -m ro)".into(),
+            ));
+        }
         tcd_proto::fs_options::FsOptions::parse(text).map_err(usage)?;
     }
     let headerbak = backup_header_only(a);

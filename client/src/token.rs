@@ -18,11 +18,28 @@ use zeroize::Zeroizing;
 /// How a token keyfile is named on the command line.
 pub const SCHEME: &str = "token://";
 
-/// `--token-lib`, set once by `main`.
+/// `--token-lib`, and how to ask the daemon for the policy's library,
+/// set once by `main`.
 static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
+type PolicyLibrary = Box<dyn Fn() -> Option<PathBuf> + Send + Sync>;
+static POLICY_LIBRARY: OnceLock<PolicyLibrary> = OnceLock::new();
 
-pub fn configure(library: Option<PathBuf>) {
+pub fn configure(
+    library: Option<PathBuf>,
+    policy: impl Fn() -> Option<PathBuf> + Send + Sync + 'static,
+) {
     let _ = LIBRARY.set(library);
+    let _ = POLICY_LIBRARY.set(Box::new(policy));
+}
+
+/// The policy's `token_library`, asked of the daemon at `at` (none when it
+/// cannot be reached: the next choice then applies).
+pub fn policy_library(at: crate::bus::Where<'_>) -> Option<PathBuf> {
+    crate::bus::Client::connect(at)
+        .and_then(|c| c.policy())
+        .ok()?
+        .token_library()
+        .map(PathBuf::from)
 }
 
 /// The PINs typed in this run, by slot: one login per token per command,
@@ -71,11 +88,20 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Failure {
     }
 }
 
-/// The PKCS #11 library: `--token-lib`, `$TCD_PKCS11_MODULE`, p11-kit's
-/// proxy (which reaches every token the system has configured).
+/// The PKCS #11 library: the user's (`--token-lib`, `$TCD_PKCS11_MODULE`),
+/// the policy's `token_library`, p11-kit's proxy (which reaches every token
+/// the system has configured).
 fn library() -> Result<PathBuf, Failure> {
     let given = LIBRARY.get().cloned().flatten();
     let env = std::env::var_os("TCD_PKCS11_MODULE").filter(|v| !v.is_empty());
+    let user = given.or(env.map(PathBuf::from));
+    if let Some(lib) = user {
+        return Ok(lib);
+    }
+    let policy = match POLICY_LIBRARY.get() {
+        Some(ask) => ask(),
+        None => policy_library(crate::bus::Where::Default),
+    };
     let proxy = [
         "/usr/lib/x86_64-linux-gnu/p11-kit-proxy.so",
         "/usr/lib/p11-kit-proxy.so",
@@ -83,9 +109,10 @@ fn library() -> Result<PathBuf, Failure> {
     .iter()
     .map(PathBuf::from)
     .find(|p| p.exists());
-    given.or(env.map(PathBuf::from)).or(proxy).ok_or_else(|| {
+    policy.or(proxy).ok_or_else(|| {
         Failure::invalid(
-            "no PKCS #11 library: name your token's with --token-lib (or $TCD_PKCS11_MODULE)"
+            "no PKCS #11 library: name your token's with --token-lib (or $TCD_PKCS11_MODULE, \
+             or the policy's token_library)"
                 .into(),
         )
     })

@@ -245,6 +245,13 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
         };
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
+            "--random-source" => {
+                return Err(usage(
+                    "--random-source is not taken: tcd reads the kernel's random source \
+                     (getrandom) for keys, salts and the random fill, and nothing else"
+                        .into(),
+                ));
+            }
             "--keyfiles" => keyfiles("--keyfile", &value(&mut it), &mut out),
             "-k" if veracrypt => keyfiles("--keyfile", &value(&mut it), &mut out),
             "--new-keyfiles" => keyfiles("--new-keyfile", &value(&mut it), &mut out),

@@ -130,6 +130,10 @@ pub enum Error {
     MountPoint { path: String, problem: String },
     #[error("{0} is busy")]
     Busy(String),
+    /// A filesystem the processes named keep busy (pid 0: one the caller
+    /// may not see).
+    #[error("{what} is busy{}", in_use_by(holders))]
+    Held { what: String, holders: Vec<Holder> },
     #[error("{0} is already mounted")]
     AlreadyMounted(String),
     #[error("no mounted volume {0}")]
@@ -198,7 +202,7 @@ impl Error {
             Error::NotUnlocked { .. } | Error::HiddenNotUnlocked => K::WrongPassword,
             Error::AlreadyMounted(_) => K::AlreadyMounted,
             Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
-            Error::Busy(_) | Error::AtCapacity(_) => K::Busy,
+            Error::Busy(_) | Error::Held { .. } | Error::AtCapacity(_) => K::Busy,
             Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
                 K::UnsupportedCipher
             }
@@ -257,3 +261,27 @@ fn untried_note(untried: &[String]) -> String {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// ": in use by PID 387 (sleep), a process of another user", or nothing.
+fn in_use_by(holders: &[Holder]) -> String {
+    if holders.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = holders
+        .iter()
+        .map(|h| match h.pid {
+            0 => "a process of another user".to_owned(),
+            pid => format!("PID {pid} ({})", h.command),
+        })
+        .collect();
+    format!(": in use by {}", named.join(", "))
+}
+
+/// A process that keeps a filesystem busy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    pub uid: u32,
+    /// Its command name (`/proc/PID/comm`).
+    pub command: String,
+}

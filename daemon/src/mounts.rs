@@ -574,6 +574,13 @@ impl MountTable {
             match fs.unmount(false) {
                 Ok(()) => {}
                 Err(Error::Busy(_)) if force => return self.detach(id, &mut parts),
+                // Who holds it, as --force would say.
+                Err(Error::Busy(what)) => {
+                    let holders = holding(&parts, fs)
+                        .map(|(t, except)| holders::scan(t, &except))
+                        .unwrap_or_default();
+                    return Err(Error::Held { what, holders });
+                }
                 Err(e) => return Err(e),
             }
             if parts.made_mount_point {
@@ -611,18 +618,10 @@ impl MountTable {
         let Some(fs) = parts.fs.take() else {
             return Err(Error::NotMounted(id.to_string()));
         };
-        let block = parts
-            .export
-            .as_ref()
-            .and_then(|e| std::fs::metadata(e.device()).ok())
-            .map(|m| m.rdev());
-        let target = fs.device().map(|fs_dev| holders::Target { fs_dev, block });
-        let except: Vec<u32> = parts
-            .userfs
-            .as_ref()
-            .and_then(|u| u.pid())
-            .into_iter()
-            .collect();
+        let (target, except) = match holding(parts, &fs) {
+            Some((t, except)) => (Some(t), except),
+            None => (None, Vec::new()),
+        };
         if let Err(e) = fs.remount_read_only() {
             tracing::warn!(id, "volume stays writable while in use: {e}");
         }
@@ -1005,4 +1004,25 @@ fn host_name(host: &File, given: &str, device: Option<u64>) -> String {
     ))
     .map(|p| p.display().to_string())
     .unwrap_or_else(|_| "(unnamed volume)".to_owned())
+}
+
+/// What holds the filesystem `fs` of `parts` is looked for by (its device
+/// numbers), and the daemon's own helpers left out (a FUSE driver serving
+/// it); none when it is no longer at its mount.
+fn holding(parts: &Parts, fs: &mountpoint::MountedFs) -> Option<(holders::Target, Vec<u32>)> {
+    let block = parts
+        .export
+        .as_ref()
+        .and_then(|e| std::fs::metadata(e.device()).ok())
+        .map(|m| m.rdev());
+    let target = fs
+        .device()
+        .map(|fs_dev| holders::Target { fs_dev, block })?;
+    let except = parts
+        .userfs
+        .as_ref()
+        .and_then(|u| u.pid())
+        .into_iter()
+        .collect();
+    Some((target, except))
 }

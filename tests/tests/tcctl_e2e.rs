@@ -1599,14 +1599,23 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
         d.ok(&args, "busy words\n");
         mounts.push((vol, mnt));
     }
-    // A file open on the first: it is busy; the second still goes.
+    // A file open on the first: it is busy, and this process is named as
+    // what holds it (as --force names it); the second still goes.
     let held = std::fs::File::create(mounts[0].1.join("open file")).expect("a file");
+    let holder = format!("is busy: in use by PID {} (", std::process::id());
+    let (code, err) = d.fails(&["dismount", s(&mounts[0].1)], "");
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&holder)
+            && err.ends_with("); --force takes it off its mount point now, and it is detached when the last user lets go\n"),
+        "{err}"
+    );
     let (code, err) = d.fails(&["dismount", "--all"], "");
     assert_eq!(code, 5, "{err}");
     assert!(
-        err.contains(
-            "is busy; 1 other volume dismounted; --force takes it off its mount point now"
-        ),
+        err.contains(&holder)
+            && err
+                .contains("); 1 other volume dismounted; --force takes it off its mount point now"),
         "{err}"
     );
     let left: Vec<String> = d
@@ -1710,4 +1719,40 @@ fn creates_progress_bar_starts_with_the_fill_and_ends_full() {
         .to_owned();
     assert!(end.trim_end().ends_with("/s"), "{text}");
     assert!(text.contains(&format!("{v} created")), "{text}");
+}
+
+/// A FAT volume served by fusefat (this kernel has no vfat) is mounted with
+/// a notice that fsync does not reach the volume, as fusefat never passes
+/// it on; an ext4 volume (the kernel's own driver) gets none.
+#[test]
+fn a_fat_volume_under_fusefat_is_mounted_with_a_notice_that_fsync_does_not_reach_it() {
+    require_tool("fusefat", "package fusefat");
+    let d = Daemon::start();
+    let open = ["--password-stdin", "--hash", "sha512", "--pim", "1"];
+    for (fs, notice) in [("fat", true), ("ext4", false)] {
+        let vol = d.path(&format!("{fs}.hc"));
+        let mnt = d.path(&format!("{fs}-mnt"));
+        std::fs::create_dir(&mnt).expect("mount point");
+        let mut args = vec![
+            "create",
+            s(&vol),
+            "--size",
+            "16M",
+            "--quick",
+            "--filesystem",
+            fs,
+        ];
+        args.extend(open);
+        d.ok(&args, "fat words\n");
+        let mut args = vec!["mount", s(&vol), s(&mnt)];
+        args.extend(open);
+        let out = d.tcctl(&args, "fat words\n");
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said = "note: fusefat serves this FAT volume (the kernel has no vfat): fsync does \
+                    not reach the volume; what is written gets there when the kernel writes \
+                    back its cache, and at the latest at dismount (docs/RELIABILITY.md)\n";
+        assert_eq!(err.ends_with(said), notice, "{fs}: {err}");
+        d.ok(&["dismount", s(&mnt)], "");
+    }
 }

@@ -888,3 +888,43 @@ fn a_hidden_volume_never_overwrites_the_outer_volumes_files() {
     );
     d.ok(&["dismount", m], "");
 }
+
+/// What VeraCrypt's users and scripts pass that tcd has no use for: refused
+/// (exit 64) saying what to do instead, before any prompt.
+#[test]
+fn veracrypt_values_tcd_has_no_use_for_are_refused_saying_why() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-t", "--random-source=/dev/urandom", "-c", "x.hc"],
+            "tcctl: --random-source is not taken: tcd reads the kernel's random source \
+             (getrandom) for keys, salts and the random fill, and nothing else\n",
+        ),
+        (
+            &["mount", "--fs-options", "uid=0,ro", "/dev/null"],
+            "tcctl: --fs-options ro: a read-only mount is --readonly (or -m ro)\n",
+        ),
+        (
+            &["mount", "--filesystem", "vfat", "/dev/null"],
+            "error: --filesystem vfat: tcd finds the filesystem inside the volume itself; \
+             --filesystem takes auto (the default) or none\n",
+        ),
+        (
+            &["-t", "--filesystem=ntfs", "/dev/null"],
+            "error: --filesystem ntfs: tcd finds the filesystem inside the volume itself; \
+             --filesystem takes auto (the default) or none\n",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = tcctl(args);
+        assert_eq!(
+            (
+                out.status.code(),
+                text(&out.stderr).lines().next().map(str::to_owned)
+            ),
+            (Some(USAGE), said.lines().next().map(str::to_owned)),
+            "tcctl {args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "tcctl {args:?}");
+    }
+}

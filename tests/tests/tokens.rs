@@ -44,12 +44,27 @@ fn token_store(dir: &Path) -> PathBuf {
 /// `tcctl --token-lib LIB ARGS` on the daemon's socket, the PIN (if any)
 /// in $TCD_TOKEN_PIN.
 fn tcctl(d: &Daemon, conf: &Path, pin: Option<&str>, args: &[&str], stdin: &str) -> Output {
+    let mut with_lib = vec!["--token-lib", LIB];
+    with_lib.extend(args);
+    tcctl_as_given(d, conf, pin, &with_lib, stdin)
+}
+
+/// `tcctl ARGS`: no library but what ARGS or the policy name.
+fn tcctl_as_given(
+    d: &Daemon,
+    conf: &Path,
+    pin: Option<&str>,
+    args: &[&str],
+    stdin: &str,
+) -> Output {
     let mut c = d.command();
-    c.env("SOFTHSM2_CONF", conf).env_remove("TCD_TOKEN_PIN");
+    c.env("SOFTHSM2_CONF", conf)
+        .env_remove("TCD_TOKEN_PIN")
+        .env_remove("TCD_PKCS11_MODULE");
     if let Some(p) = pin {
         c.env("TCD_TOKEN_PIN", p);
     }
-    c.args(["--token-lib", LIB]).args(args);
+    c.args(args);
     run_with_input(c, stdin)
 }
 
@@ -190,4 +205,63 @@ fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
     let (code, said) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{said}");
     assert_eq!(said.matches("PIN for token").count(), 1, "{said}");
+}
+
+/// The administrator's policy names the library when the user names none
+/// (neither --token-lib nor $TCD_PKCS11_MODULE); the user's choice wins.
+#[test]
+fn the_policy_names_the_token_library_when_the_user_names_none() {
+    let policy_dir = tempfile::tempdir().expect("temp dir");
+    let policy = policy_dir.path().join("policy.toml");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), policy.as_os_str()]);
+    let conf = token_store(&d.path(""));
+    let missing = d.path("missing-pkcs11.so");
+    d.ok(&["policy", "set", "--token-library", s(&missing)], "");
+    let shown: serde_json::Value =
+        serde_json::from_str(&d.ok(&["policy", "show", "--json"], "")).expect("json");
+    assert_eq!(shown["token_library"], s(&missing));
+    let out = tcctl_as_given(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (
+            Some(3),
+            format!("tcctl: {}: no such PKCS #11 library\n", missing.display())
+        ),
+        "the policy's library is the one tried"
+    );
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(
+        text(&out.stdout),
+        "No keyfiles on the tokens.\n",
+        "--token-lib wins"
+    );
+
+    d.ok(&["policy", "set", "--token-library", LIB], "");
+    assert!(
+        d.ok(&["policy", "show"], "")
+            .contains(&format!("token_library = \"{LIB}\""))
+    );
+    let key = d.path("key");
+    std::fs::write(&key, [7u8; 64]).expect("key");
+    let out = tcctl_as_given(&d, &conf, Some(PIN), &["token", "import", s(&key)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let uri = text(&out.stdout)
+        .trim_end()
+        .trim_end_matches(" imported")
+        .to_owned();
+    let out = tcctl_as_given(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(text(&out.stdout), format!("{uri}\n"));
+
+    let vol = d.path("v.hc");
+    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    args.extend(["--keyfile", &uri]);
+    args.extend(OPEN);
+    let out = tcctl_as_given(&d, &conf, Some(PIN), &args, PW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut args = vec!["mount", s(&vol), "--filesystem", "none", "--keyfile", &uri];
+    args.extend(OPEN);
+    let out = tcctl_as_given(&d, &conf, Some(PIN), &args, PW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    d.ok(&["dismount", "--all"], "");
 }

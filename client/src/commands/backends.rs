@@ -100,6 +100,18 @@ fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> 
     if let Some(prefer) = a.prefer {
         policy.prefer = prefer;
     }
+    if let Some(lib) = a.token_library {
+        if !lib.is_absolute() {
+            return Err(Failure {
+                code: exit::USAGE,
+                message: format!(
+                    "--token-library {}: give the library's absolute path",
+                    lib.display()
+                ),
+            });
+        }
+        policy.token_library = Some(lib.to_string_lossy().into_owned());
+    }
     Ok(policy.to_text())
 }
 

@@ -209,6 +209,27 @@ fn same_host(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Said after a FAT volume is mounted through fusefat (a kernel without
+/// vfat): fusefat never passes fsync on to the volume's device.
+pub const FUSEFAT_NOTICE: &str = "note: fusefat serves this FAT volume (the kernel has no vfat): \
+     fsync does not reach the volume; what is written gets there when the kernel writes back \
+     its cache, and at the latest at dismount (docs/RELIABILITY.md)";
+
+/// Whether the filesystem mounted at `at` is served by a FUSE driver.
+fn served_by_fuse(at: &Path) -> bool {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    table.lines().any(|line| {
+        let Some((fields, after)) = line.split_once(" - ") else {
+            return false;
+        };
+        fields.split(' ').nth(4) == Some(&*at.to_string_lossy())
+            && after
+                .split(' ')
+                .next()
+                .is_some_and(|t| t.starts_with("fuse"))
+    })
+}
+
 /// Says where the volume (its listing, `row`) went, and returns the
 /// notification's summary and body.
 fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
@@ -216,6 +237,9 @@ fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
         Some(r) if r.mount_point().is_some() => {
             let (at, device) = (r.mount_point().unwrap_or_default(), r.device());
             println!("{shown} mounted on {at} ({device})");
+            if r.view.filesystem.as_deref() == Some("vfat") && served_by_fuse(Path::new(at)) {
+                eprintln!("{FUSEFAT_NOTICE}");
+            }
             (format!("Mounted {shown} at {at}"), device.to_owned())
         }
         Some(r) => {

@@ -3,6 +3,7 @@
 
 use super::{App, Caller};
 use crate::error::{Error, Result};
+use crate::mount::holders::Holder;
 use crate::mounts::Mounted;
 use std::sync::Arc;
 use tcd_proto::contract::names;
@@ -22,13 +23,24 @@ impl Dismounted {
             .holders
             .iter()
             .map(|h| {
-                if caller.is_root() || caller.uid == h.uid {
-                    (h.pid, h.command.clone())
-                } else {
-                    (0, String::new())
-                }
+                let h = visible(h.clone(), caller);
+                (h.pid, h.command)
             })
             .collect()
+    }
+}
+
+/// A holder as `caller` may see it: another user's process is shown to
+/// root alone; the others see pid 0 and no command.
+fn visible(h: Holder, caller: &Caller) -> Holder {
+    if caller.is_root() || caller.uid == h.uid {
+        h
+    } else {
+        Holder {
+            pid: 0,
+            command: String::new(),
+            ..h
+        }
     }
 }
 
@@ -66,9 +78,19 @@ impl App {
     }
 
     /// Dismounts volume `id` (blocks on the unmount). The volume is gone or
-    /// detaching either way; writes that were lost are the error.
-    pub fn dismount(&self, id: u32, force: bool) -> (Result<Dismounted>, Option<Mounted>) {
+    /// detaching either way; writes that were lost are the error. A busy
+    /// volume's holders are named as `caller` may see them.
+    pub fn dismount(
+        &self,
+        id: u32,
+        force: bool,
+        caller: &Caller,
+    ) -> (Result<Dismounted>, Option<Mounted>) {
         match self.table.dismount(id, force) {
+            Err(Error::Held { what, holders }) => {
+                let holders = holders.into_iter().map(|h| visible(h, caller)).collect();
+                (Err(Error::Held { what, holders }), None)
+            }
             Err(e) => (Err(e), None),
             Ok(m) => {
                 let result = match lost_writes(&m) {

@@ -1,8 +1,8 @@
 //! Growing the filesystem inside an expanded volume, through the data
 //! path a mount uses (FUSE file, loop device): ext2/3/4 offline with
-//! `e2fsck` then `resize2fs`; XFS and btrfs mounted on a private folder
-//! (`xfs_growfs`, `btrfs filesystem resize max`). Others are left as they
-//! are, with what would grow them.
+//! `e2fsck` then `resize2fs`, NTFS offline with `ntfsresize`; XFS and
+//! btrfs mounted on a private folder (`xfs_growfs`, `btrfs filesystem
+//! resize max`). Others are left as they are, with what would grow them.
 
 use super::{BlockExport, FuseLoop, detect_filesystem, tools};
 use crate::error::Result;
@@ -50,6 +50,14 @@ fn grow_on(device: &Path, staging: &Path) -> Result<Grown> {
             tools::run_for("resize2fs", [dev], tools::MKFS_LIMIT)?;
         }
         "xfs" => mounted(device, staging, "xfs", &["xfs_growfs"])?,
+        // The kernel grows a btrfs device to 256 MiB or more only.
+        "btrfs" if device_size(device) < BTRFS_SMALLEST => {
+            return Ok(not_grown(
+                &fs,
+                "btrfs is grown to 256 MiB or more only: expand the volume to at least that, \
+                 or copy its files into a new volume",
+            ));
+        }
         "btrfs" => mounted(
             device,
             staging,
@@ -69,10 +77,15 @@ fn grow_on(device: &Path, staging: &Path) -> Result<Grown> {
             ));
         }
         "ntfs" => {
-            return Ok(not_grown(
-                &fs,
-                "NTFS is not grown here: mount the volume with --filesystem none and run ntfsresize on its device, or extend it on Windows (Disk Management)",
-            ));
+            // To the device's size, with no prompt (stdin is not a
+            // terminal); twice, as a filesystem grown before is still
+            // marked for Windows' chkdsk, which ntfsresize sets on every
+            // resize.
+            tools::run_for(
+                "ntfsresize",
+                ["--force".as_ref(), "--force".as_ref(), dev],
+                tools::MKFS_LIMIT,
+            )?;
         }
         _ => return Ok(not_grown(&fs, "the daemon does not grow this filesystem")),
     }
@@ -81,6 +94,16 @@ fn grow_on(device: &Path, staging: &Path) -> Result<Grown> {
         grown: true,
         note: String::new(),
     })
+}
+
+/// The smallest size the kernel resizes a btrfs device to.
+const BTRFS_SMALLEST: u64 = 256 << 20;
+
+/// The size of the block device `device` (0 when it cannot be read).
+fn device_size(device: &Path) -> u64 {
+    std::fs::File::open(device)
+        .and_then(|mut f| std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)))
+        .unwrap_or(0)
 }
 
 fn not_grown(fs: &str, note: &str) -> Grown {

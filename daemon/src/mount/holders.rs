@@ -11,14 +11,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// A process that keeps a filesystem busy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    pub pid: u32,
-    pub uid: u32,
-    /// Its command name (`/proc/PID/comm`).
-    pub command: String,
-}
+// Defined with the errors that name holders.
+pub use crate::error::Holder;
 
 /// What the scan looks for: files on the filesystem of device number
 /// `fs_dev`, and the block device `block` itself (its `rdev`).

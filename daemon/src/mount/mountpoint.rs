@@ -173,7 +173,42 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<Mounte
             what: format!("cannot inspect {}", device.display()),
             source: e,
         })?;
-    MountedFs::locate(target, rdev)
+    // btrfs gives its files an anonymous device number (one per
+    // subvolume), never the block device's: its mount is known by the
+    // source the kernel records for it instead.
+    let ours = if options.fs_type == "btrfs" {
+        Ours::Source(device.to_path_buf())
+    } else {
+        Ours::Device(rdev)
+    };
+    MountedFs::locate(target, ours)
+}
+
+/// How the daemon's own mount is told from anything else at the mount
+/// point: its files' device number, or the source in the mount table.
+pub enum Ours {
+    Device(u64),
+    Source(PathBuf),
+}
+
+impl Ours {
+    fn matches(&self, st: &Stat) -> bool {
+        match self {
+            Ours::Device(dev) => st.dev == *dev,
+            Ours::Source(device) => mount_source(st.mount_id).is_some_and(|s| s == *device),
+        }
+    }
+}
+
+/// The source of mount `mount_id` in this process's mount table.
+fn mount_source(mount_id: u64) -> Option<PathBuf> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    table.lines().find_map(|line| {
+        let (fields, after) = line.split_once(" - ")?;
+        (fields.split(' ').next()?.parse::<u64>().ok()? == mount_id)
+            .then(|| after.split(' ').nth(1).map(PathBuf::from))
+            .flatten()
+    })
 }
 
 /// Unmounts the filesystem at `path`, a folder of the daemon's own (its
@@ -282,7 +317,7 @@ impl MountedFs {
     /// The mount just made on `target`, whose filesystem has device number
     /// `dev`. Found from the mount point's descriptor, not its path: its
     /// folder is `..` of it, its name the one the kernel shows now.
-    pub fn locate(target: &Target, dev: u64) -> Result<MountedFs> {
+    pub fn locate(target: &Target, ours: Ours) -> Result<MountedFs> {
         let fd = target.dir.as_raw_fd();
         let lost = |why: String| Error::MountPoint {
             path: target.path.display().to_string(),
@@ -301,7 +336,7 @@ impl MountedFs {
             .ok_or_else(|| lost("has no name".into()))
             .and_then(|n| c_string(n.as_bytes()))?;
         let st = stat_at(&parent, &name).map_err(|e| lost(e.to_string()))?;
-        if !st.mount_root || st.dev != dev {
+        if !st.mount_root || !ours.matches(&st) {
             return Err(lost("changed while the volume was being mounted".into()));
         }
         Ok(MountedFs {

@@ -8,7 +8,7 @@
 //! mount point through its `O_NOFOLLOW` descriptor, so a driver that
 //! resolves paths itself is never handed a folder a user could swap.
 
-use super::mountpoint::{MountedFs, Options, Target, c_string};
+use super::mountpoint::{MountedFs, Options, Ours, Target, c_string};
 use super::tools;
 use crate::error::{Error, Result};
 use std::os::fd::AsRawFd;
@@ -256,5 +256,5 @@ fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<MountedFs> {
         libc::MS_BIND,
         "bind the filesystem to its mount point",
     )?;
-    MountedFs::locate(target, staged_dev)
+    MountedFs::locate(target, Ours::Device(staged_dev))
 }

@@ -63,6 +63,10 @@ pub struct Policy {
     /// built-in list (ext2/3/4, btrfs, xfs, vfat, exfat, ntfs, ntfs3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filesystems: Vec<String>,
+    /// The PKCS #11 library clients read token keyfiles with when the
+    /// user names none (an absolute path). The daemon never loads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_library: Option<String>,
     /// Bounds on header searches.
     #[serde(default)]
     pub limits: Limits,
@@ -160,6 +164,17 @@ impl Policy {
                     message: format!("{fs:?} is not a filesystem type"),
                 });
             }
+        }
+        if let Some(lib) = &policy.token_library
+            && !lib.starts_with('/')
+        {
+            let at = text.find("token_library").unwrap_or(0);
+            let (line, column) = line_and_column(text, at);
+            return Err(PolicyError {
+                line,
+                column,
+                message: format!("token_library {lib:?} is not an absolute path"),
+            });
         }
         let l = &policy.limits;
         for (key, value, min) in [
@@ -284,6 +299,9 @@ mod tests {
         let e = Policy::parse("[limits]\nsearches = 0\n").unwrap_err();
         assert!(e.line == 2 && e.message.contains("searches"), "{e}");
         assert!(Policy::parse("[limits]\nmax_memory = 1\n").is_err());
+        let e = Policy::parse("token_library = \"libsofthsm2.so\"\n").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 1));
+        assert!(e.message.contains("not an absolute path"), "{e}");
     }
 
     #[test]
@@ -299,6 +317,7 @@ mod tests {
             allowed: Some(vec!["soft".into()]),
             prefer: vec!["soft".into()],
             filesystems: vec!["squashfs".into()],
+            token_library: Some("/usr/lib/softhsm/libsofthsm2.so".into()),
             limits: Limits {
                 max_pim: 100,
                 searches: 3,

@@ -99,6 +99,13 @@ pub struct PolicyReply {
     pub prefer: Vec<String>,
 }
 
+impl PolicyReply {
+    /// The policy's `token_library`, read from its text.
+    pub fn token_library(&self) -> Option<String> {
+        super::policy::Policy::parse(&self.text).ok()?.token_library
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

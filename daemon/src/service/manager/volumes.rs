@@ -54,8 +54,9 @@ impl Manager {
         // tried, and the first refusal is the answer, with the count.
         let mut refused: Option<crate::Error> = None;
         for m in self.ctx.shared.dismountable(&peer.app()) {
-            let app = self.ctx.app();
-            let (result, done) = blocking::unblock(move || app.dismount(m.id, force)).await;
+            let (app, caller) = (self.ctx.app(), peer.app());
+            let (result, done) =
+                blocking::unblock(move || app.dismount(m.id, force, &caller)).await;
             if let Some(done) = &done {
                 self.ctx.shared.dismounted(done).await;
                 n += 1;
@@ -112,7 +113,8 @@ impl Ctx {
         let m = self.shared.resolve(name, &peer.app())?;
         self.may_manage(peer, &m, name).await?;
         let app = self.app();
-        let (result, done) = blocking::unblock(move || app.dismount(m.id, force)).await;
+        let caller = peer.app();
+        let (result, done) = blocking::unblock(move || app.dismount(m.id, force, &caller)).await;
         if let Some(done) = &done {
             self.shared.dismounted(done).await;
         }
