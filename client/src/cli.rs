@@ -509,9 +509,12 @@ pub struct MountArgs {
     /// Read-only unless --read-write.
     #[arg(long)]
     pub system_encryption: bool,
-    /// With --system-encryption: mount read-write. A Windows system
-    /// written to while Windows is hibernated (or shut down with fast
-    /// startup) is corrupted when Windows resumes.
+    /// Mount read-write a volume that mounts read-only by default: system
+    /// encryption (a Windows system written to while Windows is hibernated,
+    /// or shut down with fast startup, is corrupted when Windows resumes)
+    /// and volumes of TrueCrypt before 5.0 (LRW and CBC modes, which
+    /// TrueCrypt 7.1a called deprecated). Other volumes mount read-write
+    /// anyway.
     #[arg(long, conflicts_with = "readonly")]
     pub read_write: bool,
     /// Leave a container file's access and modification times as the

@@ -51,7 +51,9 @@ impl MountForm {
     pub fn options(&self, protect_hidden: Option<&[u8]>) -> MountOptions {
         let nonzero = |n: u32| (n != 0).then_some(n);
         MountOptions {
-            readonly: Some(self.readonly),
+            // Unticked, the daemon decides (read-only for volumes of
+            // TrueCrypt before 5.0).
+            readonly: self.readonly.then_some(true),
             filesystem: Some(if self.block_device_only {
                 MountFilesystem::None
             } else {

@@ -159,3 +159,143 @@ fn a_wrong_password_does_not_decrypt() {
         b"aaaaaaaaaaab",
     );
 }
+
+/// The volumes of TrueCrypt before 5.0 (header versions 1 and 2: LRW and
+/// CBC modes), as the corpus names them: `tc_<1|2>-<prf>-<mode>-<chain>`,
+/// the chain in cryptsetup's order (of application) but for the Blowfish
+/// cascades, which keep TrueCrypt's name.
+fn legacy_images() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tcrypt_images())
+        .expect("corpus folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tc_1-") || n.starts_with("tc_2-"))
+        .collect();
+    names.sort();
+    names
+}
+
+mod legacy {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use tcd::engine::chain::Mode;
+    use tcd::volume::kdf::{Format, Prf};
+    use tcd::volume::opened::OpenVolume;
+    use tcd::volume::unlock::{SearchOptions, Target};
+    use tcd_tests::{creds, fat_serial};
+
+    /// What an image's name promises: PRF, mode, and the ciphers.
+    fn parts(name: &str) -> (Prf, Mode, Vec<String>, bool) {
+        let f: Vec<&str> = name.split('-').collect();
+        let prf = Prf::by_name(f[1]).unwrap_or_else(|| panic!("{name}: PRF"));
+        let mode = match f[2] {
+            "lrw" => Mode::Lrw,
+            "cbc" => Mode::Cbc,
+            other => panic!("{name}: mode {other}"),
+        };
+        let hidden = name.ends_with("-hidden");
+        let ciphers = f[3..]
+            .iter()
+            .filter(|c| **c != "hidden")
+            .map(|c| match *c {
+                "des3_ede" => "Triple DES".to_owned(),
+                "cast5" => "CAST5".to_owned(),
+                "aes" => "AES".to_owned(),
+                c => {
+                    let mut s = c[..1].to_uppercase();
+                    s.push_str(&c[1..]);
+                    s
+                }
+            })
+            .collect();
+        (prf, mode, ciphers, hidden)
+    }
+
+    fn first_sector(v: &OpenVolume) -> Vec<u8> {
+        let mut s = vec![0u8; 512];
+        v.read_at(&mut s, 0).expect("read the first sector");
+        s
+    }
+
+    /// The corpus keeps no data for the modes cryptsetup cannot map
+    /// (Blowfish, and the outer CBC of cascades): their data areas are
+    /// zeros, only their headers are real. Every other image carries its
+    /// FAT filesystem.
+    fn carries_a_filesystem(mode: Mode, ciphers: &[String]) -> bool {
+        mode == Mode::Lrw || (ciphers.len() == 1 && ciphers[0] != "Blowfish")
+    }
+
+    /// Opens `name` with `password` and checks what the corpus promises:
+    /// the FAT serial where it carries a filesystem, zeros on disk where
+    /// it does not. Returns whether the volume opened as hidden.
+    fn check(e: &Engine, name: &str, password: &[u8], target: Target, serial: u32) -> bool {
+        let (prf, mode, ciphers, _) = parts(name);
+        let mut opts = SearchOptions::new();
+        opts.format = Some(Format::TrueCrypt);
+        opts.prf = Some(prf);
+        let path = tcrypt_images().join(name);
+        let host = File::open(&path).expect("image");
+        let cancel = AtomicBool::new(false);
+        let v = OpenVolume::open(e, host, creds(password), target, &opts, &cancel, true)
+            .unwrap_or_else(|err| panic!("{name}: {err}"));
+        let info = v.info();
+        // The corpus names a chain by TrueCrypt's name (the reverse of the
+        // order of application) or by cryptsetup's (that order).
+        let applied: Vec<String> = info.chain.ciphers.iter().map(|c| c.to_string()).collect();
+        let mut reversed = applied.clone();
+        reversed.reverse();
+        let shown = info.chain.display_name();
+        assert!(
+            applied == ciphers || reversed == ciphers,
+            "{name}: opened as {shown}"
+        );
+        assert_eq!(
+            info.chain.mode == Mode::Lrw,
+            mode == Mode::Lrw,
+            "{name}: {shown}"
+        );
+        assert!(
+            info.header_version <= 2,
+            "{name}: version {}",
+            info.header_version
+        );
+        assert_eq!(info.prf, prf, "{name}");
+        if carries_a_filesystem(mode, &ciphers) {
+            assert_eq!(
+                fat_serial(&first_sector(&v)),
+                Some(serial),
+                "{name}: {shown}"
+            );
+        } else {
+            let mut f = File::open(&path).expect("image");
+            let on_disk = read_at(&mut f, info.data_offset, 512);
+            assert!(
+                on_disk.iter().all(|&b| b == 0),
+                "{name}: data kept after all"
+            );
+        }
+        info.hidden
+    }
+
+    #[test]
+    fn every_volume_of_truecrypt_before_5_opens_and_shows_its_filesystem() {
+        let e = engine(&["aesni", "soft"]);
+        let images = legacy_images();
+        assert_eq!(images.len(), 28, "{images:?}");
+        let mut opened = 0;
+        for name in &images {
+            assert!(
+                !check(&e, name, PASSWORD, Target::Outer, 0xDEAD_BABE),
+                "{name}"
+            );
+            opened += 1;
+            if name.ends_with("-hidden") {
+                assert!(
+                    check(&e, name, HIDDEN_PASSWORD, Target::Any, 0xCAFE_BABE),
+                    "{name}"
+                );
+                opened += 1;
+            }
+        }
+        assert_eq!(opened, 32);
+    }
+}

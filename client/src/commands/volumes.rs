@@ -79,6 +79,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         output::backup_header_used(&a.volume);
     }
     let reported = report_mounted(row.as_ref(), &shown);
+    output::legacy_mounted(row.as_ref().map(|r| &r.view), &shown);
     if a.explore {
         explore(&c, &path);
     }
