@@ -211,6 +211,9 @@ pub enum Hash {
     Streebog,
     #[value(alias = "argon2")]
     Argon2id,
+    /// TrueCrypt before 5.0 only (opened, never created).
+    #[value(alias = "sha-1", alias = "sha_1")]
+    Sha1,
 }
 
 /// An encryption algorithm (a cascade is written outermost first), as

@@ -785,10 +785,12 @@ mod tests {
             ("stribog512", Prf::Streebog),
             ("argon2id", Prf::Argon2id),
             ("Argon2ID", Prf::Argon2id),
+            ("sha1", Prf::Sha1),
+            ("SHA-1", Prf::Sha1),
         ] {
             assert_eq!(Prf::by_name(text), Some(prf), "{text}");
         }
-        for bad in ["", "sha1", "md5", "sha-3", "blake2b", "argon2i"] {
+        for bad in ["", "md5", "sha-3", "blake2b", "argon2i"] {
             assert_eq!(Prf::by_name(bad), None, "{bad}");
         }
         for format in [Format::TrueCrypt, Format::VeraCrypt] {

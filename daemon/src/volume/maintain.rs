@@ -87,6 +87,7 @@ pub fn plan_rekey(
         header.data_offset = 0;
     }
     let prf = new.prf.unwrap_or(u.prf);
+    super::create::refuse_legacy(u.chain, prf)?;
     if let Some(format) = new.format
         && format != header.format
     {
