@@ -298,4 +298,229 @@ mod legacy {
         }
         assert_eq!(opened, 32);
     }
+
+    /// Through the daemon and `tcctl`, as a user mounts them.
+    mod tcctl {
+        use super::*;
+        use std::os::unix::fs::FileExt;
+        use tcd_tests::blkid_uuid;
+        use tcd_tests::daemon::Daemon;
+
+        fn copy(d: &Daemon, name: &str) -> String {
+            let p = d.path(name);
+            std::fs::copy(tcrypt_images().join(name), &p).expect("copy the image");
+            tcd_tests::s(&p).to_owned()
+        }
+
+        /// Mounts `volume` as a block device alone; the list row.
+        fn attach(
+            d: &Daemon,
+            volume: &str,
+            password: &str,
+            extra: &[&str],
+        ) -> (serde_json::Value, String) {
+            let hash = volume
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.split('-').nth(1))
+                .expect("hash");
+            let mut args = vec![
+                "mount",
+                volume,
+                "--filesystem",
+                "none",
+                "--password-stdin",
+                "--hash",
+                hash,
+            ];
+            args.extend(extra);
+            let out = d.tcctl(&args, &format!("{password}\n"));
+            assert!(out.status.success(), "{volume}: {out:?}");
+            let row = d.list()[0].clone();
+            (row, String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+
+        fn device(row: &serde_json::Value) -> String {
+            row["device"].as_str().expect("device").to_owned()
+        }
+
+        #[test]
+        fn they_mount_read_only_and_show_their_serials() {
+            let d = Daemon::start();
+            let mut mounted = 0;
+            for name in legacy_images() {
+                let (_, mode, ciphers, hidden) = parts(&name);
+                let v = copy(&d, &name);
+                let mut passwords = vec![("aaaaaaaaaaaa", "DEAD-BABE")];
+                if hidden {
+                    passwords.push(("bbbbbbbbbbbb", "CAFE-BABE"));
+                }
+                for (password, serial) in passwords {
+                    let (row, stderr) = attach(&d, &v, password, &[]);
+                    assert_eq!(
+                        stderr,
+                        format!(
+                            "tcctl: {v} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): \
+                             mounted read-only (--read-write to write to it)\n"
+                        )
+                    );
+                    assert_eq!(row["read_only"], true, "{name}");
+                    let encryption = row["encryption"].as_str().expect("encryption");
+                    let want_mode = if mode == Mode::Lrw {
+                        "(LRW, legacy)"
+                    } else {
+                        "CBC, legacy)"
+                    };
+                    assert!(encryption.ends_with(want_mode), "{name}: {encryption}");
+                    if carries_a_filesystem(mode, &ciphers) {
+                        let uuid = blkid_uuid(std::path::Path::new(&device(&row)));
+                        assert_eq!(uuid, serial, "{name}");
+                    }
+                    d.ok(&["dismount", &device(&row)], "");
+                    mounted += 1;
+                }
+            }
+            assert_eq!(mounted, 32);
+        }
+
+        #[test]
+        fn info_shows_the_header_version_and_the_legacy_mode() {
+            let d = Daemon::start();
+            let v = copy(&d, "tc_2-ripemd160-lrw-aes-twofish");
+            let text = d.ok(
+                &["info", &v, "--password-stdin", "--hash", "ripemd160"],
+                "aaaaaaaaaaaa\n",
+            );
+            for line in [
+                "Header version     2",
+                "Encryption         AES-Twofish",
+                "Key size           768 bits",
+                "Mode               lrw-benbi (TrueCrypt before 5.0, legacy)",
+                "PKCS-5 PRF         RIPEMD-160",
+            ] {
+                assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+            }
+            let v = copy(&d, "tc_1-sha1-cbc-des3_ede");
+            let text = d.ok(&["info", &v, "--password-stdin"], "aaaaaaaaaaaa\n");
+            for line in [
+                "Header version     1",
+                "Encryption         Triple DES",
+                "Mode               cbc-tcw (TrueCrypt before 5.0, legacy)",
+                "PKCS-5 PRF         SHA-1",
+                "Iterations         2000",
+            ] {
+                assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+            }
+        }
+
+        #[test]
+        fn read_write_is_asked_for_and_warned_about_and_what_is_written_reads_back() {
+            let d = Daemon::start();
+            for name in [
+                "tc_2-ripemd160-lrw-serpent-twofish-aes",
+                "tc_2-ripemd160-cbc-aes",
+                "tc_1-sha1-cbc-cast5",
+                "tc_2-ripemd160-cbc-serpent-twofish-aes",
+                "tc_2-ripemd160-cbc-aes-blowfish-serpent",
+            ] {
+                let v = copy(&d, &name);
+                let (row, stderr) = attach(&d, &v, "aaaaaaaaaaaa", &["--read-write"]);
+                assert_eq!(
+                    stderr,
+                    format!(
+                        "tcctl: warning: {v} is a volume of TrueCrypt before 5.0, mounted \
+                         read-write as asked. TrueCrypt 7.1a called its modes deprecated: move \
+                         its files to a new volume.\n"
+                    )
+                );
+                assert_eq!(row["read_only"], false, "{name}");
+                let pattern: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+                let dev = std::fs::File::options()
+                    .write(true)
+                    .open(device(&row))
+                    .expect("device");
+                dev.write_all_at(&pattern, 8192).expect("write");
+                dev.sync_all().expect("sync");
+                drop(dev);
+                d.ok(&["dismount", &device(&row)], "");
+                // On disk it is ciphertext; mounted again it reads back.
+                let raw = std::fs::read(&v).expect("image");
+                assert_ne!(&raw[512 + 8192..512 + 8192 + 4096], &pattern[..], "{name}");
+                let (row, _) = attach(&d, &v, "aaaaaaaaaaaa", &[]);
+                let dev = File::open(device(&row)).expect("device");
+                let mut back = vec![0u8; 4096];
+                dev.read_exact_at(&mut back, 8192).expect("read");
+                assert_eq!(back, pattern, "{name}");
+                drop(dev);
+                if name.contains("-lrw-")
+                    || name == "tc_2-ripemd160-cbc-aes"
+                    || name.contains("cast5")
+                {
+                    let uuid = blkid_uuid(std::path::Path::new(&device(&row)));
+                    assert_eq!(uuid, "DEAD-BABE", "{name}: the filesystem untouched");
+                }
+                d.ok(&["dismount", &device(&row)], "");
+            }
+        }
+
+        #[test]
+        fn create_and_password_change_refuse_the_legacy_modes() {
+            let d = Daemon::start();
+            let new = d.path("new.tc");
+            let new = tcd_tests::s(&new);
+            let (code, msg) = d.fails(
+                &[
+                    "create",
+                    new,
+                    "--size",
+                    "1M",
+                    "--quick",
+                    "--password-stdin",
+                    "--hash",
+                    "sha1",
+                ],
+                "secret words\n",
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert_eq!(
+                msg,
+                "tcctl: SHA-1 is the hash of TrueCrypt before 5.0 (deprecated since TrueCrypt 5): \
+                 tcd opens such volumes but never makes new headers with it\n"
+            );
+            let (code, msg) = d.fails(
+                &[
+                    "create",
+                    new,
+                    "--size",
+                    "1M",
+                    "--password-stdin",
+                    "--encryption",
+                    "Blowfish",
+                ],
+                "secret words\n",
+            );
+            assert_eq!(code, 64, "{msg}");
+            assert!(
+                msg.contains("invalid value 'Blowfish' for '--encryption <ENCRYPTION>'"),
+                "{msg}"
+            );
+            let v = copy(&d, "tc_2-ripemd160-lrw-aes");
+            let (code, msg) = d.fails(
+                &["change-password", &v, "--password-stdin"],
+                "aaaaaaaaaaaa\nsecret words\n",
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert!(
+                msg.contains("LRW is a mode of TrueCrypt before 5.0"),
+                "{msg}"
+            );
+            let before =
+                std::fs::read(tcrypt_images().join("tc_2-ripemd160-lrw-aes")).expect("image");
+            assert_eq!(
+                std::fs::read(&v).expect("copy"),
+                before,
+                "the header is untouched"
+            );
+        }
+    }
 }
