@@ -371,6 +371,7 @@ impl OpenVolume {
     /// without asking for read-write).
     pub fn make_read_only(&self) {
         self.read_only.store(true, Ordering::Relaxed);
+        self.health.now_read_only();
     }
 
     /// Hidden-volume protection triggered: refuse every write from now on.
