@@ -123,7 +123,8 @@ pub fn narrowing_hint() -> Option<String> {
 
 #[derive(Args, Clone, Default)]
 pub struct Search {
-    /// Only try this hash (PRF).
+    /// Only try this hash (PRF); sha1 too, for volumes of TrueCrypt
+    /// before 5.0.
     #[arg(long, value_enum, ignore_case = true)]
     pub hash: Option<Hash>,
     /// Only try this encryption, as TrueCrypt names it.
@@ -211,8 +212,9 @@ pub enum Hash {
     Streebog,
     #[value(alias = "argon2")]
     Argon2id,
-    /// TrueCrypt before 5.0 only (opened, never created).
-    #[value(alias = "sha-1", alias = "sha_1")]
+    /// TrueCrypt before 5.0 only: taken to narrow a search, never listed
+    /// (and refused for new headers).
+    #[value(alias = "sha-1", alias = "sha_1", hide = true)]
     Sha1,
 }
 

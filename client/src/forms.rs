@@ -33,6 +33,8 @@ pub struct MountForm {
 pub fn hashes() -> Vec<String> {
     Hash::value_variants()
         .iter()
+        // SHA-1 (TrueCrypt before 5.0) is taken but not offered.
+        .filter(|h| h.to_possible_value().is_some_and(|v| !v.is_hide_set()))
         .map(|h| wire_name(*h))
         .collect()
 }

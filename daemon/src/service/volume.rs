@@ -125,7 +125,7 @@ impl VolumeObject {
         self.m.info.format.name().to_owned()
     }
     /// The encryption algorithm as TrueCrypt names it ("AES-Twofish-Serpent";
-    /// a TrueCrypt 4 volume's with its mode: "AES (LRW, legacy)").
+    /// a volume of TrueCrypt before 5.0 with its mode: "AES (LRW, legacy)").
     #[zbus(property)]
     fn encryption(&self) -> String {
         self.m.info.chain.display_name()
