@@ -423,7 +423,7 @@ mod legacy {
                 "tc_2-ripemd160-cbc-serpent-twofish-aes",
                 "tc_2-ripemd160-cbc-aes-blowfish-serpent",
             ] {
-                let v = copy(&d, &name);
+                let v = copy(&d, name);
                 let (row, stderr) = attach(&d, &v, "aaaaaaaaaaaa", &["--read-write"]);
                 assert_eq!(
                     stderr,
