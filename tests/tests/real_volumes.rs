@@ -514,6 +514,13 @@ mod legacy {
                 msg.contains("LRW is a mode of TrueCrypt before 5.0"),
                 "{msg}"
             );
+            let hdr = d.path("v.hdr");
+            let (code, msg) = d.fails(
+                &["backup-header", &v, tcd_tests::s(&hdr), "--password-stdin"],
+                "aaaaaaaaaaaa\n",
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert!(msg.contains("has one header and no header group"), "{msg}");
             let before =
                 std::fs::read(tcrypt_images().join("tc_2-ripemd160-lrw-aes")).expect("image");
             assert_eq!(
