@@ -514,9 +514,23 @@ mod legacy {
                 msg.contains("LRW is a mode of TrueCrypt before 5.0"),
                 "{msg}"
             );
+            // Grown past a header group's size, so that the client can
+            // read what a backup takes: the daemon refuses.
+            let big = copy(&d, "tc_2-ripemd160-lrw-twofish");
+            let f = std::fs::File::options()
+                .write(true)
+                .open(&big)
+                .expect("copy");
+            f.set_len(1 << 20).expect("grow");
+            drop(f);
             let hdr = d.path("v.hdr");
             let (code, msg) = d.fails(
-                &["backup-header", &v, tcd_tests::s(&hdr), "--password-stdin"],
+                &[
+                    "backup-header",
+                    &big,
+                    tcd_tests::s(&hdr),
+                    "--password-stdin",
+                ],
                 "aaaaaaaaaaaa\n",
             );
             assert_eq!(code, 7, "{msg}");
