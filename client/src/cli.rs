@@ -123,7 +123,8 @@ pub fn narrowing_hint() -> Option<String> {
 
 #[derive(Args, Clone, Default)]
 pub struct Search {
-    /// Only try this hash (PRF).
+    /// Only try this hash (PRF); sha1 too, for volumes of TrueCrypt
+    /// before 5.0.
     #[arg(long, value_enum, ignore_case = true)]
     pub hash: Option<Hash>,
     /// Only try this encryption, as TrueCrypt names it.
@@ -211,6 +212,10 @@ pub enum Hash {
     Streebog,
     #[value(alias = "argon2")]
     Argon2id,
+    /// TrueCrypt before 5.0 only: taken to narrow a search, never listed
+    /// (and refused for new headers).
+    #[value(alias = "sha-1", alias = "sha_1", hide = true)]
+    Sha1,
 }
 
 /// An encryption algorithm (a cascade is written outermost first), as
@@ -550,9 +555,12 @@ pub struct MountArgs {
     /// Read-only unless --read-write.
     #[arg(long)]
     pub system_encryption: bool,
-    /// With --system-encryption: mount read-write. A Windows system
-    /// written to while Windows is hibernated (or shut down with fast
-    /// startup) is corrupted when Windows resumes.
+    /// Mount read-write a volume that mounts read-only by default: system
+    /// encryption (a Windows system written to while Windows is hibernated,
+    /// or shut down with fast startup, is corrupted when Windows resumes)
+    /// and volumes of TrueCrypt before 5.0 (LRW and CBC modes, which
+    /// TrueCrypt 7.1a called deprecated). Other volumes mount read-write
+    /// anyway.
     #[arg(long, conflicts_with = "readonly")]
     pub read_write: bool,
     /// Leave a container file's access and modification times as the

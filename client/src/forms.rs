@@ -33,6 +33,8 @@ pub struct MountForm {
 pub fn hashes() -> Vec<String> {
     Hash::value_variants()
         .iter()
+        // SHA-1 (TrueCrypt before 5.0) is taken but not offered.
+        .filter(|h| h.to_possible_value().is_some_and(|v| !v.is_hide_set()))
         .map(|h| wire_name(*h))
         .collect()
 }
@@ -51,7 +53,9 @@ impl MountForm {
     pub fn options(&self, protect_hidden: Option<&[u8]>) -> MountOptions {
         let nonzero = |n: u32| (n != 0).then_some(n);
         MountOptions {
-            readonly: Some(self.readonly),
+            // Unticked, the daemon decides (read-only for volumes of
+            // TrueCrypt before 5.0).
+            readonly: self.readonly.then_some(true),
             filesystem: Some(if self.block_device_only {
                 MountFilesystem::None
             } else {

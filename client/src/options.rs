@@ -73,13 +73,6 @@ pub fn refuse_truecrypt_pim(secrets: &Secrets, search: &Search) -> Result<(), Fa
 /// Refuses, before any password is asked, what makes no sense, naming
 /// the options as they were given.
 pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
-    if a.read_write && !system(a) {
-        return Err(usage(
-            "--read-write goes with --system-encryption (other volumes mount \
-             read-write unless --readonly)"
-                .into(),
-        ));
-    }
     let sys = if a.system_encryption {
         "--system-encryption"
     } else {
@@ -130,7 +123,13 @@ pub fn mount(a: &MountArgs) -> MountOptions {
     let d = &a.auto_dismount;
     let headerbak = backup_header_only(a);
     MountOptions {
-        readonly: Some(read_only(a)),
+        // Unsaid, the daemon decides: read-write, but read-only for
+        // system encryption and TrueCrypt before 5.0.
+        readonly: if read_only(a) {
+            Some(true)
+        } else {
+            a.read_write.then_some(false)
+        },
         backup_header: headerbak.then_some(true),
         system_encryption: system(a).then_some(true),
         preserve_timestamps: Some(

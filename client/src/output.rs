@@ -268,14 +268,30 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
                 // As VeraCrypt says it: each cipher's key, and XTS's second.
                 ("key_bits", Json::Number(n)) => n.as_u64().map_or_else(
                     || plain(&Json::Number(n.clone())),
-                    |b| format!("{} bits, secondary key (XTS mode) {} bits", b / 2, b / 2),
+                    |b| key_size(b, fields.get("mode")),
                 ),
+                ("mode", Json::String(m)) if m != "xts-plain64" => {
+                    format!("{m} (TrueCrypt before 5.0, legacy)")
+                }
                 (_, Json::Bool(b)) => yes_no(*b).to_owned(),
                 (_, v) => plain(v),
             };
             (label, value)
         })
         .collect()
+}
+
+/// The key size as VeraCrypt says it: each cipher's key, and XTS's
+/// second; a legacy mode's whole key.
+fn key_size(bits: u64, mode: Option<&Json>) -> String {
+    match mode {
+        Some(Json::String(m)) if m != "xts-plain64" => format!("{bits} bits"),
+        _ => format!(
+            "{} bits, secondary key (XTS mode) {} bits",
+            bits / 2,
+            bits / 2
+        ),
+    }
 }
 
 /// A JSON value as people read it.
@@ -384,7 +400,7 @@ pub fn status(v: &Volume, json: bool) {
         ("filesystem", text(&o.filesystem)),
         ("size", size),
         ("cipher", text(&o.encryption)),
-        ("mode", "xts-plain64".to_owned()),
+        ("mode", mode_of(o.encryption.as_deref())),
         ("PRF", text(&o.hash)),
         ("format", text(&o.format)),
         (
@@ -424,6 +440,42 @@ pub fn backup_header_used(volume: &std::path::Path) {
         "tcctl: warning: the primary header of {v} is damaged; its backup header opened it. \
          Repair the primary header with: tcctl restore-header --embedded {v}"
     );
+}
+
+/// A mounted volume's mode: XTS, or the legacy mode its encryption names.
+fn mode_of(encryption: Option<&str>) -> String {
+    match encryption.filter(|e| is_legacy(e)) {
+        Some(e) => e
+            .rsplit_once(" (")
+            .map_or(e, |(_, m)| m.trim_end_matches(')'))
+            .to_owned(),
+        None => "xts-plain64".to_owned(),
+    }
+}
+
+/// Whether a mounted volume's encryption names a TrueCrypt 4 mode
+/// (`AES (LRW, legacy)`).
+pub fn is_legacy(encryption: &str) -> bool {
+    encryption.ends_with(", legacy)")
+}
+
+/// After mounting a volume of TrueCrypt before 5.0: read-only unless
+/// asked, and a warning when asked.
+pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str) {
+    let Some(v) = view.filter(|v| v.encryption.as_deref().is_some_and(is_legacy)) else {
+        return;
+    };
+    if v.read_only == Some(true) {
+        eprintln!(
+            "tcctl: {volume} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): mounted \
+             read-only (--read-write to write to it)"
+        );
+    } else {
+        eprintln!(
+            "tcctl: warning: {volume} is a volume of TrueCrypt before 5.0, mounted read-write as \
+             asked. TrueCrypt 7.1a called its modes deprecated: move its files to a new volume."
+        );
+    }
 }
 
 /// `mount --system-encryption --read-write`: said before the mount.

@@ -37,7 +37,7 @@ fn main() {
         let out_len = match prf {
             Prf::Sha512 | Prf::Whirlpool | Prf::Streebog => 64,
             Prf::Sha256 | Prf::Blake2s => 32,
-            Prf::Ripemd160 => 20,
+            Prf::Ripemd160 | Prf::Sha1 => 20,
             Prf::Argon2id => 1,
         };
         let blocks = HEADER_KEY_BYTES.div_ceil(out_len) as u64;

@@ -19,7 +19,7 @@ pub enum BackendProblem {
     NoEntry,
     #[error("entry point returned no descriptor")]
     NullDescriptor,
-    #[error("built for backend ABI version {found}, this daemon speaks version {expected}")]
+    #[error("built for backend ABI version {found}, this daemon speaks versions 1 to {expected}")]
     AbiVersion { found: u32, expected: u32 },
     #[error("malformed descriptor: {0}")]
     Malformed(String),

@@ -45,6 +45,9 @@ pub struct MountRequest<'a> {
     pub protect_hidden: Option<Credentials<'a>>,
     pub search: SearchOptions,
     pub read_only: bool,
+    /// Read-write asked for in so many words (a TrueCrypt 4 volume is
+    /// read-only otherwise).
+    pub read_write_asked: bool,
     pub filesystem: Filesystem,
     /// Where to mount; `None`: `/run/media/<user>/tcd<N>`, or with a
     /// slot `/run/media/<user>/veracrypt<slot>`.
@@ -371,6 +374,7 @@ impl MountTable {
         if let Some(times) = req.host_times {
             volume.restore_times_at_close(times);
         }
+        legacy_read_only(&volume, req.read_write_asked);
         let volume = Arc::new(volume);
         // Two mounts of one host may search at once (a call and a device
         // event); only the first to get here mounts it. No lock of the
@@ -1025,4 +1029,23 @@ fn holding(parts: &Parts, fs: &mountpoint::MountedFs) -> Option<(holders::Target
         .into_iter()
         .collect();
     Some((target, except))
+}
+
+/// TrueCrypt 4's volumes (LRW, CBC) mount read-only unless read-write was
+/// asked for: TrueCrypt 7.1a called them deprecated and only ever
+/// mounted them for moving files out.
+fn legacy_read_only(volume: &OpenVolume, read_write_asked: bool) {
+    let mode = volume.info().chain.mode;
+    if !mode.is_legacy() || volume.is_read_only() {
+        return;
+    }
+    if read_write_asked {
+        tracing::warn!(
+            mode = mode.name(),
+            "a volume of TrueCrypt before 5.0 mounted read-write, as asked; TrueCrypt 7.1a \
+             calls its modes deprecated"
+        );
+    } else {
+        volume.make_read_only();
+    }
 }

@@ -1,16 +1,19 @@
 /*
- * tcd cipher backend ABI, version 1.
+ * tcd cipher backend ABI, version 2.
  *
  * A backend is a shared library that exports
  *     const struct tcd_backend *tcd_backend_entry(void);
  * returning a pointer to a static descriptor. The loader reads abi_version
- * first and refuses any other version. Mirrors proto/src/abi.rs.
+ * first and accepts 2 and 1; a version-1 descriptor (XTS only) ends before
+ * block_free (struct_size 120 on LP64) and its block functions are never
+ * looked at. Mirrors proto/src/abi.rs.
  *
  * Contract:
  *  - every function may be called from any thread; xts_encrypt/xts_decrypt
  *    may run concurrently on one context;
  *  - no function aborts on bad arguments: it returns a status;
- *  - xts_free wipes the key schedule before freeing;
+ *  - block_encrypt/block_decrypt may run concurrently on one context;
+ *  - xts_free and block_free wipe the key schedule before freeing;
  *  - nothing but available() is called when available() returns 0.
  */
 #ifndef TCD_BACKEND_H
@@ -23,7 +26,8 @@
 extern "C" {
 #endif
 
-#define TCD_BACKEND_ABI_VERSION 1u
+#define TCD_BACKEND_ABI_VERSION 2u
+#define TCD_BACKEND_ABI_VERSION_1 1u
 #define TCD_BACKEND_ENTRY "tcd_backend_entry"
 
 /* flags */
@@ -40,10 +44,11 @@ extern "C" {
 struct tcd_cipher {
     const char *name;     /* "AES", "Twofish", "Serpent", ... */
     uint32_t key_bytes;   /* one key; an XTS context takes 2 * key_bytes */
-    uint32_t block_bytes; /* 16 */
+    uint32_t block_bytes; /* 16; or 8 (version 2): block functions only */
 };
 
-struct tcd_xts_ctx; /* opaque */
+struct tcd_xts_ctx;   /* opaque */
+struct tcd_block_ctx; /* opaque (version 2) */
 
 struct tcd_backend {
     uint32_t abi_version; /* always first: TCD_BACKEND_ABI_VERSION */
@@ -69,7 +74,16 @@ struct tcd_backend {
     /* optional, may be NULL: the code path ctx runs ("AVX2", "SSE2", ...),
      * a static NUL-terminated string, or NULL when not told */
     const char *(*xts_path)(const struct tcd_xts_ctx *ctx);
-    const void *reserved[3]; /* zero */
+    /* version 2, optional as a group (all four or none): raw block cipher
+     * (ECB). key_len = key_bytes; len a multiple of block_bytes. */
+    int32_t (*block_new)(uint32_t cipher, const uint8_t *key, size_t key_len,
+                         struct tcd_block_ctx **out);
+    int32_t (*block_encrypt)(const struct tcd_block_ctx *ctx, uint8_t *data,
+                             size_t len);
+    int32_t (*block_decrypt)(const struct tcd_block_ctx *ctx, uint8_t *data,
+                             size_t len);
+    void (*block_free)(struct tcd_block_ctx *ctx);
+    const void *reserved[4]; /* zero */
 };
 
 const struct tcd_backend *tcd_backend_entry(void);

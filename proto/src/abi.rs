@@ -1,4 +1,9 @@
-//! The cipher-backend C ABI, version 1.
+//! The cipher-backend C ABI, version 2.
+//!
+//! Version 2 adds raw block-cipher (ECB) entry points and ciphers with
+//! 8-byte blocks, in the slots version 1 left reserved (zero), so a
+//! version-1 backend still loads: it simply offers no block functions. The
+//! daemon builds TrueCrypt's legacy modes (LRW, CBC) from these.
 //!
 //! A backend is a shared library exporting one symbol, [`ENTRY_SYMBOL`], a
 //! function that takes nothing and returns a pointer to a static
@@ -13,13 +18,23 @@
 //! - Every function may be called from any thread; `xts_encrypt` and
 //!   `xts_decrypt` may run concurrently on the same context.
 //! - No function unwinds or aborts on bad arguments: it returns a status.
-//! - `xts_free` wipes the key schedule before releasing the context.
+//! - `xts_free` and `block_free` wipe the key schedule before releasing
+//!   the context.
+//! - `block_encrypt` and `block_decrypt` may run concurrently on one context.
 //! - Nothing is called (other than `available`) when `available` says no.
 
 use core::ffi::{c_char, c_void};
 
-/// The version of this ABI. A loader refuses any other.
-pub const ABI_VERSION: u32 = 1;
+/// The version of this ABI. A loader accepts it and [`ABI_VERSION_1`].
+pub const ABI_VERSION: u32 = 2;
+
+/// The first version: XTS only. Its descriptor ends where
+/// `block_free` starts ([`V1_DESC_BYTES`]); the loader reads nothing of a
+/// version-1 descriptor past that, and offers none of its block functions.
+pub const ABI_VERSION_1: u32 = 1;
+
+/// `struct_size` of a version-1 descriptor (LP64).
+pub const V1_DESC_BYTES: usize = 120;
 
 /// The exported entry point, `const struct tcd_backend *tcd_backend_entry(void)`.
 pub const ENTRY_SYMBOL: &str = "tcd_backend_entry";
@@ -50,13 +65,21 @@ pub struct CipherDesc {
     pub name: *const c_char,
     /// Bytes of one cipher key. An XTS context takes two: primary then tweak key.
     pub key_bytes: u32,
-    /// Block size in bytes (16 for every XTS cipher).
+    /// Block size in bytes: 16, or (version 2) 8 for a cipher that only
+    /// the block functions serve (Blowfish, CAST5, Triple DES): `xts_new`
+    /// refuses it.
     pub block_bytes: u32,
 }
 
 /// An XTS context, opaque to the loader.
 #[repr(C)]
 pub struct XtsCtx {
+    _private: [u8; 0],
+}
+
+/// A raw block-cipher context (version 2), opaque to the loader.
+#[repr(C)]
+pub struct BlockCtx {
     _private: [u8; 0],
 }
 
@@ -99,6 +122,25 @@ pub type XtsFreeFn = unsafe extern "C" fn(ctx: *mut XtsCtx);
 /// then reports no path.
 pub type XtsPathFn = unsafe extern "C" fn(ctx: *const XtsCtx) -> *const c_char;
 
+/// `block_new(cipher, key, key_len, out)` (version 2): a raw block-cipher
+/// context for cipher number `cipher` from `key_len == key_bytes` bytes of
+/// key. The caller's key buffer is not retained.
+pub type BlockNewFn = unsafe extern "C" fn(
+    cipher: u32,
+    key: *const u8,
+    key_len: usize,
+    out: *mut *mut BlockCtx,
+) -> Status;
+
+/// `block_encrypt(ctx, data, len)` and `block_decrypt` (version 2):
+/// encrypt (decrypt) `len` bytes in place as independent blocks (ECB);
+/// `len` is a multiple of the cipher's block size.
+pub type BlockCryptFn =
+    unsafe extern "C" fn(ctx: *const BlockCtx, data: *mut u8, len: usize) -> Status;
+
+/// `block_free(ctx)` (version 2): wipe and release a context. Null is ignored.
+pub type BlockFreeFn = unsafe extern "C" fn(ctx: *mut BlockCtx);
+
 /// What `tcd_backend_entry` returns; lives as long as the library is loaded.
 #[repr(C)]
 #[derive(Debug)]
@@ -126,8 +168,14 @@ pub struct BackendDesc {
     /// Optional (null: the path is not told); in the first reserved slot,
     /// so version 1 keeps its layout.
     pub xts_path: Option<XtsPathFn>,
+    /// Version 2, optional as a group (all four or none): raw block
+    /// ciphers. The first three sit where version 1 had reserved zeros.
+    pub block_new: Option<BlockNewFn>,
+    pub block_encrypt: Option<BlockCryptFn>,
+    pub block_decrypt: Option<BlockCryptFn>,
+    pub block_free: Option<BlockFreeFn>,
     /// Reserved for later versions; zero.
-    pub reserved: [*const c_void; 3],
+    pub reserved: [*const c_void; 4],
 }
 
 /// The type of the entry point.
@@ -155,6 +203,11 @@ mod tests {
         assert_eq!(core::mem::offset_of!(BackendDesc, available), 48);
         assert_eq!(core::mem::offset_of!(BackendDesc, xts_free), 80);
         assert_eq!(core::mem::offset_of!(BackendDesc, xts_path), 88);
-        assert_eq!(core::mem::size_of::<BackendDesc>(), 120);
+        assert_eq!(core::mem::offset_of!(BackendDesc, block_new), 96);
+        assert_eq!(
+            core::mem::offset_of!(BackendDesc, block_free),
+            V1_DESC_BYTES
+        );
+        assert_eq!(core::mem::size_of::<BackendDesc>(), 160);
     }
 }

@@ -4,7 +4,7 @@
 //! volumes, in `real_volumes.rs`.)
 
 use std::sync::Arc;
-use tcd::engine::{XtsKey, loader};
+use tcd::engine::{BlockKey, XtsKey, loader};
 use tcd_tests::backend_lib;
 
 struct Vector {
@@ -83,4 +83,56 @@ fn ieee1619_vectors_on_every_aes_backend() {
 #[test]
 fn ieee1619_vectors_on_every_forced_simd_level() {
     tcd_tests::rerun_under_each_simd_level(&["ieee1619_vectors_on_every_aes_backend"]);
+}
+
+/// TrueCrypt 4's 64-bit block ciphers through the ABI's block functions
+/// (version 2) of the software backend: published answers, one block each,
+/// then a run of blocks (ECB) decrypted back.
+#[test]
+fn legacy_block_ciphers_give_the_published_answers() {
+    let text = include_str!("../../backends/soft/testdata/legacy_blocks.txt");
+    let b = Arc::new(loader::load(&backend_lib("soft")).expect("loads"));
+    assert!(b.info.has_blocks);
+    let mut seen = std::collections::BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [cipher, key, pt, ct] = f[..] else {
+            panic!("malformed: {line}");
+        };
+        let cipher = cipher.replace('_', " ");
+        let k = BlockKey::new(&b, &cipher, &hex::decode(key).expect("hex")).expect("context");
+        assert_eq!(k.block_bytes(), 8, "{cipher}");
+        let mut data = hex::decode(pt).expect("hex");
+        k.encrypt(&mut data).expect("encrypt");
+        assert_eq!(hex::encode(&data), ct, "{cipher} key {key}");
+        let mut run = [data.clone(), data.clone(), data].concat();
+        k.decrypt(&mut run).expect("decrypt");
+        assert_eq!(hex::encode(&run), pt.repeat(3), "{cipher}");
+        // A length that is not whole blocks is refused, not read past.
+        assert!(k.encrypt(&mut [0u8; 12]).is_err(), "{cipher}");
+        *seen.entry(cipher).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        BlockKey::new(&b, "Blowfish", &[0u8; 16]).is_err(),
+        "key length checked"
+    );
+}
+
+/// The 16-byte ciphers' raw blocks are the same ciphers as their XTS:
+/// FIPS-197's AES-256 answer through the block functions.
+#[test]
+fn aes_raw_blocks_give_the_fips_197_answer() {
+    let b = Arc::new(loader::load(&backend_lib("soft")).expect("loads"));
+    let key: Vec<u8> = (0..32u8).collect();
+    let k = BlockKey::new(&b, "AES", &key).expect("context");
+    let mut block = hex::decode("00112233445566778899aabbccddeeff").expect("hex");
+    k.encrypt(&mut block).expect("encrypt");
+    assert_eq!(hex::encode(&block), "8ea2b7ca516745bfeafc49904b496089");
+    // The AES-NI backend fuses XTS with AES and offers no raw blocks.
+    let aesni = loader::load(&backend_lib("aesni")).expect("loads");
+    assert!(!aesni.info.has_blocks);
 }

@@ -73,8 +73,8 @@ fn broken_c_backends_are_refused_by_name() {
             matches!(
                 p,
                 BackendProblem::AbiVersion {
-                    found: 2,
-                    expected: 1
+                    found: 3,
+                    expected: 2
                 }
             )
         }),
@@ -87,6 +87,10 @@ fn broken_c_backends_are_refused_by_name() {
         (
             "MISSING_FN",
             |p| matches!(p, BackendProblem::Malformed(m) if m.contains("xts_free")),
+        ),
+        (
+            "HALF_BLOCKS",
+            |p| matches!(p, BackendProblem::Malformed(m) if m.contains("block_free")),
         ),
     ];
     for (define, check) in cases {
@@ -104,6 +108,72 @@ fn broken_c_backends_are_refused_by_name() {
             "{msg}"
         );
     }
+}
+
+#[test]
+fn a_version_1_backend_loads_offers_no_raw_blocks_and_still_opens_and_creates_volumes() {
+    use std::sync::atomic::AtomicBool;
+    use tcd::volume::create::{self, CreateOptions, Fill};
+    use tcd::volume::opened::OpenVolume;
+    use tcd::volume::unlock::{SearchOptions, Target};
+    let dir = tempdir();
+    // Its one cipher is called Serpent (and is not Serpent): enough to
+    // make and open a volume on this backend alone.
+    let lib = build_c_backend(
+        dir.path(),
+        "libtcd_backend_v1.so",
+        &["ABI_V1", "AS_SERPENT"],
+    );
+    let b = loader::load(&lib).expect("a version-1 backend loads");
+    assert_eq!(b.info.abi_version, 1);
+    assert!(!b.info.has_blocks, "version 1 has no block functions");
+    let b = std::sync::Arc::new(b);
+    assert!(matches!(
+        engine::BlockKey::new(&b, "Serpent", &[0u8; 32]),
+        Err(Error::NoSuchCipher { .. })
+    ));
+    let e = engine::Engine::with_shared(vec![b], 2).expect("engine");
+
+    let path = dir.path().join("volume");
+    let f = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .expect("volume file");
+    f.set_len(1 << 20).expect("size");
+    let mut opts = CreateOptions::new();
+    opts.chain = engine::Chain::by_name("Serpent").expect("chain");
+    opts.fill = Fill::Quick;
+    let pw = tcd_tests::creds(b"a v1 password");
+    let no = AtomicBool::new(false);
+    create::create(&e, &f, pw, &opts, &mut |_, _| {}, &no).expect("created on v1");
+    let mut search = SearchOptions::new();
+    search.prf = Some(opts.prf);
+    let v = OpenVolume::open(&e, f, pw, Target::Outer, &search, &no, true).expect("opens");
+    assert_eq!(v.info().chain.name, "Serpent");
+    assert_eq!(v.backends(), ["c-test"]);
+
+    // A TrueCrypt 4 volume needs raw blocks: a version-1 backend has none.
+    let legacy = tcd_tests::tcrypt_images().join("tc_2-ripemd160-lrw-serpent");
+    let host = std::fs::File::open(legacy).expect("image");
+    let mut search = SearchOptions::new();
+    search.prf = Some(tcd::volume::kdf::Prf::Ripemd160);
+    let err = OpenVolume::open(
+        &e,
+        host,
+        tcd_tests::creds(b"aaaaaaaaaaaa"),
+        Target::Outer,
+        &search,
+        &no,
+        true,
+    )
+    .expect_err("no backend for the legacy modes");
+    assert!(
+        err.to_string()
+            .contains("no allowed backend serves raw block ciphers"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -218,7 +288,7 @@ fn each_load_gets_the_library_asked_for() {
         for name in ["aesni", "soft"] {
             let b = loader::load(&backend_lib(name)).expect("backend loads");
             assert_eq!(b.info.name, name, "round {round}");
-            let want = if name == "soft" { 5 } else { 1 };
+            let want = if name == "soft" { 8 } else { 1 };
             assert_eq!(b.info.ciphers.len(), want, "{name} round {round}");
             let e = engine::Engine::new(vec![b], 2).expect("engine");
             let vc = e.volume_cipher(chain, &[9u8; 64], None).expect("cipher");

@@ -130,7 +130,9 @@ fn every_prf_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
     let aes = Chain::by_name("AES").expect("AES");
     for format in [Format::VeraCrypt, Format::TrueCrypt] {
-        for &prf in Prf::all(format) {
+        // SHA-1 opens TrueCrypt 4's volumes only; creating with it is
+        // refused (real_volumes.rs).
+        for &prf in Prf::all(format).iter().filter(|p| !p.legacy_only()) {
             let path = dir.path().join(format!("{}-{}", prf.name(), format.name()));
             let opts = CreateOptions {
                 format,

@@ -19,6 +19,8 @@ tcd_backend_kit::export_backend! {
     flags: tcd_backend_kit::abi::FLAG_CPU_CRYPTO,
     available: xts::cpu_supported,
     ciphers: [
-        (c"AES", 32, new_aes_xts),
+        // XTS fused with AES only: the legacy modes' raw AES blocks come
+        // from a backend with block functions.
+        (c"AES", 32, 16, Some(new_aes_xts), None),
     ],
 }

@@ -1,8 +1,9 @@
 //! The block-cipher shape the XTS layer drives.
 
-/// A 128-bit block cipher keyed once, encrypting runs of blocks.
+/// A block cipher keyed once, encrypting runs of blocks.
 ///
-/// `blocks.len()` is always a multiple of 16; implementations process as many
+/// `blocks.len()` is always a multiple of the block size (16 for the XTS
+/// ciphers, 8 for the legacy ones); implementations process as many
 /// blocks at once as suits them and handle any tail themselves. Encryption
 /// and decryption take `&self` so one key schedule serves many threads.
 pub trait BlockCipher: Send + Sync {

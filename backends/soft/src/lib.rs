@@ -1,17 +1,40 @@
-//! The software-only backend: AES, Twofish and Serpent in XTS, in portable
+//! The software-only backend: AES, Twofish and Serpent in XTS and as raw
+//! blocks (for the daemon's legacy TrueCrypt modes), in portable
 //! Rust with no processor crypto instruction (no AES-NI, VAES or PCLMULQDQ)
 //! anywhere in the library. This is the backend an administrator enforces
 //! when only auditable software may touch keys.
 //!
 //! SIMD (SSE2/AVX2/AVX-512 logic and shuffles) is used where the CPU has it;
 //! it computes the same portable algorithm wider.
+//!
+//! TrueCrypt before 5.0 also used Blowfish (its little-endian variant),
+//! CAST5 and Triple DES: raw 8-byte blocks only, through the RustCrypto
+//! crates (`legacy.rs`).
 
 pub mod aes;
+pub mod legacy;
 pub mod rustcrypto;
 pub mod serpent;
 pub mod twofish;
 
 use tcd_backend_kit::{BlockCipher, Xts, XtsCipher};
+
+fn key32(key: &[u8]) -> &[u8; 32] {
+    key.try_into().expect("kit checked the key length")
+}
+
+/// Raw AES-256 blocks from 32 bytes of key.
+pub fn new_aes_block(key: &[u8]) -> Box<dyn BlockCipher> {
+    Box::new(aes::Aes256::new(key32(key)))
+}
+/// Raw Twofish-256 blocks.
+pub fn new_twofish_block(key: &[u8]) -> Box<dyn BlockCipher> {
+    Box::new(twofish::Twofish256::new(key32(key)))
+}
+/// Raw Serpent-256 blocks.
+pub fn new_serpent_block(key: &[u8]) -> Box<dyn BlockCipher> {
+    Box::new(serpent::Serpent256::new(key32(key)))
+}
 
 fn xts_of<C: BlockCipher + 'static>(key: &[u8], new: fn(&[u8; 32]) -> C) -> Box<dyn XtsCipher> {
     let (k1, k2) = key.split_at(32);
@@ -49,15 +72,18 @@ fn available() -> bool {
 
 tcd_backend_kit::export_backend! {
     name: c"soft",
-    description: c"Portable software ciphers (constant-time bitsliced AES, Twofish, Serpent, Camellia, Kuznyechik); no processor crypto instructions",
+    description: c"Portable software ciphers (constant-time bitsliced AES, Twofish, Serpent, Camellia, Kuznyechik; legacy Blowfish, CAST5, Triple DES); no processor crypto instructions",
     version: c"0.1.0",
     flags: 0,
     available: available,
     ciphers: [
-        (c"AES", 32, new_aes_xts),
-        (c"Twofish", 32, new_twofish_xts),
-        (c"Serpent", 32, new_serpent_xts),
-        (c"Camellia", 32, new_camellia_xts),
-        (c"Kuznyechik", 32, new_kuznyechik_xts),
+        (c"AES", 32, 16, Some(new_aes_xts), Some(new_aes_block)),
+        (c"Twofish", 32, 16, Some(new_twofish_xts), Some(new_twofish_block)),
+        (c"Serpent", 32, 16, Some(new_serpent_xts), Some(new_serpent_block)),
+        (c"Camellia", 32, 16, Some(new_camellia_xts), None),
+        (c"Kuznyechik", 32, 16, Some(new_kuznyechik_xts), None),
+        (c"Blowfish", 56, 8, None, Some(legacy::new_blowfish)),
+        (c"CAST5", 16, 8, None, Some(legacy::new_cast5)),
+        (c"Triple DES", 24, 8, None, Some(legacy::new_triple_des)),
     ],
 }

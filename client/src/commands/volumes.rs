@@ -79,6 +79,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         output::backup_header_used(&a.volume);
     }
     let reported = report_mounted(row.as_ref(), &shown);
+    output::legacy_mounted(row.as_ref().map(|r| &r.view), &shown);
     if a.explore {
         explore(&c, &path);
     }
@@ -515,6 +516,14 @@ fn open_outer(
 /// said before any password is asked.
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
+    // The daemon refuses it too; said here before a password is asked.
+    if a.hash == crate::cli::Hash::Sha1 {
+        return Err(Failure::invalid(
+            "SHA-1 is the hash of TrueCrypt before 5.0 (deprecated since TrueCrypt 5): tcd opens \
+             such volumes but never makes new headers with it"
+                .into(),
+        ));
+    }
     let data = a
         .hidden_size
         .or_else(|| a.size.map(|s| s.saturating_sub(NEW_VOLUME_HEADER_BYTES)));

@@ -189,6 +189,7 @@ impl App {
             protect_hidden: None,
             search,
             read_only: false,
+            read_write_asked: true,
             filesystem: Filesystem::None,
             mount_point: None,
             slot: None,

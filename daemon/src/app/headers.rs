@@ -3,7 +3,6 @@
 
 use super::mount::{credentials, format_of, prf_named};
 use super::{App, Caller};
-use crate::engine::chain::CIPHER_KEY_BYTES;
 use crate::error::{Error, Result};
 use crate::volume::kdf::Scope;
 use crate::volume::maintain;
@@ -72,8 +71,7 @@ impl App {
     ) -> Result<HeaderInfo> {
         let (v, pim) = self.open_header(caller, o, cancel)?;
         let info = v.info();
-        let layers = u32::try_from(info.chain.ciphers.len()).unwrap_or(u32::MAX);
-        let key_bits = 2 * 8 * CIPHER_KEY_BYTES as u32;
+        let key_bits = u32::try_from(info.chain.key_bytes() * 8).unwrap_or(u32::MAX);
         let scope = if info.system {
             Scope::System
         } else {
@@ -93,8 +91,8 @@ impl App {
             backends: Some(info.backends.join(",")),
             pim: Some(pim),
             iterations: info.prf.iterations_in(info.format, pim, scope),
-            key_bits: Some(layers.saturating_mul(key_bits)),
-            mode: Some("xts-plain64".to_owned()),
+            key_bits: Some(key_bits),
+            mode: Some(info.chain.cryptsetup_mode().to_owned()),
             system_encryption: Some(info.system),
             created_by: Some(info.created_by()),
         })

@@ -37,6 +37,9 @@ pub struct MountCall {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub read_only: bool,
+    /// Read-write asked for in so many words: a TrueCrypt 4 volume
+    /// mounts read-only otherwise.
+    pub read_write_asked: bool,
     pub filesystem: Filesystem,
     pub mount_point: Option<PathBuf>,
     pub slot: Option<u32>,
@@ -344,6 +347,7 @@ impl App {
                     protect_hidden: plan.hidden.as_ref().map(|h| h.credentials(&hidden_kf)),
                     search: search.clone(),
                     read_only: s.read_only,
+                    read_write_asked: s.read_write_asked,
                     filesystem: s.filesystem,
                     mount_point: s.mount_point.clone(),
                     slot: s.slot,
@@ -402,6 +406,7 @@ impl App {
             searches: searches(Some(fav), &search),
             settings: Settings {
                 read_only: fav.readonly,
+                read_write_asked: false,
                 filesystem: filesystem_of(fav),
                 mount_point: fav.mount_point.as_ref().map(PathBuf::from),
                 slot: None,
@@ -440,6 +445,7 @@ fn settings_of(o: &MountOptions) -> Result<Settings> {
         // A Windows system written to while Windows hibernates is
         // corrupted when it resumes: read-write only when asked for.
         read_only: o.readonly.unwrap_or(flag(o.system_encryption)),
+        read_write_asked: o.readonly == Some(false),
         filesystem: match o.filesystem.unwrap_or_default() {
             MountFilesystem::Auto => Filesystem::Auto,
             MountFilesystem::None => Filesystem::None,

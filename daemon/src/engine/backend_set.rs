@@ -13,22 +13,59 @@ use std::sync::Arc;
 pub struct BackendSet {
     /// In order of preference.
     backends: Vec<Arc<LoadedBackend>>,
-    /// Each cipher (lower case) and the first available backend with it.
+    /// Each cipher (lower case) and the first available backend with it
+    /// in XTS.
     chosen: BTreeMap<String, Arc<LoadedBackend>>,
+    /// Each cipher and the first available backend with it as raw blocks
+    /// (ABI version 2), for the legacy modes.
+    chosen_blocks: BTreeMap<String, Arc<LoadedBackend>>,
 }
 
 impl BackendSet {
     /// The set of `backends`, preferred in the given order.
     pub fn new(backends: Vec<Arc<LoadedBackend>>) -> BackendSet {
         let mut chosen = BTreeMap::new();
+        let mut chosen_blocks = BTreeMap::new();
         for b in backends.iter().filter(|b| b.info.available) {
             for c in &b.info.ciphers {
-                chosen
-                    .entry(c.name.to_ascii_lowercase())
-                    .or_insert_with(|| Arc::clone(b));
+                let name = c.name.to_ascii_lowercase();
+                if b.info.has_blocks {
+                    chosen_blocks
+                        .entry(name.clone())
+                        .or_insert_with(|| Arc::clone(b));
+                }
+                if c.has_xts() {
+                    chosen.entry(name).or_insert_with(|| Arc::clone(b));
+                }
             }
         }
-        BackendSet { backends, chosen }
+        BackendSet {
+            backends,
+            chosen,
+            chosen_blocks,
+        }
+    }
+
+    /// The backend that serves `cipher` as raw blocks: `forced` if given
+    /// (and it has block functions), else the first available one in order
+    /// of preference that does.
+    pub fn pick_block(&self, cipher: &str, forced: Option<&str>) -> Result<Arc<LoadedBackend>> {
+        let Some(name) = forced else {
+            return self
+                .chosen_blocks
+                .get(&cipher.to_ascii_lowercase())
+                .cloned()
+                .ok_or_else(|| Error::UnsupportedCipher(format!("{cipher} (raw blocks)")));
+        };
+        let b = self.pick_any(cipher, name)?;
+        if b.info.has_blocks {
+            Ok(b)
+        } else {
+            Err(Error::NoSuchCipher {
+                backend: name.to_owned(),
+                cipher: format!("{cipher} (raw blocks)"),
+            })
+        }
     }
 
     /// The backends, in order of preference.
@@ -46,6 +83,23 @@ impl BackendSet {
                 .cloned()
                 .ok_or_else(|| Error::UnsupportedCipher(cipher.to_owned()));
         };
+        let b = self.pick_any(cipher, name)?;
+        if b.info
+            .ciphers
+            .iter()
+            .any(|c| c.has_xts() && c.name.eq_ignore_ascii_case(cipher))
+        {
+            Ok(b)
+        } else {
+            Err(Error::NoSuchCipher {
+                backend: name.to_owned(),
+                cipher: cipher.to_owned(),
+            })
+        }
+    }
+
+    /// Backend `name`, available and listing `cipher`.
+    fn pick_any(&self, cipher: &str, name: &str) -> Result<Arc<LoadedBackend>> {
         let no_such = || Error::NoSuchCipher {
             backend: name.to_owned(),
             cipher: cipher.to_owned(),

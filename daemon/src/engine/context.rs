@@ -1,10 +1,11 @@
-//! A keyed XTS context inside a backend, owned on the Rust side.
+//! Keyed contexts inside a backend, owned on the Rust side: XTS, and
+//! raw blocks for the legacy modes.
 
-use super::loader::{LoadedBackend, new_context};
+use super::loader::{LoadedBackend, new_block_context, new_context};
 use crate::error::{Error, Result};
 use std::ptr::NonNull;
 use std::sync::Arc;
-use tcd_proto::abi::{STATUS_OK, XtsCtx};
+use tcd_proto::abi::{BlockCtx, STATUS_OK, XtsCtx};
 
 /// One cipher keyed for XTS in one backend. Dropping it makes the backend
 /// wipe and free the key schedule.
@@ -44,7 +45,7 @@ impl XtsKey {
             .ciphers
             .iter()
             .enumerate()
-            .find(|(_, c)| c.name.eq_ignore_ascii_case(cipher))
+            .find(|(_, c)| c.has_xts() && c.name.eq_ignore_ascii_case(cipher))
             .ok_or_else(|| Error::NoSuchCipher {
                 backend: info.name.clone(),
                 cipher: cipher.to_owned(),
@@ -130,5 +131,129 @@ impl Drop for XtsKey {
         // SAFETY: the context came from this backend's `xts_new` and is freed
         // exactly once; the Arc keeps the library loaded until after.
         unsafe { (self.backend.fns.free)(self.ctx.as_ptr()) };
+    }
+}
+
+/// One cipher keyed as raw blocks (ECB) in one backend (ABI version 2):
+/// what the legacy modes are built from. Dropping it makes the backend
+/// wipe and free the key schedule.
+pub struct BlockKey {
+    backend: Arc<LoadedBackend>,
+    cipher: String,
+    block_bytes: usize,
+    ctx: NonNull<BlockCtx>,
+}
+
+// SAFETY: the ABI lets `block_encrypt`/`block_decrypt` run on one context
+// from any thread at once; freeing happens once, in Drop.
+unsafe impl Send for BlockKey {}
+// SAFETY: as above.
+unsafe impl Sync for BlockKey {}
+
+impl std::fmt::Debug for BlockKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockKey")
+            .field("backend", &self.backend.info.name)
+            .field("cipher", &self.cipher)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BlockKey {
+    /// Keys cipher `cipher` of `backend` with `key` (`key_bytes` long).
+    pub fn new(backend: &Arc<LoadedBackend>, cipher: &str, key: &[u8]) -> Result<BlockKey> {
+        let info = &backend.info;
+        if !info.available {
+            return Err(Error::BackendUnavailable {
+                backend: info.name.clone(),
+            });
+        }
+        let (index, desc) = info
+            .ciphers
+            .iter()
+            .enumerate()
+            .find(|(_, c)| info.has_blocks && c.name.eq_ignore_ascii_case(cipher))
+            .ok_or_else(|| Error::NoSuchCipher {
+                backend: info.name.clone(),
+                cipher: cipher.to_owned(),
+            })?;
+        if key.len() != desc.key_bytes {
+            return Err(Error::KeyLength {
+                expected: desc.key_bytes,
+                got: key.len(),
+            });
+        }
+        let call_error = |status| Error::BackendCall {
+            backend: info.name.clone(),
+            call: "block_new",
+            status,
+        };
+        let ctx = new_block_context(backend, index, key).map_err(call_error)?;
+        let ctx = NonNull::new(ctx).ok_or_else(|| call_error(tcd_proto::abi::STATUS_INTERNAL))?;
+        Ok(BlockKey {
+            backend: Arc::clone(backend),
+            cipher: desc.name.clone(),
+            block_bytes: desc.block_bytes,
+            ctx,
+        })
+    }
+
+    pub fn backend(&self) -> &Arc<LoadedBackend> {
+        &self.backend
+    }
+
+    pub fn cipher(&self) -> &str {
+        &self.cipher
+    }
+
+    /// 16 or 8.
+    pub fn block_bytes(&self) -> usize {
+        self.block_bytes
+    }
+
+    /// Encrypts whole blocks in place, each on its own (ECB).
+    pub fn encrypt(&self, data: &mut [u8]) -> Result<()> {
+        self.crypt(data, true)
+    }
+
+    /// Decrypts whole blocks in place.
+    pub fn decrypt(&self, data: &mut [u8]) -> Result<()> {
+        self.crypt(data, false)
+    }
+
+    fn crypt(&self, data: &mut [u8], encrypt: bool) -> Result<()> {
+        let call = if encrypt {
+            "block_encrypt"
+        } else {
+            "block_decrypt"
+        };
+        let status = match self.backend.fns.block {
+            // SAFETY: a live context of this backend; `data` is an
+            // exclusive slice of `len` bytes; the backend checks the length.
+            Some(f) => unsafe {
+                let crypt = if encrypt { f.encrypt } else { f.decrypt };
+                crypt(self.ctx.as_ptr(), data.as_mut_ptr(), data.len())
+            },
+            None => tcd_proto::abi::STATUS_INTERNAL,
+        };
+        if status == STATUS_OK {
+            Ok(())
+        } else {
+            Err(Error::BackendCall {
+                backend: self.backend.info.name.clone(),
+                call,
+                status,
+            })
+        }
+    }
+}
+
+impl Drop for BlockKey {
+    fn drop(&mut self) {
+        if let Some(f) = self.backend.fns.block {
+            // SAFETY: the context came from this backend's `block_new` and
+            // is freed exactly once; the Arc keeps the library loaded.
+            unsafe { (f.free)(self.ctx.as_ptr()) };
+        }
     }
 }

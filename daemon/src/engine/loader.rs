@@ -15,14 +15,22 @@ use std::ffi::CStr;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use tcd_proto::abi::{self, BackendDesc, CipherDesc, Status, XtsCtx};
+use tcd_proto::abi::{self, BackendDesc, BlockCtx, CipherDesc, Status, XtsCtx};
 
 /// A cipher as a backend describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CipherInfo {
     pub name: String,
     pub key_bytes: usize,
+    /// 16, or 8 for a cipher only the block functions serve.
     pub block_bytes: usize,
+}
+
+impl CipherInfo {
+    /// Whether `xts_new` serves it (every 16-byte-block cipher).
+    pub fn has_xts(&self) -> bool {
+        self.block_bytes == 16
+    }
 }
 
 /// What a backend says about itself.
@@ -35,6 +43,10 @@ pub struct BackendInfo {
     pub available: bool,
     pub ciphers: Vec<CipherInfo>,
     pub path: PathBuf,
+    /// The ABI version it was built for (1 or 2).
+    pub abi_version: u32,
+    /// It offers raw block ciphers (version 2's block functions).
+    pub has_blocks: bool,
 }
 
 /// The functions of a validated descriptor.
@@ -46,6 +58,17 @@ pub(crate) struct Functions {
     pub free: abi::XtsFreeFn,
     /// Optional in version 1.
     pub path: Option<abi::XtsPathFn>,
+    /// Version 2's raw block ciphers, when offered.
+    pub block: Option<BlockFunctions>,
+}
+
+/// The block functions of a version-2 descriptor.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockFunctions {
+    pub new: abi::BlockNewFn,
+    pub encrypt: abi::BlockCryptFn,
+    pub decrypt: abi::BlockCryptFn,
+    pub free: abi::BlockFreeFn,
 }
 
 /// A loaded backend library. Contexts made from it keep it loaded.
@@ -155,27 +178,8 @@ pub fn load(path: &Path) -> Result<LoadedBackend> {
     // SAFETY: every ABI version starts with the u32 version field, so this
     // read is valid whatever version the library was built for.
     let found = unsafe { (desc_ptr as *const u32).read() };
-    if found != abi::ABI_VERSION {
-        return Err(problem(
-            path,
-            BackendProblem::AbiVersion {
-                found,
-                expected: abi::ABI_VERSION,
-            },
-        ));
-    }
-    // SAFETY: version 1 descriptors have this layout (checked size below
-    // before use of anything past the first two fields).
-    let size = unsafe { (desc_ptr as *const u32).add(1).read() } as usize;
-    if size < std::mem::size_of::<BackendDesc>() {
-        return Err(problem(
-            path,
-            BackendProblem::Malformed(format!("descriptor of {size} bytes")),
-        ));
-    }
-    // SAFETY: version and size checked; the descriptor is static data of the
-    // library, alive while `lib` is.
-    let desc: &BackendDesc = unsafe { &*desc_ptr };
+    let desc = read_descriptor(desc_ptr, found).map_err(|p| problem(path, p))?;
+    let desc = &desc;
     let info_and_fns = validate(desc, path).map_err(|p| problem(path, p))?;
     let (mut info, fns, available) = info_and_fns;
     // SAFETY: `available` is the ABI's capability probe, callable always.
@@ -186,6 +190,52 @@ pub fn load(path: &Path) -> Result<LoadedBackend> {
         _lib: lib,
         _file: file,
     })
+}
+
+/// Copies the descriptor of ABI version `version` out of the library:
+/// as much of it as that version has, the rest zero (so a version-1
+/// descriptor, which ends before `block_free`, offers no block functions).
+fn read_descriptor(
+    desc_ptr: *const BackendDesc,
+    version: u32,
+) -> std::result::Result<BackendDesc, BackendProblem> {
+    let known = match version {
+        abi::ABI_VERSION => std::mem::size_of::<BackendDesc>(),
+        // Version 1's reserved slots (zero) are where the block functions
+        // now are: they are not read at all.
+        abi::ABI_VERSION_1 => std::mem::offset_of!(BackendDesc, block_new),
+        found => {
+            return Err(BackendProblem::AbiVersion {
+                found,
+                expected: abi::ABI_VERSION,
+            });
+        }
+    };
+    let needed = match version {
+        abi::ABI_VERSION_1 => abi::V1_DESC_BYTES,
+        _ => known,
+    };
+    // SAFETY: every version has `struct_size` second, after the version.
+    let size = unsafe { (desc_ptr as *const u32).add(1).read() } as usize;
+    if size < needed {
+        return Err(BackendProblem::Malformed(format!(
+            "descriptor of {size} bytes"
+        )));
+    }
+    // SAFETY: all-zero bytes are a valid descriptor (null pointers, `None`
+    // functions, zero numbers).
+    let mut desc: BackendDesc = unsafe { std::mem::zeroed() };
+    // SAFETY: the library's descriptor is static data of at least `size >=
+    // known` bytes (its version's layout), alive while the library is; the
+    // copy covers only those bytes of the local value.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            desc_ptr as *const u8,
+            (&mut desc as *mut BackendDesc) as *mut u8,
+            known,
+        )
+    };
+    Ok(desc)
 }
 
 fn validate(
@@ -205,6 +255,7 @@ fn validate(
             desc.flags
         )));
     }
+    let blocks = block_functions(desc)?;
     let count = desc.cipher_count as usize;
     if count == 0 || count > 64 || desc.ciphers.is_null() || !desc.ciphers.is_aligned() {
         return Err(BackendProblem::Malformed(format!(
@@ -217,7 +268,9 @@ fn validate(
     for c in table {
         // SAFETY: as for the names above.
         let cname = unsafe { read_str(c.name, "cipher name", 64) }?;
-        if !(16..=64).contains(&c.key_bytes) || c.block_bytes != 16 {
+        // 8-byte blocks only where the block functions can serve them.
+        let block_ok = c.block_bytes == 16 || (c.block_bytes == 8 && blocks.is_some());
+        if !(16..=64).contains(&c.key_bytes) || !block_ok {
             return Err(BackendProblem::Malformed(format!(
                 "cipher {cname}: key {} bytes, block {} bytes",
                 c.key_bytes, c.block_bytes
@@ -226,7 +279,7 @@ fn validate(
         ciphers.push(CipherInfo {
             name: cname,
             key_bytes: c.key_bytes as usize,
-            block_bytes: 16,
+            block_bytes: c.block_bytes as usize,
         });
     }
     let missing = |f: &str| BackendProblem::Malformed(format!("function {f} missing"));
@@ -237,6 +290,7 @@ fn validate(
         decrypt: desc.xts_decrypt.ok_or_else(|| missing("xts_decrypt"))?,
         free: desc.xts_free.ok_or_else(|| missing("xts_free"))?,
         path: desc.xts_path,
+        block: blocks,
     };
     let info = BackendInfo {
         name,
@@ -246,8 +300,55 @@ fn validate(
         available: false,
         ciphers,
         path: path.to_path_buf(),
+        abi_version: desc.abi_version,
+        has_blocks: blocks.is_some(),
     };
     Ok((info, fns, available))
+}
+
+/// Version 2's block functions: all four, or none.
+fn block_functions(
+    desc: &BackendDesc,
+) -> std::result::Result<Option<BlockFunctions>, BackendProblem> {
+    match (
+        desc.block_new,
+        desc.block_encrypt,
+        desc.block_decrypt,
+        desc.block_free,
+    ) {
+        (Some(new), Some(encrypt), Some(decrypt), Some(free)) => Ok(Some(BlockFunctions {
+            new,
+            encrypt,
+            decrypt,
+            free,
+        })),
+        (None, None, None, None) => Ok(None),
+        _ => Err(BackendProblem::Malformed(
+            "block functions: some of block_new, block_encrypt, block_decrypt, block_free \
+             missing"
+                .into(),
+        )),
+    }
+}
+
+/// Calls a backend's `block_new`.
+pub(crate) fn new_block_context(
+    b: &LoadedBackend,
+    index: usize,
+    key: &[u8],
+) -> std::result::Result<*mut BlockCtx, Status> {
+    let f = b.fns.block.ok_or(abi::STATUS_UNKNOWN_CIPHER)?;
+    let mut out: *mut BlockCtx = std::ptr::null_mut();
+    // SAFETY: `index` is within the validated table, `key` is a live slice,
+    // `out` a local; the backend is available (checked by the caller).
+    let st = unsafe { (f.new)(index as u32, key.as_ptr(), key.len(), &mut out) };
+    if st != abi::STATUS_OK {
+        return Err(st);
+    }
+    if out.is_null() {
+        return Err(abi::STATUS_INTERNAL);
+    }
+    Ok(out)
 }
 
 /// Calls a backend's `xts_path`: the code path of `ctx`, if it says.

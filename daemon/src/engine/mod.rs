@@ -9,13 +9,14 @@ pub mod catalog;
 pub mod chain;
 pub(crate) mod context;
 mod elf;
+pub mod legacy;
 pub mod loader;
 pub(crate) mod trials;
 pub(crate) mod volume_cipher;
 
 pub use backend_set::BackendSet;
 pub use chain::Chain;
-pub use context::XtsKey;
+pub use context::{BlockKey, XtsKey};
 pub use loader::{BackendInfo, CipherInfo, LoadedBackend};
 pub use volume_cipher::VolumeCipher;
 
@@ -158,6 +159,11 @@ impl Engine {
         // One snapshot for every layer: a policy change meanwhile cannot
         // key a cascade from two sets.
         let set = self.backend_set();
+        let threads = self.threads;
+        if chain.mode.is_legacy() {
+            let layers = volume_cipher::Layers::Legacy(legacy::key(&set, chain, master, forced)?);
+            return VolumeCipher::new(chain, layers, Arc::clone(&self.helpers), threads, 512);
+        }
         let mut layers = Vec::with_capacity(chain.ciphers.len());
         let mut key = Zeroizing::new([0u8; 2 * chain::CIPHER_KEY_BYTES]);
         for (i, cipher) in chain.ciphers.iter().enumerate() {
@@ -165,7 +171,7 @@ impl Engine {
             let backend = set.pick(cipher, forced)?;
             layers.push(XtsKey::new(&backend, cipher, &key[..])?);
         }
-        let threads = self.threads;
+        let layers = volume_cipher::Layers::Xts(layers);
         VolumeCipher::new(chain, layers, Arc::clone(&self.helpers), threads, unit_size)
     }
 }

@@ -3,6 +3,7 @@
 
 use super::chain::Chain;
 use super::context::XtsKey;
+use super::legacy::LegacyCipher;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
@@ -15,11 +16,19 @@ const LAYER_PIECE: usize = 32 * 1024;
 /// A large request is shared out between threads in pieces of this size.
 const PARALLEL_PIECE: usize = 64 * 1024;
 
+/// How a chain's layers are keyed: XTS layers in a backend each, or a
+/// legacy mode composed here from raw blocks.
+#[derive(Debug)]
+pub(crate) enum Layers {
+    Xts(Vec<XtsKey>),
+    Legacy(LegacyCipher),
+}
+
 /// The keyed layers of one chain, in order of application.
 #[derive(Debug)]
 pub struct VolumeCipher {
     chain: &'static Chain,
-    layers: Vec<XtsKey>,
+    layers: Layers,
     /// Helpers besides the calling thread.
     pool: Arc<rayon::ThreadPool>,
     /// Pieces a large request is split into: the helpers and the caller.
@@ -30,7 +39,7 @@ pub struct VolumeCipher {
 impl VolumeCipher {
     pub(crate) fn new(
         chain: &'static Chain,
-        layers: Vec<XtsKey>,
+        layers: Layers,
         pool: Arc<rayon::ThreadPool>,
         threads: usize,
         unit_size: u32,
@@ -54,18 +63,25 @@ impl VolumeCipher {
 
     /// The backend serving each layer, in order of application.
     pub fn backends(&self) -> Vec<&str> {
-        self.layers
-            .iter()
-            .map(|l| l.backend().info.name.as_str())
-            .collect()
+        match &self.layers {
+            Layers::Xts(l) => l.iter().map(|l| l.backend().info.name.as_str()).collect(),
+            Layers::Legacy(c) => c
+                .layers()
+                .iter()
+                .map(|l| l.backend().info.name.as_str())
+                .collect(),
+        }
     }
 
     /// The code path of `cipher`'s layer, when its backend says.
     pub fn path_of(&self, cipher: &str) -> Option<String> {
-        self.layers
-            .iter()
-            .find(|l| l.cipher().eq_ignore_ascii_case(cipher))
-            .and_then(|l| l.path())
+        match &self.layers {
+            Layers::Xts(l) => l
+                .iter()
+                .find(|l| l.cipher().eq_ignore_ascii_case(cipher))
+                .and_then(|l| l.path()),
+            Layers::Legacy(_) => None,
+        }
     }
 
     /// Encrypts whole data units in place; `first_unit` numbers the first.
@@ -124,16 +140,21 @@ impl VolumeCipher {
     }
 
     fn run_serial(&self, data: &mut [u8], first_unit: u64, encrypt: bool) -> Result<()> {
+        let layers = match &self.layers {
+            Layers::Xts(l) => l,
+            // Units are the legacy mode's sectors (see `legacy`).
+            Layers::Legacy(c) => return c.crypt_sectors(data, first_unit, encrypt),
+        };
         let unit = self.unit_size as usize;
         let step = LAYER_PIECE.max(unit) / unit * unit;
         let mut first = first_unit;
         for piece in data.chunks_mut(step) {
             if encrypt {
-                for layer in &self.layers {
+                for layer in layers {
                     layer.encrypt(piece, first, self.unit_size)?;
                 }
             } else {
-                for layer in self.layers.iter().rev() {
+                for layer in layers.iter().rev() {
                     layer.decrypt(piece, first, self.unit_size)?;
                 }
             }

@@ -15,13 +15,14 @@ const PBKDF2: [&str; 2] = [
 ];
 
 /// The PBKDF2 PRFs (Argon2id is not one).
-const PRFS: [Prf; 6] = [
+const PRFS: [Prf; 7] = [
     Prf::Sha512,
     Prf::Sha256,
     Prf::Whirlpool,
     Prf::Ripemd160,
     Prf::Streebog,
     Prf::Blake2s,
+    Prf::Sha1,
 ];
 
 pub fn run() -> Vec<Check> {
@@ -49,6 +50,7 @@ fn digest(prf: Prf, message: &[u8]) -> Vec<u8> {
         Prf::Sha256 => sha2::Sha256::digest(message).to_vec(),
         Prf::Whirlpool => whirlpool::Whirlpool::digest(message).to_vec(),
         Prf::Ripemd160 => ripemd::Ripemd160::digest(message).to_vec(),
+        Prf::Sha1 => sha1::Sha1::digest(message).to_vec(),
         Prf::Streebog => streebog::Streebog512::digest(message).to_vec(),
         Prf::Blake2s => blake2::Blake2s256::digest(message).to_vec(),
         Prf::Argon2id => Vec::new(),

@@ -25,7 +25,7 @@ pub fn view(m: &Mounted) -> VolumeView {
         ),
         filesystem: Some(m.filesystem.clone().unwrap_or_default()),
         format: Some(m.info.format.name().to_owned()),
-        encryption: Some(m.info.chain.name.to_owned()),
+        encryption: Some(m.info.chain.display_name()),
         hash: Some(m.info.prf.name().to_owned()),
         read_only: Some(m.read_only),
         hidden: Some(m.info.hidden),
@@ -124,10 +124,11 @@ impl VolumeObject {
     fn format(&self) -> String {
         self.m.info.format.name().to_owned()
     }
-    /// The encryption algorithm as TrueCrypt names it ("AES-Twofish-Serpent").
+    /// The encryption algorithm as TrueCrypt names it ("AES-Twofish-Serpent";
+    /// a volume of TrueCrypt before 5.0 with its mode: "AES (LRW, legacy)").
     #[zbus(property)]
     fn encryption(&self) -> String {
-        self.m.info.chain.name.to_owned()
+        self.m.info.chain.display_name()
     }
     #[zbus(property)]
     fn hash(&self) -> String {

@@ -245,6 +245,7 @@ fn sealing(opts: &CreateOptions) -> SealWith<'_> {
 /// Checks the options against each other and the host; returns the sector
 /// size to use.
 fn check_options(opts: &CreateOptions, creds: &Credentials<'_>, host: &File) -> Result<u32> {
+    refuse_legacy(opts.chain, opts.prf)?;
     if !opts.prf.in_format(opts.format) {
         return Err(Error::PrfNotInFormat {
             prf: opts.prf.name(),
@@ -272,6 +273,26 @@ fn check_options(opts: &CreateOptions, creds: &Credentials<'_>, host: &File) -> 
     // Refuse a too-long password before spending time on anything.
     keyfile::check_password_len(creds.password, opts.format)?;
     Ok(sector)
+}
+
+/// TrueCrypt 4's modes and its SHA-1 open, but tcd never writes them:
+/// TrueCrypt 7.1a called them deprecated.
+pub fn refuse_legacy(chain: &Chain, prf: Prf) -> Result<()> {
+    if chain.mode.is_legacy() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is a mode of TrueCrypt before 5.0 (deprecated since TrueCrypt 5): tcd opens such \
+             volumes but never writes their headers; copy the files into a new volume",
+            chain.mode.name()
+        )));
+    }
+    if prf.legacy_only() {
+        return Err(Error::InvalidArgument(
+            "SHA-1 is the hash of TrueCrypt before 5.0 (deprecated since TrueCrypt 5): tcd opens \
+             such volumes but never makes new headers with it"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn io(what: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {

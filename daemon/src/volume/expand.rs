@@ -76,6 +76,7 @@ pub fn plan(
     cancel: &AtomicBool,
 ) -> Result<Plan> {
     let u = unlock::unlock(engine, host, creds, Target::Any, opts, cancel)?;
+    super::create::refuse_legacy(u.chain, u.prf)?;
     match u.location {
         Location::Primary | Location::Backup => {}
         Location::HiddenPrimary | Location::HiddenBackup | Location::HiddenLegacy => {

@@ -7,7 +7,7 @@
 //! | at  | size | field |
 //! | --- | ---- | ----- |
 //! | 64  | 4    | magic `TRUE` (TrueCrypt) or `VERA` (VeraCrypt) |
-//! | 68  | 2    | header version (3: TrueCrypt 5, 4: 6, 5: 7 and VeraCrypt) |
+//! | 68  | 2    | header version (1, 2: TrueCrypt 4's CBC/LRW; 3: TrueCrypt 5, 4: 6, 5: 7 and VeraCrypt) |
 //! | 70  | 2    | minimum program version to open it |
 //! | 72  | 4    | CRC-32 of bytes 256..512 (the master keys) |
 //! | 92  | 8    | hidden volume size (in a hidden volume's header) |
@@ -120,15 +120,19 @@ pub struct Header {
 }
 
 impl Header {
-    /// TrueCrypt 5 (header version 3) leaves the data-area offset zero: its
-    /// data area follows the one header sector, and a hidden volume's ends
-    /// where its header starts, 1536 bytes before the end of the host.
+    /// TrueCrypt 4 and 5 (header versions 1 to 3) leave the data-area
+    /// offset zero: its data area follows the one header sector, and a
+    /// hidden volume's ends where its header starts, 1536 bytes before the
+    /// end of the host. A TrueCrypt 4 volume that does not give its size
+    /// runs to the end of the host.
     pub fn settle_legacy_data_area(&mut self, hidden: bool, host_size: u64) {
         if self.version >= 4 || self.data_offset != 0 {
             return;
         }
         let size = if hidden {
             self.hidden_volume_size
+        } else if self.volume_size == 0 && self.version <= 2 {
+            host_size.saturating_sub(HEADER_BYTES as u64)
         } else {
             self.volume_size
         };
@@ -194,9 +198,24 @@ pub enum NotAHeader {
 }
 
 impl Header {
-    /// Validates the decrypted 448 bytes. `magic` is what the format under
-    /// trial writes.
+    /// Validates the decrypted 448 bytes of a TrueCrypt 5 or later header
+    /// (versions 3 and up). `magic` is what the format under trial writes.
     pub fn parse(plain: &[u8; ENCRYPTED_BYTES], format: Format) -> Result<Header, NotAHeader> {
+        Self::parse_versions(plain, format, 3..=u16::MAX)
+    }
+
+    /// Validates the decrypted 448 bytes of a TrueCrypt 4 header (versions
+    /// 1 and 2, decrypted in LRW or CBC mode): no header CRC, 512-byte
+    /// sectors.
+    pub fn parse_legacy(plain: &[u8; ENCRYPTED_BYTES]) -> Result<Header, NotAHeader> {
+        Self::parse_versions(plain, Format::TrueCrypt, 1..=2)
+    }
+
+    fn parse_versions(
+        plain: &[u8; ENCRYPTED_BYTES],
+        format: Format,
+        versions: std::ops::RangeInclusive<u16>,
+    ) -> Result<Header, NotAHeader> {
         let magic: &[u8; 4] = match format {
             Format::TrueCrypt => b"TRUE",
             Format::VeraCrypt => b"VERA",
@@ -208,8 +227,9 @@ impl Header {
             return Err(NotAHeader::KeyCrc);
         }
         let version = be16(plain, at::VERSION);
-        if version < 3 {
-            // Versions 1 and 2 are TrueCrypt 4's CBC/LRW volumes.
+        if !versions.contains(&version) {
+            // Versions 1 and 2 are TrueCrypt 4's CBC/LRW volumes, read
+            // only by `parse_legacy`.
             return Err(NotAHeader::Version);
         }
         if version >= 4 && be32(plain, at::HEADER_CRC) != crc32fast::hash(&plain[..at::HEADER_CRC])
@@ -343,6 +363,27 @@ mod tests {
                 "byte {pos}"
             );
         }
+    }
+
+    #[test]
+    fn legacy_versions_parse_only_as_legacy_and_run_to_the_host_end() {
+        let mut h = sample(Format::TrueCrypt, 2);
+        h.data_offset = 0;
+        h.data_size = 0;
+        h.volume_size = 0;
+        let bytes = h.serialize();
+        assert_eq!(
+            Header::parse(&bytes, Format::TrueCrypt).err(),
+            Some(NotAHeader::Version)
+        );
+        let mut back = Header::parse_legacy(&bytes).expect("legacy");
+        back.settle_legacy_data_area(false, 1 << 20);
+        assert_eq!((back.data_offset, back.data_size), (512, (1 << 20) - 512));
+        let modern = sample(Format::TrueCrypt, 5).serialize();
+        assert_eq!(
+            Header::parse_legacy(&modern).err(),
+            Some(NotAHeader::Version)
+        );
     }
 
     #[test]

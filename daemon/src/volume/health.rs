@@ -84,6 +84,12 @@ impl Health {
         }
     }
 
+    /// The volume turned read-only before any write (a legacy volume
+    /// mounted without asking for read-write).
+    pub fn now_read_only(&self) {
+        self.lock().writable = false;
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

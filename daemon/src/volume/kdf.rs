@@ -71,6 +71,8 @@ pub enum Prf {
     Blake2s,
     Streebog,
     Ripemd160,
+    /// TrueCrypt 4's, for its legacy headers only (2000 iterations).
+    Sha1,
     Argon2id,
 }
 
@@ -156,7 +158,7 @@ impl Prf {
     /// The PRFs a trial tries for `format`, in the order it tries them.
     pub fn all(format: Format) -> &'static [Prf] {
         match format {
-            Format::TrueCrypt => &[Prf::Ripemd160, Prf::Sha512, Prf::Whirlpool],
+            Format::TrueCrypt => &[Prf::Ripemd160, Prf::Sha512, Prf::Whirlpool, Prf::Sha1],
             Format::VeraCrypt => &[
                 Prf::Sha512,
                 Prf::Sha256,
@@ -177,6 +179,7 @@ impl Prf {
             Prf::Blake2s => "BLAKE2s-256",
             Prf::Streebog => "Streebog",
             Prf::Ripemd160 => "RIPEMD-160",
+            Prf::Sha1 => "SHA-1",
             Prf::Argon2id => "Argon2id",
         }
     }
@@ -195,6 +198,7 @@ impl Prf {
             "sha256" => Some(Prf::Sha256),
             "whirlpool" => Some(Prf::Whirlpool),
             "ripemd160" | "rmd160" => Some(Prf::Ripemd160),
+            "sha1" => Some(Prf::Sha1),
             "blake2s" | "blake2s256" => Some(Prf::Blake2s),
             "streebog" | "streebog512" | "stribog" | "stribog512" => Some(Prf::Streebog),
             "argon2id" | "argon2" => Some(Prf::Argon2id),
@@ -208,7 +212,7 @@ impl Prf {
         match self {
             Prf::Sha512 | Prf::Whirlpool | Prf::Streebog => 64,
             Prf::Sha256 | Prf::Blake2s => 32,
-            Prf::Ripemd160 => 20,
+            Prf::Ripemd160 | Prf::Sha1 => 20,
             Prf::Argon2id => HEADER_KEY_BYTES,
         }
     }
@@ -218,6 +222,17 @@ impl Prf {
     /// RIPEMD-160); 1 for Argon2id.
     pub fn key_parts(self) -> usize {
         HEADER_KEY_BYTES.div_ceil(self.block_bytes())
+    }
+
+    /// SHA-1 opens only TrueCrypt 4's headers (versions 1 and 2).
+    pub fn legacy_only(self) -> bool {
+        self == Prf::Sha1
+    }
+
+    /// The PRFs TrueCrypt 4 used (RIPEMD-160, SHA-1, Whirlpool): its
+    /// headers are tried with keys of these only.
+    pub fn in_legacy_headers(self) -> bool {
+        matches!(self, Prf::Ripemd160 | Prf::Sha1 | Prf::Whirlpool)
     }
 
     /// Whether `format` knows this PRF at all.
@@ -275,7 +290,7 @@ impl Prf {
                     return None;
                 }
                 match self {
-                    Prf::Ripemd160 => Some(2000),
+                    Prf::Ripemd160 | Prf::Sha1 => Some(2000),
                     Prf::Sha512 | Prf::Whirlpool => Some(1000),
                     _ => None,
                 }
@@ -444,6 +459,9 @@ fn pbkdf2_chain(
         Prf::Ripemd160 => pbkdf2_from::<hmac::Hmac<ripemd::Ripemd160>>(
             password, salt, iterations, cancel, first, bytes,
         ),
+        Prf::Sha1 => {
+            pbkdf2_from::<hmac::Hmac<sha1::Sha1>>(password, salt, iterations, cancel, first, bytes)
+        }
         Prf::Streebog => {
             streebog_tables::pbkdf2_streebog(password, salt, iterations, cancel, first, bytes)
         }
@@ -767,10 +785,12 @@ mod tests {
             ("stribog512", Prf::Streebog),
             ("argon2id", Prf::Argon2id),
             ("Argon2ID", Prf::Argon2id),
+            ("sha1", Prf::Sha1),
+            ("SHA-1", Prf::Sha1),
         ] {
             assert_eq!(Prf::by_name(text), Some(prf), "{text}");
         }
-        for bad in ["", "sha1", "md5", "sha-3", "blake2b", "argon2i"] {
+        for bad in ["", "md5", "sha-3", "blake2b", "argon2i"] {
             assert_eq!(Prf::by_name(bad), None, "{bad}");
         }
         for format in [Format::TrueCrypt, Format::VeraCrypt] {

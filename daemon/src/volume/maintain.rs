@@ -87,6 +87,7 @@ pub fn plan_rekey(
         header.data_offset = 0;
     }
     let prf = new.prf.unwrap_or(u.prf);
+    super::create::refuse_legacy(u.chain, prf)?;
     if let Some(format) = new.format
         && format != header.format
     {
@@ -208,6 +209,19 @@ fn read_group(host: &File, offset: u64) -> Result<Zeroizing<Vec<u8>>> {
     Ok(group)
 }
 
+/// TrueCrypt 4 kept one header and no header group: nothing of it is backed
+/// up or restored (a group's backup slot is its data).
+fn refuse_legacy_header(u: &Unlocked) -> Result<()> {
+    if u.chain.mode.is_legacy() {
+        return Err(Error::InvalidArgument(
+            "a volume of TrueCrypt before 5.0 has one header and no header group to back up \
+             or restore; copy its files into a new volume"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The contents of a header backup file for the volume `creds` opens (its
 /// outer or its hidden password): both header slots of the header group
 /// that opened, as they are on disk.
@@ -219,6 +233,7 @@ pub fn backup_headers(
     cancel: &AtomicBool,
 ) -> Result<Zeroizing<Vec<u8>>> {
     let u = unlock::unlock(engine, host, creds, Target::Any, opts, cancel)?;
+    refuse_legacy_header(&u)?;
     let size = unlock::host_size(host)?;
     let group_at = match u.location {
         Location::Primary | Location::HiddenPrimary => 0,
@@ -257,6 +272,7 @@ pub fn restore_from_file(
         )));
     }
     let u = unlock_group(engine, backup, creds, opts, cancel)?;
+    refuse_legacy_header(&u)?;
     let size = unlock::host_size(host)?;
     check_fits(&u, size)?;
     let (at, targets): (usize, &[Location]) = match u.location {
@@ -291,6 +307,7 @@ pub fn restore_from_embedded(
     })?;
     let group = read_group(host, group_at)?;
     let u = unlock_group(engine, &group, creds, opts, cancel)?;
+    refuse_legacy_header(&u)?;
     check_fits(&u, size)?;
     let (at, target) = match u.location {
         Location::Primary => (0, Location::Primary),

@@ -6,7 +6,7 @@ use super::health::Health;
 use super::kdf::{Format, Prf};
 use super::system;
 use super::unlock::{self, Credentials, SearchOptions, Target, Unlocked};
-use crate::engine::{Chain, Engine, VolumeCipher};
+use crate::engine::{Chain, Engine, VolumeCipher, legacy};
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -123,8 +123,9 @@ pub struct OpenVolume {
     /// The host is a regular file, whose size and names can change under
     /// the volume (a device's cannot).
     host_is_file: bool,
-    /// Data units before the host's first byte: a system-encrypted
-    /// partition's units are numbered from the start of its drive.
+    /// Added (wrapping) to a host offset's unit to number it: a
+    /// system-encrypted partition's units count from the start of its
+    /// drive; a legacy volume's from its data area.
     unit_shift: u64,
     /// A container file's access and modification times before the
     /// mount, put back when the volume closes.
@@ -243,13 +244,20 @@ impl OpenVolume {
             data_size: area.size,
             sector_size: h.sector_size,
             backends: cipher.backends().into_iter().map(str::to_owned).collect(),
-            weak_keys: h.has_equal_xts_halves(u.chain.ciphers.len()),
+            weak_keys: !u.chain.mode.is_legacy() && h.has_equal_xts_halves(u.chain.ciphers.len()),
             system: false,
             min_program_version: h.min_program_version,
         };
         if info.weak_keys {
             tracing::warn!("volume has equal XTS primary and secondary keys in a layer: weak");
         }
+        let unit_shift = if u.chain.mode.is_legacy() {
+            // The legacy modes number the data area's own sectors (LRW
+            // from 0, CBC from 1): the shift takes a host unit there.
+            legacy::first_sector(u.chain.mode).wrapping_sub(area.offset / UNIT)
+        } else {
+            area.host_start / UNIT
+        };
         Ok(OpenVolume {
             host,
             cipher: RwLock::new(Arc::new(cipher)),
@@ -263,7 +271,7 @@ impl OpenVolume {
             opened_at: std::time::Instant::now(),
             health: Arc::new(Health::new(!read_only)),
             host_is_file,
-            unit_shift: area.host_start / UNIT,
+            unit_shift,
             host_times: None,
         })
     }
@@ -305,7 +313,7 @@ impl OpenVolume {
     /// order of application, then their secondary keys (`tcctl dump
     /// --dump-master-key`, for root).
     pub fn master_key(&self) -> Zeroizing<Vec<u8>> {
-        let bytes = 2 * crate::engine::chain::CIPHER_KEY_BYTES * self.info.chain.ciphers.len();
+        let bytes = self.info.chain.key_bytes();
         Zeroizing::new(self.master_keys[..bytes.min(self.master_keys.len())].to_vec())
     }
 
@@ -357,6 +365,13 @@ impl OpenVolume {
     /// Sets what to call when protection makes the volume read-only.
     pub fn on_read_only(&self, f: impl Fn() + Send + Sync + 'static) {
         let _ = self.on_read_only.set(Box::new(f));
+    }
+
+    /// Makes the volume read-only from now on (a legacy volume mounted
+    /// without asking for read-write).
+    pub fn make_read_only(&self) {
+        self.read_only.store(true, Ordering::Relaxed);
+        self.health.now_read_only();
     }
 
     /// Hidden-volume protection triggered: refuse every write from now on.
@@ -412,7 +427,8 @@ impl OpenVolume {
                 source: e,
             });
         }
-        self.cipher().decrypt(buf, at / UNIT + self.unit_shift)
+        self.cipher()
+            .decrypt(buf, (at / UNIT).wrapping_add(self.unit_shift))
     }
 
     /// Encrypts and writes whole sectors at `offset` of the data area.
@@ -441,7 +457,8 @@ impl OpenVolume {
                 source: std::io::Error::from_raw_os_error(libc::EIO),
             });
         }
-        self.cipher().encrypt(buf, at / UNIT + self.unit_shift)?;
+        self.cipher()
+            .encrypt(buf, (at / UNIT).wrapping_add(self.unit_shift))?;
         self.host.write_all_at(buf, at).map_err(|e| {
             self.health.write_failed(&e.to_string());
             Error::Io {

@@ -19,7 +19,8 @@
 use super::header::{ENCRYPTED_BYTES, HEADER_BYTES, Header, Location, SALT_BYTES};
 use super::kdf::{self, Format, HEADER_KEY_BYTES, KdfLimits, Prf};
 use super::keyfile;
-use crate::engine::{Chain, Engine, chain::CHAINS};
+use crate::engine::chain::{CHAINS, LEGACY_CHAINS};
+use crate::engine::{Chain, Engine, legacy};
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -319,6 +320,7 @@ fn search_rank(format: Format, prf: Prf) -> (u8, u8) {
         Prf::Argon2id => 4,
         Prf::Streebog => 5,
         Prf::Ripemd160 => 6,
+        Prf::Sha1 => 7,
     };
     (format_rank, prf_rank)
 }
@@ -586,8 +588,20 @@ fn search(
     // Tries the chains on a whole key.
     let try_key = |d: &Derivation, key: &[u8; HEADER_KEY_BYTES]| -> Option<Unlocked> {
         let (_, _, _, raw) = headers.iter().find(|(_, l, _, _)| *l == d.location)?;
+        let found = |header: Header, chain: &'static Chain| {
+            let mut salt = [0u8; SALT_BYTES];
+            salt.copy_from_slice(&raw[..SALT_BYTES]);
+            Unlocked {
+                header,
+                location: d.location,
+                header_offset: d.offset,
+                prf: d.prf,
+                chain,
+                salt,
+            }
+        };
         for &chain in &chains {
-            if d.format == Format::TrueCrypt && !chain.truecrypt {
+            if (d.format == Format::TrueCrypt && !chain.truecrypt) || d.prf.legacy_only() {
                 continue;
             }
             let hc = match engine.volume_cipher_units(
@@ -608,17 +622,12 @@ fn search(
                 continue;
             }
             if let Ok(header) = Header::parse(&plain, d.format) {
-                let mut salt = [0u8; SALT_BYTES];
-                salt.copy_from_slice(&raw[..SALT_BYTES]);
-                return Some(Unlocked {
-                    header,
-                    location: d.location,
-                    header_offset: d.offset,
-                    prf: d.prf,
-                    chain,
-                    salt,
-                });
+                return Some(found(header, chain));
             }
+        }
+        if d.format == Format::TrueCrypt && d.prf.in_legacy_headers() && !opts.system {
+            let (chain, header) = legacy_header(engine, key, raw, opts, &skip)?;
+            return Some(found(header, chain));
         }
         None
     };
@@ -748,6 +757,38 @@ fn search(
         (None, Some(e)) if !cancel.load(Ordering::Relaxed) => Err(e),
         (None, _) => Ok(None),
     }
+}
+
+/// Tries TrueCrypt 4's chains (LRW and CBC, header versions 1 and 2) on
+/// a derived header key: those named like the chain asked for, or all.
+fn legacy_header(
+    engine: &Engine,
+    key: &[u8; HEADER_KEY_BYTES],
+    raw: &[u8; HEADER_BYTES],
+    opts: &SearchOptions,
+    skip: &dyn Fn(String),
+) -> Option<(&'static Chain, Header)> {
+    let set = engine.backend_set();
+    let asked = |c: &&Chain| opts.chain.is_none_or(|o| o.name == c.name);
+    let mut unserved = false;
+    for chain in LEGACY_CHAINS.iter().filter(asked) {
+        let Ok(cipher) = legacy::key(&set, chain, &key[..], opts.backend.as_deref()) else {
+            unserved = true;
+            continue;
+        };
+        let mut plain = Zeroizing::new([0u8; ENCRYPTED_BYTES]);
+        plain.copy_from_slice(&raw[SALT_BYTES..]);
+        if cipher.decrypt_header(&mut plain[..]).is_err() {
+            continue;
+        }
+        if let Ok(header) = Header::parse_legacy(&plain) {
+            return Some((chain, header));
+        }
+    }
+    if unserved {
+        skip("TrueCrypt 4's modes (no allowed backend serves raw block ciphers)".into());
+    }
+    None
 }
 
 #[cfg(test)]
