@@ -215,6 +215,16 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
     let mut out = Vec::new();
     for _ in stdin {
         take_stdin("--keyfile -")?;
+        // Typed keyfiles are not a thing: a terminal means nothing was
+        // piped in, and reading would wait in silence.
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return Err(Failure {
+                code: exit::USAGE,
+                message: "--keyfile - reads a keyfile piped to standard input, which is a \
+                          terminal here: pipe or redirect the keyfile in (tcctl ... --keyfile - < FILE)"
+                    .into(),
+            });
+        }
         let mut data = Zeroizing::new(Vec::new());
         std::io::stdin()
             .lock()

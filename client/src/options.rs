@@ -85,6 +85,13 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
             ));
         }
         tcd_proto::fs_options::FsOptions::parse(text).map_err(usage)?;
+        if a.filesystem == crate::cli::MountFilesystem::None {
+            return Err(usage(
+                "--fs-options and --filesystem none cannot go together: no filesystem is \
+                 mounted to take the options"
+                    .into(),
+            ));
+        }
     }
     let headerbak = backup_header_only(a);
     let refusal = if system(a) && headerbak {

@@ -76,6 +76,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "--volume-properties VOLUME, --test VOLUME",
         "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME, with no password",
     ),
+    (
+        "--test",
+        "self-test: every cipher and hash against its test vectors",
+    ),
     ("--explore", "mount --explore: xdg-open on the mount point"),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
@@ -180,6 +184,10 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     }
     if command.is_some_and(|(_, sub)| sub == ["list"]) {
         list_forms(&mut out);
+    }
+    // VeraCrypt's `--test` alone runs its algorithm self-tests.
+    if command.is_some_and(|(_, sub)| sub == ["info"]) && !names_a_volume(&out) {
+        out[1] = "self-test".into();
     }
     Ok(out.into_iter().map(OsString::from).collect())
 }
@@ -379,6 +387,7 @@ mod tests {
             ["mount", "--truecrypt", "--stdin", "v.tc", "/mnt"]
         );
         assert_eq!(t(&["--test", "v"]), ["info", "v"]);
+        assert_eq!(t(&["-t", "--test"]), ["self-test"]);
     }
 
     #[test]

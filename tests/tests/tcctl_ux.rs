@@ -455,6 +455,29 @@ fn create_says_what_is_missing_and_what_it_made() {
         )
     );
     assert!(!small.exists());
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            sv,
+            "--filesystem",
+            "btrfs",
+            "--size",
+            "100M",
+            "--password-stdin",
+        ],
+        "",
+    );
+    assert_eq!(
+        (code, msg),
+        (
+            7,
+            format!(
+                "tcctl: {sv}: btrfs needs a volume of at least 109 MiB of data (99 MiB here): \
+                 its mkfs refuses less\n"
+            )
+        )
+    );
+    assert!(!small.exists());
     std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
     // Overwriting what is there is asked first; without a terminal, it
     // takes --batch-mode.
@@ -804,6 +827,18 @@ fn contradictory_options_are_refused_before_the_password_is_asked() {
             &["info", "--format", "truecrypt", "--pim", "5", "/dev/null"],
             "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
         ),
+        (
+            &[
+                "mount",
+                "--filesystem",
+                "none",
+                "--fs-options",
+                "uid=0",
+                "/dev/null",
+            ],
+            "--fs-options and --filesystem none cannot go together: no filesystem is mounted \
+             to take the options",
+        ),
     ];
     for (args, said) in cases {
         let mut c = Command::new(build_dir().join("tcctl"));
@@ -816,6 +851,23 @@ fn contradictory_options_are_refused_before_the_password_is_asked() {
             "tcctl {args:?}"
         );
     }
+    // A keyfile from standard input that is the terminal: nothing was
+    // piped in, and reading would wait in silence.
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("v.hc");
+    std::fs::write(&vol, vec![0u8; 1 << 20]).expect("a file");
+    let mut c = d.command();
+    c.args(["mount", "--keyfile", "-", vol.to_str().expect("utf-8")]);
+    let (code, text) =
+        tcd_tests::pty::Pty::spawn(c, None).finish(std::time::Duration::from_secs(20));
+    assert_eq!(
+        (code, text.trim_end()),
+        (
+            USAGE,
+            "tcctl: --keyfile - reads a keyfile piped to standard input, which is a terminal \
+             here: pipe or redirect the keyfile in (tcctl ... --keyfile - < FILE)"
+        )
+    );
 }
 
 #[test]

@@ -516,6 +516,11 @@ fn volume_properties_and_test_read_the_header_without_mounting() {
         Some(0),
         "nothing mounted"
     );
+    // With no volume, VeraCrypt's own meaning: the algorithm self-tests.
+    assert_eq!(
+        d.ok(&["-t", "--test", "--non-interactive"], ""),
+        d.ok(&["self-test"], "")
+    );
     // A mounted volume's properties come without a password, as `status`
     // shows them; no input is read (none is given).
     d.ok(

@@ -63,8 +63,11 @@ impl NewFilesystem {
     /// Why its mkfs would refuse a data area of `bytes`, if it would:
     /// said before any password is asked or header written.
     pub fn refuses(self, bytes: u64) -> Option<String> {
+        // What each mkfs says its least is (btrfs-progs: 114294784 bytes
+        // per device).
         let least: u64 = match self {
             NewFilesystem::Xfs => 300 << 20,
+            NewFilesystem::Btrfs => 109 << 20,
             _ => 0,
         };
         (bytes < least).then(|| {
