@@ -980,3 +980,57 @@ fn veracrypt_values_tcd_has_no_use_for_are_refused_saying_why() {
         assert!(out.stdout.is_empty(), "tcctl {args:?}");
     }
 }
+
+#[test]
+fn change_password_checks_the_current_password_before_asking_the_new_one() {
+    use std::time::Duration;
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("v.hc");
+    let v = vol.to_str().expect("utf-8");
+    let open = ["--pim", "1", "--hash", "sha512"];
+    d.ok(
+        &[
+            &[
+                "create",
+                v,
+                "--size",
+                "4M",
+                "--filesystem",
+                "none",
+                "--password-stdin",
+            ][..],
+            &open,
+        ]
+        .concat(),
+        "the current words\n",
+    );
+    let on_terminal = || {
+        let mut c = d.command();
+        c.args(["change-password", v]).args(open);
+        let mut t = tcd_tests::pty::Pty::spawn(c, None);
+        t.expect("Current password for", Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(300));
+        t
+    };
+    let mut t = on_terminal();
+    t.type_line("a typo");
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 2, "{text}");
+    assert!(!text.contains("New password"), "{text}");
+    // The right one: then the new password, twice.
+    let mut t = on_terminal();
+    t.type_line("the current words");
+    t.expect("New password: ", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("the new words, longer");
+    t.expect("Repeat the new password: ", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("the new words, longer");
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("{v}: password changed")), "{text}");
+    d.ok(
+        &[&["info", v, "--password-stdin"][..], &open].concat(),
+        "the new words, longer\n",
+    );
+}

@@ -110,13 +110,18 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    // The current password is checked before the new one is asked, as the
+    // outer volume's is before a hidden volume's: a typo is said at once.
+    // The change then searches only where the header opened.
+    let c = Client::connect(ctx.at)?;
+    let mut o = options::search(&a.search, a.secrets.pim());
+    let info = search::run(&c, || c.header_info(&host, &old, &keyfiles, o.clone()))?;
+    narrow_to(&mut o, &info);
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::invalid("the passwords differ".into()));
     }
     crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
-    let c = Client::connect(ctx.at)?;
-    let o = options::search(&a.search, a.secrets.pim());
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
@@ -131,6 +136,18 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         );
     }
     Ok(())
+}
+
+/// `o` narrowed to the format, hash and encryption a header opened with.
+fn narrow_to(o: &mut tcd_proto::contract::SearchOptions, info: &tcd_proto::contract::HeaderInfo) {
+    use tcd_proto::contract::options::VolumeFormat;
+    o.format = match info.format.as_deref() {
+        Some("TrueCrypt") => Some(VolumeFormat::TrueCrypt),
+        Some("VeraCrypt") => Some(VolumeFormat::VeraCrypt),
+        _ => o.format,
+    };
+    o.hash = info.hash.clone().or(o.hash.take());
+    o.encryption = info.encryption.clone().or(o.encryption.take());
 }
 
 /// `tcctl backup-header`: into a new file only its owner may read.
