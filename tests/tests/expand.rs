@@ -210,10 +210,15 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
         &with(&["mount", v, "--filesystem", "none"]),
         "secret words\n",
     );
-    let (code, err) = d.fails(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
+    // Said before any password is read (none is given), naming where.
+    let (code, err) = d.fails(&with(&["expand", "-q", v, "--add", "8M"]), "");
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
     assert_eq!(
-        (code, err.as_str()),
-        (4, "tcctl: the volume is already mounted\n")
+        (code, err),
+        (
+            4,
+            format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n")
+        )
     );
     assert_eq!(size(), 16 * MIB);
 }

@@ -6,6 +6,8 @@ use crate::bus::{Client, Failure, exit};
 use crate::cli::ExpandArgs;
 use crate::input::{Passwords, read_keyfiles};
 use crate::{host, options, search};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tcd_proto::contract::ExpandOptions;
 use tcd_proto::contract::options::HOLDS_HIDDEN;
 
@@ -47,21 +49,18 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
     let size = new_size(&a, &host)?;
     let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    // Set before the first connection, so that every thread it starts
+    // leaves the signals to the one that reports them.
+    let begun = interrupt_report(&a.volume, size);
+    let c = Client::connect(ctx.at)?;
+    super::volumes::check_not_mounted(&c.list()?, &a.volume)?;
     if !a.batch_mode {
         confirm_expansion(ctx.interactive, &a.volume)?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
-    let again = match size {
-        Some(n) => format!("tcctl expand --size {n} {}", a.volume.display()),
-        None => format!("tcctl expand {}", a.volume.display()),
-    };
-    let path = a.volume.display().to_string();
-    crate::interrupt::on_interrupt(move || stopped(&path, &again));
-    // Connected only now: the signals above are blocked in every thread
-    // the connection starts.
-    let c = Client::connect(ctx.at)?;
+    begun.store(true, Ordering::Relaxed);
     let o = options::search(&a.search, a.secrets.pim());
     let x = ExpandOptions {
         size,
@@ -95,6 +94,27 @@ fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), 
              (Type 'YES' in capital letters): "
         ),
     )
+}
+
+/// From now on an interrupt says where the volume stands: untouched until
+/// the returned flag is set (the password given, the daemon at work), then
+/// as [`stopped`] says.
+fn interrupt_report(volume: &std::path::Path, size: Option<u64>) -> Arc<AtomicBool> {
+    let begun = Arc::new(AtomicBool::new(false));
+    let again = match size {
+        Some(n) => format!("tcctl expand --size {n} {}", volume.display()),
+        None => format!("tcctl expand {}", volume.display()),
+    };
+    let path = volume.display().to_string();
+    let seen = begun.clone();
+    crate::interrupt::on_interrupt(move || {
+        if seen.load(Ordering::Relaxed) {
+            stopped(&path, &again)
+        } else {
+            format!("nothing was done to {path}")
+        }
+    });
+    begun
 }
 
 /// Where an interrupted expansion leaves the volume (see the daemon's

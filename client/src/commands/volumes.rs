@@ -179,7 +179,7 @@ pub fn mounted_row<'a>(listed: &'a [Volume], volume: &Path) -> Option<&'a Volume
         .find(|r| r.host() == name || same_host(Path::new(r.host()), volume))
 }
 
-fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
+pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
     match mounted_row(listed, volume) {
         None => Ok(()),
         Some(r) => Err(Failure {
