@@ -158,17 +158,52 @@ pub fn session(p: &Pkcs11, slot: Slot, write: bool) -> Result<Session, Failure> 
         p.open_ro_session(slot)
     }
     .map_err(|e| failed(&format!("token {label}"), e))?;
-    let pin = cached_pin(slot.id(), &label)?;
-    s.login(UserType::User, Some(&AuthPin::from(pin.to_string())))
-        .inspect_err(|_| forget_pin(slot.id()))
-        .map_err(|e| match e {
-            cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::PinIncorrect, _) => Failure {
-                code: exit::WRONG_PASSWORD,
-                message: format!("token {label}: wrong PIN"),
-            },
-            e => failed(&format!("token {label}: cannot log in"), e),
-        })?;
-    Ok(s)
+    // A PIN typed wrong is asked again, as VeraCrypt does, while the token
+    // allows more tries; one from $TCD_TOKEN_PIN is not.
+    for tries_left in (0..3).rev() {
+        let pin = cached_pin(slot.id(), &label)?;
+        let wrong = match s.login(UserType::User, Some(&AuthPin::from(pin.to_string()))) {
+            Ok(()) => return Ok(s),
+            Err(cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::PinIncorrect, _)) => {
+                forget_pin(slot.id());
+                Failure {
+                    code: exit::WRONG_PASSWORD,
+                    message: format!("token {label}: wrong PIN"),
+                }
+            }
+            Err(e) => {
+                forget_pin(slot.id());
+                return Err(failed(&format!("token {label}: cannot log in"), e));
+            }
+        };
+        let info = p.get_token_info(slot).ok();
+        let locked = info.as_ref().is_some_and(|i| i.user_pin_locked());
+        if tries_left == 0 || locked || pin_from_env() || !has_terminal() {
+            return Err(wrong);
+        }
+        let last = info.is_some_and(|i| i.user_pin_final_try());
+        eprintln!(
+            "{}{}",
+            wrong.message,
+            if last {
+                "; the token locks at the next wrong one"
+            } else {
+                ""
+            }
+        );
+    }
+    Err(Failure {
+        code: exit::WRONG_PASSWORD,
+        message: format!("token {label}: wrong PIN"),
+    })
+}
+
+fn pin_from_env() -> bool {
+    std::env::var_os("TCD_TOKEN_PIN").is_some_and(|p| !p.is_empty())
+}
+
+fn has_terminal() -> bool {
+    std::fs::File::open("/dev/tty").is_ok()
 }
 
 /// The PIN of the token in `slot`: the one typed before in this run, else
@@ -201,7 +236,7 @@ fn pin(label: &str) -> Result<Zeroizing<String>, Failure> {
     if let Some(pin) = std::env::var_os("TCD_TOKEN_PIN").filter(|p| !p.is_empty()) {
         return Ok(Zeroizing::new(pin.to_string_lossy().into_owned()));
     }
-    if std::fs::File::open("/dev/tty").is_err() {
+    if !has_terminal() {
         return Err(Failure {
             code: exit::USAGE,
             message: "a token PIN is needed and there is no terminal to ask on: \

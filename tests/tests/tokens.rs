@@ -168,7 +168,8 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
 }
 
-/// Two keyfiles on one token: its PIN is asked once, as VeraCrypt asks it.
+/// Two keyfiles on one token: its PIN is asked once, as VeraCrypt asks it,
+/// and again only when it was typed wrong.
 #[test]
 fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
     let d = Daemon::start();
@@ -199,12 +200,17 @@ fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
     let input = std::fs::File::open(&password).expect("password");
     let mut t = Pty::spawn(c, Some(Stdio::from(input)));
     t.expect("PIN for token tcd test: ", Duration::from_secs(20));
-    // The prompt is written before echo goes off: type a moment after.
+    // The prompt is written before echo goes off: type a moment after. A
+    // wrong PIN is said and asked again, not the end of the command.
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("9999");
+    t.expect("token tcd test: wrong PIN", Duration::from_secs(20));
+    t.expect("PIN for token tcd test: ", Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PIN);
     let (code, said) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{said}");
-    assert_eq!(said.matches("PIN for token").count(), 1, "{said}");
+    assert_eq!(said.matches("PIN for token").count(), 2, "{said}");
 }
 
 /// The administrator's policy names the library when the user names none
