@@ -35,8 +35,21 @@ pub fn in_keyring(f: &Favorite) -> bool {
 /// absolute path.
 pub fn host_name(volume: &Path) -> Result<String, Failure> {
     use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(volume)
-        .map_err(|e| Failure::not_found(format!("{}: {e}", volume.display())))?;
+    let meta = std::fs::metadata(volume).map_err(|e| {
+        Failure::not_found(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("{}: no such file or device", volume.display()),
+            _ => format!("{}: {e}", volume.display()),
+        })
+    })?;
+    if meta.is_dir() {
+        // VeraCrypt's order is volume then mount point; here the name
+        // comes first.
+        return Err(Failure::invalid(format!(
+            "{} is a folder, not a volume: favorites add NAME VOLUME (the mount point is \
+             --mount-point)",
+            volume.display()
+        )));
+    }
     if meta.file_type().is_block_device() {
         return tcd_proto::devices::stable_name(volume).ok_or_else(|| {
             Failure::invalid(format!(

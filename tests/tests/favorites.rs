@@ -569,3 +569,35 @@ fn an_idle_volume_is_dismounted_and_the_session_watcher_reports_it() {
         "{line}"
     );
 }
+
+#[test]
+fn favorites_add_in_veracrypts_order_or_of_nothing_is_refused_by_name() {
+    let d = Daemon::start();
+    let folder = d.path("mnt");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let vol = d.path("v.hc");
+    std::fs::write(&vol, [0u8; 4096]).expect("a file");
+    // VeraCrypt's habit, volume then mount point: the folder would be
+    // taken for the volume.
+    let (code, err) = d.fails(&["favorites", "add", s(&vol), s(&folder)], "");
+    assert_eq!(
+        (code, err),
+        (
+            7,
+            format!(
+                "tcctl: {} is a folder, not a volume: favorites add NAME VOLUME (the mount \
+                 point is --mount-point)\n",
+                s(&folder)
+            )
+        )
+    );
+    let gone = d.path("gone.hc");
+    let (code, err) = d.fails(&["favorites", "add", "gone", s(&gone)], "");
+    assert_eq!(
+        (code, err),
+        (3, format!("tcctl: {}: no such file or device\n", s(&gone)))
+    );
+    let listed: serde_json::Value =
+        serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("JSON");
+    assert_eq!(listed["favorites"], serde_json::json!([]));
+}

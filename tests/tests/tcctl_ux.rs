@@ -1034,3 +1034,60 @@ fn change_password_checks_the_current_password_before_asking_the_new_one() {
         "the new words, longer\n",
     );
 }
+
+#[test]
+fn change_password_says_when_it_converted_the_format() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("t.tc");
+    let v = vol.to_str().expect("utf-8");
+    d.ok(
+        &[
+            "create",
+            v,
+            "--size",
+            "4M",
+            "--format",
+            "truecrypt",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        "truecrypt words here\n",
+    );
+    let out = d.ok(
+        &[
+            "change-password",
+            v,
+            "--hash",
+            "sha512",
+            "--to",
+            "veracrypt",
+            "--new-pim",
+            "1",
+            "--password-stdin",
+        ],
+        "truecrypt words here\nveracrypt words now\n",
+    );
+    assert_eq!(
+        out,
+        format!("{v}: password changed\n{v}: converted to the VeraCrypt format\n")
+    );
+    let info = d.ok(
+        &[
+            "info",
+            v,
+            "--format",
+            "veracrypt",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--json",
+            "--password-stdin",
+        ],
+        "veracrypt words now\n",
+    );
+    assert!(info.contains("\"format\":\"VeraCrypt\""), "{info}");
+}

@@ -127,6 +127,13 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })?;
     println!("{}: password changed", a.volume.display());
+    if let Some(to) = a.to {
+        let name = match to {
+            crate::cli::Format::Veracrypt => "VeraCrypt",
+            crate::cli::Format::Truecrypt => "TrueCrypt",
+        };
+        println!("{}: converted to the {name} format", a.volume.display());
+    }
     // As VeraCrypt: the new credentials are what was given. Dropping the
     // keyfiles that opened it is said, not left to be found out.
     if !keyfiles.is_empty() && new_kf.is_empty() {
