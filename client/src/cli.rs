@@ -109,10 +109,23 @@ pub fn narrowing_hint() -> Option<String> {
             ("--pim", &["--pim"]),
         ]
     };
+    // TrueCrypt volumes have no PIM: no hint of one for them.
+    let truecrypt = has(&["--truecrypt", "-tc"])
+        || given.windows(2).any(|w| {
+            ["--format", "--volume-type"].contains(&w[0].as_str())
+                && w[1].eq_ignore_ascii_case("truecrypt")
+        })
+        || given.iter().any(|a| {
+            ["--format=", "--volume-type="].iter().any(|p| {
+                a.strip_prefix(p)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("truecrypt"))
+            })
+        });
     let missing: Vec<&str> = narrowing
         .iter()
         .filter(|(_, names)| !has(names))
         .map(|(name, _)| *name)
+        .filter(|name| !(truecrypt && *name == "--pim"))
         .collect();
     match missing.as_slice() {
         [] => None,

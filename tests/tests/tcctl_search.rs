@@ -98,6 +98,21 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
             && err.lines().count() == 1,
         "{err:?}"
     );
+    // A TrueCrypt search has no PIM to narrow it by: with the hash given,
+    // no hint is left.
+    let (code, err) = d.fails(
+        &[
+            "info",
+            s(&vol),
+            "--password-stdin",
+            "--truecrypt",
+            "--hash",
+            "sha512",
+        ],
+        "not the password\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.ends_with(" s)\n") && !err.contains("--pim"), "{err:?}");
     // Standard input and output on a terminal, standard error not: no
     // progress either.
     let log = d.path("stderr.txt");
