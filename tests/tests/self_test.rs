@@ -1,5 +1,6 @@
 //! `tcctl self-test` (TrueCrypt's Tools > Test Vectors) on a real daemon:
-//! every algorithm of every loaded backend and every PRF passes on this
+//! every algorithm of every loaded backend (the legacy block ciphers
+//! too) and every PRF passes on this
 //! machine; a backend that computes a cipher wrongly makes it fail with
 //! exit 12, naming the algorithm.
 
@@ -73,6 +74,10 @@ fn every_algorithm_on_every_backend_and_path_passes() {
             has(&format!("PBKDF2-HMAC-{prf}"), "tcd", ""),
             "{prf}:\n{out}"
         );
+    }
+    // TrueCrypt before 5.0's ciphers, as the software backend's raw blocks.
+    for cipher in ["Blowfish", "CAST5", "Triple DES"] {
+        assert!(has(cipher, "soft", "raw blocks"), "{cipher}:\n{out}");
     }
     assert!(has("PBKDF2-HMAC-SHA-512", "tcd", "SSE2 lanes"), "{out}");
     assert!(has("PBKDF2-HMAC-BLAKE2s-256", "tcd", "SSE2 lanes"), "{out}");

@@ -1,10 +1,12 @@
 //! TrueCrypt's Tools > Test Vectors: every encryption algorithm on each
 //! backend that serves it, at each SIMD level this processor runs
-//! (`ciphers`), and every hash and header-key PRF on each code path the
+//! (`ciphers`), the legacy block ciphers of TrueCrypt before 5.0
+//! (`blocks`), and every hash and header-key PRF on each code path the
 //! key search takes (`prfs`), against published vectors. Only the code
 //! the data and the key search run is tested; the vectors are data files
 //! in `vectors/`.
 
+mod blocks;
 pub mod ciphers;
 mod prfs;
 
@@ -29,6 +31,7 @@ pub struct Check {
 /// daemon per SIMD level (see [`ciphers::run`]), then the PRFs here.
 pub fn run(engine: &Engine) -> Vec<Check> {
     let mut checks = ciphers::run(engine);
+    checks.extend(blocks::run(engine));
     checks.extend(prfs::run());
     checks
 }
