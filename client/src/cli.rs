@@ -646,6 +646,17 @@ pub struct InfoArgs {
     /// (read from the drive's first track).
     #[arg(long)]
     pub system_encryption: bool,
+    /// VeraCrypt's -m, as mount takes it: headerbak reads the backup header
+    /// only, system is --system-encryption; the others are about a mount
+    /// and change nothing here.
+    #[arg(
+        long,
+        short = 'm',
+        value_enum,
+        value_delimiter = ',',
+        value_name = "OPTIONS"
+    )]
+    pub mount_options: Vec<MountOption>,
     /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
@@ -747,14 +758,17 @@ pub struct CreateArgs {
     /// it, the volume is made in the existing file or device.
     #[arg(long, value_parser = input::parse_size)]
     pub size: Option<u64>,
-    /// With --size, replace an existing file; and take a password shorter
-    /// than 8 characters.
+    /// Overwrite an existing file or device without asking (VeraCrypt's
+    /// --force, as -q); and take a password shorter than 8 characters.
     #[arg(long)]
     pub force: bool,
     /// Do not ask before overwriting an existing file or device
     /// (cryptsetup's --batch-mode): needed without a terminal.
     #[arg(long, short = 'q')]
     pub batch_mode: bool,
+    /// Set once overwriting what is there was asked for or confirmed.
+    #[arg(skip)]
+    pub replace: bool,
     #[command(flatten)]
     pub secrets: Secrets,
     /// The volume's format (default: veracrypt).

@@ -182,6 +182,35 @@ impl Passwords {
 /// files in it, by the rule every side shares, and `-` standard input (as
 /// cryptsetup's `--key-file -`).
 pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
+    prepare_keyfiles(paths)?.finish()
+}
+
+/// Keyfiles read but for those on a token, whose PIN is asked only when
+/// [`Keyfiles::finish`] reads them: after the password, as VeraCrypt asks.
+pub struct Keyfiles {
+    read: Vec<Zeroizing<Vec<u8>>>,
+    tokens: Vec<crate::token::TokenKeyfile>,
+}
+
+impl Keyfiles {
+    /// Whether no keyfile at all was named.
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.tokens.is_empty()
+    }
+
+    /// Every keyfile's contents, the token ones read now (their PIN asked).
+    pub fn finish(self) -> Result<Vec<Zeroizing<Vec<u8>>>, Failure> {
+        let mut out = self.read;
+        for k in self.tokens {
+            out.push(crate::token::read(&k, tcd_proto::keyfiles::MAX_READ)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The keyfiles in files and on standard input read, the token ones only
+/// named: everything that can be refused without a PIN is refused here.
+pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
     use std::io::Read;
     let (stdin, named): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|p| p.as_os_str() == "-");
@@ -243,10 +272,7 @@ pub fn read_keyfiles(paths: &[PathBuf]) -> Result<Vec<Zeroizing<Vec<u8>>>, Failu
             .map_err(|e| Failure::invalid(format!("keyfile {}: {e}", p.display())))?;
         out.push(data);
     }
-    for k in tokens {
-        out.push(crate::token::read(&k, tcd_proto::keyfiles::MAX_READ)?);
-    }
-    Ok(out)
+    Ok(Keyfiles { read: out, tokens })
 }
 
 /// A detached header file's bytes (`--header`): both header slots at most.

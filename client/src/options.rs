@@ -34,6 +34,7 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
         pim: nonzero(pim),
         detached_header: None,
         system_encryption: None,
+        backup_header: None,
     }
 }
 
@@ -164,6 +165,7 @@ pub fn mount(a: &MountArgs) -> MountOptions {
     }
     .with_search(SearchOptions {
         system_encryption: system(a).then_some(true),
+        backup_header: headerbak.then_some(true),
         ..search(&a.search, a.secrets.pim())
     })
 }

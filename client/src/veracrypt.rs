@@ -31,7 +31,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "the same options; VeraCrypt's value names in any case, sizes with K, KiB, M, MiB, G, GiB, T, TiB",
     ),
     ("-m ro, -m readonly", "--readonly"),
-    ("-m headerbak", "open the volume by its backup header only"),
+    (
+        "-m headerbak",
+        "open the volume by its backup header only (mount, and info for its header)",
+    ),
     (
         "-m ts, -m timestamp, -m nokernelcrypto",
         "ts: --no-preserve-timestamps, the host file's times stay as the mount set them; nokernelcrypto: accepted, tcd never uses the kernel's crypto",
@@ -81,6 +84,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "self-test: every cipher and hash against its test vectors",
     ),
     ("--explore", "mount --explore: xdg-open on the mount point"),
+    (
+        "--force with -c",
+        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters",
+    ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
         "dismount VOLUME, or without one dismount --all; -f is --force",

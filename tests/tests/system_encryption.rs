@@ -333,6 +333,14 @@ fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
         .map(str::to_owned)
     };
     d.ok(&args(disk.path()).each_ref().map(String::as_str), AAA);
+    // Mounted already: refused before the read-write warning, which is
+    // given only once nothing but the password stands in the way.
+    let (code, err) = d.fails(&args(disk.path()).each_ref().map(String::as_str), AAA);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.starts_with("tcctl: ") && !err.contains("warning"),
+        "{err}"
+    );
     // The partition's sectors are the drive's: two read-write mappings of
     // one FAT would corrupt it. Refused before any password is tried.
     let (code, err) = d.fails(&args(&part).each_ref().map(String::as_str), AAA);

@@ -1638,9 +1638,9 @@ fn create_in_an_existing_file_asks_before_overwriting_it() {
     let v = vol.to_str().expect("utf-8");
     std::fs::write(&vol, vec![0x5au8; 4 << 20]).expect("an existing file");
     let args = ["create", v, "--filesystem", "none", "--quick"];
-    let ask = |answer: &str| {
+    let ask = |extra: &[&str], answer: &str| {
         let mut c = d.command();
-        c.args(args);
+        c.args(args).args(extra);
         let mut t = Pty::spawn(c, None);
         t.expect(
             &format!(
@@ -1653,18 +1653,19 @@ fn create_in_an_existing_file_asks_before_overwriting_it() {
         t.type_line(answer);
         t
     };
-    // Anything but YES: nothing is asked further, nothing written.
-    let (code, text) = ask("yes").finish(Duration::from_secs(20));
-    assert_eq!(code, 10, "{text}");
-    assert!(text.contains("not confirmed: nothing done"), "{text}");
-    assert!(
-        std::fs::read(&vol)
-            .expect("file")
-            .iter()
-            .all(|&b| b == 0x5a),
-        "untouched"
-    );
-    let mut t = ask("YES");
+    // Anything but YES: nothing is asked further, nothing written; the
+    // same when --size would replace the file with a new one.
+    for extra in [&[][..], &["--size", "8M"][..]] {
+        let (code, text) = ask(extra, "yes").finish(Duration::from_secs(20));
+        assert_eq!(code, 10, "{text}");
+        assert!(text.contains("not confirmed: nothing done"), "{text}");
+        let kept = std::fs::read(&vol).expect("file");
+        assert!(
+            kept.len() == 4 << 20 && kept.iter().all(|&b| b == 0x5a),
+            "untouched"
+        );
+    }
+    let mut t = ask(&[], "YES");
     t.expect(
         &format!("Password for the new volume {v}: "),
         Duration::from_secs(20),

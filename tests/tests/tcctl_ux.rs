@@ -434,7 +434,31 @@ fn create_says_what_is_missing_and_what_it_made() {
 
     let (code, msg) = d.fails(&["create", v, "--size", "8M", "--password-stdin"], "x\n");
     assert_eq!(code, USAGE);
-    assert_eq!(msg, format!("tcctl: {v} exists: --force replaces it\n"));
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {v} exists: confirmation needed and no terminal to ask on: give --batch-mode\n"
+        )
+    );
+    // VeraCrypt's --force and cryptsetup's -q both say "do not ask".
+    for flag in ["--force", "-q"] {
+        std::fs::write(v, b"old").expect("replaced below");
+        let out = d.ok(
+            &[
+                "create",
+                v,
+                "--size",
+                "8M",
+                "--pim",
+                "1",
+                flag,
+                "--password-stdin",
+            ],
+            "outer words\n",
+        );
+        assert_eq!(out, format!("{v} created\n"));
+        assert_eq!(std::fs::metadata(v).expect("volume").len(), 8 << 20);
+    }
 
     // A filesystem too big for the volume: said before any password is
     // asked or file made; and by the daemon for an existing file (whose
@@ -605,11 +629,21 @@ fn create_says_what_is_missing_and_what_it_made() {
 fn policy_set_refuses_an_unknown_backend_by_name() {
     let d = tcd_tests::daemon::Daemon::start();
     let (code, msg) = d.fails(&["policy", "set", "--allow", "soft,bogus"], "");
-    assert_eq!(code, 7, "{msg}");
+    assert_eq!(code, 64, "{msg}");
     assert!(
         msg.starts_with("tcctl: unknown backend bogus (the daemon has: "),
         "{msg}"
     );
+    for (option, value) in [("--allow", ""), ("--allow", "soft,"), ("--prefer", ",soft")] {
+        let (code, msg) = d.fails(&["policy", "set", option, value], "");
+        assert_eq!(code, 64, "{msg}");
+        assert!(
+            msg.starts_with(&format!(
+                "tcctl: {option} takes backend names, comma-separated, none empty (the daemon has: "
+            )),
+            "{msg}"
+        );
+    }
     let shown = d.ok(&["policy", "show", "--json"], "");
     assert!(
         shown.contains("\"allowed\":null"),
@@ -1090,4 +1124,40 @@ fn change_password_says_when_it_converted_the_format() {
         "veracrypt words now\n",
     );
     assert!(info.contains("\"format\":\"VeraCrypt\""), "{info}");
+}
+
+/// What needs no password is said before any is asked: `create` over a
+/// mounted volume names where it is mounted; `expand` to a size below the
+/// container's says a volume cannot shrink. Standard input is empty and
+/// no terminal is there, so a prompt would fail with another message.
+#[test]
+fn create_and_expand_refuse_what_needs_no_password_before_asking_one() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let vol = d.path("in-use.hc");
+    let v = vol.to_str().expect("utf-8");
+    let open = ["--filesystem", "none", "--pim", "1", "--password-stdin"];
+    d.ok(
+        &[&["create", v, "--size", "8M"][..], &open].concat(),
+        "some words\n",
+    );
+    d.ok(&[&["mount", v][..], &open].concat(), "some words\n");
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let (code, msg) = d.fails(&["create", v, "-q", "--filesystem", "none"], "");
+    assert_eq!(code, 4, "{msg}");
+    assert_eq!(
+        msg,
+        format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n")
+    );
+    d.ok(&["dismount", v], "");
+
+    let (code, msg) = d.fails(&["expand", v, "-q", "--size", "4M"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {v} holds 8388608 bytes already: a volume cannot shrink; give a --size \
+             above that, or --add the bytes to add\n"
+        )
+    );
+    assert_eq!(std::fs::metadata(&vol).expect("volume").len(), 8 << 20);
 }

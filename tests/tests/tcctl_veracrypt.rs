@@ -245,6 +245,38 @@ fn create_with_veracrypt_spellings_makes_that_volume() {
     assert_eq!(info["hash"], "SHA-512", "{info}");
 }
 
+/// VeraCrypt's `--force` with `--create` overwrites what is there without
+/// asking, as cryptsetup's -q; without either and without a terminal,
+/// nothing is overwritten.
+#[test]
+fn force_with_create_overwrites_without_asking() {
+    let d = Daemon::start();
+    let v = d.path("there.hc");
+    std::fs::write(&v, vec![0x5au8; 1 << 20]).expect("an old file");
+    let args = [
+        "-t",
+        "-c",
+        s(&v),
+        "--size=8M",
+        "--filesystem=none",
+        "--pim=1",
+    ];
+    let (code, msg) = d.fails(&[&args[..], &["--stdin"]].concat(), PW);
+    assert_eq!(code, 64, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {} exists: confirmation needed and no terminal to ask on: give --batch-mode\n",
+            s(&v)
+        )
+    );
+    assert_eq!(std::fs::read(&v).expect("kept"), vec![0x5au8; 1 << 20]);
+    let out = d.ok(&[&args[..], &["--force", "--stdin"]].concat(), PW);
+    assert_eq!(out, format!("{} created\n", s(&v)));
+    assert_eq!(std::fs::metadata(&v).expect("made").len(), 8 << 20);
+    d.ok(&["--test", s(&v), "--stdin", "--pim", "1"], PW);
+}
+
 #[test]
 fn mount_options_ro_mounts_read_only() {
     let d = Daemon::start();
@@ -318,6 +350,25 @@ fn mount_options_headerbak_opens_by_the_backup_header_only() {
     damage(&w, 0);
     d.ok(&with(&headerbak, &w), PW);
     assert_eq!(d.list().as_array().map(Vec::len), Some(2));
+    // `info` takes -m headerbak as mount does: the backup header only, with
+    // no warning that the primary failed, since it was never tried.
+    let info = ["info", "--stdin", "--pim", "1", "--json", "-m", "headerbak"];
+    let (code, msg) = d.fails(&with(&info, &v), PW);
+    assert_eq!(code, 2, "{msg}");
+    let out = d.tcctl(&with(&info, &w), PW);
+    assert!(out.status.success(), "{out:?}");
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(shown["used_backup_header"], true, "{shown}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let (code, msg) = d.fails(
+        &with(&["info", "--stdin", "-m", "headerbak,system"], &w),
+        PW,
+    );
+    assert_eq!(code, 64, "{msg}");
+    assert!(
+        msg.starts_with("tcctl: -m headerbak goes with neither system"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -736,7 +787,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
     assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 30, "the table's rows");
+    assert_eq!(rows.len(), 31, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         let test = cells.last().expect("a test").trim_matches('`');

@@ -211,6 +211,29 @@ fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
     let (code, said) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{said}");
     assert_eq!(said.matches("PIN for token").count(), 2, "{said}");
+
+    // Asked on the terminal, the password comes first and the PIN after
+    // it, as VeraCrypt asks them.
+    let mut c = d.command();
+    c.env("SOFTHSM2_CONF", &conf).env_remove("TCD_TOKEN_PIN");
+    c.args(["--token-lib", LIB, "info", s(&vol), "--hash", "sha512"]);
+    c.args(["--pim", "1", "--keyfile", &uris[0], "--keyfile", &uris[1]]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(
+        &format!("Password for {}: ", s(&vol)),
+        Duration::from_secs(20),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect("PIN for token tcd test: ", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PIN);
+    let (code, said) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.find("Password for") < said.find("PIN for token"),
+        "{said}"
+    );
 }
 
 /// The administrator's policy names the library when the user names none

@@ -51,6 +51,22 @@ fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure>
         .map(|b| b.name.as_str())
         .filter(|n| !n.is_empty())
         .collect();
+    // `--allow ""` or `--allow soft,`: a name left out, not a backend
+    // named "".
+    if named.iter().any(|n| n.trim().is_empty()) {
+        let option = if a.allow.iter().flatten().any(|n| n.trim().is_empty()) {
+            "--allow"
+        } else {
+            "--prefer"
+        };
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{option} takes backend names, comma-separated, none empty (the daemon has: {})",
+                known.join(", ")
+            ),
+        });
+    }
     let unknown: Vec<&str> = named
         .iter()
         .map(|n| n.as_str())
@@ -59,9 +75,10 @@ fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure>
     if unknown.is_empty() {
         return Ok(());
     }
-    // A policy with an error, as the daemon's own refusals of one.
+    // A value on the command line, as clap's own refusals of one (a policy
+    // file with an unknown name is the daemon's to refuse).
     Err(Failure {
-        code: exit::INVALID_ARGUMENT,
+        code: exit::USAGE,
         message: format!(
             "unknown backend {} (the daemon has: {})",
             unknown.join(", "),

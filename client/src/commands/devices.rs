@@ -6,7 +6,7 @@
 use super::Context;
 use crate::bus::{Client, Failure, exit};
 use crate::cli::{MountDevicesArgs, MountFilesystem};
-use crate::input::{Passwords, read_keyfiles};
+use crate::input::{Passwords, prepare_keyfiles};
 use crate::{host, options, output, search};
 use std::path::{Path, PathBuf};
 use tcd_proto::contract::MountOptions;
@@ -34,7 +34,7 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
                 .into(),
         ));
     }
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let password = pw.ask("Password for every device: ")?;
     let pim = pw.pim(
@@ -43,6 +43,7 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
         "PIM (Enter for none): ",
     )?;
     a.secrets.pim = Some(pim);
+    let keyfiles = keyfiles.finish()?;
     let (mut mounted, mut unopened) = (0, 0);
     for device in &candidates {
         match try_device(&c, device, &a, &password, &keyfiles)? {

@@ -1,10 +1,10 @@
 //! `tcctl expand`: VeraCrypt's Expand Volume, made by the daemon on a
 //! container the user may write.
 
-use super::{Context, settle_pim};
+use super::{Context, ask_to_open};
 use crate::bus::{Client, Failure, exit};
 use crate::cli::ExpandArgs;
-use crate::input::{Passwords, read_keyfiles};
+use crate::input::{Passwords, prepare_keyfiles};
 use crate::{host, options, search};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,8 +36,19 @@ fn new_size(a: &ExpandArgs, host: &std::fs::File) -> Result<Option<u64>, Failure
             });
         }
     };
-    // The daemon judges the size against the data area: a container an
-    // interrupted expansion left grown is expanded again to the same size.
+    // A container never shrinks: said before the password is asked. The
+    // daemon judges the rest against the data area (a container an
+    // interrupted expansion left grown is expanded again to the same size).
+    if size < meta.len() {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{path} holds {} bytes already: a volume cannot shrink; give a --size above that, \
+                 or --add the bytes to add",
+                meta.len()
+            ),
+        });
+    }
     Ok(Some(size))
 }
 
@@ -48,7 +59,7 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     }
     let host = host::open(&a.volume, true)?;
     let size = new_size(&a, &host)?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     // Set before the first connection, so that every thread it starts
     // leaves the signals to the one that reports them.
     let begun = interrupt_report(&a.volume, size);
@@ -58,8 +69,8 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         confirm_expansion(ctx.interactive, &a.volume)?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
-    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let (password, keyfiles) =
+        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     begun.store(true, Ordering::Relaxed);
     let o = options::search(&a.search, a.secrets.pim());
     let x = ExpandOptions {

@@ -1,10 +1,10 @@
 //! A volume's header: show it, change its password, back it up, restore
 //! it.
 
-use super::{Context, settle_pim};
+use super::{Context, ask_to_open, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, absolute, read_header, read_keyfiles};
+use crate::input::{Passwords, absolute, prepare_keyfiles, read_header};
 use crate::{host, options, output, search};
 use std::fs::File;
 use tcd_proto::contract::SearchOptions;
@@ -42,22 +42,34 @@ struct Looked {
 }
 
 fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
+    use crate::cli::MountOption;
+    a.system_encryption |= a.mount_options.contains(&MountOption::System);
+    let headerbak = a.mount_options.contains(&MountOption::Headerbak);
+    if headerbak && (a.system_encryption || a.detached.header.is_some()) {
+        return Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: "-m headerbak goes with neither system encryption nor --header: a system \
+                      drive or a header file has no backup header"
+                .into(),
+        });
+    }
     let host = host::open(&a.volume, false)?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut header = read_header(a.detached.header.as_deref())?;
     if a.system_encryption && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
-    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let (password, keyfiles) =
+        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let mut search = options::search(&a.search, a.secrets.pim());
     search.detached_header = header;
     search.system_encryption = a.system_encryption.then_some(true);
+    search.backup_header = headerbak.then_some(true);
     let o = search.clone();
     let info = search::run(&c, || c.header_info(&host, &password, &keyfiles, o))?;
-    if info.used_backup_header == Some(true) {
+    if info.used_backup_header == Some(true) && !headerbak {
         output::backup_header_used(&a.volume);
     }
     Ok(Looked {
@@ -105,11 +117,12 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, true)?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
-    let new_kf = read_keyfiles(&a.new_keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
+    let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let keyfiles = keyfiles.finish()?;
     // The current password is checked before the new one is asked, as the
     // outer volume's is before a hidden volume's: a typo is said at once.
     // The change then searches only where the header opened.
@@ -121,6 +134,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::invalid("the passwords differ".into()));
     }
+    let new_kf = new_kf.finish()?;
     crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     search::run(&c, || {
@@ -160,10 +174,10 @@ fn narrow_to(o: &mut tcd_proto::contract::SearchOptions, info: &tcd_proto::contr
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
     let host = host::open(&a.volume, false)?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
-    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let (password, keyfiles) =
+        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let out = tcd_client::tools::new_backup_file(&a.backup)?;
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
@@ -191,10 +205,10 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         .as_deref()
         .map(tcd_client::tools::open_backup)
         .transpose()?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
-    let password = pw.ask(&format!("Password for {}: ", a.volume.display()))?;
-    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
+    let (password, keyfiles) =
+        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
     let used = search::run(&c, || {

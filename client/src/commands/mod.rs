@@ -13,7 +13,25 @@ pub mod watch;
 
 use crate::bus::{Failure, Where};
 use crate::cli::{Format, Search, Secrets};
-use crate::input::Passwords;
+use crate::input::{Keyfiles, Passwords};
+use zeroize::Zeroizing;
+
+/// A password and the keyfiles' contents.
+pub type Credentials = (Zeroizing<Vec<u8>>, Vec<Zeroizing<Vec<u8>>>);
+
+/// What opening `volume` asks, in VeraCrypt's order: its password, its
+/// PIM (see [`settle_pim`]), then the PIN of any token keyfile.
+pub fn ask_to_open(
+    pw: &mut Passwords,
+    s: &mut Secrets,
+    search: &Search,
+    volume: &std::path::Path,
+    keyfiles: Keyfiles,
+) -> Result<Credentials, Failure> {
+    let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+    settle_pim(pw, s, search, volume)?;
+    Ok((password, keyfiles.finish()?))
+}
 
 /// Settles the PIM of `s` for `volume`: the one given, else asked on a
 /// terminal (see [`Passwords::pim`]).

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::bus::{Client, Failure, Volume, VolumeState, exit};
 use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
-use crate::input::{Passwords, absolute, read_header, read_keyfiles};
+use crate::input::{Passwords, absolute, prepare_keyfiles, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -19,9 +19,6 @@ pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
-    if options::system(a) && !options::read_only(a) {
-        output::system_read_write_warning();
-    }
     let host = host::open(&a.volume, !options::read_only(a))?;
     // What can be refused without the password is refused before it is
     // asked (the daemon checks again, in the same order: a mounted volume
@@ -30,19 +27,21 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume)?;
     check_mount_point(a, &listed)?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut header = read_header(a.detached.header.as_deref())?;
     if options::system(a) && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
+    // Warned once nothing refuses the mount short of the password.
+    if options::system(a) && !options::read_only(a) {
+        output::system_read_write_warning();
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let shown = a.volume.display().to_string();
-    let password = if a.cached {
-        zeroize::Zeroizing::new(Vec::new())
+    let (password, keyfiles) = if a.cached {
+        (zeroize::Zeroizing::new(Vec::new()), keyfiles.finish()?)
     } else {
-        let p = pw.ask(&format!("Password for {shown}: "))?;
-        super::settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
-        p
+        super::ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?
     };
     let mut o = options::mount(a);
     o.detached_header = header;
@@ -315,11 +314,22 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
     } else {
         target
     };
+    // Said by the volume, whatever named it (its mount point or device).
+    let volume = c
+        .list()
+        .ok()
+        .and_then(|l| find_mounted(l, &name))
+        .map_or_else(|| name.clone(), |v| v.host().to_owned());
     let holders = c.dismount(&name, force).map_err(|f| busy_hint(force, f))?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
-        eprintln!("{name} dismounted");
-        return Ok((format!("Dismounted {name}"), String::new()));
+        let from = if volume == name {
+            String::new()
+        } else {
+            format!(" ({name})")
+        };
+        eprintln!("{volume} dismounted{from}");
+        return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
     }
     let said = format!(
         "{name} is off its mount point, but still in use by {}; it will be detached when they let go",
@@ -341,6 +351,18 @@ pub fn list(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
 /// `cryptsetup status` fails on an inactive device.
 pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
+    match find_mounted(c.list()?, target) {
+        Some(v) => {
+            output::status(&v, json);
+            Ok(())
+        }
+        None => Err(Failure::not_found(format!("{target} is not mounted"))),
+    }
+}
+
+/// The volume among `listed` that `target` names: its container or
+/// device, mount point, mapped device or object path.
+fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
     let given = Path::new(target);
     // The names as the daemon keeps them: absolute, and symbolic links
     // followed for a mount point or device.
@@ -351,7 +373,7 @@ pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure>
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
     ];
-    let found = c.list()?.into_iter().find(|v| {
+    listed.into_iter().find(|v| {
         let own = [
             v.object.as_str(),
             v.host(),
@@ -360,14 +382,7 @@ pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure>
         ];
         own.iter()
             .any(|o| !o.is_empty() && names.iter().any(|n| n == o))
-    });
-    match found {
-        Some(v) => {
-            output::status(&v, json);
-            Ok(())
-        }
-        None => Err(Failure::not_found(format!("{target} is not mounted"))),
-    }
+    })
 }
 
 /// `tcctl wipe-cache`.
@@ -381,12 +396,17 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 
 /// `tcctl create`: everything asked and judged before a file is made.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
-    let a = a.resolve()?;
-    let keyfiles = read_keyfiles(&a.secrets.keyfiles)?;
+    let mut a = a.resolve()?;
+    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
+    if std::fs::symlink_metadata(&a.volume).is_ok() {
+        check_not_mounted(&listed_aside(ctx.at)?, &a.volume)?;
+    }
     // What is in an existing file or device is gone for good: asked as
-    // cryptsetup asks before luksFormat.
-    if a.size.is_none() && a.hidden_size.is_none() && !a.batch_mode {
+    // cryptsetup asks before luksFormat, unless -q (cryptsetup's) or
+    // --force (VeraCrypt's) says not to.
+    a.replace = a.hidden_size.is_none() && std::fs::symlink_metadata(&a.volume).is_ok();
+    if a.replace && !a.batch_mode && !a.force {
         crate::input::confirm(
             ctx.interactive,
             &format!("{} exists", a.volume.display()),
@@ -397,7 +417,8 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
             ),
         )?;
     }
-    let (password, o) = ask_for_create(ctx, &a, &keyfiles)?;
+    let (password, o) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
+    let keyfiles = keyfiles.finish()?;
     let host = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the
     // user interrupts: no half-made volume is left behind.
@@ -432,7 +453,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
 fn ask_for_create(
     ctx: Context<'_>,
     a: &CreateArgs,
-    keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
+    any_keyfile: bool,
 ) -> Result<
     (
         zeroize::Zeroizing<Vec<u8>>,
@@ -467,7 +488,7 @@ fn ask_for_create(
         o.outer_hash = hash;
     }
     let password = pw.ask(&format!("Password for {what}: "))?;
-    crate::input::judge_new_password(&password, !keyfiles.is_empty(), a.force)?;
+    crate::input::judge_new_password(&password, any_keyfile, a.force)?;
     if !a.secrets.password_stdin {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
@@ -512,6 +533,25 @@ fn open_outer(
     Ok(info.hash)
 }
 
+/// The daemon's list of volumes, taken on a thread of its own with the
+/// interrupt signals blocked: the connection's threads, started there,
+/// leave them to the thread `crate::interrupt` starts later.
+fn listed_aside(at: crate::bus::Where<'_>) -> Result<Vec<Volume>, Failure> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let set = crate::signals::set_of(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
+            crate::signals::block(&set);
+            Client::connect(at)?.list()
+        })
+        .join()
+        .unwrap_or_else(|_| {
+            Err(Failure::invalid(
+                "listing the mounted volumes failed".into(),
+            ))
+        })
+    })
+}
+
 /// What `open_for_create` would refuse for the file's being there or not,
 /// said before any password is asked.
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
@@ -535,10 +575,6 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     let there = std::fs::symlink_metadata(&a.volume).is_ok();
     let new_file = a.size.is_some() && a.hidden_size.is_none();
     match (new_file, there) {
-        (true, true) if !a.force => Err(Failure {
-            code: exit::USAGE,
-            message: format!("{} exists: --force replaces it", a.volume.display()),
-        }),
         (false, false) => open_for_create(a).map(|_| ()),
         _ => Ok(()),
     }
@@ -553,17 +589,18 @@ fn open_for_create(a: &CreateArgs) -> Result<File, Failure> {
         (Some(bytes), None) => OpenOptions::new()
             .read(true)
             .write(true)
-            .create_new(!a.force)
-            .create(a.force)
-            .truncate(a.force)
+            .create_new(!a.replace)
+            .create(a.replace)
+            .truncate(a.replace)
             .open(volume)
             .and_then(|f| f.set_len(bytes).map(|()| f)),
         _ => OpenOptions::new().read(true).write(true).open(volume),
     };
     opened.map_err(|e| match e.kind() {
+        // Made by someone else since it was asked.
         std::io::ErrorKind::AlreadyExists => Failure {
             code: exit::USAGE,
-            message: format!("{shown} exists: --force replaces it"),
+            message: format!("{shown} appeared while tcctl asked: nothing was written to it"),
         },
         std::io::ErrorKind::NotFound if a.hidden_size.is_none() => Failure {
             code: exit::USAGE,

@@ -50,8 +50,18 @@ impl App {
                 "option detached_header: only HeaderInfo and Mount read a detached header".into(),
             ));
         }
+        if !detached && o.options.backup_header == Some(true) {
+            return Err(Error::InvalidArgument(
+                "option backup_header: only HeaderInfo and Mount open by the backup header".into(),
+            ));
+        }
         super::input::bounded_keyfiles("keyfiles", &o.keyfiles)?;
         let mut search = self.search_of(&o.options)?;
+        if search.backup_only && (search.system || search.detached.is_some()) {
+            return Err(Error::InvalidArgument(
+                "option backup_header: a system drive or a header file has no backup header".into(),
+            ));
+        }
         search.progress = o.progress.clone();
         let pim = o.options.pim.unwrap_or(0);
         let slot = self.search_slot(caller, &mut search, &[pim])?;

@@ -138,6 +138,7 @@ impl App {
             .as_ref()
             .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
         s.system = flag(o.system_encryption);
+        s.backup_only = flag(o.backup_header);
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;
@@ -179,7 +180,6 @@ impl App {
         call.check()?;
         let o = &call.options;
         let mut search = self.search_of(&o.search())?;
-        search.backup_only = flag(o.backup_header);
         // System encryption first: its header is read from the drive's first
         // track, as a detached one, which is not what a caller gave.
         if search.system && (search.backup_only || o.protect_hidden_password.is_some()) {

@@ -129,6 +129,10 @@ pub struct SearchOptions {
     /// `detached_header`; the boot loader's iteration counts; only
     /// `HeaderInfo` and `Mount` take it.
     pub system_encryption: Option<bool>,
+    /// Open by the backup headers only (VeraCrypt's `headerbak`): at the
+    /// end of the host, whatever the primary ones say; only `HeaderInfo`
+    /// and `Mount` take it.
+    pub backup_header: Option<bool>,
 }
 
 /// `Mount`: the search, then how and where to mount.
@@ -197,6 +201,7 @@ impl MountOptions {
             pim: self.pim,
             detached_header: self.detached_header.clone(),
             system_encryption: self.system_encryption,
+            backup_header: self.backup_header,
         }
     }
 
@@ -209,6 +214,7 @@ impl MountOptions {
         self.pim = s.pim;
         self.detached_header = s.detached_header;
         self.system_encryption = s.system_encryption;
+        self.backup_header = s.backup_header;
         self
     }
 }
