@@ -167,21 +167,47 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<Mounte
             source: std::io::Error::last_os_error(),
         });
     }
-    let rdev = std::fs::metadata(device)
+    let located = std::fs::metadata(device)
         .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))
         .map_err(|e| Error::Io {
             what: format!("cannot inspect {}", device.display()),
             source: e,
-        })?;
-    // btrfs gives its files an anonymous device number (one per
-    // subvolume), never the block device's: its mount is known by the
-    // source the kernel records for it instead.
-    let ours = if options.fs_type == "btrfs" {
-        Ours::Source(device.to_path_buf())
-    } else {
-        Ours::Device(rdev)
-    };
-    MountedFs::locate(target, ours)
+        })
+        .and_then(|rdev| {
+            // btrfs gives its files an anonymous device number (one per
+            // subvolume), never the block device's: its mount is known by
+            // the source the kernel records for it instead.
+            let ours = if options.fs_type == "btrfs" {
+                Ours::Source(device.to_path_buf())
+            } else {
+                Ours::Device(rdev)
+            };
+            MountedFs::locate(target, ours)
+        });
+    if located.is_err() {
+        undo_mount(target, device);
+    }
+    located
+}
+
+/// A mount made but not found again (its folder moved or changed while it
+/// was made): detached wherever that folder is now, if what is mounted
+/// there comes from `device`, so that no filesystem is left on a device
+/// the caller is about to take down (its users would hang).
+fn undo_mount(target: &Target, device: &Path) {
+    let undone = std::fs::read_link(format!("/proc/self/fd/{}", target.dir.as_raw_fd()))
+        .map_err(|e| Error::Io {
+            what: format!("cannot find where {} went", target.path.display()),
+            source: e,
+        })
+        .and_then(|now| unmount_stale(&now, device));
+    if let Err(e) = undone {
+        tracing::error!(
+            "a filesystem of {} mounted on {} could not be detached: {e}",
+            device.display(),
+            target.path.display()
+        );
+    }
 }
 
 /// How the daemon's own mount is told from anything else at the mount
