@@ -1,11 +1,56 @@
 //! Keyed contexts inside a backend, owned on the Rust side: XTS, and
 //! raw blocks for the legacy modes.
 
-use super::loader::{LoadedBackend, new_block_context, new_context};
+use super::loader::{CipherInfo, LoadedBackend, new_block_context, new_context};
 use crate::error::{Error, Result};
 use std::ptr::NonNull;
 use std::sync::Arc;
-use tcd_proto::abi::{BlockCtx, STATUS_OK, XtsCtx};
+use tcd_proto::abi::{BlockCtx, STATUS_OK, Status, XtsCtx};
+
+/// The cipher of `backend` named `cipher` (in any case) among those
+/// `offers` admits, and its index: once the backend is available and `key`
+/// is `key_bytes` of that cipher long.
+fn keyed_cipher<'a>(
+    backend: &'a LoadedBackend,
+    cipher: &str,
+    key: &[u8],
+    offers: impl Fn(&CipherInfo) -> bool,
+    key_bytes: impl Fn(&CipherInfo) -> usize,
+) -> Result<(usize, &'a CipherInfo)> {
+    let info = &backend.info;
+    if !info.available {
+        return Err(Error::BackendUnavailable {
+            backend: info.name.clone(),
+        });
+    }
+    let (index, desc) = info
+        .ciphers
+        .iter()
+        .enumerate()
+        .find(|(_, c)| offers(c) && c.name.eq_ignore_ascii_case(cipher))
+        .ok_or_else(|| Error::NoSuchCipher {
+            backend: info.name.clone(),
+            cipher: cipher.to_owned(),
+        })?;
+    let expected = key_bytes(desc);
+    if key.len() != expected {
+        return Err(Error::KeyLength {
+            expected,
+            got: key.len(),
+        });
+    }
+    Ok((index, desc))
+}
+
+/// How a failed `call` of `backend` is told.
+fn call_failed(backend: &LoadedBackend, call: &'static str) -> impl Fn(Status) -> Error {
+    let name = backend.info.name.clone();
+    move |status| Error::BackendCall {
+        backend: name.clone(),
+        call,
+        status,
+    }
+}
 
 /// One cipher keyed for XTS in one backend. Dropping it makes the backend
 /// wipe and free the key schedule.
@@ -35,37 +80,11 @@ impl std::fmt::Debug for XtsKey {
 impl XtsKey {
     /// Keys cipher `cipher` of `backend` with `key` (primary then tweak key).
     pub fn new(backend: &Arc<LoadedBackend>, cipher: &str, key: &[u8]) -> Result<XtsKey> {
-        let info = &backend.info;
-        if !info.available {
-            return Err(Error::BackendUnavailable {
-                backend: info.name.clone(),
-            });
-        }
-        let (index, desc) = info
-            .ciphers
-            .iter()
-            .enumerate()
-            .find(|(_, c)| c.has_xts() && c.name.eq_ignore_ascii_case(cipher))
-            .ok_or_else(|| Error::NoSuchCipher {
-                backend: info.name.clone(),
-                cipher: cipher.to_owned(),
-            })?;
-        if key.len() != 2 * desc.key_bytes {
-            return Err(Error::KeyLength {
-                expected: 2 * desc.key_bytes,
-                got: key.len(),
-            });
-        }
-        let ctx = new_context(backend, index, key).map_err(|status| Error::BackendCall {
-            backend: info.name.clone(),
-            call: "xts_new",
-            status,
-        })?;
-        let ctx = NonNull::new(ctx).ok_or(Error::BackendCall {
-            backend: info.name.clone(),
-            call: "xts_new",
-            status: tcd_proto::abi::STATUS_INTERNAL,
-        })?;
+        let (index, desc) =
+            keyed_cipher(backend, cipher, key, |c| c.has_xts(), |c| 2 * c.key_bytes)?;
+        let failed = call_failed(backend, "xts_new");
+        let ctx = new_context(backend, index, key).map_err(&failed)?;
+        let ctx = NonNull::new(ctx).ok_or_else(|| failed(tcd_proto::abi::STATUS_INTERNAL))?;
         Ok(XtsKey {
             backend: Arc::clone(backend),
             cipher: desc.name.clone(),
@@ -162,34 +181,11 @@ impl std::fmt::Debug for BlockKey {
 impl BlockKey {
     /// Keys cipher `cipher` of `backend` with `key` (`key_bytes` long).
     pub fn new(backend: &Arc<LoadedBackend>, cipher: &str, key: &[u8]) -> Result<BlockKey> {
-        let info = &backend.info;
-        if !info.available {
-            return Err(Error::BackendUnavailable {
-                backend: info.name.clone(),
-            });
-        }
-        let (index, desc) = info
-            .ciphers
-            .iter()
-            .enumerate()
-            .find(|(_, c)| info.has_blocks && c.name.eq_ignore_ascii_case(cipher))
-            .ok_or_else(|| Error::NoSuchCipher {
-                backend: info.name.clone(),
-                cipher: cipher.to_owned(),
-            })?;
-        if key.len() != desc.key_bytes {
-            return Err(Error::KeyLength {
-                expected: desc.key_bytes,
-                got: key.len(),
-            });
-        }
-        let call_error = |status| Error::BackendCall {
-            backend: info.name.clone(),
-            call: "block_new",
-            status,
-        };
-        let ctx = new_block_context(backend, index, key).map_err(call_error)?;
-        let ctx = NonNull::new(ctx).ok_or_else(|| call_error(tcd_proto::abi::STATUS_INTERNAL))?;
+        let has_blocks = backend.info.has_blocks;
+        let (index, desc) = keyed_cipher(backend, cipher, key, |_| has_blocks, |c| c.key_bytes)?;
+        let failed = call_failed(backend, "block_new");
+        let ctx = new_block_context(backend, index, key).map_err(&failed)?;
+        let ctx = NonNull::new(ctx).ok_or_else(|| failed(tcd_proto::abi::STATUS_INTERNAL))?;
         Ok(BlockKey {
             backend: Arc::clone(backend),
             cipher: desc.name.clone(),
