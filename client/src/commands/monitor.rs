@@ -155,6 +155,7 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
             }
             Some(line)
         }
+        "HeadersWritten" => headers_written(body),
         "PolicyChanged" => Some(match c.policy() {
             Ok(p) => {
                 let list = |l: &[String]| {
@@ -180,6 +181,40 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
         }),
         _ => None,
     }
+}
+
+/// A call that wrote a volume's headers, in words.
+fn headers_written(body: &zbus::message::Body) -> Option<String> {
+    let (host, _, method, size, backup): (String, u32, String, u64, String) =
+        body.deserialize().ok()?;
+    Some(match method.as_str() {
+        "Create" => format!("created {host}"),
+        "Expand" => format!("expanded {host} to {}", in_units(size)),
+        "ChangePassword" => format!("changed the password of {host}"),
+        "RestoreHeaders" => format!("restored the header of {host} from {backup}"),
+        "RestoreEmbeddedHeader" => {
+            format!("restored the header of {host} from its embedded backup")
+        }
+        other => format!("{other} wrote the headers of {host}"),
+    })
+}
+
+/// Bytes in the largest binary unit that holds them whole: "200 MiB",
+/// "1 GiB", "1536 KiB", "1000 bytes".
+fn in_units(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes % unit == 0)
+        .map_or_else(
+            || format!("{bytes} bytes"),
+            |(unit, name)| format!("{} {name}", bytes / unit),
+        )
 }
 
 /// The local time to the millisecond, as `udisksctl monitor` shows it.
