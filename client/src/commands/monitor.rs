@@ -210,7 +210,7 @@ fn in_units(bytes: u64) -> String {
     ];
     UNITS
         .iter()
-        .find(|(unit, _)| bytes >= *unit && bytes % unit == 0)
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit))
         .map_or_else(
             || format!("{bytes} bytes"),
             |(unit, name)| format!("{} {name}", bytes / unit),
