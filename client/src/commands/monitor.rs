@@ -238,3 +238,17 @@ fn timestamp() -> String {
         now.subsec_millis()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::in_units;
+
+    #[test]
+    fn sizes_are_said_in_the_largest_unit_that_holds_them_whole() {
+        assert_eq!(in_units(200 << 20), "200 MiB");
+        assert_eq!(in_units(1 << 30), "1 GiB");
+        assert_eq!(in_units(1536 << 10), "1536 KiB");
+        assert_eq!(in_units(1000), "1000 bytes");
+        assert_eq!(in_units(0), "0 bytes");
+    }
+}
