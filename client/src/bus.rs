@@ -45,10 +45,13 @@ impl From<zbus::Error> for Failure {
             zbus::Error::MethodError(name, detail, _) => {
                 let code = ErrorKind::from_dbus_name(name.as_str())
                     .map_or(exit::FAILED, ErrorKind::exit_code);
-                Failure {
-                    code,
-                    message: detail.clone().unwrap_or_else(|| name.to_string()),
-                }
+                // The daemon names its options by their D-Bus keys; the
+                // user typed tcctl's.
+                let message = detail.as_deref().map_or_else(
+                    || name.to_string(),
+                    tcd_proto::contract::flags::in_tcctl_words,
+                );
+                Failure { code, message }
             }
             _ => Failure {
                 code: exit::FAILED,

@@ -440,7 +440,9 @@ pub enum Command {
     },
     /// TrueCrypt's Auto-Mount Devices: try the password on every partition
     /// and device that nothing uses and that you may open, and mount each
-    /// that opens on its own default mount point.
+    /// that opens on its own default mount point. On a terminal, standard
+    /// error shows which device is being tried, and the search's progress
+    /// on it.
     MountDevices(MountDevicesArgs),
     /// Write new keyfiles of random bytes, as TrueCrypt's Keyfile
     /// Generator: 64 bytes by default, mode 0600; an existing file is never
@@ -502,8 +504,9 @@ pub enum Command {
     Watch,
     /// Print every change as it happens, a timestamped line each (as
     /// `udisksctl monitor`): mounts, dismounts, automatic dismounts,
-    /// health and state changes of the volumes you may see, and policy
-    /// changes.
+    /// health and state changes of the volumes you may see, volumes
+    /// created, expanded, given a new password or their header restored
+    /// (yours; root and administrators: everyone's), and policy changes.
     Monitor,
     /// The daemon's cipher backends, loaded or not, and what the policy
     /// allows.

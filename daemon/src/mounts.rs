@@ -1002,6 +1002,11 @@ fn host_name(host: &File, given: &str, device: Option<u64>) -> String {
     {
         return given.to_owned();
     }
+    path_of(host)
+}
+
+/// The path of the descriptor `host`, as the kernel knows it.
+pub fn path_of(host: &File) -> String {
     std::fs::read_link(format!(
         "/proc/self/fd/{}",
         std::os::fd::AsRawFd::as_raw_fd(host)

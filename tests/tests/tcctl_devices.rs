@@ -152,6 +152,19 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         shown.contains(&format!("{}: mounted on /", s(&ours))),
         "{shown}"
     );
+    // Which device it is on and how far through the list, on a line
+    // written over in place.
+    for dev in [&theirs, &ours] {
+        let said = format!("\r\x1b[K{}: trying (device ", s(dev));
+        let at = shown
+            .find(&said)
+            .unwrap_or_else(|| panic!("no {said:?} in {shown:?}"));
+        let rest = &shown[at + said.len()..];
+        let (k, rest) = rest.split_once(" of ").expect("K of N");
+        let (n, _) = rest.split_once(')').expect("K of N)");
+        let (k, n): (usize, usize) = (k.parse().expect("K"), n.parse().expect("N"));
+        assert!((1..=n).contains(&k) && n >= 2, "{shown:?}");
+    }
 
     // VeraCrypt's spelling, after a dismount.
     d.ok(&["dismount", "--all"], "");

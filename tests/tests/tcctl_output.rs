@@ -666,3 +666,126 @@ fn an_unknown_backend_is_refused_before_the_password_with_the_backends_there_are
         );
     }
 }
+
+#[test]
+fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
+    let d = Daemon::start();
+    let (vol, backup) = (d.path("h.vc"), d.path("h.backup"));
+    let (mut child, rx) = monitor(&d);
+    assert_eq!(
+        next(&rx, "the start"),
+        "Monitoring the tcd daemon. Press Ctrl+C to exit."
+    );
+    create(&d, &vol, "none");
+    assert_eq!(
+        stamped(&next(&rx, "the creation")),
+        format!("created {}", s(&vol))
+    );
+    d.ok(
+        &with_open(&["expand", "-q", s(&vol), "--size", "16M", "--no-random-fill"]),
+        PW,
+    );
+    assert_eq!(
+        stamped(&next(&rx, "the expansion")),
+        format!("expanded {} to 16 MiB", s(&vol))
+    );
+    // A backup writes no header of the volume: no line.
+    d.ok(&with_open(&["backup-header", s(&vol), s(&backup)]), PW);
+    d.ok(
+        &with_open(&["change-password", s(&vol)]),
+        &format!("{PW}new output words\n"),
+    );
+    assert_eq!(
+        stamped(&next(&rx, "the password change")),
+        format!("changed the password of {}", s(&vol))
+    );
+    d.ok(&with_open(&["restore-header", s(&vol), s(&backup)]), PW);
+    assert_eq!(
+        stamped(&next(&rx, "the restore from a file")),
+        format!("restored the header of {} from {}", s(&vol), s(&backup))
+    );
+    d.ok(&with_open(&["restore-header", s(&vol), "--embedded"]), PW);
+    assert_eq!(
+        stamped(&next(&rx, "the restore of the embedded backup")),
+        format!(
+            "restored the header of {} from its embedded backup",
+            s(&vol)
+        )
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(rx.try_recv().is_err(), "one line for each");
+}
+
+#[test]
+fn on_the_system_bus_a_users_header_work_is_told_to_them_and_root_but_not_to_another_user() {
+    let sys = System::start();
+    let (alice, bob) = (&sys.users[0], &sys.users[1]);
+    let started = |c: Command| {
+        let (child, rx) = monitor_with(c);
+        assert_eq!(
+            next(&rx, "the start"),
+            "Monitoring the tcd daemon. Press Ctrl+C to exit."
+        );
+        (tcd_tests::daemon::Stopped(child), rx)
+    };
+    let (_bob_monitor, bobs) = started(sys.tcctl_command(Some(bob)));
+    let (_alice_monitor, alices) = started(sys.tcctl_command(Some(alice)));
+    let (_root_monitor, roots) = started(sys.tcctl_command(None));
+    let vol = sys.create_volume(alice, "a.hc", "24M");
+    let mut args = vec!["change-password", s(&vol)];
+    args.extend(OPEN_FAST);
+    sys.ok(Some(alice), &args, &format!("{PASSWORD}\nnew user words\n"));
+    for (rx, who) in [(&alices, "alice"), (&roots, "root")] {
+        assert_eq!(
+            stamped(&next(rx, &format!("alice's creation, to {who}"))),
+            format!("created {}", s(&vol))
+        );
+        assert_eq!(
+            stamped(&next(rx, &format!("alice's password change, to {who}"))),
+            format!("changed the password of {}", s(&vol))
+        );
+    }
+    // Bob's first line is his own volume's: nothing of Alice's came first.
+    let his = sys.create_volume(bob, "b.hc", "24M");
+    assert_eq!(
+        stamped(&next(&bobs, "bob's creation")),
+        format!("created {}", s(&his))
+    );
+    assert_eq!(
+        stamped(&next(&roots, "bob's creation, to root")),
+        format!("created {}", s(&his))
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(alices.try_recv().is_err(), "alice hears nothing of bob's");
+    assert!(bobs.try_recv().is_err(), "bob hears nothing more");
+}
+
+/// The daemon names options by their D-Bus keys; tcctl says them as its
+/// user typed them.
+#[test]
+fn a_daemon_refusal_names_tcctls_options_not_the_dbus_keys() {
+    let d = Daemon::start();
+    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let hidden = "h".repeat(5000);
+    let (code, err) = d.fails(
+        &with_open(&["mount", s(&vol), s(&mnt), "--protect-hidden"]),
+        &format!("{PW}{hidden}\n"),
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (7, "tcctl: --protect-hidden of 5000 bytes (at most 4096)\n")
+    );
+    let fs_options = ["noatime"; 600].join(",");
+    let (code, err) = d.fails(
+        &with_open(&["mount", s(&vol), s(&mnt), "--fs-options", &fs_options]),
+        PW,
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (7, "tcctl: --fs-options of 4799 bytes (at most 4096)\n")
+    );
+    assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
+}

@@ -45,13 +45,23 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     a.secrets.pim = Some(pim);
     let keyfiles = keyfiles.finish()?;
     let (mut mounted, mut unopened) = (0, 0);
-    for device in &candidates {
+    for (i, device) in candidates.iter().enumerate() {
+        // A device can be slow to open or long to search: the user sees
+        // which one is being tried until the search's own progress, or
+        // the device's result, takes the line.
+        status(&format!(
+            "{}: trying (device {} of {})",
+            device.display(),
+            i + 1,
+            candidates.len()
+        ));
         match try_device(&c, device, &a, &password, &keyfiles)? {
             Tried::Mounted => mounted += 1,
             Tried::NotYours => unopened += 1,
             Tried::Not => {}
         }
     }
+    status("");
     let tried = candidates.len() - unopened;
     println!(
         "{mounted} of {} tried mounted{}",
@@ -79,6 +89,23 @@ enum Tried {
     Not,
 }
 
+/// `line` on standard error in place of the one before, when it is a
+/// terminal.
+fn status(line: &str) {
+    use std::io::{IsTerminal, Write};
+    let mut err = std::io::stderr();
+    if err.is_terminal() {
+        let _ = write!(err, "\r\x1b[K{line}");
+        let _ = err.flush();
+    }
+}
+
+/// What came of one device, on standard output, the status line cleared.
+fn say(line: &str) {
+    status("");
+    println!("{line}");
+}
+
 /// Tries the password on `device`, and says what came of it.
 fn try_device(
     c: &Client,
@@ -92,7 +119,7 @@ fn try_device(
         Ok(f) => f,
         Err(f) if f.code == exit::PERMISSION_DENIED => return Ok(Tried::NotYours),
         Err(f) => {
-            println!("{shown}: not opened ({})", f.message);
+            say(&format!("{shown}: not opened ({})", f.message));
             return Ok(Tried::Not);
         }
     };
@@ -105,11 +132,11 @@ fn try_device(
                 .find(|v| v.object == path)
                 .map(|v| v.mount_point().unwrap_or(v.device()).to_owned())
                 .unwrap_or_default();
-            println!("{shown}: mounted on {at}");
+            say(&format!("{shown}: mounted on {at}"));
             return Ok(Tried::Mounted);
         }
-        Err(f) if f.code == exit::WRONG_PASSWORD => println!("{shown}: not opened"),
-        Err(f) => println!("{shown}: not opened ({})", f.message),
+        Err(f) if f.code == exit::WRONG_PASSWORD => say(&format!("{shown}: not opened")),
+        Err(f) => say(&format!("{shown}: not opened ({})", f.message)),
     }
     Ok(Tried::Not)
 }

@@ -155,6 +155,7 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
             }
             Some(line)
         }
+        "HeadersWritten" => headers_written(body),
         "PolicyChanged" => Some(match c.policy() {
             Ok(p) => {
                 let list = |l: &[String]| {
@@ -182,6 +183,40 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
     }
 }
 
+/// A call that wrote a volume's headers, in words.
+fn headers_written(body: &zbus::message::Body) -> Option<String> {
+    let (host, _, method, size, backup): (String, u32, String, u64, String) =
+        body.deserialize().ok()?;
+    Some(match method.as_str() {
+        "Create" => format!("created {host}"),
+        "Expand" => format!("expanded {host} to {}", in_units(size)),
+        "ChangePassword" => format!("changed the password of {host}"),
+        "RestoreHeaders" => format!("restored the header of {host} from {backup}"),
+        "RestoreEmbeddedHeader" => {
+            format!("restored the header of {host} from its embedded backup")
+        }
+        other => format!("{other} wrote the headers of {host}"),
+    })
+}
+
+/// Bytes in the largest binary unit that holds them whole: "200 MiB",
+/// "1 GiB", "1536 KiB", "1000 bytes".
+fn in_units(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit))
+        .map_or_else(
+            || format!("{bytes} bytes"),
+            |(unit, name)| format!("{} {name}", bytes / unit),
+        )
+}
+
 /// The local time to the millisecond, as `udisksctl monitor` shows it.
 fn timestamp() -> String {
     let now = std::time::SystemTime::now()
@@ -202,4 +237,18 @@ fn timestamp() -> String {
         tm.tm_sec,
         now.subsec_millis()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_units;
+
+    #[test]
+    fn sizes_are_said_in_the_largest_unit_that_holds_them_whole() {
+        assert_eq!(in_units(200 << 20), "200 MiB");
+        assert_eq!(in_units(1 << 30), "1 GiB");
+        assert_eq!(in_units(1536 << 10), "1536 KiB");
+        assert_eq!(in_units(1000), "1000 bytes");
+        assert_eq!(in_units(0), "0 bytes");
+    }
 }

@@ -159,6 +159,27 @@ impl Shared {
         }
     }
 
+    /// Tells the clients that may see `w.host` (its writer's own, root's
+    /// and administrators') that a call wrote its headers: the manager's
+    /// `HeadersWritten`.
+    pub async fn announce_written(&self, w: &Written) {
+        if let Some(bus) = self.bus.get() {
+            bus.headers_written(self, w).await;
+        }
+        // On the socket every client is root.
+        for conn in self.connections() {
+            let _ = conn
+                .emit_signal(
+                    None::<&str>,
+                    volume::MANAGER_PATH,
+                    "org.tcd.Manager1",
+                    "HeadersWritten",
+                    &w.body(),
+                )
+                .await;
+        }
+    }
+
     /// As [`Shared::announce_policy_async`], from a plain thread.
     pub fn announce_policy(&self) {
         zbus::block_on(self.announce_policy_async());
@@ -249,6 +270,28 @@ impl Shared {
             .iter()
             .map(|(_, c)| c.clone())
             .collect()
+    }
+}
+
+/// A volume whose headers a call wrote (`Create`, `Expand`,
+/// `ChangePassword`, `RestoreHeaders`, `RestoreEmbeddedHeader`), as
+/// `HeadersWritten` tells it.
+pub struct Written {
+    /// The container or device, as the daemon's descriptor names it.
+    pub host: String,
+    /// Who called: only they, root and administrators hear of it.
+    pub owner: u32,
+    /// The method that wrote.
+    pub method: &'static str,
+    /// The host's size in bytes once written.
+    pub size: u64,
+    /// `RestoreHeaders`: the backup file, as its descriptor names it.
+    pub backup: String,
+}
+
+impl Written {
+    fn body(&self) -> (&str, u32, &str, u64, &str) {
+        (&self.host, self.owner, self.method, self.size, &self.backup)
     }
 }
 

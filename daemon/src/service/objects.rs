@@ -208,6 +208,17 @@ impl BusView {
     }
 }
 
+/// Header work.
+impl BusView {
+    /// `HeadersWritten` of the manager, to the clients that may see the
+    /// volumes of the caller who wrote.
+    pub async fn headers_written(&self, shared: &Shared, w: &super::Written) {
+        let to = self.audience(shared, w.owner).await;
+        self.tell(&to, MANAGER_PATH, MANAGER, "HeadersWritten", &w.body())
+            .await;
+    }
+}
+
 /// The policy.
 impl BusView {
     /// `PolicyChanged` of the manager, to every client that called: the

@@ -6,6 +6,7 @@
 
 pub mod errors;
 pub mod favorite;
+pub mod flags;
 pub mod names;
 pub mod options;
 pub mod policy;

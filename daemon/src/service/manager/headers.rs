@@ -60,7 +60,47 @@ fn every_percent(tx: async_channel::Sender<(u64, u64)>) -> impl FnMut(u64, u64) 
     }
 }
 
+/// A host whose headers a call is about to write: its name, and a
+/// descriptor of its own to tell its size once written.
+pub(super) struct Writing {
+    file: std::fs::File,
+    host: String,
+}
+
+impl Writing {
+    pub(super) fn of(host: &std::fs::File) -> Result<Writing> {
+        Ok(Writing {
+            file: input::dup(host)?,
+            host: crate::mounts::path_of(host),
+        })
+    }
+}
+
 impl Manager {
+    /// Tells who may see it that `method` wrote the headers of `w`
+    /// (`backup`: the file `RestoreHeaders` read).
+    pub(super) async fn written(
+        &self,
+        w: Writing,
+        method: &'static str,
+        backup: String,
+        header: &Hdr<'_>,
+        conn: &zbus::Connection,
+    ) {
+        let Ok(peer) = self.ctx.caller(header, conn).await else {
+            return;
+        };
+        let size = std::io::Seek::seek(&mut &w.file, std::io::SeekFrom::End(0)).unwrap_or(0);
+        let written = super::super::Written {
+            host: w.host,
+            owner: peer.uid,
+            method,
+            size,
+            backup,
+        };
+        self.ctx.shared.announce_written(&written).await;
+    }
+
     /// Expands the volume of `opening`: its search as any other, then the
     /// fill's progress as `ExpandProgress`.
     pub(super) async fn run_expand(
@@ -157,17 +197,25 @@ impl Manager {
         let opening = self
             .opening(host, password, keyfiles, options, header, conn)
             .await?;
-        self.run_search(
-            opening,
-            emitter,
-            header,
-            conn,
-            move |app, peer, o, cancel| {
-                app.restore_headers(&peer, o, backup, cancel)
-                    .map(str::to_owned)
-            },
-        )
-        .await
+        let writing = Writing::of(&opening.host)?;
+        let (method, from) = match &backup {
+            Some(b) => ("RestoreHeaders", crate::mounts::path_of(b)),
+            None => ("RestoreEmbeddedHeader", String::new()),
+        };
+        let used = self
+            .run_search(
+                opening,
+                emitter,
+                header,
+                conn,
+                move |app, peer, o, cancel| {
+                    app.restore_headers(&peer, o, backup, cancel)
+                        .map(str::to_owned)
+                },
+            )
+            .await?;
+        self.written(writing, method, from, header, conn).await;
+        Ok(used)
     }
 
     pub(super) async fn create_volume(

@@ -177,7 +177,11 @@ impl Manager {
             keyfiles,
             options,
         };
-        self.create_volume(call, emitter, &header, conn).await
+        let writing = headers::Writing::of(&call.host)?;
+        self.create_volume(call, emitter, &header, conn).await?;
+        self.written(writing, "Create", String::new(), &header, conn)
+            .await;
+        Ok(())
     }
 
     /// Progress of the caller's header search (`Mount`, `HeaderInfo`,
@@ -227,6 +231,7 @@ impl Manager {
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
+        let writing = headers::Writing::of(&opening.host)?;
         self.run_search(
             opening,
             emitter,
@@ -236,7 +241,10 @@ impl Manager {
                 app.change_password(&peer, o, new_password, new_keyfiles, new, cancel)
             },
         )
-        .await
+        .await?;
+        self.written(writing, "ChangePassword", String::new(), &header, conn)
+            .await;
+        Ok(())
     }
 
     /// VeraCrypt's Expand Volume, on a dismounted volume: grows the
@@ -265,10 +273,28 @@ impl Manager {
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
+        let writing = headers::Writing::of(&opening.host)?;
         let e = self.run_expand(opening, x, emitter, &header, conn).await?;
+        self.written(writing, "Expand", String::new(), &header, conn)
+            .await;
         let fs = e.filesystem;
         Ok((e.size, fs.filesystem, fs.grown, fs.note))
     }
+
+    /// A call wrote a volume's headers: `method` (`Create`, `Expand`,
+    /// `ChangePassword`, `RestoreHeaders`, `RestoreEmbeddedHeader`) on
+    /// `host` of the caller `owner`, `size` the host's bytes once written,
+    /// `backup` the file `RestoreHeaders` read (else empty). Sent to the
+    /// clients that may see that caller's volumes.
+    #[zbus(signal)]
+    async fn headers_written(
+        emitter: &SignalEmitter<'_>,
+        host: &str,
+        owner: u32,
+        method: &str,
+        size: u64,
+        backup: &str,
+    ) -> zbus::Result<()>;
 
     /// Progress of `Expand`'s fill of the new space, in bytes.
     #[zbus(signal)]
