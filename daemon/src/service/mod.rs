@@ -146,14 +146,23 @@ impl Shared {
         if let Some(bus) = self.bus.get() {
             bus.policy_changed().await;
         }
+        self.manager_signal_on_socket("PolicyChanged", &()).await;
+    }
+
+    /// Sends the manager's signal `member` to every client on the socket
+    /// (each has its own object server on a peer-to-peer socket).
+    async fn manager_signal_on_socket<B>(&self, member: &str, body: &B)
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
         for conn in self.connections() {
             let _ = conn
                 .emit_signal(
                     None::<&str>,
                     volume::MANAGER_PATH,
                     "org.tcd.Manager1",
-                    "PolicyChanged",
-                    &(),
+                    member,
+                    body,
                 )
                 .await;
         }
@@ -167,17 +176,8 @@ impl Shared {
             bus.headers_written(self, w).await;
         }
         // On the socket every client is root.
-        for conn in self.connections() {
-            let _ = conn
-                .emit_signal(
-                    None::<&str>,
-                    volume::MANAGER_PATH,
-                    "org.tcd.Manager1",
-                    "HeadersWritten",
-                    &w.body(),
-                )
-                .await;
-        }
+        self.manager_signal_on_socket("HeadersWritten", &w.body())
+            .await;
     }
 
     /// As [`Shared::announce_policy_async`], from a plain thread.
