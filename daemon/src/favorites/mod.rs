@@ -16,6 +16,7 @@ pub(crate) mod auto;
 
 use crate::error::{Error, Result};
 use crate::mounts::AutoDismount;
+use tcd_proto::contract::options::VolumeFormat;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -119,6 +120,12 @@ impl Rules for Favorite {
             if !p.starts_with('/') {
                 return bad(format!("{p:?} is not an absolute path"));
             }
+        }
+        if self.system_encryption && self.protect_hidden {
+            return bad("system encryption has no hidden volume to protect".into());
+        }
+        if self.format == Some(VolumeFormat::TrueCrypt) && self.pim > 0 {
+            return bad("TrueCrypt volumes have no PIM".into());
         }
         if self.password_file.is_some() && !system {
             return bad("only a system favorite may name a password file".into());
