@@ -3,7 +3,8 @@
 
 use crate::bus::{Failure, exit};
 use crate::cli::{
-    CreateArgs, FavoriteAddArgs, FavoriteMountOption, Format, Hash, MountArgs, MountOption, Search, Secrets, wire_name,
+    CreateArgs, FavoriteAddArgs, FavoriteMountOption, Format, Hash, MountArgs, MountOption, Search,
+    Secrets, wire_name,
 };
 use crate::input::absolute;
 use tcd_proto::contract::favorite::Favorite;

@@ -216,8 +216,10 @@ pub fn system_header(path: &Path) -> Result<Option<Zeroizing<Vec<u8>>>> {
         return Err(no_drive());
     }
     let mut header = Zeroizing::new(vec![0u8; 512]);
-    file.read_exact_at(&mut header, 31744)
-        .map_err(io(format!("cannot read the first track of {}", drive.display())))?;
+    file.read_exact_at(&mut header, 31744).map_err(io(format!(
+        "cannot read the first track of {}",
+        drive.display()
+    )))?;
     Ok(Some(header))
 }
 

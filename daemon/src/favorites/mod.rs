@@ -16,12 +16,12 @@ pub(crate) mod auto;
 
 use crate::error::{Error, Result};
 use crate::mounts::AutoDismount;
-use tcd_proto::contract::options::VolumeFormat;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tcd_proto::contract::options::VolumeFormat;
 
 /// At most this many favorites per owner (a store, not a database).
 pub const MAX_PER_OWNER: usize = 64;
