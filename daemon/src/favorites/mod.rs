@@ -255,7 +255,7 @@ impl Favorites {
                 )));
             }
         }
-        let file: File = toml::from_str(&text).map_err(|e| {
+        let mut file: File = toml::from_str(&text).map_err(|e| {
             Error::InvalidArgument(format!("{}: {}", path.display(), e.to_string().trim_end()))
         })?;
         if file.favorite.len() > MAX_PER_OWNER {
@@ -265,6 +265,7 @@ impl Favorites {
                 file.favorite.len()
             )));
         }
+        read_only_by_default(&text, &mut file.favorite);
         let system = owner == Owner::System;
         for f in &file.favorite {
             f.validate(system)?;
@@ -383,6 +384,23 @@ impl Favorites {
 /// The text of `path` (`None` when it is missing), refused by name when
 /// it is larger than [`MAX_FILE_BYTES`]: such a file was not written by
 /// this daemon, and its favorites would not fit in a reply.
+/// A system-encryption favorite whose file says nothing of `readonly` is
+/// read-only, as `AddFavorite` makes it: written to while Windows
+/// hibernates, a system drive is corrupted when Windows resumes.
+fn read_only_by_default(text: &str, list: &mut [Favorite]) {
+    let Ok(raw) = toml::from_str::<toml::Table>(text) else {
+        return;
+    };
+    let Some(toml::Value::Array(tables)) = raw.get("favorite") else {
+        return;
+    };
+    for (f, t) in list.iter_mut().zip(tables) {
+        if f.system_encryption && t.get("readonly").is_none() {
+            f.readonly = true;
+        }
+    }
+}
+
 fn read_bounded(path: &Path) -> Result<Option<String>> {
     use std::io::Read;
     let io = |e| Error::Io {
@@ -588,5 +606,42 @@ mod tests {
         let s = Favorites::new(dir.path(), &sys);
         let e = s.list(Owner::System).unwrap_err().to_string();
         assert!(e.contains("automount"), "{e}");
+    }
+
+    #[test]
+    fn a_hand_written_system_encryption_favorite_is_read_only_unless_it_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path().join("system.toml");
+        std::fs::write(
+            &sys,
+            "[[favorite]]\nname = \"a\"\nhost = \"/a.img\"\nsystem_encryption = true\n\n\
+             [[favorite]]\nname = \"b\"\nhost = \"/b.img\"\nsystem_encryption = true\n\
+             readonly = false\nformat = \"truecrypt\"\n\n\
+             [[favorite]]\nname = \"c\"\nhost = \"/c.hc\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let s = Favorites::new(dir.path(), &sys);
+        let list = s.list(Owner::System).unwrap();
+        let got: Vec<(bool, bool, Option<VolumeFormat>)> = list
+            .iter()
+            .map(|f| (f.system_encryption, f.readonly, f.format))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, true, None),
+                (true, false, Some(VolumeFormat::TrueCrypt)),
+                (false, false, None)
+            ]
+        );
+        // A wrong format is refused by name.
+        std::fs::write(
+            &sys,
+            "[[favorite]]\nname = \"a\"\nhost = \"/a.img\"\nformat = \"luks\"\n",
+        )
+        .unwrap();
+        let e = s.list(Owner::System).unwrap_err().to_string();
+        assert!(e.contains("luks"), "{e}");
     }
 }
