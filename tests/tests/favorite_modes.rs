@@ -3,11 +3,18 @@
 //! kept by the real daemon, shown by `favorites list`, and applied when the
 //! favorite mounts (only the TrueCrypt format tried; the system header
 //! opened, read-only unless the favorite says read-write), with the
-//! corpus's TrueCrypt, VeraCrypt and system-encryption images. A favorites
-//! file written before these keys still loads.
+//! corpus's TrueCrypt, VeraCrypt and system-encryption images, as a disk
+//! image and as a partition (its header in the drive's first track, read
+//! by tcctl for your favorite and by the daemon for the system's). A
+//! favorites file written before these keys still loads.
+//!
+//! Needs root, /dev/fuse, losetup, partx, blkid, tar, xz.
 
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
 use tcd_tests::daemon::Daemon;
-use tcd_tests::{blkid_uuid, s, tcrypt_images};
+use tcd_tests::loop_device::LoopDevice;
+use tcd_tests::{blkid_uuid, require_tool, s, tcrypt_images};
 
 const AAA: &str = "aaaaaaaaaaaa\n";
 const TC: &str = "tc_5-sha512-xts-aes";
@@ -206,4 +213,88 @@ fn a_favorites_file_without_the_new_keys_still_loads() {
     // Both formats tried: the TrueCrypt volume opens.
     d.ok(&["favorites", "mount", "old", "--password-stdin"], AAA);
     assert_eq!(d.list()[0]["format"], "TrueCrypt");
+}
+
+/// The stable name tcctl and the daemon give `part`.
+fn by_partuuid(part: &str) -> String {
+    let out = std::process::Command::new(require_tool("blkid", "package util-linux"))
+        .args(["-p", "-o", "value", "-s", "PART_ENTRY_UUID", part])
+        .output()
+        .expect("blkid");
+    let uuid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(!uuid.is_empty(), "{part} has a PARTUUID");
+    format!("/dev/disk/by-partuuid/{uuid}")
+}
+
+fn wait_for_a_mount(d: &Daemon) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows = d.list();
+        if rows.as_array().is_some_and(|r| !r.is_empty()) {
+            return rows[0].clone();
+        }
+        assert!(Instant::now() < deadline, "no mount: {rows}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_system_encrypted_partition_mounts_as_your_favorite_and_as_the_systems() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let img = dir.path().join("windows.img");
+    std::fs::copy(tcrypt_images().join(MBR_PART), &img).expect("copy");
+    let (_disk, part) = LoopDevice::attach_with_partitions(&img);
+    let stable = by_partuuid(&part);
+    {
+        // Yours: tcctl reads the header from the drive's first track.
+        let d = Daemon::start();
+        let args = [
+            "favorites",
+            "add",
+            "windows",
+            &part,
+            "--system-encryption",
+            "--filesystem",
+            "none",
+            "--hash",
+            "sha256",
+        ];
+        assert_eq!(
+            d.ok(&args, ""),
+            format!("your favorite windows: {stable}\n")
+        );
+        let out = d.ok(&["favorites", "mount", "windows", "--password-stdin"], AAA);
+        let row = d.list()[0].clone();
+        let device = row["device"].as_str().expect("device").to_owned();
+        assert_eq!(out, format!("windows ({stable}) mounted on {device}\n"));
+        assert_eq!(row["read_only"], true);
+        assert_eq!(row["system_encryption"], true);
+        assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
+        d.ok(&["dismount", &device], "");
+    }
+    // The system's, written by hand without `readonly`: the daemon mounts
+    // it at start, reading the drive's first track itself, read-only.
+    let password_file = dir.path().join("password");
+    std::fs::write(&password_file, AAA.trim_end()).expect("password file");
+    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    let system = dir.path().join("favorites.toml");
+    std::fs::write(
+        &system,
+        format!(
+            "[[favorite]]\nname = \"windows\"\nhost = \"{stable}\"\nsystem_encryption = true\n\
+             filesystem = \"none\"\nhash = \"sha256\"\nauto_mount = true\npassword_file = \"{}\"\n",
+            s(&password_file)
+        ),
+    )
+    .expect("system favorites");
+    std::fs::set_permissions(&system, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let d = Daemon::start_with(&["--system-favorites".as_ref(), system.as_os_str()]);
+    let row = wait_for_a_mount(&d);
+    assert_eq!(row["volume"], stable.as_str());
+    assert_eq!(row["read_only"], true);
+    assert_eq!(row["system_encryption"], true);
+    let device = row["device"].as_str().expect("device").to_owned();
+    assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
+    d.ok(&["dismount", &device], "");
 }
