@@ -307,6 +307,17 @@ pub enum MountOption {
     System,
 }
 
+/// The `-m` options a favorite keeps.
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FavoriteMountOption {
+    /// Mount read-only (--readonly).
+    Ro,
+    /// The same as ro.
+    Readonly,
+    /// System encryption (--system-encryption).
+    System,
+}
+
 /// What a mount goes as far as.
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MountFilesystem {
@@ -1047,6 +1058,28 @@ pub struct FavoriteAddArgs {
     /// Mount it read-only.
     #[arg(long)]
     pub readonly: bool,
+    /// Only try this format at each mount (absent: both).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub format: Option<Format>,
+    /// Only try TrueCrypt's format: --format truecrypt (VeraCrypt's -tc).
+    #[arg(long, conflicts_with = "format")]
+    pub truecrypt: bool,
+    /// A drive or partition under system encryption (as mount's
+    /// --system-encryption): read-only unless --read-write.
+    #[arg(long)]
+    pub system_encryption: bool,
+    /// With system encryption: mount it read-write all the same.
+    #[arg(long, conflicts_with = "readonly")]
+    pub read_write: bool,
+    /// VeraCrypt's -m: system (--system-encryption), ro (--readonly).
+    #[arg(
+        long,
+        short = 'm',
+        value_enum,
+        value_delimiter = ',',
+        value_name = "OPTIONS"
+    )]
+    pub mount_options: Vec<FavoriteMountOption>,
     /// Use this cipher backend for every layer.
     #[arg(long)]
     pub backend: Option<String>,

@@ -105,13 +105,23 @@ pub fn mount_one(
     } else {
         None
     };
+    // A system-encrypted partition's header lies in its drive's first
+    // track, read here with the user's rights as `tcctl mount -m system`
+    // does; the daemon applies the rest of the favorite.
+    let header = if f.settings.system_encryption {
+        host::system_header(&host_path, &host)?
+    } else {
+        None
+    };
     let options = || {
-        options::favorite_mount(
+        let mut o = options::favorite_mount(
             &f.settings.name,
             f.system,
             f.settings.pim,
             hidden.as_deref().map(|h| h.as_slice()),
-        )
+        );
+        o.detached_header = header.clone();
+        o
     };
     let key = key_of(&f.settings.name, f.system);
     let mount = |password: &[u8]| {

@@ -3,7 +3,8 @@
 
 use crate::bus::{Failure, exit};
 use crate::cli::{
-    CreateArgs, FavoriteAddArgs, Format, Hash, MountArgs, MountOption, Search, Secrets, wire_name,
+    CreateArgs, FavoriteAddArgs, FavoriteMountOption, Format, Hash, MountArgs, MountOption, Search,
+    Secrets, wire_name,
 };
 use crate::input::absolute;
 use tcd_proto::contract::favorite::Favorite;
@@ -232,7 +233,9 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         name: a.name.clone(),
         host: host.to_owned(),
         mount_point: a.mount_point.as_deref().map(absolute),
-        readonly: a.readonly,
+        readonly: favorite_read_only(a),
+        format: favorite_format(a).map(volume_format),
+        system_encryption: favorite_system(a),
         backend: a.backend.clone(),
         filesystem: a.filesystem.map(wire_name),
         discard: a.discard,
@@ -248,6 +251,29 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         hash: a.hash.map(wire_name),
         encryption: a.encryption.map(wire_name),
     }
+}
+
+/// A favorite's system encryption: --system-encryption or `-m system`.
+pub fn favorite_system(a: &FavoriteAddArgs) -> bool {
+    a.system_encryption || a.mount_options.contains(&FavoriteMountOption::System)
+}
+
+/// A favorite's format: --format, or --truecrypt.
+pub fn favorite_format(a: &FavoriteAddArgs) -> Option<Format> {
+    if a.truecrypt {
+        Some(Format::Truecrypt)
+    } else {
+        a.format
+    }
+}
+
+/// Read-only: --readonly or `-m ro`; system encryption unless --read-write.
+fn favorite_read_only(a: &FavoriteAddArgs) -> bool {
+    a.readonly
+        || a.mount_options
+            .iter()
+            .any(|o| matches!(o, FavoriteMountOption::Ro | FavoriteMountOption::Readonly))
+        || (favorite_system(a) && !a.read_write)
 }
 
 /// `Mount`'s options for a favorite (the daemon adds its settings).

@@ -3,6 +3,7 @@
 
 use crate::bus::{self, Bench, Favorite, HeaderInfo, PolicyView, Volume, VolumeState};
 use serde_json::{Value as Json, json};
+use tcd_proto::contract::options::VolumeFormat;
 
 fn yes_no(b: bool) -> &'static str {
     if b { "Yes" } else { "No" }
@@ -783,6 +784,7 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
     let mut notes = Vec::new();
     for (set, word) in [
         (s.auto_mount, "auto-mount"),
+        (s.system_encryption, "system encryption"),
         (s.readonly, "read-only"),
         (s.dismount_on_logout, "dismount at logout"),
         (s.dismount_before_sleep, "dismount before sleep"),
@@ -790,6 +792,11 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
         if set {
             notes.push(word.to_owned());
         }
+    }
+    match s.format {
+        Some(VolumeFormat::TrueCrypt) => notes.push("TrueCrypt format only".into()),
+        Some(VolumeFormat::VeraCrypt) => notes.push("VeraCrypt format only".into()),
+        None => {}
     }
     if s.dismount_idle_seconds > 0 {
         notes.push(format!("dismount after {} s idle", s.dismount_idle_seconds));

@@ -130,6 +130,9 @@ fn mount_one(
 ) -> Result<(String, String), Failure> {
     let name = &f.settings.name;
     let note = |said: &str| eprintln!("tcctl: {name}: {said}");
+    if f.settings.system_encryption && !f.settings.readonly {
+        output::system_read_write_warning();
+    }
     let mounted = lib::mount_one(c, f, &mut |prompt| pw.ask(prompt), remember, &note)?;
     if let Some(store) = mounted.kept {
         println!("password of {name} kept in your {store}");

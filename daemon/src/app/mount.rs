@@ -202,7 +202,8 @@ impl App {
             Some(name) => {
                 let (owner, fav) = self.find_favorite(caller, name, flag(o.favorite_system))?;
                 same_volume(&call.host, &fav)?;
-                self.apply_favorite(&fav, &mut settings, &mut search)?;
+                let hidden = o.protect_hidden_password.is_some();
+                self.apply_favorite(&fav, &mut settings, &mut search, hidden)?;
                 // A favorite's password is never mixed with another's.
                 (cache, use_cache) = (false, false);
                 Some((owner, fav))
@@ -260,7 +261,23 @@ impl App {
         fav: &Favorite,
         settings: &mut Settings,
         search: &mut unlock::SearchOptions,
+        protect_hidden: bool,
     ) -> Result<()> {
+        // The favorite's format narrows the search; system encryption
+        // opens the system header (the drive's first track of a partition
+        // comes from the caller as a detached header).
+        if search.format.is_none() {
+            search.format = fav.format.map(format_of);
+        }
+        if fav.system_encryption {
+            if search.backup_only || protect_hidden {
+                return Err(Error::InvalidArgument(format!(
+                    "favorite {:?}: a system drive has no backup header or hidden volume to open or protect",
+                    fav.name
+                )));
+            }
+            search.system = true;
+        }
         settings.read_only |= fav.readonly;
         if settings.mount_point.is_none() {
             settings.mount_point = fav.mount_point.as_ref().map(PathBuf::from);
@@ -395,6 +412,12 @@ impl App {
         let given = crate::favorites::auto::system_credentials(fav)?;
         let mut search = unlock::SearchOptions::new();
         search.backend = fav.backend.clone();
+        search.format = fav.format.map(format_of);
+        search.system = fav.system_encryption;
+        if fav.system_encryption {
+            search.detached = crate::favorites::auto::system_header(&host_path)?
+                .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h)));
+        }
         let host = crate::favorites::auto::open_host(&host_path, !fav.readonly)?;
         let plan = MountPlan {
             host_times: HostTimes::of(&host),

@@ -175,6 +175,54 @@ fn read_keyfiles(paths: &[String]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
     Ok(out)
 }
 
+/// A system favorite's system header when its volume is a partition: the
+/// 512 bytes at byte 31744 of its drive, read by the daemon itself (an
+/// administrator named the volume); None for a drive or a disk image,
+/// which hold their header.
+pub fn system_header(path: &Path) -> Result<Option<Zeroizing<Vec<u8>>>> {
+    use std::os::unix::fs::{FileExt, FileTypeExt};
+    let io = |what: String| move |e| Error::Io { what, source: e };
+    let meta = std::fs::metadata(path).map_err(io(format!("cannot inspect {}", path.display())))?;
+    if !meta.file_type().is_block_device() {
+        return Ok(None);
+    }
+    let rdev = meta.rdev();
+    let sys = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ));
+    if !sys.join("partition").exists() {
+        return Ok(None);
+    }
+    let no_drive = || {
+        Error::InvalidArgument(format!(
+            "{}: cannot find the partition's drive, whose first track holds its system header",
+            path.display()
+        ))
+    };
+    let drive_sys = std::fs::canonicalize(&sys)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .ok_or_else(no_drive)?;
+    let drive = Path::new("/dev").join(drive_sys.file_name().ok_or_else(no_drive)?);
+    let want = std::fs::read_to_string(drive_sys.join("dev")).map_err(|_| no_drive())?;
+    let file = open_host(&drive, false)?;
+    let got = file
+        .metadata()
+        .map_err(io(format!("cannot inspect {}", drive.display())))?
+        .rdev();
+    if want.trim() != format!("{}:{}", libc::major(got), libc::minor(got)) {
+        return Err(no_drive());
+    }
+    let mut header = Zeroizing::new(vec![0u8; 512]);
+    file.read_exact_at(&mut header, 31744).map_err(io(format!(
+        "cannot read the first track of {}",
+        drive.display()
+    )))?;
+    Ok(Some(header))
+}
+
 /// Opens a system favorite's volume as root without waiting on a pipe
 /// put in its place: a regular file or a block device only.
 /// Opens a system favorite's container or device as the daemon.

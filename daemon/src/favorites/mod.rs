@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tcd_proto::contract::options::VolumeFormat;
 
 /// At most this many favorites per owner (a store, not a database).
 pub const MAX_PER_OWNER: usize = 64;
@@ -119,6 +120,12 @@ impl Rules for Favorite {
             if !p.starts_with('/') {
                 return bad(format!("{p:?} is not an absolute path"));
             }
+        }
+        if self.system_encryption && self.protect_hidden {
+            return bad("system encryption has no hidden volume to protect".into());
+        }
+        if self.format == Some(VolumeFormat::TrueCrypt) && self.pim > 0 {
+            return bad("TrueCrypt volumes have no PIM".into());
         }
         if self.password_file.is_some() && !system {
             return bad("only a system favorite may name a password file".into());
@@ -248,7 +255,7 @@ impl Favorites {
                 )));
             }
         }
-        let file: File = toml::from_str(&text).map_err(|e| {
+        let mut file: File = toml::from_str(&text).map_err(|e| {
             Error::InvalidArgument(format!("{}: {}", path.display(), e.to_string().trim_end()))
         })?;
         if file.favorite.len() > MAX_PER_OWNER {
@@ -258,6 +265,7 @@ impl Favorites {
                 file.favorite.len()
             )));
         }
+        read_only_by_default(&text, &mut file.favorite);
         let system = owner == Owner::System;
         for f in &file.favorite {
             f.validate(system)?;
@@ -376,6 +384,23 @@ impl Favorites {
 /// The text of `path` (`None` when it is missing), refused by name when
 /// it is larger than [`MAX_FILE_BYTES`]: such a file was not written by
 /// this daemon, and its favorites would not fit in a reply.
+/// A system-encryption favorite whose file says nothing of `readonly` is
+/// read-only, as `AddFavorite` makes it: written to while Windows
+/// hibernates, a system drive is corrupted when Windows resumes.
+fn read_only_by_default(text: &str, list: &mut [Favorite]) {
+    let Ok(raw) = toml::from_str::<toml::Table>(text) else {
+        return;
+    };
+    let Some(toml::Value::Array(tables)) = raw.get("favorite") else {
+        return;
+    };
+    for (f, t) in list.iter_mut().zip(tables) {
+        if f.system_encryption && t.get("readonly").is_none() {
+            f.readonly = true;
+        }
+    }
+}
+
 fn read_bounded(path: &Path) -> Result<Option<String>> {
     use std::io::Read;
     let io = |e| Error::Io {
@@ -581,5 +606,42 @@ mod tests {
         let s = Favorites::new(dir.path(), &sys);
         let e = s.list(Owner::System).unwrap_err().to_string();
         assert!(e.contains("automount"), "{e}");
+    }
+
+    #[test]
+    fn a_hand_written_system_encryption_favorite_is_read_only_unless_it_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path().join("system.toml");
+        std::fs::write(
+            &sys,
+            "[[favorite]]\nname = \"a\"\nhost = \"/a.img\"\nsystem_encryption = true\n\n\
+             [[favorite]]\nname = \"b\"\nhost = \"/b.img\"\nsystem_encryption = true\n\
+             readonly = false\nformat = \"truecrypt\"\n\n\
+             [[favorite]]\nname = \"c\"\nhost = \"/c.hc\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let s = Favorites::new(dir.path(), &sys);
+        let list = s.list(Owner::System).unwrap();
+        let got: Vec<(bool, bool, Option<VolumeFormat>)> = list
+            .iter()
+            .map(|f| (f.system_encryption, f.readonly, f.format))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, true, None),
+                (true, false, Some(VolumeFormat::TrueCrypt)),
+                (false, false, None)
+            ]
+        );
+        // A wrong format is refused by name.
+        std::fs::write(
+            &sys,
+            "[[favorite]]\nname = \"a\"\nhost = \"/a.img\"\nformat = \"luks\"\n",
+        )
+        .unwrap();
+        let e = s.list(Owner::System).unwrap_err().to_string();
+        assert!(e.contains("luks"), "{e}");
     }
 }

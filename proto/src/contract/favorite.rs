@@ -2,6 +2,7 @@
 //! favorites files (TOML), the `a{sv}` of `ListFavorites` and
 //! `AddFavorite` (keys as in the file), and what `tcctl` prints.
 
+use super::options::VolumeFormat;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use zvariant::{OwnedValue, Value};
@@ -20,6 +21,8 @@ pub struct Favorite {
     pub host: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount_point: Option<String>,
+    /// Read-only. A system-encryption favorite added without this key
+    /// is read-only; `false` given in so many words mounts it read-write.
     #[serde(default)]
     pub readonly: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,6 +38,14 @@ pub struct Favorite {
     pub keyfiles: Vec<String>,
     #[serde(default)]
     pub pim: u32,
+    /// Only this format is tried ("veracrypt" or "truecrypt", VeraCrypt's
+    /// TrueCrypt mode); absent: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<VolumeFormat>,
+    /// A drive or partition under TrueCrypt's or VeraCrypt's system
+    /// encryption, opened by its system header.
+    #[serde(default)]
+    pub system_encryption: bool,
     /// Ask for the hidden volume's password and protect it.
     #[serde(default)]
     pub protect_hidden: bool,
@@ -100,6 +111,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("discard", "b"),
     ("keyfiles", "as"),
     ("pim", "u"),
+    ("format", "s"),
+    ("system_encryption", "b"),
     ("protect_hidden", "b"),
     ("auto_mount", "b"),
     ("dismount_on_logout", "b"),
@@ -161,9 +174,15 @@ pub fn from_dict(d: &Dict) -> Result<Favorite, String> {
         };
         t.insert(k.clone(), value);
     }
-    toml::Value::Table(t)
+    let mut f: Favorite = toml::Value::Table(t)
         .try_into()
-        .map_err(|e: toml::de::Error| format!("favorite: {}", e.message()))
+        .map_err(|e: toml::de::Error| format!("favorite: {}", e.message()))?;
+    // A system drive is read-only unless the caller says otherwise, as
+    // a mount with system_encryption is.
+    if f.system_encryption && !d.contains_key("readonly") {
+        f.readonly = true;
+    }
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -179,6 +198,8 @@ mod tests {
             readonly: true,
             keyfiles: vec!["/k/1".into(), "/k/2".into()],
             pim: 485,
+            format: Some(VolumeFormat::TrueCrypt),
+            system_encryption: true,
             auto_mount: true,
             dismount_idle_seconds: 600,
             hash: Some("SHA-512".into()),
@@ -199,6 +220,24 @@ mod tests {
         for (k, t) in KEYS {
             assert_eq!(d[*k].value_signature().to_string(), *t, "{k}");
         }
+    }
+
+    #[test]
+    fn a_system_favorite_is_read_only_unless_said_otherwise() {
+        let s = |v: &str| OwnedValue::try_from(Value::from(v.to_owned())).unwrap();
+        let mut d = Dict::new();
+        d.insert("name".into(), s("win"));
+        d.insert("host".into(), s("/dev/disk/by-id/ata-x-part2"));
+        d.insert("format".into(), s("truecrypt"));
+        d.insert("system_encryption".into(), OwnedValue::from(true));
+        let f = from_dict(&d).unwrap();
+        assert!(f.readonly);
+        assert_eq!(f.format, Some(VolumeFormat::TrueCrypt));
+        d.insert("readonly".into(), OwnedValue::from(false));
+        assert!(!from_dict(&d).unwrap().readonly);
+        d.insert("format".into(), s("luks"));
+        let e = from_dict(&d).unwrap_err();
+        assert!(e.contains("luks"), "{e}");
     }
 
     #[test]
