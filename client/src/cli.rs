@@ -464,6 +464,10 @@ pub enum Command {
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
+        /// VeraCrypt's `-t -l` lines (`N: VOLUME DEVICE MOUNT POINT`), and
+        /// exit 1 when nothing is mounted, as veracrypt does.
+        #[arg(long, hide = true, conflicts_with = "json")]
+        veracrypt_lines: bool,
     },
     /// What a mounted volume is and where it is mapped, as `cryptsetup
     /// status` says it; exits 3 when it is not mounted.

@@ -116,7 +116,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Mount(a) => volumes::mount(ctx, a),
         Command::Dismount { target, all, force } => volumes::dismount(ctx, target, all, force),
-        Command::List { json } => volumes::list(ctx, json),
+        Command::List {
+            json,
+            veracrypt_lines,
+        } => volumes::list(ctx, json, veracrypt_lines),
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, json } => volumes::status(ctx, &target, json),

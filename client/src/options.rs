@@ -95,6 +95,13 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
             ));
         }
     }
+    if a.filesystem == crate::cli::MountFilesystem::None && a.mount_point.is_some() {
+        return Err(usage(
+            "a mount point and --filesystem none cannot go together: nothing is mounted on it \
+             (the volume is attached as a device only)"
+                .into(),
+        ));
+    }
     let headerbak = backup_header_only(a);
     let refusal = if system(a) && headerbak {
         Some(format!(

@@ -93,6 +93,20 @@ pub fn volume_json(v: &Volume) -> Json {
         "problems": o.problems.clone().unwrap_or_default()})
 }
 
+/// `veracrypt -t -l`'s lines: `SLOT: VOLUME DEVICE MOUNT POINT`, the slot
+/// that of a `veracryptN` mount point, else the row's place; `-` for no
+/// mount point.
+pub fn veracrypt_lines(rows: &[Volume]) {
+    for (i, r) in rows.iter().enumerate() {
+        let at = r.mount_point().unwrap_or("-");
+        let slot = std::path::Path::new(at)
+            .file_name()
+            .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
+            .unwrap_or(i as u32 + 1);
+        println!("{slot}: {} {} {at}", r.host(), r.device());
+    }
+}
+
 /// `tcctl list`.
 pub fn volumes(rows: &[Volume], json: bool) {
     if json {

@@ -94,7 +94,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-l, --list",
-        "list; -l VOLUME is status VOLUME, -v adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, exit 1 when none is mounted; -l VOLUME is status VOLUME; -v (anywhere) adds nothing",
     ),
     ("-C, --change", "change-password"),
     (
@@ -260,6 +260,8 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
         };
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
+            // VeraCrypt's verbose output: what tcctl always says.
+            "-v" | "--verbose" if veracrypt => {}
             "--random-source" => {
                 return Err(usage(
                     "--random-source is not taken: tcd reads the kernel's random source \
@@ -285,6 +287,13 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                 if yes {
                     out.push("--protect-hidden".into());
                 }
+            }
+            "--token-pin" => {
+                return Err(usage(
+                    "--token-pin: tcctl takes no PIN on the command line (every user can read \
+                     it in the process list): a terminal asks for it, or set $TCD_TOKEN_PIN"
+                        .into(),
+                ));
             }
             n if ON_THE_COMMAND_LINE.contains(&n) => {
                 return Err(usage(format!(
@@ -356,6 +365,8 @@ fn list_forms(out: &mut Vec<String>) {
     }
     if names_a_volume(out) {
         out[1] = "status".into();
+    } else if !out.iter().any(|w| w == "--json") {
+        out.push("--veracrypt-lines".into());
     }
 }
 
@@ -379,7 +390,11 @@ mod tests {
         assert_eq!(t(&["-t", "-d"]), ["dismount", "--all"]);
         assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
         assert_eq!(t(&["-t", "-l"]), ["list"]);
-        assert_eq!(t(&["-t", "-l", "-v"]), ["list"]);
+        assert_eq!(t(&["-t", "-l", "-v"]), ["list", "--veracrypt-lines"]);
+        assert_eq!(
+            t(&["-t", "--stdin", "-v", "--mount", "/v.hc"]),
+            ["mount", "--stdin", "/v.hc"]
+        );
         assert_eq!(t(&["-t", "-l", "/v.hc"]), ["status", "/v.hc"]);
         assert_eq!(
             t(&["-t", "--list", "--verbose", "/v.hc"]),

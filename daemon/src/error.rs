@@ -233,15 +233,23 @@ impl Error {
 
 /// What the search could not try, said once each: the encryptions no
 /// allowed backend has in one group (the policy, not the password, kept
-/// them out), then anything else with its reason.
+/// them out), those the backend asked for lacks in another, then anything
+/// else with its reason.
 fn untried_note(untried: &[String]) -> String {
     const NO_BACKEND: &str = " (no allowed backend)";
+    const NOT_IN: &str = " (not in backend ";
     let mut unserved: Vec<&str> = Vec::new();
+    let mut lacking: Vec<&str> = Vec::new();
+    let mut asked = "";
     let mut other: Vec<&str> = Vec::new();
     for item in untried {
-        let (list, name) = match item.strip_suffix(NO_BACKEND) {
-            Some(name) => (&mut unserved, name),
-            None => (&mut other, item.as_str()),
+        let (list, name) = if let Some(name) = item.strip_suffix(NO_BACKEND) {
+            (&mut unserved, name)
+        } else if let Some((name, backend)) = item.split_once(NOT_IN) {
+            asked = backend.trim_end_matches(')');
+            (&mut lacking, name)
+        } else {
+            (&mut other, item.as_str())
         };
         if !list.contains(&name) {
             list.push(name);
@@ -255,6 +263,12 @@ fn untried_note(untried: &[String]) -> String {
         note.push_str(&format!(
             " (not tried, as no backend the policy allows has them: {})",
             unserved.join(", ")
+        ));
+    }
+    if !lacking.is_empty() {
+        note.push_str(&format!(
+            " (not tried, as backend {asked}, the one asked for, has none of them: {})",
+            lacking.join(", ")
         ));
     }
     note

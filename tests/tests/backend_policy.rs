@@ -469,7 +469,14 @@ fn a_policy_with_an_error_is_refused_and_the_last_good_one_stays() {
     assert_eq!(code, 7, "{msg}");
     assert!(msg.contains("line 2, column 25"), "{msg}");
     assert_eq!(std::fs::read_to_string(&path).expect("policy"), before);
+    // A name on the command line is a usage error; in a policy file, the
+    // daemon refuses the policy.
     let (code, msg) = d.fails(&["policy", "set", "--allow", "nothing-here"], "");
+    assert_eq!(code, 64, "a policy that allows no backend: {msg}");
+    let (code, msg) = d.fails(
+        &["policy", "set", "--file", "-"],
+        "allowed = [\"nothing-here\"]\n",
+    );
     assert_eq!(code, 7, "a policy that allows no backend: {msg}");
     let shown = json(&d.ok(&["policy", "show", "--json"], ""));
     assert_eq!(shown["hardware_acceleration"], "auto");
@@ -569,6 +576,19 @@ fn a_volume_no_allowed_backend_serves_keeps_its_backend_until_dismounted() {
         false,
         "unloaded when unused"
     );
+    // Every backend allowed, but one asked for: what it lacks is said to be
+    // its, not the policy's.
+    d.ok(&["policy", "set", "--allow-all"], "");
+    let (code, msg) = d.fails(
+        &mount_args(v, &["--filesystem", "none", "--backend", "aesni"]),
+        "policy test\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    let (_, lacking) = msg
+        .split_once("(not tried, as backend aesni, the one asked for, has none of them: ")
+        .unwrap_or_else(|| panic!("the backend is named: {msg}"));
+    assert!(lacking.contains("Twofish"), "{msg}");
+    assert!(!msg.contains("the policy allows"), "{msg}");
 }
 
 /// The first 64 KiB of a device, read around the page cache.

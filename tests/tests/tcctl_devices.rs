@@ -187,3 +187,32 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     );
     d.ok(&["dismount", "--all"], "");
 }
+
+/// A user who may open none of the devices hears that nothing was tried,
+/// not that the password opens none.
+#[test]
+fn a_user_who_may_open_no_device_is_told_nothing_was_tried() {
+    let sys = tcd_tests::system::System::start();
+    let mut loops = Loops(Vec::new(), Vec::new());
+    let blank = sys.dir.path().join("blank.img");
+    std::fs::write(&blank, vec![0u8; 8 << 20]).expect("image");
+    loops.attach(&blank);
+    let out = sys.tcctl(
+        Some(&sys.users[0]),
+        &["mount-devices", "--password-stdin"],
+        PW,
+    );
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        ),
+        (
+            Some(6),
+            "tcctl: no device was tried: you may open none of them (polkit's \
+             org.tcd.use-device decides)\n"
+                .to_owned()
+        )
+    );
+    assert!(sys.list(None).as_array().is_some_and(Vec::is_empty));
+}

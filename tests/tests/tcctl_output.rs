@@ -539,6 +539,16 @@ fn on_the_system_bus_only_root_reads_a_master_key_and_a_monitor_sees_its_own() {
         "tcctl: only root may read a master key\n"
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    // Without --batch-mode, tcctl says it before asking to confirm.
+    args.retain(|a| *a != "--batch-mode");
+    let out = sys.tcctl(Some(alice), &args, &format!("{PASSWORD}\n"));
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr)),
+        (
+            Some(6),
+            "tcctl: --dump-master-key: only root may read a master key\n".into()
+        )
+    );
 
     // Root gets the key cryptsetup finds, and the daemon logs none of it.
     let corpus = sys.dir.path().join("tc_5-sha512-xts-aes");

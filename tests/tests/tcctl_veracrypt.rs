@@ -281,7 +281,11 @@ fn force_with_create_overwrites_without_asking() {
 fn mount_options_ro_mounts_read_only() {
     let d = Daemon::start();
     let (v, mnt) = volume(&d, "ro.hc");
-    d.ok(&["-t", "-m", "ro", "--stdin", "--pim", "1", &v, &mnt], PW);
+    // -v (VeraCrypt's verbose) goes anywhere on the line.
+    d.ok(
+        &["-t", "-m", "ro", "--stdin", "-v", "--pim", "1", &v, &mnt],
+        PW,
+    );
     assert_eq!(row(&d)["read_only"], true);
     let e = std::fs::write(Path::new(&mnt).join("f"), b"x").expect_err("read-only");
     assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
@@ -716,6 +720,18 @@ fn a_password_on_the_command_line_is_refused() {
         );
         assert!(!err.contains("secret"), "{err}");
     }
+    // A PIN has its own way in: a terminal, or $TCD_TOKEN_PIN (--stdin
+    // carries only the password).
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "--token-pin", "1234", "v.hc"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: --token-pin: tcctl takes no PIN on the command line (every user can read it in \
+         the process list): a terminal asks for it, or set $TCD_TOKEN_PIN\n"
+    );
 }
 
 #[test]
@@ -726,9 +742,19 @@ fn dismount_unmount_and_list_forms() {
     let mount = |x: &str| d.ok(&["mount", "--stdin", "--filesystem", "none", x], AAA);
     mount(&v);
     mount(&w);
-    assert_eq!(d.ok(&["-t", "-l"], ""), d.ok(&["list"], ""));
-    assert_eq!(d.ok(&["-t", "--list"], ""), d.ok(&["list"], ""));
-    assert_eq!(d.ok(&["-t", "-l", "-v"], ""), d.ok(&["list"], ""));
+    // VeraCrypt's lines, which scripts read: SLOT: VOLUME DEVICE MOUNT
+    // POINT ("-" for none); the slot is the row's place off veracryptN.
+    let devices: Vec<String> = d
+        .list()
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["device"].as_str().expect("device").to_owned())
+        .collect();
+    let lines = format!("1: {v} {} -\n2: {w} {} -\n", devices[0], devices[1]);
+    assert_eq!(d.ok(&["-t", "-l"], ""), lines);
+    assert_eq!(d.ok(&["-t", "--list"], ""), lines);
+    assert_eq!(d.ok(&["-t", "-l", "-v"], ""), lines);
     assert_eq!(d.ok(&["-t", "-l", &v], ""), d.ok(&["status", &v], ""));
     d.ok(&["-t", "-u", &v], "");
     assert_eq!(row(&d)["volume"], w.as_str());
@@ -739,6 +765,9 @@ fn dismount_unmount_and_list_forms() {
     mount(&v);
     d.ok(&["--dismount", &v], "");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    // Nothing mounted: veracrypt's error and exit status 1.
+    let (code, msg) = d.fails(&["-t", "-l"], "");
+    assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
 }
 
 #[test]

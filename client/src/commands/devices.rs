@@ -71,8 +71,14 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
             n => format!(" ({n} you may not open left untried)"),
         }
     );
-    match mounted {
-        0 => Err(Failure {
+    match (mounted, tried) {
+        (0, 0) => Err(Failure {
+            code: exit::PERMISSION_DENIED,
+            message: "no device was tried: you may open none of them (polkit's \
+                      org.tcd.use-device decides)"
+                .into(),
+        }),
+        (0, _) => Err(Failure {
             code: exit::WRONG_PASSWORD,
             message: "the password opens none of the devices".into(),
         }),

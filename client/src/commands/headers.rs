@@ -87,6 +87,16 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
 /// second search tries one.
 pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
     if a.dump_master_key && !a.batch_mode {
+        // The daemon gives a master key to root alone: another user is
+        // told so rather than asked to confirm (with --batch-mode the
+        // daemon says it).
+        // SAFETY: getuid has no arguments and cannot fail.
+        if unsafe { libc::getuid() } != 0 {
+            return Err(Failure {
+                code: crate::bus::exit::PERMISSION_DENIED,
+                message: "--dump-master-key: only root may read a master key".into(),
+            });
+        }
         crate::input::confirm(
             ctx.interactive,
             "--dump-master-key",

@@ -340,9 +340,20 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
 }
 
 /// `tcctl list`.
-pub fn list(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
+pub fn list(ctx: Context<'_>, json: bool, veracrypt_lines: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
-    output::volumes(&c.list()?, json);
+    let rows = c.list()?;
+    if !veracrypt_lines {
+        output::volumes(&rows, json);
+        return Ok(());
+    }
+    if rows.is_empty() {
+        return Err(Failure {
+            code: exit::FAILED,
+            message: "No volumes mounted.".into(),
+        });
+    }
+    output::veracrypt_lines(&rows);
     Ok(())
 }
 

@@ -612,7 +612,10 @@ fn search(
             ) {
                 Ok(c) => c,
                 Err(_) => {
-                    skip(format!("{} (no allowed backend)", chain.name));
+                    skip(match opts.backend.as_deref() {
+                        Some(b) => format!("{} (not in backend {b})", chain.name),
+                        None => format!("{} (no allowed backend)", chain.name),
+                    });
                     continue;
                 }
             };
