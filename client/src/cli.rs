@@ -538,11 +538,12 @@ pub enum Command {
     /// TrueCrypt's benchmark, run by the daemon on the backends mounted
     /// volumes would use.
     Benchmark {
-        /// Buffer size, passed over once: bytes, or with K, M, G (decimal as
-        /// TrueCrypt: 100M is 100,000,000 bytes). Default: 1 MiB, which
-        /// stays in the processor's caches, passed over 100 times, so the
-        /// figures are the ciphers' speed rather than the memory's.
-        #[arg(long, value_parser = input::parse_decimal_size)]
+        /// Buffer size, passed over once: bytes, or with K, M, G (KiB, MiB,
+        /// GiB: binary, as TrueCrypt's 5 MB to 1 GB and as create's
+        /// --size). Default: 1 MiB, which stays in the processor's caches,
+        /// passed over 100 times, so the figures are the ciphers' speed
+        /// rather than the memory's.
+        #[arg(long, value_parser = input::parse_size)]
         size: Option<u64>,
         /// Print JSON, for scripts.
         #[arg(long)]
@@ -617,7 +618,7 @@ pub struct MountArgs {
     pub slot: Option<u32>,
     /// Filesystem options, comma-separated, from an allow-list: uid=,
     /// gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT,
-    /// NTFS), noatime, noexec. nosuid and nodev are always on.
+    /// NTFS), noatime, noexec, and nosuid, nodev (always on, given or not).
     #[arg(long, value_name = "OPTIONS")]
     pub fs_options: Option<String>,
     /// Open the mount point in the file manager (xdg-open) once mounted.

@@ -78,9 +78,10 @@ impl Passwords {
 fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
     let typed =
         holding_sigint(|| rpassword::prompt_password(prompt)).map_err(|e| match e.kind() {
-            // Ctrl-C at the prompt (which reads the terminal raw).
+            // Ctrl-C at the prompt (which reads the terminal raw): as an
+            // interrupt anywhere else, 128 + SIGINT.
             std::io::ErrorKind::Interrupted => Failure {
-                code: exit::CANCELLED,
+                code: exit::INTERRUPTED,
                 message: format!("no {what} given (interrupted)"),
             },
             // Ctrl-D: the user ended the input instead of answering.
@@ -319,7 +320,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("bad size {s}"))
 }
 
-/// A size in decimal units, as TrueCrypt's benchmark states them.
 /// A keyfile's size: 64 bytes to 1 MiB, as `parse_size` reads it.
 pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
     let n = parse_size(s)?;
@@ -327,28 +327,6 @@ pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
         Ok(n) if (64..=1 << 20).contains(&n) => Ok(n),
         _ => Err(format!("{s} is not from 64 bytes to 1M (1048576 bytes)")),
     }
-}
-
-pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1_000,
-                'M' => 1_000_000,
-                'G' => 1_000_000_000,
-                _ => return Err(format!("bad size {s}")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("bad size {s}"))
 }
 
 /// `p` as an absolute path, for the daemon, which does not share our

@@ -687,13 +687,12 @@ pub fn benchmark(bench: Bench, json: bool) {
     } else {
         String::new()
     };
-    // TrueCrypt's sizes are decimal; the default is binary. The daemon
-    // takes whole 512-byte data units: a size asked that is none is shown
-    // as the units it became.
+    // The daemon takes whole 512-byte data units: a size asked that is
+    // none is shown as the units it became.
     let size = if buffer_bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", buffer_bytes >> 20)
-    } else if buffer_bytes.is_multiple_of(1_000_000) {
-        format!("{} MB", buffer_bytes / 1_000_000)
+    } else if buffer_bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", buffer_bytes >> 10)
     } else {
         format!("{buffer_bytes} bytes (rounded down to whole 512-byte units)")
     };

@@ -248,7 +248,7 @@ fn pin(label: &str) -> Result<Zeroizing<String>, Failure> {
         .map(Zeroizing::new)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::Interrupted => Failure {
-                code: exit::CANCELLED,
+                code: exit::INTERRUPTED,
                 message: "no PIN given (interrupted)".into(),
             },
             _ => Failure::invalid(format!("cannot read the PIN: {e}")),

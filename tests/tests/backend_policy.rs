@@ -388,8 +388,8 @@ fn the_benchmark_has_a_row_for_every_algorithm_and_prf() {
     require_cpu_aes();
     let d = Daemon::start();
     let b = json(&d.ok(&["benchmark", "--size", "1M", "--json"], ""));
-    // The buffer the ciphers ran over: whole 512-byte units.
-    assert_eq!(b["buffer_bytes"], 999_936);
+    // Binary sizes, as TrueCrypt's: 1M is 1 MiB.
+    assert_eq!(b["buffer_bytes"], 1_048_576);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(b["threads"], cores);
     assert_eq!(b["cpu_aes"], true);
@@ -617,7 +617,7 @@ fn the_benchmark_names_the_code_path_each_cipher_ran() {
     // Capped at SSE2, every processor runs the same paths.
     let d = Daemon::start_with_env(&[], &[("TCD_SIMD", "sse2")]);
     let b = json(&d.ok(&["benchmark", "--size", "256K", "--json"], ""));
-    assert_eq!(b["buffer_bytes"], 256_000);
+    assert_eq!(b["buffer_bytes"], 262_144);
     assert_eq!(b["passes"], 1);
     assert_eq!(
         simd_of(&b, "AES", &["aesni"]),
@@ -669,10 +669,12 @@ fn the_default_benchmark_passes_over_a_cache_sized_buffer() {
         table.starts_with("Buffer 1 MiB x 100 passes on "),
         "{table}"
     );
-    // A decimal size, as TrueCrypt's, is shown as given; one that is no
-    // whole number of data units says how it was taken.
+    // Sizes are binary, as TrueCrypt's and create's; one that is no whole
+    // number of data units says how it was taken.
     let table = d.ok(&["benchmark", "--size", "8M"], "");
-    assert!(table.starts_with("Buffer 8 MB on "), "{table}");
+    assert!(table.starts_with("Buffer 8 MiB on "), "{table}");
+    let table = d.ok(&["benchmark", "--size", "512KiB"], "");
+    assert!(table.starts_with("Buffer 512 KiB on "), "{table}");
     let table = d.ok(&["benchmark", "--size", "1000"], "");
     assert!(
         table.starts_with("Buffer 512 bytes (rounded down to whole 512-byte units) on "),

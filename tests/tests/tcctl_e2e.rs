@@ -1413,11 +1413,11 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
         "the fill was not cancelled",
     );
 
-    // Ctrl-C typed at the password prompt: the prompt is cancelled, and
-    // no file was made yet; Ctrl-D is the same.
+    // Ctrl-C typed at the password prompt: interrupted, as anywhere else
+    // (130); Ctrl-D ends the input (cancelled, 10); no file was made yet.
     let vol = d.path("prompt.hc");
     let v = vol.to_str().expect("utf-8");
-    for (key, said) in [("\u{3}", "interrupted"), ("\u{4}", "end of input")] {
+    for (key, said, exit) in [("\u{3}", "interrupted", 130), ("\u{4}", "end of input", 10)] {
         let mut c = d.command();
         c.args(["create", v, "--size", "4M"]);
         let mut t = Pty::spawn(c, None);
@@ -1428,7 +1428,7 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
         std::thread::sleep(Duration::from_millis(300));
         t.type_line(key);
         let (code, text) = t.finish(Duration::from_secs(20));
-        assert_eq!(code, 10, "cancelled: {text}");
+        assert_eq!(code, exit, "{said}: {text}");
         assert!(
             text.contains(&format!("tcctl: no password given ({said})")),
             "{text}"

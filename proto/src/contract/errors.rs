@@ -85,7 +85,8 @@ pub mod exit {
         (NO_DAEMON, "the daemon cannot be reached"),
         (
             CANCELLED,
-            "cancelled (the password prompt, a confirmation or the search)",
+            "cancelled: a confirmation not given (anything but YES), a prompt ended with \
+             Ctrl-D or its dialog cancelled, or the search cancelled by its caller",
         ),
         (
             WRITES_LOST,
@@ -102,7 +103,8 @@ pub mod exit {
         ),
         (
             INTERRUPTED,
-            "interrupted by Ctrl-C (SIGTERM: 143); a create removes its unfinished file",
+            "interrupted by Ctrl-C, wherever it is typed (SIGTERM: 143); a create removes \
+             its unfinished file",
         ),
     ];
 }
