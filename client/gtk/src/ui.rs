@@ -26,6 +26,11 @@ pub fn check(label: &str) -> gtk::CheckButton {
     c
 }
 
+/// A radio button (put in a group with `set_group`), named as [`button`].
+pub fn radio(label: &str) -> gtk::CheckButton {
+    check(label)
+}
+
 /// A text entry named `name`.
 pub fn entry(name: &str) -> gtk::Entry {
     let e = gtk::Entry::new();

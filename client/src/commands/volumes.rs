@@ -502,14 +502,7 @@ fn open_outer(
         ..Default::default()
     };
     let info = search::run(&c, || c.header_info(&host, password, keyfiles, search))?;
-    if info.hidden == Some(true) {
-        return Err(Failure::invalid(format!(
-            "{}: that password opens a hidden volume; a new hidden volume goes inside an outer volume, \
-             opened with the outer volume's password",
-            a.volume.display()
-        )));
-    }
-    Ok(info.hash)
+    tcd_client::forms::outer_hash(&a.volume, &info)
 }
 
 /// What `open_for_create` would refuse for the file's being there or not,
