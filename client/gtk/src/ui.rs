@@ -226,7 +226,9 @@ pub fn pick(
         Some(&tr("_Cancel")),
     );
     chooser.set_select_multiple(many);
+    let held = keep_until_answered(&chooser);
     chooser.connect_response(move |c, r| {
+        held.take();
         if r != gtk::ResponseType::Accept {
             return;
         }
@@ -239,6 +241,15 @@ pub fn pick(
         then(paths);
     });
     chooser.show();
+}
+
+/// Keeps `chooser` alive until it is answered: a native dialog nobody
+/// holds is destroyed, and its window with it, as soon as it is shown.
+/// Its response handler empties what this returns.
+pub fn keep_until_answered(
+    chooser: &gtk::FileChooserNative,
+) -> std::rc::Rc<std::cell::RefCell<Option<gtk::FileChooserNative>>> {
+    std::rc::Rc::new(std::cell::RefCell::new(Some(chooser.clone())))
 }
 
 /// A text entry and a button that fills it with a path chosen.

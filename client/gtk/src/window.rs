@@ -141,7 +141,9 @@ fn choose(main: &Rc<Main>) {
         Some(&tr("_Cancel")),
     );
     let m = main.clone();
+    let held = ui::keep_until_answered(&chooser);
     chooser.connect_response(move |c, r| {
+        held.take();
         if r == gtk::ResponseType::Accept
             && let Some(path) = c.file().and_then(|f| f.path())
         {
