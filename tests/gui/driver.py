@@ -601,7 +601,7 @@ def add_keyfile(found, path):
         (text_of(c[0]) for c in keyfiles if c.getRoleName() == "list item"), None))
 
 
-def favorites_keyring(password):
+def favorites_keyring(password, name):
     """Forget Password (a run before may have left one), then Mount
     Favorites with Remember ticked."""
     press(find("push button", "Favorites…"))
@@ -613,7 +613,7 @@ def favorites_keyring(password):
     before = changed_text(message, "", "")
     click(find("check box", "Remember passwords in the keyring", found))
     press(find("push button", "Mount Favorites", found, exact=True))
-    asked = dialog("Password for fav")
+    asked = dialog("Password for " + name)
     type_text(find("password text", "Favorite password", asked), password)
     press(find("push button", "Mount", asked, exact=True))
     first = changed_text(message, before, "Mounting…")
@@ -621,7 +621,7 @@ def favorites_keyring(password):
     press(find("push button", "Close", found, exact=True))
 
 
-def scenario_device(device, mount_point, password, hidden_password, kvol, keyfile, kmnt):
+def scenario_device(device, mount_point, password, hidden_password, kvol, keyfile, kmnt, name):
     proc = start_app()
     status()
     step("device-chosen", select_device(device), wait=True)
@@ -638,7 +638,7 @@ def scenario_device(device, mount_point, password, hidden_password, kvol, keyfil
     press(find("push button", "Mount", found, exact=True))
     listed = find("list item", kvol, exact=True)
     step("keyfile-mounted", listed.description, wait=True)
-    favorites_keyring(password)
+    favorites_keyring(password, name)
     proc.terminate()
     proc.wait()
 

@@ -455,9 +455,11 @@ fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_key
     let hidden_password = "the hidden volume's own words";
     let (kvol, keyfile) = keyfile_volume(&sys, u);
     let fav = sys.create_volume(u, "fav.vc", "8M");
+    // Named for this run: the user's kernel keyring outlives a run.
+    let fav_name = format!("fav{}", std::process::id());
     sys.ok(
         Some(u),
-        &["favorites", "add", "fav", s(&fav), "--pim", "1"],
+        &["favorites", "add", &fav_name, s(&fav), "--pim", "1"],
         "",
     );
     let args = [
@@ -468,6 +470,7 @@ fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_key
         s(&kvol),
         s(&keyfile),
         s(&kmnt),
+        &fav_name,
     ];
     let mut d = Driver::start(&sys, u, "device", &args);
     assert_eq!(d.step("device-chosen"), name);
@@ -506,7 +509,7 @@ fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_key
     );
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();
-    keyfiles_and_keyring(&sys, u, &mut d, &kvol, &fav);
+    keyfiles_and_keyring(&sys, u, &mut d, &kvol, &fav, &fav_name);
     d.finish(&[]);
 }
 
@@ -531,7 +534,14 @@ fn keyfile_volume(sys: &System, u: &User) -> (PathBuf, PathBuf) {
 
 /// The keyfile volume mounted from the Mount dialog; the favorite mounted
 /// with its password typed and remembered in the keyring.
-fn keyfiles_and_keyring(sys: &System, u: &User, d: &mut Driver, kvol: &Path, fav: &Path) {
+fn keyfiles_and_keyring(
+    sys: &System,
+    u: &User,
+    d: &mut Driver,
+    kvol: &Path,
+    fav: &Path,
+    name: &str,
+) {
     let said = d.step("keyfile-listed");
     assert_eq!(said, s(&u.path("kf.key")));
     d.go();
@@ -546,7 +556,7 @@ fn keyfiles_and_keyring(sys: &System, u: &User, d: &mut Driver, kvol: &Path, fav
     let fav_mnt = "mounted on";
     let said = d.step("remembered");
     assert!(
-        said.starts_with(&format!("fav {fav_mnt} "))
+        said.starts_with(&format!("{name} {fav_mnt} "))
             && said.ends_with("(password kept in the kernel keyring)"),
         "{said}"
     );
