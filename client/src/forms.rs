@@ -6,10 +6,12 @@ use crate::bus::{Client, Failure};
 use crate::cli::{Encryption, Hash, wire_name};
 use crate::input::{absolute, read_keyfiles};
 use clap::ValueEnum;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tcd_proto::contract::options::{MountFilesystem, VolumeFormat};
+use tcd_proto::contract::volume::HeaderInfo;
 use tcd_proto::contract::{MountOptions, SearchOptions, Secret};
 use zbus::zvariant::OwnedObjectPath;
+use zeroize::Zeroizing;
 
 /// The Mount dialog.
 #[derive(Debug, Default, Clone)]
@@ -135,10 +137,24 @@ pub fn filesystems() -> Vec<String> {
         .collect()
 }
 
-/// The Volume Creation Wizard: a new container file.
+/// Where the Volume Creation Wizard puts the new volume.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A new container file of the size given.
+    #[default]
+    NewFile,
+    /// A device or an existing file, all of it: what was there is gone.
+    Existing,
+    /// A hidden volume in the free space of an outer volume.
+    Hidden,
+}
+
+/// The Volume Creation Wizard.
 #[derive(Debug, Default, Clone)]
 pub struct CreateForm {
     pub volume: PathBuf,
+    pub place: Place,
+    /// Bytes: the new file's size, or the hidden volume's.
     pub size: u64,
     pub truecrypt: bool,
     pub encryption: String,
@@ -147,30 +163,133 @@ pub struct CreateForm {
     pub quick: bool,
     pub pim: u32,
     pub keyfiles: Vec<PathBuf>,
+    /// A device's logical sector size for the volume (0: the device's).
+    pub sector_size: u32,
+}
+
+/// The outer volume of a new hidden volume, opened with its credentials.
+#[derive(Debug, Clone)]
+pub struct Outer {
+    pub password: Zeroizing<Vec<u8>>,
+    pub pim: u32,
+    pub keyfiles: Vec<PathBuf>,
+    /// The hash that opened it, which narrows the daemon's second look.
+    pub hash: Option<String>,
+    /// The largest hidden volume its data area leaves room for, in bytes.
+    pub limit: u64,
+}
+
+/// Where the daemon puts a hidden volume: never in the outer volume's
+/// first 64 KiB (its filesystem's own header) nor its last 4 KiB.
+const HIDDEN_KEEP_CLEAR: u64 = 65536 + 4096;
+
+/// The largest hidden volume an outer data area of `size` bytes leaves
+/// room for; files of the outer volume in that space lower it (the daemon
+/// then refuses, and says how much fits behind them).
+pub fn hidden_limit(size: u64) -> u64 {
+    size.saturating_sub(HIDDEN_KEEP_CLEAR) / 512 * 512
+}
+
+/// The hash of the outer volume `info` describes; refused when the
+/// password opened a hidden volume rather than its outer one.
+pub fn outer_hash(volume: &Path, info: &HeaderInfo) -> Result<Option<String>, Failure> {
+    if info.hidden == Some(true) {
+        return Err(Failure::invalid(format!(
+            "{}: that password opens a hidden volume; a new hidden volume goes inside an outer \
+             volume, opened with the outer volume's password",
+            volume.display()
+        )));
+    }
+    Ok(info.hash.clone())
+}
+
+/// Opens the outer volume of a new hidden volume (read-only, with the
+/// caller's rights): its hash, and how large the hidden volume may be.
+pub fn open_outer(
+    c: &Client,
+    volume: &Path,
+    password: Zeroizing<Vec<u8>>,
+    pim: u32,
+    keyfiles: Vec<PathBuf>,
+) -> Result<Outer, Failure> {
+    let host = crate::host::open(volume, false)?;
+    let read = read_keyfiles(&keyfiles)?;
+    let search = SearchOptions {
+        pim: (pim != 0).then_some(pim),
+        ..Default::default()
+    };
+    let info = c.header_info(&host, &password, &read, search)?;
+    let hash = outer_hash(volume, &info)?;
+    Ok(Outer {
+        password,
+        pim,
+        keyfiles,
+        hash,
+        limit: hidden_limit(info.size.unwrap_or(0)),
+    })
 }
 
 impl CreateForm {
-    /// Makes the container (a new file of the user's, never one that
-    /// exists) and has the daemon write the volume into it, with
-    /// `progress(done, total)` in bytes; a failed or cancelled creation
-    /// leaves no file behind.
+    /// Has the daemon write the volume, with `progress(done, total)` in
+    /// bytes: into a new file of the user's (never one that exists; a
+    /// failed or cancelled creation leaves no file behind), over a device
+    /// or file the user may write, or hidden inside `outer`.
     pub fn create(
         &self,
         c: &Client,
         password: &[u8],
+        outer: Option<&Outer>,
         progress: impl Fn(u64, u64) + Send + 'static,
     ) -> Result<(), Failure> {
         let keyfiles = read_keyfiles(&self.keyfiles)?;
         crate::input::judge_new_password(password, !keyfiles.is_empty(), false)?;
+        let mut options = self.options();
+        if self.place == Place::Hidden {
+            let outer = outer.ok_or_else(|| {
+                Failure::invalid("open the outer volume first, with its password".into())
+            })?;
+            let outer_keyfiles = read_keyfiles(&outer.keyfiles)?;
+            crate::options::create_hidden(
+                &mut options,
+                self.size,
+                &outer.password,
+                outer.pim,
+                outer_keyfiles.iter().map(|k| k.to_vec()).collect(),
+            );
+            options.outer_hash = outer.hash.clone();
+        }
+        let host = self.open_host()?;
+        let made = c.with_signals(
+            "CreateProgress",
+            move |m| {
+                if let Ok((done, total)) = m.body().deserialize::<(u64, u64)>() {
+                    progress(done, total);
+                }
+            },
+            || c.create(&host, password, &keyfiles, options),
+        );
+        if made.is_err() && self.place == Place::NewFile {
+            let _ = std::fs::remove_file(&self.volume);
+        }
+        made
+    }
+
+    fn open_host(&self) -> Result<std::fs::File, Failure> {
+        if self.place != Place::NewFile {
+            return crate::host::open(&self.volume, true);
+        }
         let shown = self.volume.display();
-        let host = std::fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&self.volume)
             .and_then(|f| f.set_len(self.size).map(|()| f))
-            .map_err(|e| Failure::invalid(format!("{shown}: {e}")))?;
-        let options = tcd_proto::contract::CreateOptions {
+            .map_err(|e| Failure::invalid(format!("{shown}: {e}")))
+    }
+
+    fn options(&self) -> tcd_proto::contract::CreateOptions {
+        tcd_proto::contract::CreateOptions {
             format: Some(if self.truecrypt {
                 VolumeFormat::TrueCrypt
             } else {
@@ -183,20 +302,8 @@ impl CreateForm {
                 .find(|f| f.key() == self.filesystem),
             quick: Some(self.quick),
             pim: (self.pim != 0).then_some(self.pim),
+            sector_size: (self.sector_size != 0).then_some(self.sector_size),
             ..Default::default()
-        };
-        let made = c.with_signals(
-            "CreateProgress",
-            move |m| {
-                if let Ok((done, total)) = m.body().deserialize::<(u64, u64)>() {
-                    progress(done, total);
-                }
-            },
-            || c.create(&host, password, &keyfiles, options),
-        );
-        if made.is_err() {
-            let _ = std::fs::remove_file(&self.volume);
         }
-        made
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod bus;
 pub mod cli;
+pub mod devices;
 pub mod favorites;
 pub mod follow;
 pub mod forms;

@@ -514,7 +514,136 @@ def performance(found):
     step("performance", f"{cpu}|{accel}|{allowed}|" + ",".join(offered), wait=True)
 
 
-SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused}
+def select_device(device):
+    """Select Device: the row of `device` chosen; what the volume field
+    then says."""
+    press(find("push button", "Select Device…"))
+    found = dialog("Select Device")
+    devices = find("list", "Devices", found)
+    find("list item", device, found, exact=True)
+    rows = [c for c in devices if c.getRoleName() == "list item"]
+    index = [clean(c.name) for c in rows].index(device)
+    devices.querySelection().selectChild(index)
+    shot("select-device")
+    press(find("push button", "Select", found, exact=True))
+    until("the dialog to close", lambda: not any(
+        c.name == "Select Device" for c in app_node()))
+    return text_of(find("text", "Volume"))
+
+
+def changed_text(label, before, busy):
+    """A label's text once it says something other than `before` and
+    `busy`."""
+    return until(
+        "the answer",
+        lambda: (lambda t: t if t and t not in (before, busy) else None)(settled_text(label)),
+    )
+
+
+def wizard_on_device(device, password):
+    """The wizard over the whole device, after the question whether to
+    erase it."""
+    press(find("push button", "Create Volume…"))
+    found = dialog("Volume Creation Wizard")
+    message = find("label", "Creation error", found)
+    click(find("check box", "Standard volume on a device", found))
+    set_text(find("text", "Volume file or device", found), device)
+    type_text(find("password text", "Password", found), password)
+    type_text(find("password text", "Confirm password", found), password)
+    set_number(find("spin button", "PIM", found), 1)
+    press(find("push button", "Create", found, exact=True))
+    # AdwMessageDialog names its buttons by their label with the mnemonic.
+    press(find("push button", "_Erase"))
+    said = changed_text(message, "", "Creating…")
+    step("device-created", said, wait=True)
+    return found, message, said
+
+
+def wizard_hidden(found, message, before, outer_password, password):
+    """The hidden volume: the outer one opened, the limit read, then 4 MiB
+    inside it."""
+    click(find("check box", "Hidden volume", found))
+    limit = find("label", "Hidden volume size limit", found)
+    type_text(find("password text", "Outer volume password", found), outer_password)
+    set_number(find("spin button", "Outer volume PIM", found), 1)
+    press(find("push button", "Open Outer Volume", found, exact=True))
+    said = changed_text(limit, "", "Opening the outer volume…")
+    step("outer-opened", said, wait=True)
+    set_number(find("spin button", "Size in MiB", found), 4)
+    type_text(find("password text", "Password", found), password)
+    type_text(find("password text", "Confirm password", found), password)
+    shot("wizard-hidden")
+    press(find("push button", "Create", found, exact=True))
+    step("hidden-created", changed_text(message, before, "Creating…"), wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def add_keyfile(found, path):
+    """Add Files… in the Mount dialog's keyfile list: the path typed into
+    the file chooser's location entry, as a keyboard user does."""
+    press(find("push button", "Add Files… (Keyfiles)", found, exact=True))
+    chooser = until("the file chooser", lambda: next(
+        (c for c in app_node() if c.name == "Add Files…"), None))
+    # "/" opens the chooser's location entry (the keyboard goes where the
+    # pointer is); the rest of the path is then put into it.
+    box = chooser.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    pyatspi.Registry.generateMouseEvent(box.x + box.width // 2, box.y + 20, "abs")
+    time.sleep(0.3)
+    pyatspi.Registry.generateKeyboardEvent(ord("/"), None, pyatspi.KEY_SYM)
+    location = until("the location entry", lambda: next(
+        (n for n in walk(chooser) if n.getRoleName() == "text" and text_of(n) == "/"), None))
+    set_text(location, path)
+    time.sleep(0.5)
+    # GTK's own dialog names its buttons by their label with the mnemonic.
+    press(find("push button", "_Select", chooser))
+    keyfiles = find("list", "Keyfiles", found)
+    return until("the keyfile listed", lambda: next(
+        (text_of(c[0]) for c in keyfiles if c.getRoleName() == "list item"), None))
+
+
+def favorites_keyring(password, name):
+    """Forget Password (a run before may have left one), then Mount
+    Favorites with Remember ticked."""
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    # The user's kernel keyring outlives a run: none kept from one before.
+    find("list", "Favorite volumes", found).querySelection().selectChild(0)
+    press(find("push button", "Forget Password", found, exact=True))
+    before = changed_text(message, "", "")
+    click(find("check box", "Remember passwords in the keyring", found))
+    press(find("push button", "Mount Favorites", found, exact=True))
+    asked = dialog("Password for " + name)
+    type_text(find("password text", "Favorite password", asked), password)
+    press(find("push button", "Mount", asked, exact=True))
+    first = changed_text(message, before, "Mounting…")
+    step("remembered", first, wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def scenario_device(device, mount_point, password, hidden_password, kvol, keyfile, kmnt, name):
+    proc = start_app()
+    status()
+    step("device-chosen", select_device(device), wait=True)
+    found, message, said = wizard_on_device(device, password)
+    wizard_hidden(found, message, said, password, hidden_password)
+    found, message = mount_dialog(device, mount_point, hidden_password, 1)
+    press(find("push button", "Mount", found, exact=True))
+    listed = find("list item", device, exact=True)
+    step("hidden-mounted", listed.description, wait=True)
+    dismount_first()
+    step("hidden-dismounted", status(), wait=True)
+    found, message = mount_dialog(kvol, kmnt, password, 1)
+    step("keyfile-listed", add_keyfile(found, keyfile), wait=True)
+    press(find("push button", "Mount", found, exact=True))
+    listed = find("list item", kvol, exact=True)
+    step("keyfile-mounted", listed.description, wait=True)
+    favorites_keyring(password, name)
+    proc.terminate()
+    proc.wait()
+
+
+SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused, "device": scenario_device}
 
 SCENARIOS[SCENARIO](*ARGS)
 step("done")

@@ -10,7 +10,7 @@
 //! and copied to docs/screenshots/.
 //!
 //! Needs root, Xvfb (xvfb-run), dbus-daemon, at-spi2-core, python3-pyatspi,
-//! imagemagick, polkitd, setpriv.
+//! imagemagick, polkitd, setpriv, losetup.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;
@@ -45,7 +45,7 @@ impl Driver {
         // A display of its own, never one a run before left behind.
         let display = (100 + std::process::id() % 800).to_string();
         let mut c = sys.command(Some(who), "xvfb-run");
-        c.args(["-a", "-n", &display, "-s", "-screen 0 900x900x24"])
+        c.args(["-a", "-n", &display, "-s", "-screen 0 1280x1000x24"])
             .args(["dbus-run-session", "--", PYTHON])
             .arg(driver)
             .arg(app)
@@ -59,6 +59,9 @@ impl Driver {
             .env("LANG", "C.UTF-8")
             .env("GTK_A11Y", "atspi")
             .env("NO_AT_BRIDGE", "0")
+            // No Secret Service runs in this session: the user's kernel
+            // keyring keeps a favorite's remembered password.
+            .env("TCD_KEYRING", "kernel")
             .current_dir(&who.home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -400,6 +403,165 @@ fn benchmark(d: &mut Driver) {
         prfs.split(',').any(|p| p == "SHA-512"),
         "the PRF table: {prfs}"
     );
+    d.go();
+}
+
+/// A device and a hidden volume: Select Device lists a loop device the
+/// test attached and fills the volume field with it; the Volume Creation
+/// Wizard writes a volume over the device, then a hidden volume inside
+/// it (the outer volume opened first, its size limit shown); the hidden
+/// volume mounts from the main window with its own password and is
+/// listed as hidden. A volume made with a keyfile mounts with the keyfile
+/// added in the Mount dialog's list. A favorite mounted with "Remember
+/// passwords in the keyring" ticked has its password kept there.
+/// A polkit rule, for this test only, that lets the first test user use
+/// devices (as an administrator may let a group): removed on drop.
+struct DeviceGrant(&'static str);
+
+impl DeviceGrant {
+    fn new(user: &str) -> DeviceGrant {
+        let path = "/etc/polkit-1/rules.d/48-tcd-test-gui-device.rules";
+        let rule = format!(
+            "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-device\" && subject.user == \"{user}\") {{\n    return polkit.Result.YES;\n  }}\n}});\n"
+        );
+        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
+        std::fs::write(path, rule).expect("rules file");
+        DeviceGrant(path)
+    }
+}
+
+impl Drop for DeviceGrant {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
+#[test]
+fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_keyring() {
+    tcd_tests::require_root();
+    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0]);
+    let sys = System::start();
+    let u = &sys.users[0];
+    let image = u.path("device.img");
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(48 << 20))
+        .expect("the device's backing file");
+    let device = tcd_tests::loop_device::LoopDevice::attach(&image);
+    std::os::unix::fs::chown(device.as_path(), Some(u.uid), Some(u.gid)).expect("chown");
+    let name = tcd_proto::devices::stable_name(device.as_path())
+        .unwrap_or_else(|| device.path().to_owned());
+    let (mnt, kmnt) = (u.path("hmnt"), u.path("kmnt"));
+    sys.sh(u, &format!("mkdir {} {}", s(&mnt), s(&kmnt)));
+    let hidden_password = "the hidden volume's own words";
+    let (kvol, keyfile) = keyfile_volume(&sys, u);
+    let fav = sys.create_volume(u, "fav.vc", "8M");
+    // Named for this run: the user's kernel keyring outlives a run.
+    let fav_name = format!("fav{}", std::process::id());
+    sys.ok(
+        Some(u),
+        &["favorites", "add", &fav_name, s(&fav), "--pim", "1"],
+        "",
+    );
+    let args = [
+        device.path(),
+        s(&mnt),
+        PASSWORD,
+        hidden_password,
+        s(&kvol),
+        s(&keyfile),
+        s(&kmnt),
+        &fav_name,
+    ];
+    let mut d = Driver::start(&sys, u, "device", &args);
+    assert_eq!(d.step("device-chosen"), name);
+    d.go();
+    assert_eq!(d.step("device-created"), "The volume was created.");
+    let mut info = vec!["info", device.path(), "--json"];
+    info.extend(tcd_tests::system::OPEN_FAST);
+    let outer: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &info, &format!("{PASSWORD}\n"))).expect("info");
+    let size = outer["size"].as_u64().expect("the outer volume's size");
+    d.go();
+    // The limit: the outer data area less the 64 KiB and 4 KiB the daemon
+    // keeps clear.
+    let limit = (size - 69632) / 512 * 512;
+    let said = d.step("outer-opened");
+    let expected = format!(
+        "The hidden volume may take up to {} MiB ({limit} bytes).",
+        limit >> 20
+    );
+    assert!(said.starts_with(&expected), "{said}");
+    d.go();
+    assert_eq!(d.step("hidden-created"), "The hidden volume was created.");
+    d.go();
+    let row = d.step("hidden-mounted");
+    assert!(
+        row.starts_with(&format!("mounted on {}", s(&mnt))) && row.contains("hidden volume"),
+        "{row}"
+    );
+    let listed = sys.list(Some(u));
+    assert_eq!(listed[0]["volume"], device.path(), "{listed}");
+    assert_eq!(listed[0]["hidden"], true, "{listed}");
+    d.go();
+    assert_eq!(
+        d.step("hidden-dismounted"),
+        format!("Dismounted {}", device.path())
+    );
+    assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
+    d.go();
+    keyfiles_and_keyring(&sys, u, &mut d, &kvol, &fav, &fav_name);
+    d.finish(&[]);
+}
+
+/// A volume that opens only with its password and a keyfile.
+fn keyfile_volume(sys: &System, u: &User) -> (PathBuf, PathBuf) {
+    let (kvol, keyfile) = (u.path("kf.vc"), u.path("kf.key"));
+    sys.sh(u, &format!("head -c 64 /dev/urandom > {}", s(&keyfile)));
+    let mut args = vec![
+        "create",
+        s(&kvol),
+        "--size",
+        "8M",
+        "--filesystem",
+        "ext4",
+        "--keyfile",
+        s(&keyfile),
+    ];
+    args.extend(tcd_tests::system::OPEN_FAST);
+    sys.ok(Some(u), &args, &format!("{PASSWORD}\n"));
+    (kvol, keyfile)
+}
+
+/// The keyfile volume mounted from the Mount dialog; the favorite mounted
+/// with its password typed and remembered in the keyring.
+fn keyfiles_and_keyring(
+    sys: &System,
+    u: &User,
+    d: &mut Driver,
+    kvol: &Path,
+    fav: &Path,
+    name: &str,
+) {
+    let said = d.step("keyfile-listed");
+    assert_eq!(said, s(&u.path("kf.key")));
+    d.go();
+    let row = d.step("keyfile-mounted");
+    assert!(
+        row.starts_with(&format!("mounted on {}", s(&u.path("kmnt")))),
+        "{row}"
+    );
+    assert_eq!(tcctl_list(sys, u), [s(kvol)]);
+    sys.ok(Some(u), &["dismount", s(kvol)], "");
+    d.go();
+    let fav_mnt = "mounted on";
+    let said = d.step("remembered");
+    assert!(
+        said.starts_with(&format!("{name} {fav_mnt} "))
+            && said.ends_with("(password kept in the kernel keyring)"),
+        "{said}"
+    );
+    assert_eq!(tcctl_list(sys, u), [s(fav)]);
+    sys.ok(Some(u), &["dismount", s(fav)], "");
     d.go();
 }
 

@@ -3,7 +3,9 @@
 //! one removed, or its mount point, read-only, auto-mount, idle dismount
 //! and PIM changed; Mount Favorites mounts every one of the user's that
 //! is not mounted, asking each one's password in a window of its own
-//! (nothing typed for one is tried on another). The system's are
+//! (nothing typed for one is tried on another), or with the password
+//! kept in the user's keyring when "Remember passwords in the keyring"
+//! kept it there; Forget Password takes it out again. The system's are
 //! read-only unless polkit would let the user change them.
 
 use crate::daemon::{self, Target};
@@ -14,7 +16,7 @@ use gtk::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use tcd_client::bus::{Client, Failure, exit};
-use tcd_client::favorites::{host_name, mount_one};
+use tcd_client::favorites::{host_name, in_keyring, key_of, mount_one};
 use tcd_client::polkit::{self, Permission};
 use tcd_proto::contract::favorite::Favorite;
 use zeroize::Zeroizing;
@@ -27,8 +29,9 @@ struct Dialog {
     window: gtk::Window,
     target: Target,
     list: gtk::ListBox,
-    /// Each row's favorite and whether it is the system's.
-    rows: RefCell<Vec<(Favorite, bool)>>,
+    /// Each row's favorite, whether it is the system's, and whether its
+    /// password is in the user's keyring.
+    rows: RefCell<Vec<(Favorite, bool, bool)>>,
     /// polkit lets the user change the system's favorites.
     system_editable: RefCell<bool>,
     mount_point: gtk::Entry,
@@ -37,6 +40,7 @@ struct Dialog {
     idle: gtk::SpinButton,
     pim: gtk::SpinButton,
     save: gtk::Button,
+    remember: gtk::CheckButton,
     message: gtk::Label,
 }
 
@@ -53,6 +57,7 @@ pub fn show(main: &Rc<Main>) {
         idle: spin("Favorite idle minutes", 0.0, 10_000.0),
         pim: spin("Favorite PIM", 0.0, 2_147_468.0),
         save: ui::button("_Save Changes"),
+        remember: ui::check("Remember passwords in the _keyring"),
         message: ui::message_label("Favorites message"),
     });
     ui::named(&d.list, &tr("Favorite volumes"));
@@ -87,6 +92,9 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     let remove = ui::button("_Remove");
     let dd = d.clone();
     remove.connect_clicked(move |_| remove_chosen(&dd));
+    let forget = ui::button("For_get Password");
+    let dd = d.clone();
+    forget.connect_clicked(move |_| forget_chosen(&dd));
     let mount = ui::button("Mount _Favorites");
     let (dd, m) = (d.clone(), main.clone());
     mount.connect_clicked(move |_| mount_all(&dd, &m));
@@ -96,8 +104,9 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     let body = ui::body(10);
     body.append(&scrolled);
     body.append(&f.grid);
+    body.append(&d.remember);
     body.append(&d.message);
-    body.append(&ui::button_row(&[&add, &remove, &mount, &close]));
+    body.append(&ui::button_row(&[&add, &remove, &forget, &mount, &close]));
     body
 }
 
@@ -106,7 +115,7 @@ fn say(d: &Dialog, text: &str, error: bool) {
 }
 
 /// What a row says of a favorite after its name.
-fn describe(f: &Favorite, system: bool) -> String {
+fn describe(f: &Favorite, system: bool, kept: bool) -> String {
     let mut parts = vec![
         f.host.clone(),
         tr(if system { "system's" } else { "yours" }),
@@ -126,6 +135,9 @@ fn describe(f: &Favorite, system: bool) -> String {
             f.dismount_idle_seconds / 60
         ));
     }
+    if kept {
+        parts.push(tr("password in your keyring"));
+    }
     parts.join(" · ")
 }
 
@@ -140,28 +152,32 @@ fn reload(d: &Rc<Dialog>) {
                 polkit::check("org.tcd.manage-system-favorites"),
                 Ok(Permission::Yes | Permission::AfterAuthentication)
             );
-            Ok((favs, may))
+            let rows = favs
+                .into_iter()
+                .map(|f| {
+                    let kept = in_keyring(&f);
+                    (f.settings, f.system, kept)
+                })
+                .collect();
+            Ok((rows, may))
         },
         move |r| match r {
-            Ok((favs, may)) => {
+            Ok((rows, may)) => {
                 *dd.system_editable.borrow_mut() = may;
-                fill(
-                    &dd,
-                    favs.into_iter().map(|f| (f.settings, f.system)).collect(),
-                );
+                fill(&dd, rows);
             }
             Err(f) => say(&dd, &f.message, true),
         },
     );
 }
 
-fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
+fn fill(d: &Dialog, rows: Vec<(Favorite, bool, bool)>) {
     let before = current(d).map(|(f, system)| (f.name, system));
     while let Some(child) = d.list.first_child() {
         d.list.remove(&child);
     }
-    for (f, system) in &rows {
-        let details = describe(f, *system);
+    for (f, system, kept) in &rows {
+        let details = describe(f, *system, *kept);
         let row = adw::ActionRow::builder()
             .title(gtk::glib::markup_escape_text(&f.name).to_string())
             .subtitle(gtk::glib::markup_escape_text(&details).to_string())
@@ -178,7 +194,7 @@ fn fill(d: &Dialog, rows: Vec<(Favorite, bool)>) {
         .rows
         .borrow()
         .iter()
-        .position(|(f, system)| before.as_ref() == Some(&(f.name.clone(), *system)));
+        .position(|(f, system, _)| before.as_ref() == Some(&(f.name.clone(), *system)));
     if let Some(row) = again.and_then(|i| d.list.row_at_index(i32::try_from(i).ok()?)) {
         d.list.select_row(Some(&row));
     }
@@ -201,7 +217,9 @@ fn editable(d: &Dialog, on: bool) {
 /// The chosen favorite and whether it is the system's.
 fn current(d: &Dialog) -> Option<(Favorite, bool)> {
     let at = usize::try_from(d.list.selected_row()?.index()).ok()?;
-    d.rows.borrow().get(at).cloned()
+    let rows = d.rows.borrow();
+    let (f, system, _) = rows.get(at)?;
+    Some((f.clone(), *system))
 }
 
 /// A favorite chosen: its settings in the fields, changeable if the
@@ -294,8 +312,23 @@ fn remove_chosen(d: &Rc<Dialog>) {
         if !c.remove_favorite(&name, system)? {
             return Err(Failure::not_found(format!("no favorite {name}")));
         }
-        let _ = tcd_client::keystore::forget(&tcd_client::favorites::key_of(&name, system));
+        let _ = tcd_client::keystore::forget(&key_of(&name, system));
         Ok(format!("{} {name}", tr("Removed favorite")))
+    });
+}
+
+/// The chosen favorite's password taken out of the user's keyring.
+fn forget_chosen(d: &Rc<Dialog>) {
+    let Some((f, system)) = current(d) else {
+        return say(d, &tr("Choose a favorite first."), true);
+    };
+    let name = f.name;
+    change(d, move |_| {
+        let said = match tcd_client::keystore::forget(&key_of(&name, system))? {
+            true => tr("Password forgotten:"),
+            false => tr("No password in your keyring for"),
+        };
+        Ok(format!("{said} {name}"))
     });
 }
 
@@ -314,9 +347,10 @@ fn mount_all(d: &Rc<Dialog>, main: &Rc<Main>) {
     });
     say(d, &tr("Mounting…"), false);
     let (dd, m) = (d.clone(), main.clone());
+    let remember = d.remember.is_active();
     daemon::run(
         &d.target,
-        move |c| mount_each(c, &tx),
+        move |c| mount_each(c, &tx, remember),
         move |r| {
             match r {
                 Ok(lines) if lines.is_empty() => {
@@ -332,16 +366,19 @@ fn mount_all(d: &Rc<Dialog>, main: &Rc<Main>) {
                 }
                 Err(f) => say(&dd, &f.message, true),
             }
+            reload(&dd);
             window::refresh(&m);
         },
     );
 }
 
-/// On the worker: each favorite of the user's not mounted, mounted with a
-/// password asked through `ask`; a line for each, and whether it failed.
+/// On the worker: each favorite of the user's not mounted, mounted with
+/// the password in the keyring or one asked through `ask` (kept in the
+/// keyring when `remember`); a line for each, and whether it failed.
 fn mount_each(
     c: &Client,
     ask: &async_channel::Sender<Request>,
+    remember: bool,
 ) -> Result<Vec<(String, bool)>, Failure> {
     let mounted: Vec<String> = c.list()?.iter().map(|v| v.host().to_owned()).collect();
     let mut lines = Vec::new();
@@ -360,8 +397,19 @@ fn mount_each(
                 .map_err(|_| cancelled())?;
             answer.recv_blocking().ok().flatten().ok_or_else(cancelled)
         };
-        let line = match mount_one(c, &f, &mut asker, false, &|_| {}) {
-            Ok(m) => (format!("{name} {} {}", tr("mounted on"), m.at), false),
+        let line = match mount_one(c, &f, &mut asker, remember, &|_| {}) {
+            Ok(m) => match m.kept {
+                None => (format!("{name} {} {}", tr("mounted on"), m.at), false),
+                Some(kept) => (
+                    format!(
+                        "{name} {} {} ({} {kept})",
+                        tr("mounted on"),
+                        m.at,
+                        tr("password kept in the")
+                    ),
+                    false,
+                ),
+            },
             Err(e) => (format!("{name}: {}", e.message), true),
         };
         lines.push(line);

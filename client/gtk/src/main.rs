@@ -6,6 +6,7 @@
 
 mod benchmark;
 mod daemon;
+mod devices;
 mod favorites;
 mod i18n;
 mod keyfile_generator;

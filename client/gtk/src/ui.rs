@@ -26,6 +26,11 @@ pub fn check(label: &str) -> gtk::CheckButton {
     c
 }
 
+/// A radio button (put in a group with `set_group`), named as [`button`].
+pub fn radio(label: &str) -> gtk::CheckButton {
+    check(label)
+}
+
 /// A text entry named `name`.
 pub fn entry(name: &str) -> gtk::Entry {
     let e = gtk::Entry::new();
@@ -221,7 +226,9 @@ pub fn pick(
         Some(&tr("_Cancel")),
     );
     chooser.set_select_multiple(many);
+    let held = keep_until_answered(&chooser);
     chooser.connect_response(move |c, r| {
+        held.take();
         if r != gtk::ResponseType::Accept {
             return;
         }
@@ -234,6 +241,15 @@ pub fn pick(
         then(paths);
     });
     chooser.show();
+}
+
+/// Keeps `chooser` alive until it is answered: a native dialog nobody
+/// holds is destroyed, and its window with it, as soon as it is shown.
+/// Its response handler empties what this returns.
+pub fn keep_until_answered(
+    chooser: &gtk::FileChooserNative,
+) -> std::rc::Rc<std::cell::RefCell<Option<gtk::FileChooserNative>>> {
+    std::rc::Rc::new(std::cell::RefCell::new(Some(chooser.clone())))
 }
 
 /// A text entry and a button that fills it with a path chosen.

@@ -7,7 +7,8 @@ use crate::daemon::{self, Target};
 use crate::i18n::tr;
 use crate::main_window::{Main, inform, refresh, say, selected};
 use crate::{
-    benchmark, favorites, keyfile_generator, mount_dialog, performance, ui, volume_tools, wizard,
+    benchmark, devices, favorites, keyfile_generator, mount_dialog, performance, ui, volume_tools,
+    wizard,
 };
 use adw::prelude::*;
 use std::cell::RefCell;
@@ -93,10 +94,10 @@ fn volume_bar(main: &Rc<Main>) -> gtk::Box {
     label.set_mnemonic_widget(Some(&main.volume));
     let file = ui::button("Select _File…");
     let m = main.clone();
-    file.connect_clicked(move |_| choose(&m, None));
+    file.connect_clicked(move |_| choose(&m));
     let device = ui::button("Select D_evice…");
     let m = main.clone();
-    device.connect_clicked(move |_| choose(&m, Some("/dev/disk/by-id")));
+    device.connect_clicked(move |_| devices::show(&m.window, &m.target, &m.volume));
     row.append(&label);
     row.append(&main.volume);
     row.append(&file);
@@ -130,25 +131,19 @@ fn actions(main: &Rc<Main>) -> gtk::Box {
     row
 }
 
-/// Select File (`under` none) or Select Device (`under` a device folder).
-fn choose(main: &Rc<Main>, under: Option<&str>) {
-    let title = tr(if under.is_some() {
-        "Select a device"
-    } else {
-        "Select a volume file"
-    });
+/// Select File: a container file.
+fn choose(main: &Rc<Main>) {
     let chooser = gtk::FileChooserNative::new(
-        Some(&title),
+        Some(&tr("Select a volume file")),
         Some(&main.window),
         gtk::FileChooserAction::Open,
         Some(&tr("_Select")),
         Some(&tr("_Cancel")),
     );
-    if let Some(dir) = under {
-        let _ = chooser.set_current_folder(Some(&gtk::gio::File::for_path(dir)));
-    }
     let m = main.clone();
+    let held = ui::keep_until_answered(&chooser);
     chooser.connect_response(move |c, r| {
+        held.take();
         if r == gtk::ResponseType::Accept
             && let Some(path) = c.file().and_then(|f| f.path())
         {

@@ -17,16 +17,7 @@ use tcd_proto::contract::MountOptions;
 pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     // Hosts tcd has open, and the devices it made: neither is tried.
-    let busy: Vec<PathBuf> = c
-        .list()?
-        .iter()
-        .flat_map(|v| [v.host(), v.device()])
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    let candidates: Vec<PathBuf> = unused_devices()
-        .into_iter()
-        .filter(|d| !busy.contains(d))
-        .collect();
+    let candidates: Vec<PathBuf> = tcd_client::devices::free(&c)?;
     if candidates.is_empty() {
         return Err(Failure::not_found(
             "no device to try: every one is in use (mounted, swap, a partition table, \
@@ -157,78 +148,4 @@ fn mount_options(a: &MountDevicesArgs) -> MountOptions {
         ..Default::default()
     }
     .with_search(options::search(&a.search, a.secrets.pim()))
-}
-
-/// Block devices (`/dev/NAME`, canonical) that hold data and that nothing
-/// uses: not mounted, not swap, not held by another device (a RAID or
-/// device-mapper member), not a disk with partitions (its partitions are
-/// tried), not an empty loop device, a RAM disk or a CD drive.
-pub fn unused_devices() -> Vec<PathBuf> {
-    let used = in_use();
-    let Ok(entries) = std::fs::read_dir("/sys/class/block") else {
-        return Vec::new();
-    };
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| candidate(&e.path()))
-        .filter_map(|e| {
-            let dev = read(&e.path().join("dev"))?;
-            (!used.contains(&dev)).then(|| Path::new("/dev").join(e.file_name()))
-        })
-        .filter(|p| p.exists())
-        .collect();
-    found.sort();
-    found
-}
-
-/// Whether the device at `sys` (its /sys/class/block entry) holds data
-/// of its own to try.
-fn candidate(sys: &Path) -> bool {
-    let name = sys
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let skipped_kind = ["ram", "zram", "sr", "fd"]
-        .iter()
-        .any(|k| name.starts_with(k));
-    let size = read(&sys.join("size"))
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or(0);
-    let held = std::fs::read_dir(sys.join("holders")).is_ok_and(|mut h| h.next().is_some());
-    let partitioned = std::fs::read_dir(sys).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|e| e.path().join("partition").exists())
-    });
-    !skipped_kind && size > 0 && !held && !partitioned
-}
-
-/// `major:minor` of every device mounted (in any namespace this process
-/// sees) or used as swap.
-fn in_use() -> Vec<String> {
-    let mut used: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
-        .collect();
-    for swap in std::fs::read_to_string("/proc/swaps")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-    {
-        let dev = swap.split_whitespace().next().and_then(|p| {
-            let name = Path::new(p).canonicalize().ok()?;
-            read(
-                &Path::new("/sys/class/block")
-                    .join(name.file_name()?)
-                    .join("dev"),
-            )
-        });
-        used.extend(dev);
-    }
-    used
-}
-
-fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned())
 }

@@ -534,14 +534,7 @@ fn open_outer(
         ..Default::default()
     };
     let info = search::run(&c, || c.header_info(&host, password, keyfiles, search))?;
-    if info.hidden == Some(true) {
-        return Err(Failure::invalid(format!(
-            "{}: that password opens a hidden volume; a new hidden volume goes inside an outer volume, \
-             opened with the outer volume's password",
-            a.volume.display()
-        )));
-    }
-    Ok(info.hash)
+    tcd_client::forms::outer_hash(&a.volume, &info)
 }
 
 /// The daemon's list of volumes, taken on a thread of its own with the

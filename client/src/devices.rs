@@ -1,0 +1,136 @@
+//! Block devices a volume may be on, as `tcctl mount-devices` tries them
+//! and the desktop's Select Device lists them: those that hold data and
+//! that nothing uses (not mounted, not swap, not held by another device,
+//! not a disk with partitions, not a tcd volume's host or device), each
+//! with its stable name (`/dev/disk/by-id/…`) where it has one.
+
+use crate::bus::{Client, Failure};
+use std::path::{Path, PathBuf};
+
+/// A device offered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// `/dev/NAME`.
+    pub path: PathBuf,
+    /// Its stable name, else its path: what a volume field is given.
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// The user may open it for reading and writing.
+    pub yours: bool,
+}
+
+/// The devices nothing uses and tcd does not serve, with their stable
+/// names.
+pub fn offered(c: &Client) -> Result<Vec<Device>, Failure> {
+    Ok(free(c)?
+        .into_iter()
+        .map(|path| {
+            let name = tcd_proto::devices::stable_name(&path)
+                .unwrap_or_else(|| path.to_string_lossy().into_owned());
+            let sys = path
+                .file_name()
+                .map(|n| Path::new("/sys/class/block").join(n));
+            let size = sys
+                .and_then(|s| read(&s.join("size")))
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0)
+                .saturating_mul(512);
+            let yours = crate::host::open(&path, true).is_ok();
+            Device {
+                path,
+                name,
+                size,
+                yours,
+            }
+        })
+        .collect())
+}
+
+/// [`unused_devices`] less the hosts tcd has open and the devices it made.
+pub fn free(c: &Client) -> Result<Vec<PathBuf>, Failure> {
+    let busy: Vec<PathBuf> = c
+        .list()?
+        .iter()
+        .flat_map(|v| [v.host(), v.device()])
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    Ok(unused_devices()
+        .into_iter()
+        .filter(|d| !busy.contains(d))
+        .collect())
+}
+
+/// Block devices (`/dev/NAME`, canonical) that hold data and that nothing
+/// uses: not mounted, not swap, not held by another device (a RAID or
+/// device-mapper member), not a disk with partitions (its partitions are
+/// offered), not an empty loop device, a RAM disk or a CD drive.
+pub fn unused_devices() -> Vec<PathBuf> {
+    let used = in_use();
+    let Ok(entries) = std::fs::read_dir("/sys/class/block") else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| candidate(&e.path()))
+        .filter_map(|e| {
+            let dev = read(&e.path().join("dev"))?;
+            (!used.contains(&dev)).then(|| Path::new("/dev").join(e.file_name()))
+        })
+        .filter(|p| p.exists())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether the device at `sys` (its /sys/class/block entry) holds data
+/// of its own.
+fn candidate(sys: &Path) -> bool {
+    let name = sys
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let skipped_kind = ["ram", "zram", "sr", "fd"]
+        .iter()
+        .any(|k| name.starts_with(k));
+    let size = read(&sys.join("size"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    let held = std::fs::read_dir(sys.join("holders")).is_ok_and(|mut h| h.next().is_some());
+    let partitioned = std::fs::read_dir(sys).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().join("partition").exists())
+    });
+    !skipped_kind && size > 0 && !held && !partitioned
+}
+
+/// `major:minor` of every device mounted (in any namespace this process
+/// sees) or used as swap.
+fn in_use() -> Vec<String> {
+    let mut used: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect();
+    for swap in std::fs::read_to_string("/proc/swaps")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+    {
+        let dev = swap.split_whitespace().next().and_then(|p| {
+            let name = Path::new(p).canonicalize().ok()?;
+            read(
+                &Path::new("/sys/class/block")
+                    .join(name.file_name()?)
+                    .join("dev"),
+            )
+        });
+        used.extend(dev);
+    }
+    used
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned())
+}
