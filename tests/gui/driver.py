@@ -38,9 +38,10 @@ def step(name, detail="", wait=False):
 def shot(name):
     # The frame is drawn a moment after the last change.
     time.sleep(1.0)
-    subprocess.run(
-        ["import", "-window", "root", os.path.join(SHOTS, name + ".png")], check=True
-    )
+    path = os.path.join(SHOTS, name + ".png")
+    subprocess.run(["import", "-window", "root", path], check=True)
+    # The screen is larger than the windows: only what is drawn is kept.
+    subprocess.run(["convert", path, "-trim", "+repage", path], check=True)
 
 
 def until(what, probe, timeout=TIMEOUT):
