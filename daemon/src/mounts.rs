@@ -828,7 +828,9 @@ impl MountTable {
             }
         }
         Err(last.unwrap_or_else(|| Error::MountPoint {
-            path: default_mount_point_path(owner.0, "tcd*").display().to_string(),
+            path: default_mount_point_path(owner.0, "tcd*")
+                .display()
+                .to_string(),
             problem: "no free folder name".to_owned(),
         }))
     }

@@ -136,7 +136,10 @@ mod tests {
         p.hardware_acceleration = tcd_proto::contract::policy::Acceleration::Auto;
         p.allowed = Some(vec!["soft".into()]);
         let soft = edit(&off, &p);
-        assert!(soft.contains("# allowed = [\"aesni\", \"soft\"]\n"), "{soft}");
+        assert!(
+            soft.contains("# allowed = [\"aesni\", \"soft\"]\n"),
+            "{soft}"
+        );
         assert!(soft.contains("allowed = [\"soft\"]\n"), "{soft}");
         assert_eq!(parse(&soft, "edited").expect("parses"), p);
         p.allowed = None;

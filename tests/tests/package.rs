@@ -213,6 +213,9 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
         .expect("dpkg --purge");
     assert!(st.success(), "dpkg --purge");
     for gone in ["/var/lib/tcd", "/run/tcd", "/etc/tcd/policy.toml"] {
-        assert!(!std::path::Path::new(gone).exists(), "{gone} after dpkg --purge");
+        assert!(
+            !std::path::Path::new(gone).exists(),
+            "{gone} after dpkg --purge"
+        );
     }
 }
