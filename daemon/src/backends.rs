@@ -64,7 +64,8 @@ impl Backends {
         // Refuse a policy that leaves nothing to serve ciphers before it
         // reaches the file.
         self.selectable(&policy)?;
-        write_atomically(&self.policy_path, &policy.to_text())?;
+        let now = std::fs::read_to_string(&self.policy_path).unwrap_or_default();
+        write_atomically(&self.policy_path, &crate::policy::edit(&now, &policy))?;
         self.apply(policy, table)
     }
 

@@ -425,6 +425,7 @@ impl MountTable {
             made_mount_point: false,
         };
         let mut fs_type = None;
+        let mut made_at: Option<PathBuf> = None;
         if req.filesystem == Filesystem::Auto {
             let result = (|| -> Result<()> {
                 let found = mount::detect_filesystem(export.device())?
@@ -438,8 +439,9 @@ impl MountTable {
                 let target = match given {
                     Some(t) => t,
                     None => {
-                        let p = default_mount_point(req.owner, &default_name(req.slot, id))?;
+                        let p = self.make_default_mount_point(req.owner, req.slot)?;
                         parts.made_mount_point = true;
+                        made_at = Some(p.clone());
                         mountpoint::check(&p, false)?
                     }
                 };
@@ -483,9 +485,8 @@ impl MountTable {
             })();
             if let Err(e) = result {
                 let _ = export.close();
-                if parts.made_mount_point {
-                    let name = default_name(req.slot, id);
-                    let _ = std::fs::remove_dir(default_mount_point_path(req.owner.0, &name));
+                if let Some(p) = made_at {
+                    let _ = std::fs::remove_dir(p);
                 }
                 return Err(e);
             }
@@ -798,10 +799,45 @@ impl MountTable {
         Some(chosen.view.clone())
     }
 
-    /// Whether `host` (an open file) is mounted.
+    /// Makes the default mount point: `veracrypt<slot>` for a slot, else
+    /// the lowest `tcd<N>` (from 1) that no mounted volume uses and that
+    /// no folder holds yet; making the folder decides, so two mounts at
+    /// once never get the same one.
+    fn make_default_mount_point(&self, owner: (u32, u32), slot: Option<u32>) -> Result<PathBuf> {
+        if let Some(s) = slot {
+            return default_mount_point(owner, &default_name(s), true);
+        }
+        let taken: Vec<PathBuf> = self
+            .lock()
+            .values()
+            .filter_map(|e| e.view.mount_point.clone())
+            .collect();
+        let mut last = None;
+        for n in 1..=MAX_DEFAULT_MOUNT_POINTS {
+            let name = format!("tcd{n}");
+            if taken.contains(&default_mount_point_path(owner.0, &name)) {
+                continue;
+            }
+            match default_mount_point(owner, &name, false) {
+                Err(Error::Io { source, what })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists =>
+                {
+                    last = Some(Error::Io { source, what });
+                }
+                other => return other,
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::MountPoint {
+            path: default_mount_point_path(owner.0, "tcd*")
+                .display()
+                .to_string(),
+            problem: "no free folder name".to_owned(),
+        }))
+    }
+
     /// Refuses a slot whose mount point a volume is mounted on.
     fn check_slot(&self, uid: u32, slot: u32) -> Result<()> {
-        let p = default_mount_point_path(uid, &default_name(Some(slot), 0));
+        let p = default_mount_point_path(uid, &default_name(slot));
         let taken = self
             .lock()
             .values()
@@ -889,14 +925,15 @@ impl MountTable {
     }
 }
 
-/// The default mount point's name: `veracrypt<slot>` for a slot asked
-/// for (VeraCrypt's numbering), else `tcd<id>`.
-fn default_name(slot: Option<u32>, id: u32) -> String {
-    match slot {
-        Some(s) => format!("veracrypt{s}"),
-        None => format!("tcd{id}"),
-    }
+/// The default mount point's name for a slot asked for: `veracrypt<slot>`
+/// (VeraCrypt's numbering); without a slot it is the lowest free
+/// `tcd<N>` (see `make_default_mount_point`).
+fn default_name(slot: u32) -> String {
+    format!("veracrypt{slot}")
 }
+
+/// How many `tcd<N>` names a user's default mount points may take.
+const MAX_DEFAULT_MOUNT_POINTS: u32 = 4096;
 
 /// `/run/media/<user>/<name>`, as udisks places mount points (the uid
 /// for a user without a name).
@@ -937,8 +974,9 @@ fn zeroed_passwd() -> libc::passwd {
     unsafe { std::mem::zeroed() }
 }
 
-/// Makes `/run/media/<user>/<name>`, owned by the user.
-fn default_mount_point(owner: (u32, u32), name: &str) -> Result<PathBuf> {
+/// Makes `/run/media/<user>/<name>`, owned by the user; an existing
+/// folder is taken only when `reuse` (else the error says AlreadyExists).
+fn default_mount_point(owner: (u32, u32), name: &str, reuse: bool) -> Result<PathBuf> {
     let p = default_mount_point_path(owner.0, name);
     let io = |e| Error::Io {
         what: format!("cannot make the mount point {}", p.display()),
@@ -949,7 +987,7 @@ fn default_mount_point(owner: (u32, u32), name: &str) -> Result<PathBuf> {
     }
     match std::fs::create_dir(&p) {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) if reuse && e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(io(e)),
     }
     std::os::unix::fs::chown(&p, Some(owner.0), Some(owner.1)).map_err(io)?;

@@ -21,6 +21,53 @@ pub fn parse(text: &str, source_name: &str) -> Result<Policy> {
     })
 }
 
+/// The policy file's text with `policy`'s settings in it: the file's
+/// comments, commented-out examples and layout stay, settings change in
+/// place, settings the policy no longer has go, new ones are added. A
+/// file that is empty or does not parse is written afresh.
+pub fn edit(file: &str, policy: &Policy) -> String {
+    let fresh = policy.to_text();
+    let (Ok(mut doc), Ok(new)) = (
+        file.parse::<toml_edit::DocumentMut>(),
+        fresh.parse::<toml_edit::DocumentMut>(),
+    ) else {
+        return fresh;
+    };
+    if file.trim().is_empty() {
+        return fresh;
+    }
+    merge(doc.as_table_mut(), new.as_table());
+    doc.to_string()
+}
+
+/// Makes `old` hold `new`'s keys and values, keeping `old`'s decoration.
+fn merge(old: &mut toml_edit::Table, new: &toml_edit::Table) {
+    let gone: Vec<String> = old
+        .iter()
+        .filter(|(k, _)| !new.contains_key(k))
+        .map(|(k, _)| k.to_owned())
+        .collect();
+    for k in gone {
+        old.remove(&k);
+    }
+    for (k, item) in new.iter() {
+        match (old.get_mut(k), item) {
+            (Some(toml_edit::Item::Table(o)), toml_edit::Item::Table(n)) => merge(o, n),
+            (Some(toml_edit::Item::Value(o)), toml_edit::Item::Value(n)) => {
+                if o.to_string().trim() != n.to_string().trim() {
+                    let decor = o.decor().clone();
+                    *o = n.clone();
+                    *o.decor_mut() = decor;
+                }
+            }
+            (Some(o), n) => *o = n.clone(),
+            (None, n) => {
+                old.insert(k, n.clone());
+            }
+        }
+    }
+}
+
 /// The key-derivation bounds for a caller: VeraCrypt's whole range for an
 /// administrator, the policy's for anyone else.
 pub fn kdf_limits(limits: &Limits, admin: bool) -> KdfLimits {
@@ -72,6 +119,33 @@ impl Selection for Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edit_keeps_the_files_comments_and_changes_the_setting() {
+        let shipped = include_str!("../../dist/etc/policy.toml");
+        let mut p = parse(shipped, "shipped").expect("parses");
+        p.hardware_acceleration = tcd_proto::contract::policy::Acceleration::Disabled;
+        let off = edit(shipped, &p);
+        assert_eq!(
+            off,
+            shipped.replace(
+                "hardware_acceleration = \"auto\"",
+                "hardware_acceleration = \"disabled\""
+            )
+        );
+        p.hardware_acceleration = tcd_proto::contract::policy::Acceleration::Auto;
+        p.allowed = Some(vec!["soft".into()]);
+        let soft = edit(&off, &p);
+        assert!(
+            soft.contains("# allowed = [\"aesni\", \"soft\"]\n"),
+            "{soft}"
+        );
+        assert!(soft.contains("allowed = [\"soft\"]\n"), "{soft}");
+        assert_eq!(parse(&soft, "edited").expect("parses"), p);
+        p.allowed = None;
+        assert_eq!(edit(&soft, &p), shipped);
+        assert_eq!(edit("", &p), p.to_text());
+    }
 
     #[test]
     fn errors_name_the_file_their_line_and_column() {

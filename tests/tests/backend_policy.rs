@@ -681,3 +681,35 @@ fn the_default_benchmark_passes_over_a_cache_sized_buffer() {
         "{table}"
     );
 }
+
+#[test]
+fn policy_set_keeps_the_shipped_files_comments_and_layout() {
+    let shipped =
+        std::fs::read_to_string(repo_dir().join("dist/etc/policy.toml")).expect("shipped policy");
+    let (_p, path) = policy(&shipped);
+    let d = Daemon::start_with(&[OsStr::new("--policy"), path.as_os_str()]);
+    let comments = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.find('#').map(|at| l[at..].to_owned()))
+            .collect()
+    };
+    d.ok(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    let disabled = std::fs::read_to_string(&path).expect("policy");
+    assert_eq!(comments(&disabled), comments(&shipped), "{disabled}");
+    assert_eq!(
+        disabled,
+        shipped.replace(
+            "hardware_acceleration = \"auto\"",
+            "hardware_acceleration = \"disabled\""
+        )
+    );
+    let shown = json(&d.ok(&["policy", "show", "--json"], ""));
+    assert_eq!(shown["hardware_acceleration"], "disabled");
+    d.ok(&["policy", "set", "--hardware-acceleration", "auto"], "");
+    assert_eq!(std::fs::read_to_string(&path).expect("policy"), shipped);
+    let shown = json(&d.ok(&["policy", "show", "--json"], ""));
+    assert_eq!(shown["hardware_acceleration"], "auto");
+}

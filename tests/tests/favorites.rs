@@ -601,3 +601,18 @@ fn favorites_add_in_veracrypts_order_or_of_nothing_is_refused_by_name() {
         serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("JSON");
     assert_eq!(listed["favorites"], serde_json::json!([]));
 }
+
+#[test]
+fn the_state_folder_the_daemon_makes_is_roots_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = Daemon::start();
+    let state = d.dir.path().join("state");
+    assert!(!state.exists(), "the daemon makes it when it first writes");
+    let vol = d.path("listed.hc");
+    std::fs::write(&vol, b"").expect("file");
+    d.ok(&["favorites", "add", "listed", s(&vol)], "");
+    for dir in [state.clone(), state.join("favorites")] {
+        let mode = std::fs::metadata(&dir).expect("made").permissions().mode();
+        assert_eq!(mode & 0o7777, 0o700, "{}", dir.display());
+    }
+}

@@ -120,7 +120,9 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
         "a man page"
     );
 
-    // The installed daemon, with its installed defaults.
+    // The installed daemon, with its installed defaults; it makes its
+    // state folder itself (no systemd here), root's alone.
+    let _ = std::fs::remove_dir_all("/var/lib/tcd");
     let dir = tempfile::tempdir().expect("temp dir");
     let socket = dir.path().join("tcd.sock");
     let mut daemon = Command::new("/usr/bin/tcd")
@@ -192,7 +194,28 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
         b"through the package"
     );
     assert!(tcctl(&["backends"], "").contains("aesni"));
+    tcctl(&["favorites", "add", "kept", v], "");
+    let state = std::fs::metadata("/var/lib/tcd").expect("the state folder");
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&state.permissions()) & 0o7777,
+        0o700
+    );
     tcctl(&["dismount", "--all"], "");
     send_signal(daemon.id(), 15);
     assert!(daemon.wait().expect("wait").success());
+
+    // Purged, nothing of it stays: not the favorites filed by UID (a
+    // later user of that UID would inherit them), not the runtime folder.
+    let st = Command::new(&dpkg)
+        .args(["--purge", "tcd"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("dpkg --purge");
+    assert!(st.success(), "dpkg --purge");
+    for gone in ["/var/lib/tcd", "/run/tcd", "/etc/tcd/policy.toml"] {
+        assert!(
+            !std::path::Path::new(gone).exists(),
+            "{gone} after dpkg --purge"
+        );
+    }
 }

@@ -266,3 +266,43 @@ fn two_users_each_use_their_own_volumes_and_only_root_crosses_over() {
     );
     assert_eq!(favorites(one).len(), 2, "the other user's favorite stays");
 }
+
+#[test]
+fn default_mount_points_take_the_lowest_free_number_and_the_log_has_no_bus_warning() {
+    let sys = System::start();
+    let u = &sys.users[1];
+    let media = format!("/run/media/{}", u.name);
+    let _ = std::fs::remove_dir(format!("{media}/tcd1"));
+    let _ = std::fs::remove_dir(format!("{media}/tcd2"));
+    let a = sys.create_volume(u, "a.vc", "24M");
+    let b = sys.create_volume(u, "b.vc", "24M");
+    let mount = |vol: &Path| {
+        let mut args = vec!["mount", vol.to_str().expect("utf-8")];
+        args.extend(tcd_tests::system::OPEN_FAST);
+        sys.ok(Some(u), &args, &format!("{PASSWORD}\n"));
+        let rows = sys.list(Some(u));
+        let row = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["volume"] == vol.to_str().expect("utf-8"))
+            .expect("mounted")
+            .clone();
+        row["mount_point"].as_str().expect("mount point").to_owned()
+    };
+    let first = mount(&a);
+    assert_eq!(first, format!("{media}/tcd1"));
+    sys.ok(Some(u), &["dismount", &first], "");
+    assert!(!Path::new(&first).exists(), "the made folder goes");
+    assert_eq!(mount(&a), first, "the freed number is taken again");
+    let second = mount(&b);
+    assert_eq!(second, format!("{media}/tcd2"));
+    for at in [&first, &second] {
+        sys.ok(Some(u), &["dismount", at], "");
+    }
+    let log = sys.log();
+    assert!(
+        !log.contains("before setting up the object server"),
+        "{log}"
+    );
+}

@@ -429,13 +429,19 @@ fn read_bounded(path: &Path) -> Result<Option<String>> {
 }
 
 /// Writes `text` to `path` through a temporary file only root reads
-/// (favorites name files and mount points: that is the user's business).
+/// (favorites name files and mount points: that is the user's business);
+/// folders it makes on the way (the state folder of a daemon started
+/// by hand) are root's only too, mode 0700 as the unit's StateDirectoryMode.
 fn write_private(path: &Path, text: &str) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let io = |what: String| move |e| Error::Io { what, source: e };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io(format!("cannot make {}", dir.display())))?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io(format!("cannot make {}", dir.display())))?;
     }
     let tmp = path.with_extension("toml.new");
     {

@@ -524,9 +524,32 @@ pub fn serve_bus(shared: Arc<Shared>, bus: Bus) -> Result<BusService> {
             "cannot serve on the {bus:?} bus: {why}"
         )));
     }
-    conn.request_name(BUS_NAME).map_err(fail)?;
+    request_name(&conn).map_err(fail)?;
     if bus == Bus::System {
         automation::watch_logind(&shared, &conn);
     }
     Ok(BusService { conn, lost })
+}
+
+/// Takes [`BUS_NAME`] once the daemon's dispatcher listens: asked of the
+/// bus itself, as zbus's own request would warn that no zbus object
+/// server is set up (the daemon has none, on purpose). Refused when
+/// another connection holds the name.
+fn request_name(conn: &zbus::blocking::Connection) -> zbus::Result<()> {
+    use zbus::fdo::{RequestNameFlags, RequestNameReply};
+    let flags = RequestNameFlags::ReplaceExisting | RequestNameFlags::DoNotQueue;
+    let reply: RequestNameReply = conn
+        .call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus"),
+            "RequestName",
+            &(BUS_NAME, flags),
+        )?
+        .body()
+        .deserialize()?;
+    match reply {
+        RequestNameReply::PrimaryOwner | RequestNameReply::AlreadyOwner => Ok(()),
+        RequestNameReply::Exists | RequestNameReply::InQueue => Err(zbus::Error::NameTaken),
+    }
 }
