@@ -389,7 +389,7 @@ mod tests {
     fn veracrypt_commands_become_subcommands() {
         assert_eq!(t(&["-t", "-d"]), ["dismount", "--all"]);
         assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
-        assert_eq!(t(&["-t", "-l"]), ["list"]);
+        assert_eq!(t(&["-t", "-l"]), ["list", "--veracrypt-lines"]);
         assert_eq!(t(&["-t", "-l", "-v"]), ["list", "--veracrypt-lines"]);
         assert_eq!(
             t(&["-t", "--stdin", "-v", "--mount", "/v.hc"]),
