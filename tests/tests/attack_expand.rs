@@ -150,7 +150,9 @@ fn a_second_expansion_or_a_mount_during_one_is_refused_and_the_first_completes()
         assert!(Instant::now() < deadline, "the expansion never began");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut again = vec!["expand", "-q", s(&vol), "--size", "64M"];
+    // Larger than the first: refused by the daemon, which holds the
+    // volume, not by tcctl's own check that a container never shrinks.
+    let mut again = vec!["expand", "-q", s(&vol), "--size", "4096M"];
     again.extend(OPEN_FAST);
     let second = sys.tcctl(Some(user), &again, &format!("{PASSWORD}\n"));
     let mut mount = vec!["mount", s(&vol), "--filesystem", "none"];
