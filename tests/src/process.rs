@@ -33,7 +33,11 @@ impl PasswordAgent {
     pub fn start() -> PasswordAgent {
         let dir = tempfile::tempdir().expect("tempdir");
         let exe = dir.path().join("systemd-tty-ask-password-agent");
-        std::fs::copy("/bin/sleep", &exe).expect("copy sleep");
+        // A link, not a copy: the process is named for the link (the
+        // name tcctl looks for), and no file is written that a fork of a
+        // test running beside this one could still hold open for writing
+        // when it is run (ETXTBSY).
+        std::os::unix::fs::symlink("/bin/sleep", &exe).expect("link sleep");
         let child = std::process::Command::new(&exe)
             .arg("600")
             .spawn()
