@@ -180,21 +180,12 @@ fn read_keyfiles(paths: &[String]) -> Result<Vec<Zeroizing<Vec<u8>>>> {
 /// administrator named the volume); None for a drive or a disk image,
 /// which hold their header.
 pub fn system_header(path: &Path) -> Result<Option<Zeroizing<Vec<u8>>>> {
-    use std::os::unix::fs::{FileExt, FileTypeExt};
+    use std::os::unix::fs::FileExt;
     let io = |what: String| move |e| Error::Io { what, source: e };
     let meta = std::fs::metadata(path).map_err(io(format!("cannot inspect {}", path.display())))?;
-    if !meta.file_type().is_block_device() {
+    let Some(sys) = crate::volume::system::partition_sysfs(&meta) else {
         return Ok(None);
-    }
-    let rdev = meta.rdev();
-    let sys = PathBuf::from(format!(
-        "/sys/dev/block/{}:{}",
-        libc::major(rdev),
-        libc::minor(rdev)
-    ));
-    if !sys.join("partition").exists() {
-        return Ok(None);
-    }
+    };
     let no_drive = || {
         Error::InvalidArgument(format!(
             "{}: cannot find the partition's drive, whose first track holds its system header",

@@ -31,8 +31,18 @@ pub fn partition_start(host: &File) -> Result<Option<u64>> {
     let meta = host
         .metadata()
         .map_err(|e| io("cannot inspect the volume", e))?;
-    if !meta.file_type().is_block_device() {
+    let Some(sys) = partition_sysfs(&meta) else {
         return Ok(None);
+    };
+    let start: u64 = read_number(&sys.join("start"))?;
+    Ok(Some(start.saturating_mul(512)))
+}
+
+/// The `/sys/dev/block/M:m` folder of a block device that is a partition;
+/// None for a drive or anything that is no block device.
+pub fn partition_sysfs(meta: &std::fs::Metadata) -> Option<PathBuf> {
+    if !meta.file_type().is_block_device() {
+        return None;
     }
     let rdev = meta.rdev();
     let sys = PathBuf::from(format!(
@@ -40,11 +50,7 @@ pub fn partition_start(host: &File) -> Result<Option<u64>> {
         libc::major(rdev),
         libc::minor(rdev)
     ));
-    if !sys.join("partition").exists() {
-        return Ok(None);
-    }
-    let start: u64 = read_number(&sys.join("start"))?;
-    Ok(Some(start.saturating_mul(512)))
+    sys.join("partition").exists().then_some(sys)
 }
 
 fn read_number(path: &Path) -> Result<u64> {
