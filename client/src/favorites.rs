@@ -8,6 +8,7 @@ use crate::bus::{Client, Failure, Favorite, exit};
 use crate::input::read_keyfiles;
 use crate::{host, keystore, options};
 use std::path::{Path, PathBuf};
+use tcd_proto::contract::options::VolumeFormat;
 use zbus::zvariant::OwnedObjectPath;
 use zeroize::Zeroizing;
 
@@ -78,6 +79,30 @@ pub struct Mounted {
     pub kept: Option<String>,
 }
 
+/// After a wrong password: the favorite's settings that would narrow the
+/// search, as `favorites add` sets them (a favorite's mount takes no
+/// `--hash` of its own).
+fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> {
+    let truecrypt = f.format == Some(VolumeFormat::TrueCrypt);
+    let missing: Vec<&str> = [
+        ("--hash", f.hash.is_none()),
+        ("--format", f.format.is_none()),
+        ("--pim", f.pim == 0 && !truecrypt),
+    ]
+    .iter()
+    .filter(|(_, missing)| *missing)
+    .map(|(name, _)| *name)
+    .collect();
+    let (list, verb) = match missing.as_slice() {
+        [] => return None,
+        [one] => ((*one).to_owned(), "narrows"),
+        [first @ .., last] => (format!("{} and {last}", first.join(", ")), "narrow"),
+    };
+    Some(format!(
+        "the favorite's {list} (`tcctl favorites add`) {verb} the search"
+    ))
+}
+
 /// Mounts one favorite: with its stored password if there is one, else
 /// (or when that one is wrong) with one asked for; `note` hears why a
 /// stored one was not used.
@@ -125,9 +150,12 @@ pub fn mount_one(
     };
     let key = key_of(&f.settings.name, f.system);
     let mount = |password: &[u8]| {
-        crate::search::run(c, || {
-            c.mount(&host, &f.settings.host, password, &keyfiles, options())
-        })
+        crate::search::run_hinted(
+            c,
+            "",
+            || narrowing(&f.settings),
+            || c.mount(&host, &f.settings.host, password, &keyfiles, options()),
+        )
     };
     let mut kept = None;
     let path = match mount_stored(&key, mount, note)? {

@@ -95,7 +95,7 @@ pub fn volume_json(v: &Volume) -> Json {
 
 /// `veracrypt -t -l`'s lines: `SLOT: VOLUME DEVICE MOUNT POINT`, the slot
 /// that of a `veracryptN` mount point, else the row's place; `-` for no
-/// mount point.
+/// mount point. A path with a space is quoted as VeraCrypt quotes it.
 pub fn veracrypt_lines(rows: &[Volume]) {
     for (i, r) in rows.iter().enumerate() {
         let at = r.mount_point().unwrap_or("-");
@@ -103,7 +103,18 @@ pub fn veracrypt_lines(rows: &[Volume]) {
             .file_name()
             .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
             .unwrap_or(i as u32 + 1);
-        println!("{slot}: {} {} {at}", r.host(), r.device());
+        let (host, at) = (quote_spaces(r.host()), quote_spaces(at));
+        println!("{slot}: {host} {} {at}", r.device());
+    }
+}
+
+/// VeraCrypt's quoting in its lists: a text with a space in single quotes,
+/// each quote inside doubled; any other text as it is.
+fn quote_spaces(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains(' ') {
+        format!("'{}'", s.replace('\'', "''")).into()
+    } else {
+        s.into()
     }
 }
 

@@ -20,6 +20,18 @@ pub fn run_for<T>(
     name: &str,
     call: impl FnOnce() -> Result<T, Failure>,
 ) -> Result<T, Failure> {
+    run_hinted(c, name, crate::cli::narrowing_hint, call)
+}
+
+/// As [`run_for`], with `hint` saying what narrows the search after a
+/// wrong password (the options this command line lacks, or a favorite's
+/// settings).
+pub fn run_hinted<T>(
+    c: &Client,
+    name: &str,
+    hint: impl FnOnce() -> Option<String>,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
     let start = Instant::now();
     let r = if std::io::stderr().is_terminal() {
         shown(c, name.to_owned(), call)
@@ -29,7 +41,7 @@ pub fn run_for<T>(
     r.map_err(|mut f| {
         if f.code == exit::WRONG_PASSWORD {
             let took = duration(start.elapsed().as_secs());
-            f.message = match crate::cli::narrowing_hint() {
+            f.message = match hint() {
                 Some(hint) => format!("{} (searched for {took}; {hint})", f.message),
                 None => format!("{} (searched for {took})", f.message),
             };

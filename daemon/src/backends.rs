@@ -65,7 +65,10 @@ impl Backends {
         // reaches the file.
         self.selectable(&policy)?;
         let now = std::fs::read_to_string(&self.policy_path).unwrap_or_default();
-        write_atomically(&self.policy_path, &crate::policy::edit(&now, &policy))?;
+        write_atomically(
+            &self.policy_path,
+            &crate::policy::new_file(&now, text, &policy),
+        )?;
         self.apply(policy, table)
     }
 

@@ -21,6 +21,19 @@ pub fn parse(text: &str, source_name: &str) -> Result<Policy> {
     })
 }
 
+/// The policy file once `text` (which parsed as `policy`) is set: the
+/// policy's own rendering (what `tcctl policy set --allow` and the
+/// desktop application send) changes the settings of the file `now` in
+/// place; any other text is a file an administrator wrote (`tcctl policy
+/// set --file`) and is written as it is, comments included.
+pub fn new_file(now: &str, text: &str, policy: &Policy) -> String {
+    if text == policy.to_text() {
+        edit(now, policy)
+    } else {
+        text.to_owned()
+    }
+}
+
 /// The policy file's text with `policy`'s settings in it: the file's
 /// comments, commented-out examples and layout stay, settings change in
 /// place, settings the policy no longer has go, new ones are added. A

@@ -712,4 +712,24 @@ fn policy_set_keeps_the_shipped_files_comments_and_layout() {
     assert_eq!(std::fs::read_to_string(&path).expect("policy"), shipped);
     let shown = json(&d.ok(&["policy", "show", "--json"], ""));
     assert_eq!(shown["hardware_acceleration"], "auto");
+
+    // A whole file with comments of its own, sent with --file, is the
+    // new policy file as the administrator wrote it.
+    let mine = "# Only the software backend on this host (ticket 4711).
+                hardware_acceleration = \"disabled\"  # no AES-NI here
+
+                # Keep the portable code first.
+prefer = [\"soft\"]
+";
+    d.ok(&["policy", "set", "--file", "-"], mine);
+    assert_eq!(std::fs::read_to_string(&path).expect("policy"), mine);
+    let shown = json(&d.ok(&["policy", "show", "--json"], ""));
+    assert_eq!(shown["hardware_acceleration"], "disabled");
+    // ...and a later change of one setting keeps those comments.
+    d.ok(&["policy", "set", "--hardware-acceleration", "auto"], "");
+    let edited = std::fs::read_to_string(&path).expect("policy");
+    assert!(
+        edited.starts_with(&mine.replace("\"disabled\"", "\"auto\"")),
+        "{edited}"
+    );
 }

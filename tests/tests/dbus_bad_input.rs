@@ -193,6 +193,23 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
     );
     assert_eq!(name, invalid, "{msg}");
     assert!(msg.contains("only HeaderInfo and Mount"), "{msg}");
+    // ChangePassword's two dicts share key names; an error about the new
+    // side says so (new_pim), not the PIM that opens the volume.
+    let (name, msg) = error_of(
+        &conn,
+        "ChangePassword",
+        &(
+            Fd::from(host.as_file().as_fd()),
+            b"password".to_vec(),
+            &no_keyfiles,
+            &options,
+            b"new password".to_vec(),
+            &no_keyfiles,
+            &odd,
+        ),
+    );
+    assert_eq!(name, invalid, "{msg}");
+    assert!(msg.starts_with("option new_pim: "), "{msg}");
     // A file that is no volume: the one error for all such cases.
     let (name, _) = mount_error(
         &conn,

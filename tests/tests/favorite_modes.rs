@@ -93,6 +93,12 @@ fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
         err.starts_with("tcctl: new: wrong password or keyfile, or not a volume (searched for "),
         "{err}"
     );
+    // What narrows a favorite's search is its own settings, not options
+    // its mount does not take; a TrueCrypt-mode favorite has no PIM.
+    assert!(
+        err.ends_with("; the favorite's --hash (`tcctl favorites add`) narrows the search)\n"),
+        "{err}"
+    );
     assert_eq!(d.list(), serde_json::json!([]));
     // Without the mode, the same favorite opens as VeraCrypt.
     d.ok(&["favorites", "remove", "new"], "");

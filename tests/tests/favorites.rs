@@ -194,6 +194,13 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
         "wrong\n",
     );
     assert_eq!(code, 2, "wrong password: {err}");
+    assert!(
+        err.ends_with(
+            "; the favorite's --hash, --format and --pim (`tcctl favorites add`) narrow the \
+             search)\n"
+        ),
+        "{err}"
+    );
 
     // A hash and encryption given with the favorite are shown by their
     // names before any mount, and tried first.

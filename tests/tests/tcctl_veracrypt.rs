@@ -756,6 +756,21 @@ fn dismount_unmount_and_list_forms() {
     assert_eq!(d.ok(&["-t", "--list"], ""), lines);
     assert_eq!(d.ok(&["-t", "-l", "-v"], ""), lines);
     assert_eq!(d.ok(&["-t", "-l", &v], ""), d.ok(&["status", &v], ""));
+    // A path with a space comes in single quotes, a quote in it doubled,
+    // as VeraCrypt writes it, so a script splitting on spaces still can.
+    let spaced = s(&d.path("Bob's vol.hc")).to_owned();
+    std::fs::copy(&v, &spaced).expect("copy the image");
+    mount(&spaced);
+    let third = d.list().as_array().expect("rows")[2]["device"]
+        .as_str()
+        .expect("device")
+        .to_owned();
+    let quoted = format!("'{}'", spaced.replace('\'', "''"));
+    assert_eq!(
+        d.ok(&["-t", "-l"], ""),
+        format!("{lines}3: {quoted} {third} -\n")
+    );
+    d.ok(&["-t", "-u", &spaced], "");
     d.ok(&["-t", "-u", &v], "");
     assert_eq!(row(&d)["volume"], w.as_str());
     d.ok(&["--text", "-d"], "");

@@ -184,30 +184,47 @@ pub fn mount(device: &Path, target: &Target, options: &Options) -> Result<Mounte
             };
             MountedFs::locate(target, ours)
         });
-    if located.is_err() {
-        undo_mount(target, device);
+    match located {
+        Err(Error::MountPoint { path, problem }) => match undo_mount(target, device) {
+            Ok(()) => Err(Error::MountPoint { path, problem }),
+            // The caller hears that a filesystem stays mounted, not only
+            // the log.
+            Err(e) => Err(Error::MountPoint {
+                path,
+                problem: format!(
+                    "{problem}; the filesystem mounted there could not be detached ({e}): \
+                     unmount it by hand before dismounting the volume"
+                ),
+            }),
+        },
+        other => {
+            if other.is_err() {
+                let _ = undo_mount(target, device);
+            }
+            other
+        }
     }
-    located
 }
 
 /// A mount made but not found again (its folder moved or changed while it
 /// was made): detached wherever that folder is now, if what is mounted
 /// there comes from `device`, so that no filesystem is left on a device
 /// the caller is about to take down (its users would hang).
-fn undo_mount(target: &Target, device: &Path) {
+fn undo_mount(target: &Target, device: &Path) -> Result<()> {
     let undone = std::fs::read_link(format!("/proc/self/fd/{}", target.dir.as_raw_fd()))
         .map_err(|e| Error::Io {
             what: format!("cannot find where {} went", target.path.display()),
             source: e,
         })
         .and_then(|now| unmount_stale(&now, device));
-    if let Err(e) = undone {
+    if let Err(e) = &undone {
         tracing::error!(
             "a filesystem of {} mounted on {} could not be detached: {e}",
             device.display(),
             target.path.display()
         );
     }
+    undone
 }
 
 /// How the daemon's own mount is told from anything else at the mount

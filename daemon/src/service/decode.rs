@@ -16,12 +16,28 @@ pub fn options<T>(dict: &Dict) -> Result<T, ServiceError>
 where
     T: for<'d> Deserialize<'d> + Type,
 {
+    named(dict, "")
+}
+
+/// As [`options`], for `ChangePassword`'s new side: its keys are named
+/// `new_KEY` in errors, apart from the same keys of the opening side.
+pub fn new_options<T>(dict: &Dict) -> Result<T, ServiceError>
+where
+    T: for<'d> Deserialize<'d> + Type,
+{
+    named(dict, "new_")
+}
+
+fn named<T>(dict: &Dict, prefix: &str) -> Result<T, ServiceError>
+where
+    T: for<'d> Deserialize<'d> + Type,
+{
     let bad = |e: zbus::zvariant::Error| ServiceError::invalid(format!("options: {e}"));
     // (The message that carried them holds the same bytes.)
     let bytes = to_bytes(Context::new_dbus(zbus::zvariant::LE, 0), dict).map_err(bad)?;
     let decoded = bytes.deserialize::<T>().map(|(v, _)| v);
     decoded.map_err(|e| match wrong_key::<T>(dict) {
-        Some(key) => ServiceError::invalid(format!("option {key}: {e}")),
+        Some(key) => ServiceError::invalid(format!("option {prefix}{key}: {e}")),
         None => bad(e),
     })
 }

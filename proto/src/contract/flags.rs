@@ -5,8 +5,8 @@
 /// Each option key of `Mount`, `HeaderInfo`, `Create`, `Expand`,
 /// `ChangePassword` and `Dismount`, and what a `tcctl` user gives for it.
 /// A key of several methods has one spelling: the one of the commands
-/// that open a volume (`ChangePassword`'s new `pim` is `--new-pim`, its
-/// `hash` `--new-hash`, its `format` `--to`).
+/// that open a volume; `ChangePassword`'s new side is named `new_KEY` in
+/// the daemon's errors.
 pub const TCCTL_FLAGS: &[(&str, &str)] = &[
     ("hash", "--hash"),
     ("encryption", "--encryption"),
@@ -46,6 +46,9 @@ pub const TCCTL_FLAGS: &[(&str, &str)] = &[
     ("outer_pim", "--outer-pim"),
     ("outer_hash", "--outer-hash"),
     ("force", "--force"),
+    ("new_pim", "--new-pim"),
+    ("new_hash", "--new-hash"),
+    ("new_format", "--to"),
 ];
 
 /// `tcctl`'s spelling of the option `key`.
@@ -132,6 +135,10 @@ mod tests {
                 "--backend of 5000 bytes (at most 4096)",
             ),
             ("option slot: 1 to 64", "--slot: 1 to 64"),
+            (
+                "option new_pim: invalid type: string, expected u32",
+                "--new-pim: invalid type: string, expected u32",
+            ),
             (
                 "option system_encryption: pass it as detached_header.",
                 "--system-encryption: pass it as --header.",

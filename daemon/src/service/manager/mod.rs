@@ -227,7 +227,7 @@ impl Manager {
         #[zbus(header)] header: Hdr<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<()> {
-        let new = decode::options(&new_options)?;
+        let new = decode::new_options(&new_options)?;
         let opening = self
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
