@@ -94,7 +94,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-l, --list",
-        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, exit 1 when none is mounted; -l VOLUME is status VOLUME; -v (anywhere) adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT (a path with a space quoted as VeraCrypt does), exit 1 when none is mounted; -l VOLUME is status VOLUME; -v (anywhere) adds nothing",
     ),
     ("-C, --change", "change-password"),
     (
