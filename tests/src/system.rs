@@ -389,3 +389,26 @@ pub fn wait_for_name(address: &str, name: &str) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A polkit rule, for one test only, that lets `user` use devices (as an
+/// administrator may let a group): in the rules folder under `name`
+/// until dropped.
+pub struct DeviceGrant(PathBuf);
+
+impl DeviceGrant {
+    pub fn new(user: &str, name: &str) -> DeviceGrant {
+        let path = PathBuf::from(format!("/etc/polkit-1/rules.d/48-tcd-test-{name}.rules"));
+        let rule = format!(
+            "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-device\" && subject.user == \"{user}\") {{\n    return polkit.Result.YES;\n  }}\n}});\n"
+        );
+        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
+        std::fs::write(&path, rule).expect("rules file");
+        DeviceGrant(path)
+    }
+}
+
+impl Drop for DeviceGrant {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

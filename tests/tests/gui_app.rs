@@ -17,7 +17,7 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use tcd_tests::system::{PASSWORD, PYTHON, System, User};
+use tcd_tests::system::{DeviceGrant, PASSWORD, PYTHON, System, User};
 use tcd_tests::{build_dir, repo_dir, require_tool};
 
 /// A run of the driver: its steps, one line each.
@@ -414,32 +414,10 @@ fn benchmark(d: &mut Driver) {
 /// listed as hidden. A volume made with a keyfile mounts with the keyfile
 /// added in the Mount dialog's list. A favorite mounted with "Remember
 /// passwords in the keyring" ticked has its password kept there.
-/// A polkit rule, for this test only, that lets the first test user use
-/// devices (as an administrator may let a group): removed on drop.
-struct DeviceGrant(&'static str);
-
-impl DeviceGrant {
-    fn new(user: &str) -> DeviceGrant {
-        let path = "/etc/polkit-1/rules.d/48-tcd-test-gui-device.rules";
-        let rule = format!(
-            "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-device\" && subject.user == \"{user}\") {{\n    return polkit.Result.YES;\n  }}\n}});\n"
-        );
-        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
-        std::fs::write(path, rule).expect("rules file");
-        DeviceGrant(path)
-    }
-}
-
-impl Drop for DeviceGrant {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.0);
-    }
-}
-
 #[test]
 fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_keyring() {
     tcd_tests::require_root();
-    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0]);
+    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0], "gui-device");
     let sys = System::start();
     let u = &sys.users[0];
     let image = u.path("device.img");

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use tcd_tests::daemon::Daemon;
 use tcd_tests::loop_device::LoopDevice;
-use tcd_tests::system::System;
+use tcd_tests::system::{DeviceGrant, System};
 use tcd_tests::{blkid_uuid, require_tool, s, tcrypt_images};
 
 const AAA: &str = "aaaaaaaaaaaa\n";
@@ -243,32 +243,10 @@ print(reply.header.fields.get(4) or reply.body[0])
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A polkit rule, for this file's tests only, that lets the first test
-/// user use devices (as an administrator may let a group): removed on drop.
-struct DeviceGrant(&'static str);
-
-impl DeviceGrant {
-    fn new(user: &str) -> DeviceGrant {
-        let path = "/etc/polkit-1/rules.d/48-tcd-test-system-partition.rules";
-        let rule = format!(
-            "polkit.addRule(function(action, subject) {{\n  if (action.id == \"org.tcd.use-device\" && subject.user == \"{user}\") {{\n    return polkit.Result.YES;\n  }}\n}});\n"
-        );
-        std::fs::create_dir_all("/etc/polkit-1/rules.d").expect("rules folder");
-        std::fs::write(path, rule).expect("rules file");
-        DeviceGrant(path)
-    }
-}
-
-impl Drop for DeviceGrant {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.0);
-    }
-}
-
 #[test]
 fn a_partitions_header_is_read_with_the_users_rights_never_the_daemons() {
     tcd_tests::require_root();
-    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0]);
+    let _grant = DeviceGrant::new(tcd_tests::system::USERS[0], "system-partition");
     let sys = System::start();
     let one = &sys.users[0];
     let img = sys.dir.path().join("windows.img");
