@@ -129,6 +129,14 @@ impl Daemon {
         self.dir.path().join(name)
     }
 
+    /// A copy of the corpus image `name` in this daemon's folder, as a
+    /// path to give tcctl.
+    pub fn image(&self, name: &str) -> String {
+        let p = self.path(name);
+        std::fs::copy(crate::tcrypt_images().join(name), &p).expect("copy the image");
+        crate::s(&p).to_owned()
+    }
+
     /// `tcctl --socket` this daemon's socket, to add arguments to.
     pub fn command(&self) -> Command {
         let mut c = Command::new(build_dir().join("tcctl"));

@@ -21,13 +21,6 @@ const TC: &str = "tc_5-sha512-xts-aes";
 const VC: &str = "vc_1-sha512-xts-aes";
 const MBR_PART: &str = "sys_vc_1_mbr_part-sha256-xts-aes";
 
-/// A copy of a corpus image in the daemon's folder.
-fn image(d: &Daemon, name: &str) -> String {
-    let p = d.path(name);
-    std::fs::copy(tcrypt_images().join(name), &p).expect("copy the image");
-    s(&p).to_owned()
-}
-
 fn favorites_json(d: &Daemon) -> serde_json::Value {
     serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json")
 }
@@ -35,8 +28,8 @@ fn favorites_json(d: &Daemon) -> serde_json::Value {
 #[test]
 fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
     let d = Daemon::start();
-    let tc = image(&d, TC);
-    let vc = image(&d, VC);
+    let tc = d.image(TC);
+    let vc = d.image(VC);
     assert_eq!(
         d.ok(
             &[
@@ -113,7 +106,7 @@ fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
 #[test]
 fn a_system_encryption_favorite_mounts_read_only_unless_it_says_read_write() {
     let d = Daemon::start();
-    let v = image(&d, MBR_PART);
+    let v = d.image(MBR_PART);
     d.ok(
         &[
             "favorites",
@@ -202,7 +195,7 @@ fn a_system_encryption_favorite_mounts_read_only_unless_it_says_read_write() {
 #[test]
 fn a_favorites_file_without_the_new_keys_still_loads() {
     let d = Daemon::start();
-    let tc = image(&d, TC);
+    let tc = d.image(TC);
     let dir = d.path("state/favorites");
     std::fs::create_dir_all(&dir).expect("favorites folder");
     std::fs::write(

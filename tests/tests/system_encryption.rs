@@ -17,19 +17,12 @@ const GPT_PART: &str = "sys_vc_1_gpt_part-sha512-xts-aes";
 const MBR_PART: &str = "sys_vc_1_mbr_part-sha256-xts-aes";
 const MBR_FULL: &str = "sys_vc_1_mbr_full-sha256-xts-aes";
 
-/// A copy of a corpus image in the daemon's folder.
-fn image(d: &Daemon, name: &str) -> String {
-    let p = d.path(name);
-    std::fs::copy(tcrypt_images().join(name), &p).expect("copy the image");
-    s(&p).to_owned()
-}
-
 fn hash_of(name: &str) -> &str {
     name.split('-').nth(1).expect("the PRF in the name")
 }
 
 fn attach_system(d: &Daemon, name: &str, extra: &[&str]) -> (String, serde_json::Value) {
-    let v = image(d, name);
+    let v = d.image(name);
     let mut args = vec![
         "mount",
         &v,
@@ -95,7 +88,7 @@ fn a_whole_encrypted_drive_opens_from_sector_63_with_its_partition_inside() {
 #[test]
 fn read_write_is_asked_for_and_warned_about() {
     let d = Daemon::start();
-    let v = image(&d, MBR_PART);
+    let v = d.image(MBR_PART);
     let out = d.tcctl(
         &[
             "mount",
@@ -121,7 +114,7 @@ fn read_write_is_asked_for_and_warned_about() {
     assert_eq!(row["read_only"], false);
     d.ok(&["dismount", row["device"].as_str().expect("device")], "");
     // Other volumes mount read-write anyway: no warning for them.
-    let v = image(&d, "tc_5-sha512-xts-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
     let out = d.tcctl(
         &[
             "mount",
@@ -145,7 +138,7 @@ fn read_write_is_asked_for_and_warned_about() {
 #[test]
 fn info_shows_the_system_header_as_veracrypt_does() {
     let d = Daemon::start();
-    let v = image(&d, MBR_PART);
+    let v = d.image(MBR_PART);
     let text = d.ok(
         &[
             "info",

@@ -15,13 +15,6 @@ const BBB: &str = "bbbbbbbbbbbb\n";
 const PW: &str = "correct horse\n";
 const USAGE: i32 = 64;
 
-/// A copy of a real image in the daemon's folder.
-fn image(d: &Daemon, name: &str) -> String {
-    let p = d.path(name);
-    std::fs::copy(tcrypt_images().join(name), &p).expect("copy the image");
-    s(&p).to_owned()
-}
-
 /// A new 24 MiB ext4 volume (PIM 1: a fast key derivation) and an empty
 /// folder to mount it on.
 fn volume(d: &Daemon, name: &str) -> (String, String) {
@@ -72,7 +65,7 @@ fn text_mode_mounts_a_volume_named_alone() {
 #[test]
 fn non_interactive_without_stdin_fails_at_once() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
     let (code, msg) = d.fails(&["-t", "--non-interactive", &v], "");
     assert_eq!(code, 64, "{msg}");
     assert!(msg.contains("--non-interactive asks for none"), "{msg}");
@@ -81,7 +74,7 @@ fn non_interactive_without_stdin_fails_at_once() {
 #[test]
 fn stdin_reads_the_password_from_standard_input() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
     d.ok(&["mount", "--stdin", "--filesystem", "none", &v], AAA);
     assert_eq!(row(&d)["format"], "TrueCrypt");
 }
@@ -89,7 +82,7 @@ fn stdin_reads_the_password_from_standard_input() {
 #[test]
 fn tc_and_truecrypt_try_the_truecrypt_format_only() {
     let d = Daemon::start();
-    let tc = image(&d, "tc_5-sha512-xts-aes");
+    let tc = d.image("tc_5-sha512-xts-aes");
     d.ok(
         &[
             "-t",
@@ -105,7 +98,7 @@ fn tc_and_truecrypt_try_the_truecrypt_format_only() {
     );
     assert_eq!(row(&d)["format"], "TrueCrypt");
     d.ok(&["dismount", "--all"], "");
-    let vc = image(&d, "vc_1-sha512-xts-aes");
+    let vc = d.image("vc_1-sha512-xts-aes");
     for spelling in [&["-tc"][..], &["--truecrypt"], &["--format", "truecrypt"]] {
         let mut args = vec![
             "mount",
@@ -125,7 +118,7 @@ fn tc_and_truecrypt_try_the_truecrypt_format_only() {
 #[test]
 fn volume_type_truecrypt_still_picks_the_format() {
     let d = Daemon::start();
-    let vc = image(&d, "vc_1-sha512-xts-aes");
+    let vc = d.image("vc_1-sha512-xts-aes");
     let (code, _) = d.fails(
         &[
             "info",
@@ -410,7 +403,7 @@ fn mount_options_ts_leaves_the_timestamps_writes_set() {
 #[test]
 fn mount_options_system_opens_a_system_drive_read_only() {
     let d = Daemon::start();
-    let v = image(&d, "sys_vc_1_gpt_part-sha512-xts-aes");
+    let v = d.image("sys_vc_1_gpt_part-sha512-xts-aes");
     d.ok(
         &[
             "-t",
@@ -501,8 +494,8 @@ fn create_keyfile_writes_64_random_bytes_for_the_user_only() {
 #[test]
 fn auto_mount_favorites_mounts_the_auto_mount_favorites() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
-    let w = image(&d, "tc_5-sha512-xts-serpent-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
+    let w = d.image("tc_5-sha512-xts-serpent-aes");
     d.ok(
         &[
             "favorites",
@@ -551,7 +544,7 @@ fn auto_mount_devices_is_mount_devices() {
 #[test]
 fn volume_properties_and_test_read_the_header_without_mounting() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
     let info = d.ok(&["info", &v, "--stdin", "--hash", "sha512"], AAA);
     assert!(info.contains("AES"), "{info}");
     for command in ["--volume-properties", "--test"] {
@@ -636,7 +629,7 @@ fn explore_opens_the_mount_point_with_xdg_open() {
 #[test]
 fn keyfiles_take_a_comma_separated_list() {
     let d = Daemon::start();
-    let v = image(&d, "tck_5-sha512-xts-aes");
+    let v = d.image("tck_5-sha512-xts-aes");
     let k1 = s(&tcrypt_images().join("keyfile1")).to_owned();
     let k2 = s(&tcrypt_images().join("keyfile2")).to_owned();
     let both = format!("{k1},{k2}");
@@ -689,7 +682,7 @@ fn keyfiles_take_a_comma_separated_list() {
 #[test]
 fn protect_hidden_yes_and_no() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes-hidden");
+    let v = d.image("tc_5-sha512-xts-aes-hidden");
     let base = ["-t", "--stdin", "--hash", "sha512", "--filesystem", "none"];
     let mut yes = base.to_vec();
     yes.extend(["--protect-hidden=yes", &v]);
@@ -737,8 +730,8 @@ fn a_password_on_the_command_line_is_refused() {
 #[test]
 fn dismount_unmount_and_list_forms() {
     let d = Daemon::start();
-    let v = image(&d, "tc_5-sha512-xts-aes");
-    let w = image(&d, "tc_5-sha512-xts-serpent-aes");
+    let v = d.image("tc_5-sha512-xts-aes");
+    let w = d.image("tc_5-sha512-xts-serpent-aes");
     let mount = |x: &str| d.ok(&["mount", "--stdin", "--filesystem", "none", x], AAA);
     mount(&v);
     mount(&w);
