@@ -80,6 +80,11 @@ fn every_algorithm_on_every_backend_and_path_passes() {
         assert!(has(cipher, "soft", "raw blocks"), "{cipher}:\n{out}");
     }
     assert!(has("PBKDF2-HMAC-SHA-512", "tcd", "SSE2 lanes"), "{out}");
+    // VeraCrypt's Argon2id, through each build of its memory fill.
+    assert!(has("Argon2id", "tcd", "SSE2"), "{out}");
+    if std::arch::is_x86_feature_detected!("avx2") {
+        assert!(has("Argon2id", "tcd", "AVX2"), "{out}");
+    }
     assert!(has("PBKDF2-HMAC-BLAKE2s-256", "tcd", "SSE2 lanes"), "{out}");
 
     let json: serde_json::Value =

@@ -1,12 +1,15 @@
 //! The header-key PRFs' checks: each hash's published digests, and PBKDF2
 //! known answers through every path the key search takes
-//! (`kdf::pbkdf2_paths`: the one-chain loops, the SIMD lanes at each level).
+//! (`kdf::pbkdf2_paths`: the one-chain loops, the SIMD lanes at each level);
+//! Argon2id's known answers through each build of its memory fill.
 
 use super::{Check, lines, unhex};
+use crate::volume::argon2id::{self, Fill};
 use crate::volume::kdf::{self, Pbkdf2Path, Prf};
 use sha2::Digest;
 
 const HASHES: &str = include_str!("vectors/hashes.txt");
+const ARGON2ID: &str = include_str!("vectors/argon2id.txt");
 /// The published PBKDF2 vectors the key derivation's tests use, and the
 /// ones VeraCrypt's self-test checks.
 const PBKDF2: [&str; 2] = [
@@ -41,7 +44,50 @@ pub fn run() -> Vec<Check> {
             });
         }
     }
+    checks.extend(Fill::all().into_iter().map(|fill| Check {
+        algorithm: Prf::Argon2id.name().to_owned(),
+        backend: "tcd".into(),
+        path: fill.name().into(),
+        problem: argon2id_answers(fill).err(),
+    }));
     checks
+}
+
+/// The reference implementation's Argon2id answers through `fill`.
+fn argon2id_answers(fill: Fill) -> Result<(), String> {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let mut seen = 0;
+    for line in lines(ARGON2ID) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [passes, memory_kib, password, salt, want] = f[..] else {
+            return Err(format!("malformed Argon2id vector: {line}"));
+        };
+        let bad = |what: &str| format!("bad {what} in an Argon2id vector: {line}");
+        let passes: u32 = passes.parse().map_err(|_| bad("passes"))?;
+        let memory_kib: u32 = memory_kib.parse().map_err(|_| bad("memory"))?;
+        let want = unhex(want)?;
+        let mut got = vec![0u8; want.len()];
+        argon2id::hash_with(
+            fill,
+            &unhex(password)?,
+            &unhex(salt)?,
+            memory_kib,
+            passes,
+            &never,
+            &mut got,
+        )
+        .map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!(
+                "wrong key from {passes} passes over {memory_kib} KiB"
+            ));
+        }
+        seen += 1;
+    }
+    if seen == 0 {
+        return Err("no vector".into());
+    }
+    Ok(())
 }
 
 fn digest(prf: Prf, message: &[u8]) -> Vec<u8> {

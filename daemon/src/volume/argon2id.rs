@@ -10,11 +10,13 @@
 //!   derivation ends, so the daemon (which locks all its memory) gives it
 //!   back to the system at once instead of keeping it in the allocator.
 //!
-//! The unit tests check it against the `argon2` crate.
+//! The unit tests check it against the `argon2` crate; the self-test
+//! against known answers of the reference implementation.
 
 use crate::error::{Error, Result};
 use blake2::{Blake2b512, Digest};
 use std::sync::atomic::{AtomicBool, Ordering};
+use tcd_backend_kit::simd::Level;
 use zeroize::Zeroize;
 
 /// Words (u64) in one 1 KiB block.
@@ -244,6 +246,64 @@ pub fn hash(
     cancel: &AtomicBool,
     out: &mut [u8],
 ) -> Result<()> {
+    hash_with(
+        Fill::best(),
+        password,
+        salt,
+        memory_kib,
+        passes,
+        cancel,
+        out,
+    )
+}
+
+/// The two builds of the memory fill: one compiled for AVX2, taken where
+/// the processor has it and `TCD_SIMD` allows it, and the baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    Avx2,
+    Baseline,
+}
+
+impl Fill {
+    /// The build derivations take on this processor.
+    pub fn best() -> Fill {
+        let level = tcd_backend_kit::simd::cap();
+        if level >= Level::Avx2 && tcd_backend_kit::simd::supported(Level::Avx2) {
+            Fill::Avx2
+        } else {
+            Fill::Baseline
+        }
+    }
+
+    /// Every build this processor runs, for the self-test.
+    pub fn all() -> Vec<Fill> {
+        let mut all = vec![Fill::Baseline];
+        if tcd_backend_kit::simd::supported(Level::Avx2) {
+            all.insert(0, Fill::Avx2);
+        }
+        all
+    }
+
+    /// The build's name in the self-test's table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Avx2 => "AVX2",
+            Fill::Baseline => "SSE2",
+        }
+    }
+}
+
+/// [`hash`] through the memory fill `fill` (which this processor must run).
+pub fn hash_with(
+    fill: Fill,
+    password: &[u8],
+    salt: &[u8],
+    memory_kib: u32,
+    passes: u32,
+    cancel: &AtomicBool,
+    out: &mut [u8],
+) -> Result<()> {
     if passes == 0 {
         return Err(Error::Kdf("Argon2 needs at least one pass".into()));
     }
@@ -287,7 +347,7 @@ pub fn hash(
     bytes.zeroize();
 
     let mut touched = lane;
-    let filled = fill_dispatch(blocks, segment, passes as usize, cancel, &mut touched);
+    let filled = fill_dispatch(fill, blocks, segment, passes as usize, cancel, &mut touched);
     let mut last = blocks[lane - 1];
     memory.touched = touched;
     if let Err(e) = filled {
@@ -305,6 +365,7 @@ pub fn hash(
 }
 
 fn fill_dispatch(
+    build: Fill,
     blocks: &mut [Block],
     segment: usize,
     passes: usize,
@@ -312,7 +373,7 @@ fn fill_dispatch(
     touched: &mut usize,
 ) -> Result<()> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if build == Fill::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
         #[target_feature(enable = "avx2")]
         unsafe fn fill_avx2(
             blocks: &mut [Block],

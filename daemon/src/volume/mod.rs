@@ -1,7 +1,7 @@
 //! TrueCrypt 7 and VeraCrypt volumes: header layout, key derivation,
 //! keyfiles, opening by trial, creating, and maintaining.
 
-mod argon2id;
+pub(crate) mod argon2id;
 pub mod create;
 pub mod expand;
 pub mod header;
