@@ -9,7 +9,7 @@
 //! `keyring:favorite:<name>@tcd`, in the default (login) collection.
 //!
 //! In the kernel it is a key of type "user" described
-//! `keyring:favorite:<name>@tcd`, which linux-keyutils-keyring-store adds
+//! `keyring:favorite:<name>@tcd:<login>`, which linux-keyutils-keyring-store adds
 //! to the session keyring (@s) and links into the user's persistent
 //! keyring. @s is the login session's keyring (pam_keyinit), shared by
 //! every process of that login, so the key outlives each `tcctl` run;
@@ -20,10 +20,16 @@
 //! days by default, renewed on use), like the Secret Service keeps it on
 //! disk. A reboot clears it. We keep that behaviour: the user asked us to
 //! remember.
+//!
+//! The kernel's keyrings belong to a uid, not to an account: deleting a
+//! user leaves their persistent keyring until it expires, and a new
+//! account given the same uid would own it. The login name in the key's
+//! description keeps such an account from reading the keys of the one
+//! before (`tcctl favorites forget` before `userdel` removes them).
 
 use crate::bus::{Failure, exit};
 use keyring_core::{CredentialStore, Entry, Error};
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::fmt;
 use std::sync::Arc;
 use zeroize::Zeroizing;
@@ -137,9 +143,37 @@ fn entry(store: Store, favorite: &str) -> Result<Entry, Failure> {
             linux_keyutils_keyring_store::Store::new().map(|s| s as Arc<CredentialStore>)
         }
     };
+    let service = match store {
+        Store::SecretService => SERVICE.to_owned(),
+        Store::KernelKeyring => format!("{SERVICE}:{}", login_name(store)?),
+    };
     backend
-        .and_then(|b| Entry::new_in_store(&b, SERVICE, &format!("favorite:{favorite}")))
+        .and_then(|b| Entry::new_in_store(&b, &service, &format!("favorite:{favorite}")))
         .map_err(|e| failure(store, e))
+}
+
+/// The login name of this process's user, from the password database.
+fn login_name(store: Store) -> Result<String, Failure> {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: an all-zero passwd (null pointers, zero ids) is a valid value
+    // for getpwuid_r to overwrite.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to live memory of the size given; on success
+    // the strings in `pw` point into `buf`, which outlives their use here.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() || pw.pw_name.is_null() {
+        return Err(Failure {
+            code: exit::FAILED,
+            message: format!("{store}: uid {uid} has no login name in the password database"),
+        });
+    }
+    // SAFETY: getpwuid_r succeeded: pw_name is a NUL-terminated string in
+    // `buf`.
+    let name = unsafe { CStr::from_ptr(pw.pw_name) };
+    Ok(name.to_string_lossy().into_owned())
 }
 
 fn store_in(store: Store, favorite: &str, password: &[u8]) -> Result<(), Failure> {
@@ -385,6 +419,29 @@ mod tests {
             .collect()
     }
 
+    /// A key an earlier account of this uid left (another login name, or
+    /// none) is never read, nor forgotten for `name`.
+    fn an_earlier_accounts_key_is_not_read(keyctl: &Path, name: &str) {
+        let left = [
+            format!("keyring:favorite:{name}@tcd:former-account"),
+            format!("keyring:favorite:{name}@tcd"),
+        ];
+        for description in &left {
+            let out = run_with_stdin(
+                Command::new(keyctl).args(["padd", "user", description, "@s"]),
+                b"old password",
+            );
+            assert!(out.status.success(), "keyctl padd: {out:?}");
+        }
+        assert_eq!(load_from(Store::KernelKeyring, name).unwrap(), None);
+        assert!(!forget_in(Store::KernelKeyring, name).unwrap());
+        for description in &left {
+            let id = key_in(keyctl, "@s", description).expect("the earlier account's key");
+            let out = run(Command::new(keyctl).args(["unlink", &id, "@s"]));
+            assert!(out.status.success(), "keyctl unlink: {out:?}");
+        }
+    }
+
     #[test]
     fn kernel_keyring_round_trip() {
         let keyctl = tool("keyctl", "keyutils");
@@ -396,7 +453,8 @@ mod tests {
         let name = unique("kernel");
         let other = unique("kernel-other");
         let _cleanup = Forget(Store::KernelKeyring, vec![name.clone(), other.clone()]);
-        let description = format!("keyring:favorite:{name}@tcd");
+        let login = login_name(Store::KernelKeyring).unwrap();
+        let description = format!("keyring:favorite:{name}@tcd:{login}");
         assert_eq!(load_from(Store::KernelKeyring, &name).unwrap(), None);
 
         store_in(Store::KernelKeyring, &name, b"first").unwrap();
@@ -432,8 +490,10 @@ mod tests {
         assert_eq!(load_from(Store::KernelKeyring, &name).unwrap(), None);
         assert!(!forget_in(Store::KernelKeyring, &name).unwrap());
 
+        an_earlier_accounts_key_is_not_read(&keyctl, &other);
+
         // What another process of the session stored is read.
-        let description = format!("keyring:favorite:{other}@tcd");
+        let description = format!("keyring:favorite:{other}@tcd:{login}");
         let out = run_with_stdin(
             Command::new(&keyctl).args(["padd", "user", &description, "@s"]),
             PASSWORD,
