@@ -34,7 +34,15 @@ impl LoopDevice {
     /// its first partition, once that node exists.
     pub fn attach_with_partitions(image: &Path) -> (LoopDevice, String) {
         let mut device = Self::attach(image);
-        let st = Command::new(require_tool("partx", "package util-linux"))
+        let partx = require_tool("partx", "package util-linux");
+        // The kernel keeps a detached loop device's partitions that partx
+        // added: a free device may carry another image's, which `-a` would
+        // refuse to add again. Drop them first (none there is fine).
+        let _ = Command::new(&partx)
+            .args(["-d", &device.path])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let st = Command::new(&partx)
             .args(["-a", &device.path])
             .status()
             .expect("partx -a");
