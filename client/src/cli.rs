@@ -434,11 +434,15 @@ pub enum Command {
     Dismount {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        #[arg(required_unless_present_any = ["all", "slot"], conflicts_with_all = ["all", "slot"])]
         target: Option<String>,
         /// Every volume you mounted (root: every volume).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "slot")]
         all: bool,
+        /// The volume in this slot, as VeraCrypt's --slot: the N of its
+        /// veracryptN mount point, else its place in `tcctl -t -l`.
+        #[arg(long, value_name = "N")]
+        slot: Option<u32>,
         /// Dismount even if files are open.
         #[arg(long, short = 'f')]
         force: bool,
@@ -474,7 +478,11 @@ pub enum Command {
     Status {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
-        target: String,
+        #[arg(required_unless_present = "slot", conflicts_with = "slot")]
+        target: Option<String>,
+        /// The volume in this slot, as VeraCrypt's --slot (see dismount).
+        #[arg(long, value_name = "N")]
+        slot: Option<u32>,
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
@@ -539,11 +547,13 @@ pub enum Command {
     /// volumes would use.
     Benchmark {
         /// Buffer size, passed over once: bytes, or with K, M, G (KiB, MiB,
-        /// GiB: binary, as TrueCrypt's 5 MB to 1 GB and as create's
-        /// --size). Default: 1 MiB, which stays in the processor's caches,
-        /// passed over 100 times, so the figures are the ciphers' speed
-        /// rather than the memory's.
-        #[arg(long, value_parser = input::parse_size)]
+        /// GiB: binary, as TrueCrypt's and as create's --size), from 512
+        /// bytes (one data unit; other sizes are rounded down to whole
+        /// units) to 256 MiB (root: 1 GiB, TrueCrypt's largest). Default:
+        /// 1 MiB, which stays in the processor's caches, passed over 100
+        /// times, so the figures are the ciphers' speed rather than the
+        /// memory's.
+        #[arg(long, value_parser = input::parse_benchmark_size)]
         size: Option<u64>,
         /// Print JSON, for scripts.
         #[arg(long)]
@@ -1041,7 +1051,10 @@ pub enum FavoritesAction {
     },
     /// Mount one favorite, all of them, or those marked auto-mount.
     Mount(FavoriteMountArgs),
-    /// Remove a favorite's password from your keyring.
+    /// Remove a favorite's password from your keyring. The kernel
+    /// keyring belongs to your uid and outlives your account for days: its
+    /// keys carry your login name, so a later account with your uid and
+    /// another name never reads them; forget them before an account goes.
     Forget {
         /// The favorite's name.
         name: String,

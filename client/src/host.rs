@@ -165,7 +165,7 @@ pub fn create_private(path: &Path, rule: &str) -> Result<File, Failure> {
         .open(path)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => Failure {
-                code: exit::USAGE,
+                code: exit::INVALID_ARGUMENT,
                 message: format!("{} exists: {rule}", path.display()),
             },
             _ => Failure::invalid(format!("{}: {e}", path.display())),

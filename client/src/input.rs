@@ -45,6 +45,12 @@ impl Passwords {
         }
     }
 
+    /// Neither standard input nor a prompt gives a password: with
+    /// keyfiles, VeraCrypt's `--non-interactive` then opens with them alone.
+    pub fn asks_nobody(&self) -> bool {
+        !self.stdin && !self.interactive
+    }
+
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         if self.stdin {
             if self.lines.is_none() {
@@ -52,9 +58,18 @@ impl Passwords {
             }
             let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
             let mut line = Zeroizing::new(String::new());
-            lines
+            let read = lines
                 .read_line(&mut line)
                 .map_err(|e| Failure::invalid(format!("cannot read a password: {e}")))?;
+            if read == 0 {
+                // Nothing at all (an empty file, /dev/null): no password
+                // was given, which no search would find out any sooner.
+                return Err(Failure {
+                    code: exit::USAGE,
+                    message: "--password-stdin: standard input holds no password (it is empty)"
+                        .into(),
+                });
+            }
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
         }
@@ -62,7 +77,8 @@ impl Passwords {
             return Err(Failure {
                 code: exit::USAGE,
                 message: "a password is needed, and --non-interactive asks for none: \
-                          give it with --password-stdin"
+                          give it with --password-stdin (a volume opened by keyfiles alone \
+                          needs none: give them with --keyfile)"
                     .into(),
             });
         }
@@ -318,6 +334,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| format!("bad size {s}"))
+}
+
+/// A benchmark buffer's size: at least one 512-byte data unit.
+pub fn parse_benchmark_size(s: &str) -> Result<u64, String> {
+    let size = parse_size(s)?;
+    if size < 512 {
+        return Err(format!(
+            "a benchmark buffer holds at least one 512-byte data unit, not {size} bytes"
+        ));
+    }
+    Ok(size)
 }
 
 /// A keyfile's size: 64 bytes to 1 MiB, as `parse_size` reads it.

@@ -115,14 +115,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
     };
     match cli.command {
         Command::Mount(a) => volumes::mount(ctx, a),
-        Command::Dismount { target, all, force } => volumes::dismount(ctx, target, all, force),
+        Command::Dismount {
+            target,
+            all,
+            force,
+            slot,
+        } => volumes::dismount(ctx, volumes::Named::of(target, slot), all, force),
         Command::List {
             json,
             veracrypt_lines,
         } => volumes::list(ctx, json, veracrypt_lines),
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
-        Command::Status { target, json } => volumes::status(ctx, &target, json),
+        Command::Status { target, slot, json } => {
+            volumes::status(ctx, volumes::Named::of(target, slot), json)
+        }
         Command::CreateKeyfile(a) => keyfiles::create(&a),
         Command::MountDevices(a) => devices::mount_all(ctx, a),
         Command::Token { action } => tokens::run(action),

@@ -97,15 +97,26 @@ pub fn volume_json(v: &Volume) -> Json {
 /// that of a `veracryptN` mount point, else the row's place; `-` for no
 /// mount point. A path with a space is quoted as VeraCrypt quotes it.
 pub fn veracrypt_lines(rows: &[Volume]) {
-    for (i, r) in rows.iter().enumerate() {
+    for (r, slot) in rows.iter().zip(slots(rows)) {
         let at = r.mount_point().unwrap_or("-");
-        let slot = std::path::Path::new(at)
-            .file_name()
-            .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
-            .unwrap_or(i as u32 + 1);
         let (host, at) = (quote_spaces(r.host()), quote_spaces(at));
         println!("{slot}: {host} {} {at}", r.device());
     }
+}
+
+/// Each row's VeraCrypt slot: the N of a `veracryptN` mount point, else
+/// the row's place in the list (from 1).
+pub fn slots(rows: &[Volume]) -> Vec<u32> {
+    let place = |i: usize| u32::try_from(i + 1).unwrap_or(u32::MAX);
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.mount_point()
+                .and_then(|at| std::path::Path::new(at).file_name())
+                .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
+                .unwrap_or_else(|| place(i))
+        })
+        .collect()
 }
 
 /// VeraCrypt's quoting in its lists: a text with a space in single quotes,

@@ -45,7 +45,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--slot N",
-        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there",
+        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there. With -d or -l: the volume in that slot (dismount --slot, status --slot)",
     ),
     (
         "--fs-options OPTIONS",
@@ -90,11 +90,11 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
-        "dismount VOLUME, or without one dismount --all; -f is --force",
+        "dismount VOLUME, or without one dismount --all; -f is --force; --slot N: the volume in slot N",
     ),
     (
         "-l, --list",
-        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT (a path with a space quoted as VeraCrypt does), exit 1 when none is mounted; -l VOLUME is status VOLUME; -v (anywhere) adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT (a path with a space quoted as VeraCrypt does), exit 1 when none is mounted; -l VOLUME is status VOLUME, -l --slot N status --slot N; -v (anywhere) adds nothing",
     ),
     ("-C, --change", "change-password"),
     (
@@ -342,13 +342,16 @@ fn dismount_all_without_target(out: &mut Vec<String>) {
 fn names_a_volume(out: &[String]) -> bool {
     let mut words = out[2..].iter();
     while let Some(w) = words.next() {
-        if w == "--socket" {
+        if w == "--socket" || w == "--slot" {
             words.next();
+        } else if w.starts_with("--slot=") {
+            // A slot names the volume.
+            return true;
         } else if !w.starts_with('-') {
             return true;
         }
     }
-    false
+    out.iter().any(|w| w == "--slot")
 }
 
 /// VeraCrypt's `-l VOLUME` lists that volume: `status VOLUME`. Its `-v`
@@ -391,6 +394,9 @@ mod tests {
         assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
         assert_eq!(t(&["-t", "-l"]), ["list", "--veracrypt-lines"]);
         assert_eq!(t(&["-t", "-l", "-v"]), ["list", "--veracrypt-lines"]);
+        assert_eq!(t(&["-t", "-l", "--slot", "2"]), ["status", "--slot", "2"]);
+        assert_eq!(t(&["-t", "--slot=2", "-l"]), ["status", "--slot=2"]);
+        assert_eq!(t(&["-t", "-d", "--slot", "3"]), ["dismount", "--slot", "3"]);
         assert_eq!(
             t(&["-t", "--stdin", "-v", "--mount", "/v.hc"]),
             ["mount", "--stdin", "/v.hc"]

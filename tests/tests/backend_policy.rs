@@ -680,6 +680,26 @@ fn the_default_benchmark_passes_over_a_cache_sized_buffer() {
         table.starts_with("Buffer 512 bytes (rounded down to whole 512-byte units) on "),
         "{table}"
     );
+    // Less than one data unit is no buffer (0 is not "the default"); more
+    // than the bound is refused in a whole sentence.
+    for small in ["0", "1", "511"] {
+        let (code, msg) = d.fails(&["benchmark", "--size", small], "");
+        assert_eq!(code, 64, "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "a benchmark buffer holds at least one 512-byte data unit, not {small} bytes"
+            )),
+            "{msg}"
+        );
+    }
+    let (code, msg) = d.fails(&["benchmark", "--size", "2G"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            7,
+            "tcctl: a benchmark buffer holds at most 256 MiB (1024 MiB for root), not 2048 MiB\n"
+        )
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ use tcd_tests::{build_dir, repo_dir};
 
 /// sysexits' EX_USAGE.
 const USAGE: i32 = 64;
+const INVALID_ARGUMENT: i32 = 7;
 
 /// `tcctl ARGS` with no daemon anywhere it could look.
 fn tcctl(args: &[&str]) -> Output {
@@ -246,7 +247,8 @@ fn non_interactive_without_password_stdin_fails_at_once_naming_it() {
     assert_eq!(
         text(&out.stderr),
         "tcctl: a password is needed, and --non-interactive asks for none: \
-         give it with --password-stdin\n"
+         give it with --password-stdin (a volume opened by keyfiles alone needs none: \
+         give them with --keyfile)\n"
     );
 }
 
@@ -802,7 +804,7 @@ fn the_keyfile_generator_makes_count_files_of_the_size_asked_or_none() {
     assert_eq!(
         (out.status.code(), text(&out.stderr)),
         (
-            Some(USAGE),
+            Some(INVALID_ARGUMENT),
             format!("tcctl: {other}_2 exists: a keyfile is never replaced\n")
         )
     );

@@ -14,6 +14,7 @@ const AAA: &str = "aaaaaaaaaaaa\n";
 const BBB: &str = "bbbbbbbbbbbb\n";
 const PW: &str = "correct horse\n";
 const USAGE: i32 = 64;
+const INVALID_ARGUMENT: i32 = 7;
 
 /// A new 24 MiB ext4 volume (PIM 1: a fast key derivation) and an empty
 /// folder to mount it on.
@@ -483,7 +484,7 @@ fn create_keyfile_writes_64_random_bytes_for_the_user_only() {
     let first = std::fs::read(&k).expect("read");
     assert_ne!(first, vec![0u8; 64]);
     let out = run();
-    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(out.status.code(), Some(INVALID_ARGUMENT));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!("tcctl: {} exists: a keyfile is never replaced\n", s(&k))
@@ -680,6 +681,55 @@ fn keyfiles_take_a_comma_separated_list() {
 }
 
 #[test]
+fn non_interactive_keyfiles_open_a_volume_without_a_password() {
+    let d = Daemon::start();
+    let v = d.image("vck_1_nopw-sha512-xts-aes");
+    let k1 = s(&tcrypt_images().join("keyfile1")).to_owned();
+    let k2 = s(&tcrypt_images().join("keyfile2")).to_owned();
+    let keyfiles = format!("{k1},{k2}");
+    let fixed = ["--hash", "sha512", "--filesystem", "none"];
+    // No terminal, no standard input: the keyfiles alone, as VeraCrypt's
+    // --non-interactive opens them.
+    let mut args = vec!["-t", "--non-interactive", "-k", &keyfiles];
+    args.extend(fixed);
+    args.push(&v);
+    d.ok(&args, "");
+    assert_eq!(row(&d)["volume"], v.as_str());
+    d.ok(&["dismount", "--all"], "");
+    // An empty standard input gives no password at all; an empty line is
+    // an empty password, which opens nothing without a keyfile. Both are
+    // refused before any search.
+    let mut args = vec!["mount", "--stdin"];
+    args.extend(fixed);
+    args.push(&v);
+    let (code, msg) = d.fails(&args, "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            64,
+            "tcctl: --password-stdin: standard input holds no password (it is empty)\n"
+        )
+    );
+    let (code, msg) = d.fails(&args, "\n");
+    assert_eq!(
+        (code, msg),
+        (
+            64,
+            format!("tcctl: {v}: an empty password with no keyfile opens no volume\n")
+        )
+    );
+    // Without the keyfiles, --non-interactive says how to give them.
+    let (code, msg) = d.fails(&["-t", "--non-interactive", &v], "");
+    assert_eq!(code, 64, "{msg}");
+    assert!(msg.contains("give them with --keyfile"), "{msg}");
+    assert_eq!(
+        d.list().as_array().map(Vec::len),
+        Some(0),
+        "nothing mounted"
+    );
+}
+
+#[test]
 fn protect_hidden_yes_and_no() {
     let d = Daemon::start();
     let v = d.image("tc_5-sha512-xts-aes-hidden");
@@ -763,7 +813,18 @@ fn dismount_unmount_and_list_forms() {
         d.ok(&["-t", "-l"], ""),
         format!("{lines}3: {quoted} {third} -\n")
     );
-    d.ok(&["-t", "-u", &spaced], "");
+    // VeraCrypt's --slot names a volume to -l and -d too.
+    assert_eq!(
+        d.ok(&["-t", "-l", "--slot", "3"], ""),
+        d.ok(&["status", &spaced], "")
+    );
+    d.ok(&["-t", "-d", "--slot=3"], "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(2));
+    let (code, msg) = d.fails(&["-t", "-d", "--slot", "3"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (3, "tcctl: no volume is mounted in slot 3\n")
+    );
     d.ok(&["-t", "-u", &v], "");
     assert_eq!(row(&d)["volume"], w.as_str());
     d.ok(&["--text", "-d"], "");
@@ -793,6 +854,21 @@ fn change_and_header_backup_forms() {
         "new words\n",
     );
     assert_eq!(std::fs::metadata(&b).expect("backup").len(), 131072);
+    // Never over a file, the backup just made included: a refused request.
+    let kept = std::fs::read(&b).expect("backup");
+    let out = d.tcctl(
+        &["-t", "--backup-headers", &v, s(&b), "--stdin", "--pim", "1"],
+        "new words\n",
+    );
+    assert_eq!(out.status.code(), Some(INVALID_ARGUMENT), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "tcctl: {} exists: a header backup never replaces a file; name a new one\n",
+            s(&b)
+        )
+    );
+    assert_eq!(std::fs::read(&b).expect("backup"), kept, "left as it was");
     damage(&v, 0);
     d.ok(
         &[

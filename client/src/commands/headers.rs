@@ -21,7 +21,7 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
             Some(row) => row.host().to_owned(),
             None => a.volume.to_string_lossy().into_owned(),
         };
-        match super::volumes::status(ctx, &name, a.json) {
+        match super::volumes::status(ctx, super::volumes::Named::Name(name.clone()), a.json) {
             Err(f) if f.code == crate::bus::exit::NOT_FOUND => {}
             done => return done,
         }

@@ -28,9 +28,23 @@ pub fn ask_to_open(
     volume: &std::path::Path,
     keyfiles: Keyfiles,
 ) -> Result<Credentials, Failure> {
-    let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+    let password = if pw.asks_nobody() && !keyfiles.is_empty() {
+        Zeroizing::new(Vec::new())
+    } else {
+        pw.ask(&format!("Password for {}: ", volume.display()))?
+    };
     settle_pim(pw, s, search, volume)?;
-    Ok((password, keyfiles.finish()?))
+    let keyfiles = keyfiles.finish()?;
+    if password.is_empty() && keyfiles.is_empty() {
+        return Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: format!(
+                "{}: an empty password with no keyfile opens no volume",
+                volume.display()
+            ),
+        });
+    }
+    Ok((password, keyfiles))
 }
 
 /// Settles the PIM of `s` for `volume`: the one given, else asked on a

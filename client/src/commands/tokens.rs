@@ -61,7 +61,7 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
     };
     if token::keyfiles(&s)?.iter().any(|(n, _)| *n == name) {
         return Err(Failure {
-            code: crate::bus::exit::USAGE,
+            code: crate::bus::exit::INVALID_ARGUMENT,
             message: format!("{k} exists: a keyfile is never replaced"),
         });
     }

@@ -254,18 +254,54 @@ fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
 }
 
 /// `tcctl dismount`.
-pub fn dismount(
-    ctx: Context<'_>,
-    target: Option<String>,
-    all: bool,
-    force: bool,
-) -> Result<(), Failure> {
-    let what = match (&target, all) {
-        (Some(t), false) => t.clone(),
-        _ => "all volumes".into(),
-    };
-    // clap asks for one of the two.
-    let result = Client::connect(ctx.at).and_then(|c| match target {
+/// A volume as the command line names it: by a name, or by VeraCrypt's
+/// slot number.
+pub enum Named {
+    Name(String),
+    Slot(u32),
+    None,
+}
+
+impl Named {
+    /// clap lets at most one of the two through.
+    pub fn of(target: Option<String>, slot: Option<u32>) -> Named {
+        match (target, slot) {
+            (Some(t), _) => Named::Name(t),
+            (None, Some(n)) => Named::Slot(n),
+            (None, None) => Named::None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Named::Name(t) => t.clone(),
+            Named::Slot(n) => format!("slot {n}"),
+            Named::None => "all volumes".into(),
+        }
+    }
+
+    /// The name to give the daemon: a slot's volume by its device.
+    fn resolve(self, c: &Client) -> Result<Option<String>, Failure> {
+        match self {
+            Named::Name(t) => Ok(Some(t)),
+            Named::None => Ok(None),
+            Named::Slot(n) => {
+                let rows = c.list()?;
+                let slots = output::slots(&rows);
+                rows.iter()
+                    .zip(slots)
+                    .find(|(_, s)| *s == n)
+                    .map(|(r, _)| Some(r.device().to_owned()))
+                    .ok_or_else(|| Failure::not_found(format!("no volume is mounted in slot {n}")))
+            }
+        }
+    }
+}
+
+pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Result<(), Failure> {
+    let what = target.describe();
+    // clap asks for one of them.
+    let result = Client::connect(ctx.at).and_then(|c| match target.resolve(&c)? {
         Some(t) if !all => dismount_one(&c, t, force),
         _ => dismount_all(&c, force),
     });
@@ -360,9 +396,12 @@ pub fn list(ctx: Context<'_>, json: bool, veracrypt_lines: bool) -> Result<(), F
 /// `tcctl status`: the volume named by its container or device, mount
 /// point, mapped device or object path; not mounted is `NOT_FOUND`, as
 /// `cryptsetup status` fails on an inactive device.
-pub fn status(ctx: Context<'_>, target: &str, json: bool) -> Result<(), Failure> {
+pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
-    match find_mounted(c.list()?, target) {
+    let Some(target) = target.resolve(&c)? else {
+        return Err(Failure::invalid("status: name a volume".into()));
+    };
+    match find_mounted(c.list()?, &target) {
         Some(v) => {
             output::status(&v, json);
             Ok(())

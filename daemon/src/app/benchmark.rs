@@ -36,8 +36,10 @@ impl App {
         };
         if size > max {
             return Err(Error::InvalidArgument(format!(
-                "a benchmark buffer of more than {} MiB",
-                max >> 20
+                "a benchmark buffer holds at most {} MiB ({} MiB for root), not {} MiB",
+                MAX_USER >> 20,
+                MAX_ROOT >> 20,
+                size.div_ceil(1 << 20)
             )));
         }
         // One at a time: it takes every core.

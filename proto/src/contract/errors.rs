@@ -79,7 +79,8 @@ pub mod exit {
         ),
         (
             INVALID_ARGUMENT,
-            "the daemon refused a request (a bad mount point, filesystem, policy or size)",
+            "a request refused (a bad mount point, filesystem, policy or size), or a file to \
+             be made that exists already",
         ),
         (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
         (NO_DAEMON, "the daemon cannot be reached"),
