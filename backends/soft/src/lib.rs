@@ -1,5 +1,6 @@
-//! The software-only backend: AES, Twofish and Serpent in XTS and as raw
-//! blocks (for the daemon's legacy TrueCrypt modes), in portable
+//! The software-only backend: AES, Twofish, Serpent and Kuznyechik in XTS
+//! (the first three also as raw blocks, for the daemon's legacy TrueCrypt
+//! modes), in portable
 //! Rust with no processor crypto instruction (no AES-NI, VAES or PCLMULQDQ)
 //! anywhere in the library. This is the backend an administrator enforces
 //! when only auditable software may touch keys.
@@ -12,6 +13,7 @@
 //! crates (`legacy.rs`).
 
 pub mod aes;
+pub mod kuznyechik;
 pub mod legacy;
 pub mod rustcrypto;
 pub mod serpent;
@@ -62,7 +64,7 @@ pub fn new_camellia_xts(key: &[u8]) -> Box<dyn XtsCipher> {
 }
 /// XTS-Kuznyechik from 64 bytes of key.
 pub fn new_kuznyechik_xts(key: &[u8]) -> Box<dyn XtsCipher> {
-    xts_of(key, rustcrypto::Kuznyechik::new)
+    xts_of(key, kuznyechik::Kuznyechik::new)
 }
 
 fn available() -> bool {

@@ -1,5 +1,5 @@
-//! VeraCrypt's Camellia and Kuznyechik through the RustCrypto crates, one
-//! block at a time: rarely used, so no fast path of our own.
+//! VeraCrypt's Camellia through the RustCrypto crate, one block at a time:
+//! rarely used, so no fast path of our own.
 
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use tcd_backend_kit::BlockCipher;
@@ -42,14 +42,5 @@ impl Camellia256 {
     #[allow(clippy::new_ret_no_self)]
     pub fn new(key: &[u8; 32]) -> Blockwise<camellia::Camellia256> {
         Blockwise(camellia::Camellia256::new(key.into()))
-    }
-}
-
-/// Kuznyechik (GOST R 34.12-2015), 256-bit key.
-pub struct Kuznyechik;
-impl Kuznyechik {
-    #[allow(clippy::new_ret_no_self)]
-    pub fn new(key: &[u8; 32]) -> Blockwise<kuznyechik::Kuznyechik> {
-        Blockwise(kuznyechik::Kuznyechik::new(key.into()))
     }
 }
