@@ -12,6 +12,7 @@
 //! crates (`legacy.rs`).
 
 pub mod aes;
+pub mod camellia;
 pub mod legacy;
 pub mod rustcrypto;
 pub mod serpent;
@@ -58,7 +59,7 @@ pub fn new_serpent_xts(key: &[u8]) -> Box<dyn XtsCipher> {
 
 /// XTS-Camellia-256 from 64 bytes of key.
 pub fn new_camellia_xts(key: &[u8]) -> Box<dyn XtsCipher> {
-    xts_of(key, rustcrypto::Camellia256::new)
+    xts_of(key, camellia::Camellia256::new)
 }
 /// XTS-Kuznyechik from 64 bytes of key.
 pub fn new_kuznyechik_xts(key: &[u8]) -> Box<dyn XtsCipher> {
