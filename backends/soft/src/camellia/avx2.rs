@@ -4,9 +4,8 @@
 //! with a carried bit for the 32-bit rotation) work on 32 blocks at once.
 //!
 //! An S-box lookup is sixteen `vpshufb`s, one per 16-entry slice of the
-//! table: slice `h` answers only for bytes whose high nibble is `h` (for
-//! the others the saturating add below sets the index's top bit, which
-//! makes `vpshufb` give 0). Every slice is read for every byte: no address
+//! table indexed by the low nibble, and fifteen `vpblendvb`s that keep the
+//! slice of the high nibble. Every slice is read for every byte: no address
 //! depends on data or key.
 //!
 //! Soundness: everything here is `#[target_feature(enable = "avx2")]`;
@@ -186,20 +185,37 @@ fn feistel(a: &[__m256i; 8], b: &mut [__m256i; 8], k: u64) {
     }
 }
 
-/// S-box kind `s` on every byte of `x`.
+/// S-box kind `s` on every byte of `x`: each 16-entry slice of the table
+/// looked up by the low nibble, then the slice of the high nibble picked
+/// by a tree of byte blends on its four bits.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn lookup(s: usize, x: __m256i) -> __m256i {
-    let top = splat(0x70);
-    let mut r = _mm256_setzero_si256();
-    for (h, slice) in TABLES[s].iter().enumerate() {
-        // Below 0x80 (so looked up) only where the high nibble is h.
-        let idx = _mm256_adds_epu8(_mm256_xor_si256(x, splat((h as u8) << 4)), top);
+    let lo = _mm256_and_si256(x, splat(0x0f));
+    // Bit 4 + level of each byte of x moved to its top bit, which
+    // `vpblendvb` reads.
+    let bits = [
+        _mm256_slli_epi16::<3>(x),
+        _mm256_slli_epi16::<2>(x),
+        _mm256_add_epi8(x, x),
+        x,
+    ];
+    let slice = |h: usize| {
         // SAFETY: a 32-byte table.
-        let t = unsafe { _mm256_loadu_si256(slice.as_ptr().cast()) };
-        r = _mm256_xor_si256(r, _mm256_shuffle_epi8(t, idx));
+        let t = unsafe { _mm256_loadu_si256(TABLES[s][h].as_ptr().cast()) };
+        _mm256_shuffle_epi8(t, lo)
+    };
+    // Pairs blended as soon as both are looked up, so fewer values are
+    // live at once.
+    let mut v: [__m256i; 8] =
+        core::array::from_fn(|k| _mm256_blendv_epi8(slice(2 * k), slice(2 * k + 1), bits[0]));
+    for level in 1..4 {
+        let step = 1 << (level - 1);
+        for k in (0..8).step_by(2 * step) {
+            v[k] = _mm256_blendv_epi8(v[k], v[k + step], bits[level]);
+        }
     }
-    r
+    v[0]
 }
 
 /// The 32-bit words `w` (four byte registers, most significant first)
