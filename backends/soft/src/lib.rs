@@ -1,5 +1,6 @@
 //! The software-only backend: AES, Twofish and Serpent in XTS and as raw
-//! blocks (for the daemon's legacy TrueCrypt modes), in portable
+//! blocks (for the daemon's legacy TrueCrypt modes), Camellia (our own,
+//! `camellia/`) and Kuznyechik in XTS, in portable
 //! Rust with no processor crypto instruction (no AES-NI, VAES or PCLMULQDQ)
 //! anywhere in the library. This is the backend an administrator enforces
 //! when only auditable software may touch keys.

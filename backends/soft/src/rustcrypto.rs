@@ -1,5 +1,5 @@
-//! VeraCrypt's Camellia and Kuznyechik through the RustCrypto crates, one
-//! block at a time: rarely used, so no fast path of our own.
+//! VeraCrypt's Kuznyechik through the RustCrypto crate, one block at a
+//! time: rarely used, so no fast path of our own.
 
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use tcd_backend_kit::BlockCipher;
@@ -33,15 +33,6 @@ where
     /// processor.
     fn path(&self) -> Option<&'static core::ffi::CStr> {
         Some(c"portable")
-    }
-}
-
-/// Camellia with a 256-bit key.
-pub struct Camellia256;
-impl Camellia256 {
-    #[allow(clippy::new_ret_no_self)]
-    pub fn new(key: &[u8; 32]) -> Blockwise<camellia::Camellia256> {
-        Blockwise(camellia::Camellia256::new(key.into()))
     }
 }
 
