@@ -3,10 +3,9 @@
 //! so every S-box, the P function (byte XORs) and FL/FL⁻¹ (byte logic
 //! with a carried bit for the 32-bit rotation) work on 32 blocks at once.
 //!
-//! An S-box lookup is sixteen `vpshufb`s, one per 16-entry slice of the
-//! table indexed by the low nibble, and fifteen `vpblendvb`s that keep the
-//! slice of the high nibble. Every slice is read for every byte: no address
-//! depends on data or key.
+//! An S-box is nine `vpshufb`s of 16-entry tables and some byte logic
+//! (`affine` module): an affine map, an inversion in `GF(2^8)` as a tower
+//! over `GF(16)`, another affine map. No address depends on data or key.
 //!
 //! Soundness: everything here is `#[target_feature(enable = "avx2")]`;
 //! `mod.rs` calls [`crypt`] only for a path whose AVX2 support was
@@ -14,31 +13,12 @@
 
 use core::arch::x86_64::*;
 
-use super::{P_ROWS, SBOX_OF_BYTE, Schedule, sbox};
+use super::affine::{A_OVER, AFFINE, INV};
+use super::{P_ROWS, SBOX_OF_BYTE, Schedule};
 use zeroize::Zeroize;
 
 /// Bytes per batch: 32 blocks.
 const BATCH: usize = 512;
-
-/// `TABLES[s][h]`: entries `16h..16h+15` of S-box kind `s`, in both
-/// 128-bit lanes.
-static TABLES: [[[u8; 32]; 16]; 4] = tables();
-
-const fn tables() -> [[[u8; 32]; 16]; 4] {
-    let mut t = [[[0u8; 32]; 16]; 4];
-    let mut s = 0;
-    while s < 4 {
-        let mut i = 0;
-        while i < 256 {
-            let v = sbox(s, i as u8);
-            t[s][i / 16][i % 16] = v;
-            t[s][i / 16][16 + i % 16] = v;
-            i += 1;
-        }
-        s += 1;
-    }
-    t
-}
 
 /// Byte register `c` of the state sits at index `REV[c]` of the transposed
 /// array (the transpose below reverses the bits of both indices).
@@ -185,37 +165,44 @@ fn feistel(a: &[__m256i; 8], b: &mut [__m256i; 8], k: u64) {
     }
 }
 
-/// S-box kind `s` on every byte of `x`: each 16-entry slice of the table
-/// looked up by the low nibble, then the slice of the high nibble picked
-/// by a tree of byte blends on its four bits.
+/// A 16-byte table in both 128-bit lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn table(t: &[u8; 16]) -> __m256i {
+    // SAFETY: reads the 16 bytes of `t`.
+    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(t.as_ptr().cast()) })
+}
+
+/// S-box kind `s` on every byte of `x`, as `affine::model` on one byte:
+/// the input map by nibbles, the inversion in the tower field, the output
+/// map by the inversion's two nibbles.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn lookup(s: usize, x: __m256i) -> __m256i {
-    let lo = _mm256_and_si256(x, splat(0x0f));
-    // Bit 4 + level of each byte of x moved to its top bit, which
-    // `vpblendvb` reads.
-    let bits = [
-        _mm256_slli_epi16::<3>(x),
-        _mm256_slli_epi16::<2>(x),
-        _mm256_add_epi8(x, x),
-        x,
-    ];
-    let slice = |h: usize| {
-        // SAFETY: a 32-byte table.
-        let t = unsafe { _mm256_loadu_si256(TABLES[s][h].as_ptr().cast()) };
-        _mm256_shuffle_epi8(t, lo)
-    };
-    // Pairs blended as soon as both are looked up, so fewer values are
-    // live at once.
-    let mut v: [__m256i; 8] =
-        core::array::from_fn(|k| _mm256_blendv_epi8(slice(2 * k), slice(2 * k + 1), bits[0]));
-    for level in 1..4 {
-        let step = 1 << (level - 1);
-        for k in (0..8).step_by(2 * step) {
-            v[k] = _mm256_blendv_epi8(v[k], v[k + step], bits[level]);
-        }
-    }
-    v[0]
+    let (in_lo, in_hi, out_i, out_j, c) = &AFFINE[s];
+    let nib = splat(0x0f);
+    let lo = _mm256_and_si256(x, nib);
+    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(x), nib);
+    let w = _mm256_xor_si256(
+        _mm256_shuffle_epi8(table(in_lo), lo),
+        _mm256_shuffle_epi8(table(in_hi), hi),
+    );
+    let k = _mm256_and_si256(w, nib);
+    let i = _mm256_and_si256(_mm256_srli_epi16::<4>(w), nib);
+    let inv = table(&INV);
+    let ak = _mm256_shuffle_epi8(table(&A_OVER), k);
+    let j = _mm256_xor_si256(i, k);
+    let iak = _mm256_xor_si256(_mm256_shuffle_epi8(inv, i), ak);
+    let jak = _mm256_xor_si256(_mm256_shuffle_epi8(inv, j), ak);
+    let io = _mm256_xor_si256(_mm256_shuffle_epi8(inv, iak), j);
+    let jo = _mm256_xor_si256(_mm256_shuffle_epi8(inv, jak), i);
+    _mm256_xor_si256(
+        _mm256_xor_si256(
+            _mm256_shuffle_epi8(table(out_i), io),
+            _mm256_shuffle_epi8(table(out_j), jo),
+        ),
+        splat(*c),
+    )
 }
 
 /// The 32-bit words `w` (four byte registers, most significant first)

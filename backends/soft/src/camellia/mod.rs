@@ -5,14 +5,16 @@
 //! Paths, chosen once at key setup by CPU detection (capped by `TCD_SIMD`,
 //! see `tcd_backend_kit::simd`):
 //! - AVX2 (`avx2` module): 32 blocks byte-sliced, one ymm register per byte
-//!   position, every S-box lookup as sixteen in-register byte shuffles
-//!   (`vpshufb`) over all 256 entries, so no address depends on data or key.
+//!   position, every S-box as an affine map, an inversion in `GF(2^8)` and
+//!   another affine map (`affine` module), all by in-register byte shuffles
+//!   (`vpshufb`) of 16-entry tables, so no address depends on data or key.
 //!   Runs of fewer than 32 blocks are padded to 32.
 //! - Portable (the SSE2 level and every other processor): table-driven, one
 //!   block at a time, each round's S-boxes and P function as eight lookups
 //!   in 64-bit tables (indexed by secret data, like the `camellia` crate and
 //!   most software Camellia).
 
+mod affine;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(test)]

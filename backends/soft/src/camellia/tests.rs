@@ -56,6 +56,20 @@ fn camellia_sboxes_are_rotations_of_sbox1_and_permutations() {
 }
 
 #[test]
+fn camellia_sboxes_as_affine_maps_around_inversion_match_the_tables() {
+    for s in 0..4 {
+        for x in 0..=255u8 {
+            assert_eq!(
+                affine::model(s, x),
+                sbox(s, x),
+                "S-box {} at {x:#04x}",
+                s + 1
+            );
+        }
+    }
+}
+
+#[test]
 fn camellia_matches_reference_crate_for_random_keys_and_lengths() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xca3e_1117);
     // Every block count 1..=100 (every remainder of a 32-block batch), then
