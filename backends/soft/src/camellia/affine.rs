@@ -23,9 +23,13 @@ pub(crate) const INV: [u8; 16] = [
 pub(crate) const A_OVER: [u8; 16] = [
     0x80, 0x02, 0x01, 0x0f, 0x09, 0x05, 0x0e, 0x0c, 0x0d, 0x04, 0x0b, 0x0a, 0x07, 0x08, 0x06, 0x03,
 ];
+/// Input map by low and high nibble, output map by `io` and `jo`, output
+/// constant.
+pub(crate) type Maps = ([u8; 16], [u8; 16], [u8; 16], [u8; 16], u8);
+
 /// Per S-box kind: the input affine map (by low, high nibble), the
 /// output map (by the two nibbles of the inversion) and its constant.
-pub(crate) const AFFINE: [([u8; 16], [u8; 16], [u8; 16], [u8; 16], u8); 4] = [
+pub(crate) const AFFINE: [Maps; 4] = [
     (
         [
             0x8e, 0x8f, 0xbd, 0xbc, 0x80, 0x81, 0xb3, 0xb2, 0x9f, 0x9e, 0xac, 0xad, 0x91, 0x90,
