@@ -226,8 +226,9 @@ if True:
     f.write("pub(crate) const INV: [u8; 16] = %s;\n"%arr(INV))
     f.write("/// `a / k` in `GF(16)` for the tower's constant `a` (`0x80` for 0).\n")
     f.write("pub(crate) const A_OVER: [u8; 16] = %s;\n"%arr(AK))
+    f.write("/// Input map by low and high nibble, output map by `io` and `jo`, output\n/// constant.\npub(crate) type Maps = ([u8; 16], [u8; 16], [u8; 16], [u8; 16], u8);\n\n")
     f.write("/// Per S-box kind: the input affine map (by low, high nibble), the\n/// output map (by the two nibbles of the inversion) and its constant.\n")
-    f.write("pub(crate) const AFFINE: [([u8; 16], [u8; 16], [u8; 16], [u8; 16], u8); 4] = [\n")
+    f.write("pub(crate) const AFFINE: [Maps; 4] = [\n")
     for (lo,hi,O1,O2,c) in rows:
         f.write("    (\n        %s,\n        %s,\n        %s,\n        %s,\n        0x%02x,\n    ),\n"%(arr(lo),arr(hi),arr(O1),arr(O2),c))
     f.write("];\n")
