@@ -1,8 +1,6 @@
 //! Every backend, through the loaded C ABI, against the RustCrypto reference
 //! crates (`xts-mode` over `aes`, `twofish`, `serpent`, `camellia`,
-//! `kuznyechik`; the soft backend wraps the last two itself, so for them
-//! this checks its XTS and key handling, and the real VeraCrypt volumes
-//! check the ciphers), over random keys,
+//! `kuznyechik`), over random keys,
 //! data, unit numbers, unit sizes and lengths; the backends against each
 //! other; and every cascade against composing the references by hand.
 

@@ -633,6 +633,10 @@ fn the_benchmark_names_the_code_path_each_cipher_ran() {
         serde_json::json!(["portable"])
     );
     assert_eq!(
+        simd_of(&b, "Kuznyechik", &["soft"]),
+        serde_json::json!(["SSE2"])
+    );
+    assert_eq!(
         simd_of(&b, "AES-Twofish-Serpent", &["soft"]),
         serde_json::json!(["SSE2", "portable", "SSE2"])
     );

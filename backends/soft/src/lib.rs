@@ -1,5 +1,6 @@
 //! The software-only backend: AES, Twofish and Serpent in XTS and as raw
-//! blocks (for the daemon's legacy TrueCrypt modes), in portable
+//! blocks (for the daemon's legacy TrueCrypt modes), Camellia and
+//! Kuznyechik in XTS, all our own code, in portable
 //! Rust with no processor crypto instruction (no AES-NI, VAES or PCLMULQDQ)
 //! anywhere in the library. This is the backend an administrator enforces
 //! when only auditable software may touch keys.
@@ -12,8 +13,9 @@
 //! crates (`legacy.rs`).
 
 pub mod aes;
+pub mod camellia;
+pub mod kuznyechik;
 pub mod legacy;
-pub mod rustcrypto;
 pub mod serpent;
 pub mod twofish;
 
@@ -58,11 +60,11 @@ pub fn new_serpent_xts(key: &[u8]) -> Box<dyn XtsCipher> {
 
 /// XTS-Camellia-256 from 64 bytes of key.
 pub fn new_camellia_xts(key: &[u8]) -> Box<dyn XtsCipher> {
-    xts_of(key, rustcrypto::Camellia256::new)
+    xts_of(key, camellia::Camellia256::new)
 }
 /// XTS-Kuznyechik from 64 bytes of key.
 pub fn new_kuznyechik_xts(key: &[u8]) -> Box<dyn XtsCipher> {
-    xts_of(key, rustcrypto::Kuznyechik::new)
+    xts_of(key, kuznyechik::Kuznyechik::new)
 }
 
 fn available() -> bool {
