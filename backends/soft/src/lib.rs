@@ -16,6 +16,8 @@ pub mod aes;
 pub mod camellia;
 pub mod kuznyechik;
 pub mod legacy;
+#[cfg(test)]
+mod reference_tests;
 pub mod serpent;
 pub mod twofish;
 

@@ -1,5 +1,6 @@
 use super::*;
-use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+use crate::reference_tests::{blockwise, xts_by_hand, xts_cases};
+use cipher::{BlockCipherEncrypt, KeyInit};
 use rand::{Rng, RngCore, SeedableRng};
 
 const VECTORS: &str = include_str!("testdata/gost_r_34_12_2015.txt");
@@ -101,13 +102,7 @@ fn kuznyechik_matches_reference_crate_for_random_keys_and_lengths() {
         rng.fill_bytes(&mut key);
         let mut data = vec![0u8; 16 * n];
         rng.fill_bytes(&mut data);
-        let theirs = reference(&key);
-        let mut enc = data.clone();
-        let mut dec = data.clone();
-        for (e, d) in enc.chunks_exact_mut(16).zip(dec.chunks_exact_mut(16)) {
-            theirs.encrypt_block(e.try_into().unwrap());
-            theirs.decrypt_block(d.try_into().unwrap());
-        }
+        let (enc, dec) = blockwise(&reference(&key), &data);
         for ours in every_path(&key) {
             let mut a = data.clone();
             ours.encrypt_blocks(&mut a);
@@ -131,39 +126,13 @@ fn kuznyechik_runs_sse2_on_x86_64_at_every_simd_cap() {
 fn kuznyechik_xts_matches_block_by_block_xts_over_reference_crate() {
     use tcd_backend_kit::{Xts, XtsCipher};
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x3412);
-    for _ in 0..16 {
-        let mut key = [0u8; 64];
-        rng.fill_bytes(&mut key);
-        let unit = 16 * rng.random_range(1..=64usize);
-        let units = rng.random_range(1..=20usize);
-        let first: u64 = rng.random();
-        let mut data = vec![0u8; unit * units];
-        rng.fill_bytes(&mut data);
-        let k1: [u8; 32] = key[..32].try_into().unwrap();
-        let k2: [u8; 32] = key[32..].try_into().unwrap();
-        let ours = Xts::new(Kuznyechik::new(&k1), Kuznyechik::new(&k2));
-        let mut a = data.clone();
-        ours.encrypt(&mut a, first, unit);
-        // Reference: XTS by hand over the reference crate, block by block.
-        let (dk, tk) = (reference(&k1), reference(&k2));
-        let mut b = data.clone();
-        for (u, chunk) in b.chunks_exact_mut(unit).enumerate() {
-            let mut t = u128::from(first.wrapping_add(u as u64))
-                .to_le_bytes()
-                .into();
-            tk.encrypt_block(&mut t);
-            let mut t = u128::from_le_bytes(t.into());
-            for blk in chunk.chunks_exact_mut(16) {
-                let x = u128::from_le_bytes(blk.try_into().unwrap()) ^ t;
-                let mut x = x.to_le_bytes().into();
-                dk.encrypt_block(&mut x);
-                let x = u128::from_le_bytes(x.into()) ^ t;
-                blk.copy_from_slice(&x.to_le_bytes());
-                t = tcd_backend_kit::xts::mul_alpha(t);
-            }
-        }
+    for case in xts_cases(&mut rng) {
+        let ours = Xts::new(Kuznyechik::new(&case.k1), Kuznyechik::new(&case.k2));
+        let mut a = case.data.clone();
+        ours.encrypt(&mut a, case.first, case.unit);
+        let b = xts_by_hand(&reference(&case.k1), &reference(&case.k2), &case);
         assert_eq!(a, b);
-        ours.decrypt(&mut a, first, unit);
-        assert_eq!(a, data);
+        ours.decrypt(&mut a, case.first, case.unit);
+        assert_eq!(a, case.data);
     }
 }

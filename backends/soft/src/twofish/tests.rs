@@ -1,4 +1,5 @@
 use super::*;
+use crate::reference_tests::{xts_by_hand, xts_cases};
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use rand::{Rng, RngCore, SeedableRng};
 
@@ -126,39 +127,13 @@ fn twofish_matches_reference_crate_for_random_keys_and_lengths() {
 fn twofish_xts_matches_block_by_block_xts_over_reference_crate() {
     use tcd_backend_kit::{Xts, XtsCipher};
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x7f15);
-    for _ in 0..16 {
-        let mut key = [0u8; 64];
-        rng.fill_bytes(&mut key);
-        let unit = 16 * rng.random_range(1..=64usize);
-        let units = rng.random_range(1..=20usize);
-        let first: u64 = rng.random();
-        let mut data = vec![0u8; unit * units];
-        rng.fill_bytes(&mut data);
-        let k1: [u8; 32] = key[..32].try_into().unwrap();
-        let k2: [u8; 32] = key[32..].try_into().unwrap();
-        let ours = Xts::new(Twofish256::new(&k1), Twofish256::new(&k2));
-        let mut a = data.clone();
-        ours.encrypt(&mut a, first, unit);
-        // Reference: XTS by hand over the reference crate, block by block.
-        let (dk, tk) = (reference(&k1), reference(&k2));
-        let mut b = data.clone();
-        for (u, chunk) in b.chunks_exact_mut(unit).enumerate() {
-            let mut t = u128::from(first.wrapping_add(u as u64))
-                .to_le_bytes()
-                .into();
-            tk.encrypt_block(&mut t);
-            let mut t = u128::from_le_bytes(t.into());
-            for blk in chunk.chunks_exact_mut(16) {
-                let x = u128::from_le_bytes(blk.try_into().unwrap()) ^ t;
-                let mut x = x.to_le_bytes().into();
-                dk.encrypt_block(&mut x);
-                let x = u128::from_le_bytes(x.into()) ^ t;
-                blk.copy_from_slice(&x.to_le_bytes());
-                t = tcd_backend_kit::xts::mul_alpha(t);
-            }
-        }
+    for case in xts_cases(&mut rng) {
+        let ours = Xts::new(Twofish256::new(&case.k1), Twofish256::new(&case.k2));
+        let mut a = case.data.clone();
+        ours.encrypt(&mut a, case.first, case.unit);
+        let b = xts_by_hand(&reference(&case.k1), &reference(&case.k2), &case);
         assert_eq!(a, b);
-        ours.decrypt(&mut a, first, unit);
-        assert_eq!(a, data);
+        ours.decrypt(&mut a, case.first, case.unit);
+        assert_eq!(a, case.data);
     }
 }
