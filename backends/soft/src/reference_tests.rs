@@ -34,7 +34,7 @@ pub struct XtsCase {
 }
 
 /// Sixteen random cases: units of 16 to 1024 bytes, 1 to 20 of them.
-pub fn xts_cases(rng: &mut (impl RngCore + Rng)) -> Vec<XtsCase> {
+pub fn xts_cases(rng: &mut impl Rng) -> Vec<XtsCase> {
     (0..16)
         .map(|_| {
             let mut k1 = [0u8; 32];
