@@ -2,7 +2,7 @@
 //! block by block, and XTS computed by hand over it.
 
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, consts::U16};
-use rand::{Rng, RngCore};
+use rand::Rng;
 
 /// `data` encrypted and decrypted by `c` one block at a time.
 pub fn blockwise<C>(c: &C, data: &[u8]) -> (Vec<u8>, Vec<u8>)
