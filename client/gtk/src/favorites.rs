@@ -1,7 +1,9 @@
 //! Favorites, as `tcctl favorites` keeps them (`tcd_client::favorites`):
 //! the user's and the system's, listed; the chosen mounted volume added;
-//! one removed, or its mount point, read-only, auto-mount, idle dismount
-//! and PIM changed; Mount Favorites mounts every one of the user's that
+//! (keeping its format when it is a TrueCrypt volume, and system
+//! encryption); one removed, or its mount point, read-only, TrueCrypt mode
+//! (only the TrueCrypt format tried), system encryption, auto-mount, idle
+//! dismount and PIM changed; Mount Favorites mounts every one of the user's that
 //! is not mounted, asking each one's password in a window of its own
 //! (nothing typed for one is tried on another), or with the password
 //! kept in the user's keyring when "Remember passwords in the keyring"
@@ -19,6 +21,7 @@ use tcd_client::bus::{Client, Failure, exit};
 use tcd_client::favorites::{host_name, in_keyring, key_of, mount_one};
 use tcd_client::polkit::{self, Permission};
 use tcd_proto::contract::favorite::Favorite;
+use tcd_proto::contract::options::VolumeFormat;
 use zeroize::Zeroizing;
 
 /// Why a system favorite cannot be changed.
@@ -36,6 +39,8 @@ struct Dialog {
     system_editable: RefCell<bool>,
     mount_point: gtk::Entry,
     readonly: gtk::CheckButton,
+    truecrypt: gtk::CheckButton,
+    system_encryption: gtk::CheckButton,
     auto_mount: gtk::CheckButton,
     idle: gtk::SpinButton,
     pim: gtk::SpinButton,
@@ -53,6 +58,8 @@ pub fn show(main: &Rc<Main>) {
         system_editable: RefCell::new(false),
         mount_point: ui::entry("Favorite mount point"),
         readonly: ui::check("_Read-only"),
+        truecrypt: ui::check("_TrueCrypt mode"),
+        system_encryption: ui::check("S_ystem encryption (without pre-boot authentication)"),
         auto_mount: ui::check("_Auto-mount"),
         idle: spin("Favorite idle minutes", 0.0, 10_000.0),
         pim: spin("Favorite PIM", 0.0, 2_147_468.0),
@@ -79,6 +86,16 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     let mut f = Form::new();
     f.row("Mount _point (empty: chosen):", &d.mount_point);
     f.wide(&d.readonly);
+    f.wide(&d.truecrypt);
+    f.wide(&d.system_encryption);
+    // A system partition mounts read-only unless the user unticks it, as
+    // `tcctl favorites add --system-encryption` keeps it unless --read-write.
+    let readonly = d.readonly.clone();
+    d.system_encryption.connect_toggled(move |c| {
+        if c.is_active() {
+            readonly.set_active(true);
+        }
+    });
     f.wide(&d.auto_mount);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
     f.row("P_IM (0: default):", &d.pim);
@@ -123,7 +140,19 @@ fn describe(f: &Favorite, system: bool, kept: bool) -> String {
             .clone()
             .unwrap_or_else(|| tr("mount point chosen")),
     ];
-    for (on, word) in [(f.readonly, "read-only"), (f.auto_mount, "auto-mount")] {
+    for (on, word) in [
+        (f.readonly, "read-only"),
+        (f.auto_mount, "auto-mount"),
+        (f.system_encryption, "system encryption"),
+        (
+            f.format == Some(VolumeFormat::TrueCrypt),
+            "TrueCrypt format only",
+        ),
+        (
+            f.format == Some(VolumeFormat::VeraCrypt),
+            "VeraCrypt format only",
+        ),
+    ] {
         if on {
             parts.push(tr(word));
         }
@@ -205,6 +234,8 @@ fn editable(d: &Dialog, on: bool) {
     d.mount_point.set_sensitive(on);
     for w in [
         d.readonly.upcast_ref::<gtk::Widget>(),
+        d.truecrypt.upcast_ref(),
+        d.system_encryption.upcast_ref(),
         d.auto_mount.upcast_ref(),
         d.idle.upcast_ref(),
         d.pim.upcast_ref(),
@@ -230,7 +261,11 @@ fn chosen(d: &Dialog) {
     };
     d.mount_point
         .set_text(f.mount_point.as_deref().unwrap_or_default());
+    // The system encryption switch first: ticking it ticks read-only.
+    d.system_encryption.set_active(f.system_encryption);
     d.readonly.set_active(f.readonly);
+    d.truecrypt
+        .set_active(f.format == Some(VolumeFormat::TrueCrypt));
     d.auto_mount.set_active(f.auto_mount);
     d.idle.set_value(f64::from(f.dismount_idle_seconds / 60));
     d.pim.set_value(f64::from(f.pim));
@@ -260,6 +295,14 @@ fn save_changes(d: &Rc<Dialog>) {
     let at = d.mount_point.text().trim().to_owned();
     f.mount_point = (!at.is_empty()).then_some(at);
     f.readonly = d.readonly.is_active();
+    f.system_encryption = d.system_encryption.is_active();
+    // Ticked: TrueCrypt only; unticked, a format kept by `tcctl favorites
+    // add --format veracrypt` stays.
+    f.format = if d.truecrypt.is_active() {
+        Some(VolumeFormat::TrueCrypt)
+    } else {
+        f.format.filter(|k| *k == VolumeFormat::VeraCrypt)
+    };
     f.auto_mount = d.auto_mount.is_active();
     f.dismount_idle_seconds = u32::try_from(d.idle.value_as_int())
         .unwrap_or(0)
@@ -277,12 +320,21 @@ fn add_mounted(d: &Rc<Dialog>, main: &Main) {
             true,
         );
     };
-    let readonly = main
+    // As it is mounted: read-only, system encryption, and TrueCrypt mode
+    // for a TrueCrypt volume (VeraCrypt's default needs no word).
+    let (readonly, system_encryption, format) = main
         .volumes
         .borrow()
         .iter()
         .find(|v| v.host() == host)
-        .is_some_and(|v| v.view.read_only.unwrap_or_default());
+        .map_or((false, false, None), |v| {
+            let truecrypt = v.view.format.as_deref() == Some("TrueCrypt");
+            (
+                v.view.read_only.unwrap_or_default(),
+                v.view.system_encryption.unwrap_or_default(),
+                truecrypt.then_some(VolumeFormat::TrueCrypt),
+            )
+        });
     change(d, move |c| {
         let host = host_name(std::path::Path::new(&host))?;
         let name = std::path::Path::new(&host)
@@ -293,6 +345,8 @@ fn add_mounted(d: &Rc<Dialog>, main: &Main) {
             host: host.clone(),
             mount_point,
             readonly,
+            system_encryption,
+            format,
             ..Favorite::default()
         };
         c.add_favorite(&f, false)?;

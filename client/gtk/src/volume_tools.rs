@@ -1,5 +1,7 @@
 //! Volume Tools, on the volume chosen in the list (or named in the main
-//! window, or chosen here): change its password, keyfiles, PIM and hash;
+//! window, or chosen here): change its password, keyfiles, PIM and hash,
+//! and convert a TrueCrypt volume to the VeraCrypt format on the way (as
+//! VeraCrypt's Change Password does in TrueCrypt mode);
 //! back up its headers to a new file; restore them from a backup file or
 //! the embedded backup; show its header as `tcctl info` does. Every call
 //! is the one `tcctl` makes (`tcd_client::tools`); the passwords typed
@@ -18,6 +20,7 @@ use std::rc::Rc;
 use tcd_client::bus::{Client, Failure};
 use tcd_client::forms::hashes;
 use tcd_client::tools::{HeaderForm, NewSecrets};
+use tcd_proto::contract::options::VolumeFormat;
 use zeroize::Zeroizing;
 
 struct Tools {
@@ -32,6 +35,7 @@ struct Tools {
     new_keyfiles: KeyfileList,
     new_pim: gtk::SpinButton,
     new_hash: gtk::DropDown,
+    convert: gtk::CheckButton,
     backup_file: gtk::Entry,
     restore_from: gtk::DropDown,
     message: gtk::Label,
@@ -54,6 +58,7 @@ pub fn show(main: &Rc<Main>) {
         confirm: password_entry("Confirm new password"),
         new_pim: spin("New PIM", 0.0, 2_147_468.0),
         new_hash: ui::drop_down("New hash", &unchanged.collect::<Vec<_>>()),
+        convert: ui::check("Convert to the VeraCr_ypt format"),
         backup_file: ui::entry("Backup file"),
         restore_from: ui::drop_down(
             "Restore from",
@@ -116,6 +121,7 @@ fn changes(t: &Rc<Tools>, main: &Rc<Main>) -> gtk::Box {
     f.row("New k_eyfiles:", &t.new_keyfiles.widget);
     f.row("New PI_M (0: default):", &t.new_pim);
     f.row("New _hash:", &t.new_hash);
+    f.wide(&t.convert);
     let change = ui::button("_Change Password");
     let (tt, m) = (t.clone(), main.clone());
     change.connect_clicked(move |_| change_password(&tt, &m));
@@ -206,13 +212,18 @@ fn change_password(t: &Rc<Tools>, main: &Main) {
         keyfiles: t.new_keyfiles.paths(),
         pim: Some(t.new_pim.value_as_int().try_into().unwrap_or(0)),
         hash,
+        to: t.convert.is_active().then_some(VolumeFormat::VeraCrypt),
     };
+    let converted = secrets.to.is_some();
     call(
         t,
         main,
         move |c, f, old| f.change_password(c, old, &new, &secrets),
-        |t, ()| {
-            let said = format!("{}: {}", t.volume.text().trim(), tr("password changed"));
+        move |t, ()| {
+            let mut said = format!("{}: {}", t.volume.text().trim(), tr("password changed"));
+            if converted {
+                said = format!("{said}, {}", tr("converted to the VeraCrypt format"));
+            }
             say(t, &said, false);
         },
     );
