@@ -739,8 +739,28 @@ def scenario_remember(name, password):
     proc.wait()
 
 
+def scenario_translated(volume):
+    """The application in German, from the catalog the test made: the
+    names and texts of the main window and the Mount dialog as
+    translated."""
+    proc = start_app()
+    status()
+    press(find("push button", "Aushängen", exact=True))
+    said = until("the status line", status)
+    set_text(find("text", "Volume"), volume)
+    mount = find("push button", "Einhängen…", exact=True)
+    press(mount)
+    found = dialog(f"{volume} einhängen")
+    # GTK 4.8 names a field by its name and its label's text.
+    entry = find("password text", "Passwort", found)
+    step("translated", f"{clean(mount.name)}|{found.name}|{entry.name}|{said}", wait=True)
+    proc.terminate()
+    proc.wait()
+
+
 SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused, "device": scenario_device,
-             "modes": scenario_modes, "remember": scenario_remember}
+             "modes": scenario_modes, "remember": scenario_remember,
+             "translated": scenario_translated}
 
 SCENARIOS[SCENARIO](*ARGS)
 step("done")

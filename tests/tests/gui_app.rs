@@ -10,7 +10,7 @@
 //! and copied to docs/screenshots/.
 //!
 //! Needs root, Xvfb (xvfb-run), dbus-daemon, at-spi2-core, python3-pyatspi,
-//! imagemagick, polkitd, setpriv, losetup.
+//! imagemagick, polkitd, setpriv, losetup, gettext (msginit, msgfmt).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;
@@ -32,6 +32,17 @@ impl Driver {
     /// Runs `scenario` of the driver as `who`, under xvfb-run with a
     /// session bus of its own.
     fn start(sys: &System, who: &User, scenario: &str, args: &[&str]) -> Driver {
+        Driver::start_with(sys, who, scenario, args, &[])
+    }
+
+    /// As [`Driver::start`], with more variables in the environment.
+    fn start_with(
+        sys: &System,
+        who: &User,
+        scenario: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Driver {
         require_tool("xvfb-run", "apt-get install xvfb xauth");
         require_tool("import", "apt-get install imagemagick");
         require_tool("dbus-run-session", "apt-get install dbus");
@@ -62,6 +73,7 @@ impl Driver {
             // No Secret Service runs in this session: the user's kernel
             // keyring keeps a favorite's remembered password.
             .env("TCD_KEYRING", "kernel")
+            .envs(env.iter().copied())
             .current_dir(&who.home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -601,6 +613,103 @@ fn a_user_polkit_refuses_sees_the_policy_and_the_system_favorites_greyed() {
             "False|The system's favorites are read-only: polkit does not let you change \
              them.|{} · system's · mount point chosen",
             s(&shared)
+        )
+    );
+    d.go();
+    d.finish(&[]);
+}
+
+/// The test's German translations, by their English text.
+const GERMAN: [(&str, &str); 6] = [
+    ("_Mount…", "_Einhängen…"),
+    ("_Dismount", "_Aushängen"),
+    ("Mount {0}", "{0} einhängen"),
+    ("Password", "Passwort"),
+    ("_Password:", "_Passwort:"),
+    (
+        "Select a mounted volume first.",
+        "Wählen Sie zuerst ein eingehängtes Volume.",
+    ),
+];
+
+/// Runs `tool` with `args`; fails the test if it fails.
+fn run_ok(tool: &Path, args: &[&std::ffi::OsStr]) {
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", tool.display()));
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        tool.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A German catalog in `dir`/de/LC_MESSAGES, made as docs/DESKTOP.md
+/// tells a translator: `msginit` from the template, [`GERMAN`] filled
+/// in, `msgfmt --check`.
+fn german_catalog(dir: &Path) {
+    let msginit = require_tool("msginit", "apt-get install gettext");
+    let msgfmt = require_tool("msgfmt", "apt-get install gettext");
+    let pot = repo_dir().join("client/gtk/po/tcd-gtk.pot");
+    let po = dir.join("de.po");
+    run_ok(
+        &msginit,
+        &[
+            "--no-translator".as_ref(),
+            "--locale=de".as_ref(),
+            "--input".as_ref(),
+            pot.as_os_str(),
+            "--output-file".as_ref(),
+            po.as_os_str(),
+        ],
+    );
+    let mut text = std::fs::read_to_string(&po).expect("de.po");
+    for (english, german) in GERMAN {
+        let empty = format!("msgid \"{english}\"\nmsgstr \"\"\n");
+        assert!(text.contains(&empty), "the template has no {english:?}");
+        text = text.replace(
+            &empty,
+            &format!("msgid \"{english}\"\nmsgstr \"{german}\"\n"),
+        );
+    }
+    std::fs::write(&po, text).expect("de.po");
+    let folder = dir.join("de/LC_MESSAGES");
+    std::fs::create_dir_all(&folder).expect("the catalog's folder");
+    let mo = folder.join("tcd-gtk.mo");
+    run_ok(
+        &msgfmt,
+        &[
+            "--check".as_ref(),
+            "--output-file".as_ref(),
+            mo.as_os_str(),
+            po.as_os_str(),
+        ],
+    );
+}
+
+/// A user whose language has a catalog sees the application in it: the
+/// main window's buttons and messages, the Mount dialog's title (its
+/// volume put where the translation puts it) and its fields' names.
+#[test]
+fn a_user_sees_the_application_in_the_language_of_a_catalog() {
+    let sys = System::start();
+    let u = &sys.users[0];
+    let locale = u.path("locale");
+    std::fs::create_dir_all(&locale).expect("the catalogs' folder");
+    german_catalog(&locale);
+    let vol = u.path("a volume.vc");
+    // glibc honours $LANGUAGE under any locale but plain C: the driver's
+    // is C.UTF-8.
+    let env = [("LANGUAGE", "de"), ("TCD_GTK_LOCALEDIR", s(&locale))];
+    let mut d = Driver::start_with(&sys, u, "translated", &[s(&vol)], &env);
+    assert_eq!(
+        d.step("translated"),
+        format!(
+            "Einhängen…|{} einhängen|Passwort Passwort:|Wählen Sie zuerst ein eingehängtes \
+             Volume.",
+            s(&vol)
         )
     );
     d.go();

@@ -11,7 +11,7 @@
 //! read-only unless polkit would let the user change them.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{mark, tr, trf};
 use crate::main_window::{self as window, Main, selected};
 use crate::ui::{self, Form, spin};
 use gtk::prelude::*;
@@ -26,7 +26,7 @@ use zeroize::Zeroizing;
 
 /// Why a system favorite cannot be changed.
 const READ_ONLY: &str =
-    "The system's favorites are read-only: polkit does not let you change them.";
+    mark("The system's favorites are read-only: polkit does not let you change them.");
 
 struct Dialog {
     window: gtk::Window,
@@ -135,22 +135,22 @@ fn say(d: &Dialog, text: &str, error: bool) {
 fn describe(f: &Favorite, system: bool, kept: bool) -> String {
     let mut parts = vec![
         f.host.clone(),
-        tr(if system { "system's" } else { "yours" }),
+        if system { tr("system's") } else { tr("yours") },
         f.mount_point
             .clone()
             .unwrap_or_else(|| tr("mount point chosen")),
     ];
     for (on, word) in [
-        (f.readonly, "read-only"),
-        (f.auto_mount, "auto-mount"),
-        (f.system_encryption, "system encryption"),
+        (f.readonly, mark("read-only")),
+        (f.auto_mount, mark("auto-mount")),
+        (f.system_encryption, mark("system encryption")),
         (
             f.format == Some(VolumeFormat::TrueCrypt),
-            "TrueCrypt format only",
+            mark("TrueCrypt format only"),
         ),
         (
             f.format == Some(VolumeFormat::VeraCrypt),
-            "VeraCrypt format only",
+            mark("VeraCrypt format only"),
         ),
     ] {
         if on {
@@ -158,10 +158,9 @@ fn describe(f: &Favorite, system: bool, kept: bool) -> String {
         }
     }
     if f.dismount_idle_seconds > 0 {
-        parts.push(format!(
-            "{} {} min",
-            tr("dismount when idle"),
-            f.dismount_idle_seconds / 60
+        parts.push(trf(
+            "dismount when idle {0} min",
+            &[&(f.dismount_idle_seconds / 60)],
         ));
     }
     if kept {
@@ -308,7 +307,7 @@ fn save_changes(d: &Rc<Dialog>) {
         .unwrap_or(0)
         .saturating_mul(60);
     f.pim = u32::try_from(d.pim.value_as_int()).unwrap_or(0);
-    let said = format!("{} {}", tr("Saved favorite"), f.name);
+    let said = trf("Saved favorite {0}", &[&f.name]);
     change(d, move |c| c.add_favorite(&f, system).map(|()| said));
 }
 
@@ -350,7 +349,7 @@ fn add_mounted(d: &Rc<Dialog>, main: &Main) {
             ..Favorite::default()
         };
         c.add_favorite(&f, false)?;
-        Ok(format!("{} {name}: {host}", tr("Added favorite")))
+        Ok(trf("Added favorite {0}: {1}", &[&name, &host]))
     });
 }
 
@@ -364,10 +363,10 @@ fn remove_chosen(d: &Rc<Dialog>) {
     let name = f.name;
     change(d, move |c| {
         if !c.remove_favorite(&name, system)? {
-            return Err(Failure::not_found(format!("no favorite {name}")));
+            return Err(Failure::not_found(trf("no favorite {0}", &[&name])));
         }
         let _ = tcd_client::keystore::forget(&key_of(&name, system));
-        Ok(format!("{} {name}", tr("Removed favorite")))
+        Ok(trf("Removed favorite {0}", &[&name]))
     });
 }
 
@@ -378,11 +377,12 @@ fn forget_chosen(d: &Rc<Dialog>) {
     };
     let name = f.name;
     change(d, move |_| {
-        let said = match tcd_client::keystore::forget(&key_of(&name, system))? {
-            true => tr("Password forgotten:"),
-            false => tr("No password in your keyring for"),
-        };
-        Ok(format!("{said} {name}"))
+        Ok(
+            match tcd_client::keystore::forget(&key_of(&name, system))? {
+                true => trf("Password forgotten: {0}", &[&name]),
+                false => trf("No password in your keyring for {0}", &[&name]),
+            },
+        )
     });
 }
 
@@ -453,13 +453,11 @@ fn mount_each(
         };
         let line = match mount_one(c, &f, &mut asker, remember, &|_| {}) {
             Ok(m) => match m.kept {
-                None => (format!("{name} {} {}", tr("mounted on"), m.at), false),
+                None => (trf("{0} mounted on {1}", &[&name, &m.at]), false),
                 Some(kept) => (
-                    format!(
-                        "{name} {} {} ({} {kept})",
-                        tr("mounted on"),
-                        m.at,
-                        tr("password kept in the")
+                    trf(
+                        "{0} mounted on {1} (password kept in the {2})",
+                        &[&name, &m.at, &kept],
                     ),
                     false,
                 ),

@@ -3,7 +3,7 @@
 //! size or random sizes, in a folder under a name (`NAME_1` to `NAME_N`
 //! when more than one), new files only their owner may read.
 
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::ui::{self, Form, spin};
 use gtk::prelude::*;
 use std::path::PathBuf;
@@ -59,11 +59,9 @@ pub fn show(parent: &adw::ApplicationWindow) {
             match made.await {
                 Ok(Ok(paths)) => {
                     let shown = paths.first().map(|p| p.display().to_string());
-                    let said = format!(
-                        "{} {} ({})",
-                        tr("Keyfiles created:"),
-                        paths.len(),
-                        shown.unwrap_or_default()
+                    let said = trf(
+                        "Keyfiles created: {0} ({1})",
+                        &[&paths.len(), &shown.unwrap_or_default()],
                     );
                     ui::tell(&message, &said, false);
                 }

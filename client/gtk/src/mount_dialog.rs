@@ -10,7 +10,7 @@
 //! Cancel ends the search. The daemon's error is shown as it names it.
 
 use crate::daemon::{self, Cancel};
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::keyfile_list::KeyfileList;
 use crate::main_window::{self as window, Main};
 use crate::ui::{self, Form};
@@ -59,7 +59,7 @@ pub fn show(main: &Rc<Main>) {
             &tr("Choose a volume first: Select File or Select Device."),
         );
     }
-    let window = ui::dialog(&main.window, &format!("{} {volume}", tr("Mount")));
+    let window = ui::dialog(&main.window, &trf("Mount {0}", &[&volume]));
     let d = Rc::new(Dialog {
         keyfiles: KeyfileList::new(&window, "Keyfiles"),
         window,

@@ -9,7 +9,7 @@
 //! are wiped.
 
 use crate::daemon::{self, Cancel};
-use crate::i18n::tr;
+use crate::i18n::{mark, tr, trf};
 use crate::keyfile_list::KeyfileList;
 use crate::main_window::{Main, selected};
 use crate::ui::{self, Form, password_entry, secret, spin};
@@ -22,6 +22,38 @@ use tcd_client::forms::hashes;
 use tcd_client::tools::{HeaderForm, NewSecrets};
 use tcd_proto::contract::options::VolumeFormat;
 use zeroize::Zeroizing;
+
+/// The labels of `tcctl info`'s lines (`tcd_client::output::header_lines`),
+/// for the template: Header Information shows them translated.
+const HEADER_LABELS: [&str; 18] = [
+    mark("Volume"),
+    mark("Format"),
+    mark("Created by"),
+    mark("System encryption"),
+    mark("Header version"),
+    mark("Hidden volume"),
+    mark("Encryption"),
+    mark("Key size"),
+    mark("Mode"),
+    mark("PKCS-5 PRF"),
+    mark("Iterations"),
+    mark("PIM"),
+    mark("Size (bytes)"),
+    mark("Sector size"),
+    mark("Data offset"),
+    mark("Opened by backup"),
+    mark("Weak keys"),
+    mark("Backends"),
+];
+
+/// A label of Header Information in the user's language (one not marked
+/// above as it is).
+fn header_label(label: &str) -> String {
+    match HEADER_LABELS.contains(&label) {
+        true => tr(label),
+        false => label.to_owned(),
+    }
+}
 
 struct Tools {
     window: gtk::Window,
@@ -220,10 +252,15 @@ fn change_password(t: &Rc<Tools>, main: &Main) {
         main,
         move |c, f, old| f.change_password(c, old, &new, &secrets),
         move |t, ()| {
-            let mut said = format!("{}: {}", t.volume.text().trim(), tr("password changed"));
-            if converted {
-                said = format!("{said}, {}", tr("converted to the VeraCrypt format"));
-            }
+            let volume = t.volume.text();
+            let said = if converted {
+                trf(
+                    "{0}: password changed, converted to the VeraCrypt format",
+                    &[&volume.trim()],
+                )
+            } else {
+                trf("{0}: password changed", &[&volume.trim()])
+            };
             say(t, &said, false);
         },
     );
@@ -241,12 +278,7 @@ fn back_up(t: &Rc<Tools>, main: &Main) {
         move |c, f, password| f.backup(c, password, &to),
         move |t, ()| {
             let volume = t.volume.text();
-            let said = format!(
-                "{} {} {} {shown}",
-                tr("Headers of"),
-                volume.trim(),
-                tr("saved to")
-            );
+            let said = trf("Headers of {0} saved to {1}", &[&volume.trim(), &shown]);
             say(t, &said, false);
         },
     );
@@ -265,16 +297,13 @@ fn restore_header(t: &Rc<Tools>, main: &Main) {
         move |t, used| {
             let volume = t.volume.text();
             let said = match source {
-                Some(file) => format!(
-                    "{}: {} {file} ({} {used})",
-                    volume.trim(),
-                    tr("header restored from"),
-                    tr("the")
+                Some(file) => trf(
+                    "{0}: header restored from {1} (the {2})",
+                    &[&volume.trim(), &file, &used],
                 ),
-                None => format!(
-                    "{}: {} {used}",
-                    volume.trim(),
-                    tr("header restored from its")
+                None => trf(
+                    "{0}: header restored from its {1}",
+                    &[&volume.trim(), &used],
                 ),
             };
             say(t, &said, false);
@@ -296,7 +325,7 @@ fn header_info(t: &Rc<Tools>, main: &Main) {
             let d = ui::dialog(&t.window, &tr("Header Information"));
             let body = ui::body(4);
             for (label, value) in lines {
-                let l = gtk::Label::new(Some(&format!("{}: {value}", tr(label))));
+                let l = gtk::Label::new(Some(&format!("{}: {value}", header_label(label))));
                 l.set_xalign(0.0);
                 l.set_selectable(true);
                 body.append(&l);
@@ -309,4 +338,20 @@ fn header_info(t: &Rc<Tools>, main: &Main) {
             d.present();
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HEADER_LABELS;
+    use tcd_proto::contract::volume::HeaderInfo;
+
+    /// Every label Header Information shows is in the template.
+    #[test]
+    fn every_header_label_is_marked() {
+        let lines = tcd_client::output::header_lines(&HeaderInfo::default(), "/v");
+        assert!(!lines.is_empty());
+        for (label, _) in lines {
+            assert!(HEADER_LABELS.contains(&label), "{label} is not marked");
+        }
+    }
 }
