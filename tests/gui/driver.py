@@ -208,6 +208,9 @@ def start_app():
     sys.exit("the application did not start")
 
 
+# The Return key's keysym.
+RETURN = 0xFF0D
+
 STATUS = []
 
 
@@ -285,8 +288,13 @@ def scenario_mount(volume, mount_point, password, wrong, pim, backends, new_pass
     step("dismounted", status(), wait=True)
     volume_tools(password, new_password, pim, backup)
     settings(mount_point)
-    # Mounted again: the mount point and the cache from the Preferences.
-    found = dialog_for(volume)
+    # Mounted again: the mount point and the cache from the Preferences;
+    # Enter in the Volume field opens the dialog.
+    field = find("text", "Volume")
+    set_text(field, volume)
+    type_text(field, "")
+    pyatspi.Registry.generateKeyboardEvent(RETURN, None, pyatspi.KEY_SYM)
+    found = dialog("Mount " + volume)
     type_text(find("password text", "Password", found), password)
     set_number(find("spin button", "PIM", found), pim)
     press(find("push button", "Mount", found, exact=True))

@@ -38,6 +38,15 @@ pub fn build(app: &adw::Application, target: Target) {
         status: ui::message_label("Status"),
     });
     main.window.set_content(Some(&layout(&main)));
+    // Enter in a volume's row opens it, as a double click does; Enter in
+    // the volume field opens the Mount dialog.
+    main.list.set_activate_on_single_click(false);
+    let m = main.clone();
+    main.list
+        .connect_row_activated(move |_, _| open_selected(&m));
+    let m = main.clone();
+    main.volume
+        .connect_activate(move |_| mount_dialog::show(&m));
     let following = Rc::downgrade(&main);
     daemon::follow(&main.target, move |change| {
         if let Some(main) = following.upgrade() {
