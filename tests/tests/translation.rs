@@ -2,8 +2,9 @@
 //! `client/gtk/po/tcd-gtk.pot`, holds every string the sources translate:
 //! `client/gtk/po/update-pot` makes it again into a temporary file, and
 //! the two must list the same msgids. A string added to the application
-//! without the template made again fails here. (`gui_app` shows a
-//! catalog made from the template in use.)
+//! without the template made again fails here, and so does text handed
+//! to a widget without passing through `tr`. (`gui_app` shows a catalog
+//! made from the template in use.)
 //!
 //! Needs python3 and gettext (msgfmt).
 
@@ -96,6 +97,24 @@ fn the_template_holds_the_windows_strings_as_rust_reads_them() {
     // polkit's action ids are passed to a `check` that is not ui::check.
     assert!(!ids.contains("org.tcd.set-policy"), "{ids:?}");
     assert!(ids.len() > 250, "{} strings only", ids.len());
+}
+
+/// No text with words goes to a widget's label, title, tooltip or
+/// accessible name, or to a message, without passing through `tr` (or
+/// `trf`, `trn`, a `ui` builder): `update-pot --check` lists any.
+#[test]
+fn no_text_is_shown_untranslated() {
+    let out = Command::new(PYTHON)
+        .arg(repo_dir().join("client/gtk/po/update-pot"))
+        .arg("--check")
+        .output()
+        .expect("run update-pot --check");
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The template is a PO file gettext reads.

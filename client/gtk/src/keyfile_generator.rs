@@ -16,7 +16,7 @@ pub fn show(parent: &adw::ApplicationWindow) {
         folder.set_text(&home.to_string_lossy());
     }
     let name = ui::entry("Keyfile name");
-    name.set_text("keyfile");
+    name.set_text(&tr("keyfile"));
     let count = spin("Number of keyfiles", 1.0, 1000.0);
     let size = spin(
         "Keyfile size in bytes",
