@@ -37,6 +37,7 @@ packages=(
     at-spi2-core python3-pyatspi  # the AT-SPI bus and the driver that uses it
     imagemagick                   # import: the screenshots in docs/screenshots/
     appstream                     # appstreamcli validates tcd-gtk's metainfo
+    gettext                       # msginit, msgfmt: tcd-gtk's template and a catalog made from it
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -29,6 +29,13 @@ pub struct MountForm {
     pub block_device_only: bool,
     pub cache: bool,
     pub dismount_idle_minutes: u32,
+    /// Opened by the backup header embedded in the volume only (`tcctl
+    /// -m headerbak`).
+    pub backup_header: bool,
+    /// A partition of a system-encrypted drive, opened without pre-boot
+    /// authentication (`tcctl -m system`): its header in the drive's first
+    /// track; read-only unless `readonly` is false.
+    pub system_encryption: bool,
 }
 
 /// The hashes (PRFs) a search may be narrowed to, as the daemon names them.
@@ -54,10 +61,16 @@ impl MountForm {
     /// protected, goes in as a secret.
     pub fn options(&self, protect_hidden: Option<&[u8]>) -> MountOptions {
         let nonzero = |n: u32| (n != 0).then_some(n);
+        let (system, headerbak) = (self.system_encryption, self.backup_header);
         MountOptions {
             // Unticked, the daemon decides (read-only for volumes of
-            // TrueCrypt before 5.0).
-            readonly: self.readonly.then_some(true),
+            // TrueCrypt before 5.0); for system encryption unticked is
+            // read-write, as `tcctl -m system --read-write`.
+            readonly: if self.readonly {
+                Some(true)
+            } else {
+                system.then_some(false)
+            },
             filesystem: Some(if self.block_device_only {
                 MountFilesystem::None
             } else {
@@ -74,21 +87,43 @@ impl MountForm {
             encryption: self.encryption.clone(),
             format: self.truecrypt.then_some(VolumeFormat::TrueCrypt),
             pim: nonzero(self.pim),
+            system_encryption: system.then_some(true),
+            backup_header: headerbak.then_some(true),
             ..Default::default()
         })
     }
 
+    /// What cannot go together, refused before the daemon is asked, in
+    /// the words `tcctl` uses for its options.
+    pub fn refuse_unsupported(&self, protect_hidden: bool) -> Result<(), Failure> {
+        let why = if self.system_encryption && self.backup_header {
+            "system encryption and the backup header cannot go together: a system drive has no \
+             backup header"
+        } else if self.system_encryption && protect_hidden {
+            "system encryption and protecting a hidden volume cannot go together: a system \
+             drive has no hidden volume"
+        } else {
+            return Ok(());
+        };
+        Err(Failure::invalid(why.into()))
+    }
+
     /// Mounts: the host opened with the caller's rights (for writing unless
-    /// read-only), the keyfiles read, then `Mount`.
+    /// read-only), the keyfiles read (and a system partition's header from
+    /// its drive, as `tcctl -m system` reads it), then `Mount`.
     pub fn mount(
         &self,
         c: &Client,
         password: &[u8],
         protect_hidden: Option<&[u8]>,
     ) -> Result<OwnedObjectPath, Failure> {
+        self.refuse_unsupported(protect_hidden.is_some())?;
         let host = crate::host::open(&self.volume, !self.readonly)?;
         let keyfiles = read_keyfiles(&self.keyfiles)?;
-        let options = self.options(protect_hidden);
+        let mut options = self.options(protect_hidden);
+        if self.system_encryption {
+            options.detached_header = crate::host::system_header(&self.volume, &host)?;
+        }
         c.mount(&host, &absolute(&self.volume), password, &keyfiles, options)
     }
 }
@@ -305,5 +340,42 @@ impl CreateForm {
             sector_size: (self.sector_size != 0).then_some(self.sector_size),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mount_dialogs_backup_header_and_system_options_reach_mount_as_tcctl_sends_them() {
+        let bak = MountForm {
+            backup_header: true,
+            ..Default::default()
+        };
+        let o = bak.options(None);
+        assert_eq!((o.backup_header, o.system_encryption), (Some(true), None));
+        assert_eq!(o.readonly, None);
+        let sys = MountForm {
+            system_encryption: true,
+            ..Default::default()
+        };
+        let o = sys.options(None);
+        assert_eq!((o.backup_header, o.system_encryption), (None, Some(true)));
+        // Unticked read-only is read-write, as `-m system --read-write`.
+        assert_eq!(o.readonly, Some(false));
+        let both = MountForm {
+            system_encryption: true,
+            backup_header: true,
+            ..Default::default()
+        };
+        let refused = both.refuse_unsupported(false).expect_err("refused");
+        assert!(
+            refused.message.contains("no backup header"),
+            "{}",
+            refused.message
+        );
+        assert!(sys.refuse_unsupported(true).is_err());
+        assert!(bak.refuse_unsupported(true).is_ok());
     }
 }

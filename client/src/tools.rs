@@ -1,6 +1,7 @@
 //! Volume Tools, as the desktop application's dialog fills them in: a
 //! volume's header opened with its password, keyfiles and PIM, then shown,
-//! given new credentials, backed up or restored — the calls `tcctl info`,
+//! given new credentials (and converted to the VeraCrypt format), backed
+//! up or restored — the calls `tcctl info`,
 //! `change-password`, `backup-header` and `restore-header` make, the host
 //! opened with the user's own rights.
 
@@ -29,6 +30,9 @@ pub struct NewSecrets {
     pub pim: Option<u32>,
     /// `None`: the PRF it has.
     pub hash: Option<String>,
+    /// `None`: the format it has; VeraCrypt converts a TrueCrypt volume
+    /// (`tcctl change-password --to veracrypt`).
+    pub to: Option<VolumeFormat>,
 }
 
 impl HeaderForm {
@@ -62,7 +66,7 @@ impl HeaderForm {
         let new_o = NewCredentials {
             pim: secrets.pim,
             hash: secrets.hash.clone(),
-            format: None,
+            format: secrets.to,
         };
         c.change_password(&host, old, &keyfiles, self.search(), new, &new_kf, new_o)
     }

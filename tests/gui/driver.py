@@ -208,6 +208,9 @@ def start_app():
     sys.exit("the application did not start")
 
 
+# The Return key's keysym.
+RETURN = 0xFF0D
+
 STATUS = []
 
 
@@ -285,8 +288,13 @@ def scenario_mount(volume, mount_point, password, wrong, pim, backends, new_pass
     step("dismounted", status(), wait=True)
     volume_tools(password, new_password, pim, backup)
     settings(mount_point)
-    # Mounted again: the mount point and the cache from the Preferences.
-    found = dialog_for(volume)
+    # Mounted again: the mount point and the cache from the Preferences;
+    # Enter in the Volume field opens the dialog.
+    field = find("text", "Volume")
+    set_text(field, volume)
+    type_text(field, "")
+    pyatspi.Registry.generateKeyboardEvent(RETURN, None, pyatspi.KEY_SYM)
+    found = dialog("Mount " + volume)
     type_text(find("password text", "Password", found), password)
     set_number(find("spin button", "PIM", found), pim)
     press(find("push button", "Mount", found, exact=True))
@@ -644,7 +652,123 @@ def scenario_device(device, mount_point, password, hidden_password, kvol, keyfil
     proc.wait()
 
 
-SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused, "device": scenario_device}
+def select_named(list_node, name):
+    """Chooses the row of `list_node` named `name`."""
+    rows = [c for c in list_node if c.getRoleName() == "list item"]
+    index = [clean(c.name) for c in rows].index(name)
+    list_node.querySelection().selectChild(index)
+
+
+def mount_with_backup_header(volume, mount_point, password):
+    """The Mount dialog with "Use backup header embedded in volume if
+    available" ticked; the dialog and its message label."""
+    found, message = mount_dialog(volume, mount_point, password, 1)
+    click(find("check box", "Use backup header embedded in volume if available", found))
+    press(find("push button", "Mount", found, exact=True))
+    return found, message
+
+
+def favorite_modes(tc, name, password):
+    """The mounted TrueCrypt volume added as a favorite (its format kept),
+    then organised: read-only and system encryption ticked. Then Forget
+    Password on the favorite whose password an earlier program kept."""
+    select_named(find("list", "Mounted volumes"), tc)
+    press(find("push button", "Favorites…"))
+    found = dialog("Favorites")
+    message = find("label", "Favorites message", found)
+    press(find("push button", "Add Mounted Volume", found, exact=True))
+    base = os.path.basename(tc)
+    row = until("the TrueCrypt favorite", lambda: (lambda r: r if "TrueCrypt" in r.description
+                                                   else None)(find("list item", base, found, exact=True)))
+    step("tc-favorite", row.description, wait=True)
+    favorites = find("list", "Favorite volumes", found)
+    select_named(favorites, base)
+    click(find("check box", "System encryption", found))
+    press(find("push button", "Save Changes", found, exact=True))
+    row = until("the row saved", lambda: (lambda r: r if "system encryption" in r.description
+                                          else None)(find("list item", base, found, exact=True)))
+    step("tc-favorite-organised", row.description, wait=True)
+    kept = find("list item", name, found, exact=True).description
+    select_named(favorites, name)
+    before = settled_text(message) or ""
+    press(find("push button", "Forget Password", found, exact=True))
+    said = changed_text(message, before, "")
+    row = until("the row read again", lambda: (lambda r: r if "keyring" not in r.description
+                                               else None)(find("list item", name, found, exact=True)))
+    step("forgotten", f"{kept}|{said}|{row.description}", wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def convert(tc, password, new_password):
+    """Volume Tools: the TrueCrypt volume's password changed, converted to
+    the VeraCrypt format with PIM 1."""
+    press(find("push button", "Volume Tools…"))
+    found = dialog("Volume Tools")
+    message = find("label", "Volume Tools message", found)
+    set_text(find("text", "Volume", found), tc)
+    click(find("check box", "TrueCrypt mode", found))
+    type_text(find("password text", "New password", found), new_password)
+    type_text(find("password text", "Confirm new password", found), new_password)
+    set_number(find("spin button", "New PIM", found), 1)
+    click(find("check box", "Convert to the VeraCrypt format", found))
+    step("converted", tool(found, "Change Password", message, password), wait=True)
+    press(find("push button", "Close", found, exact=True))
+
+
+def scenario_modes(bak, prim, mount_point, password, tc, tc_mount_point, name, new_password):
+    proc = start_app()
+    status()
+    # The backup header damaged: with the option, only it is tried.
+    found, message = mount_with_backup_header(bak, mount_point, password)
+    step("backup-refused", dialog_message(message), wait=True)
+    press(find("push button", "Cancel", found, exact=True))
+    # The primary header damaged: the backup opens it.
+    found, message = mount_with_backup_header(prim, mount_point, password)
+    listed = find("list item", prim, exact=True)
+    step("backup-mounted", listed.description, wait=True)
+    dismount_first()
+    found, message = mount_dialog(tc, tc_mount_point, password, 0)
+    click(find("check box", "TrueCrypt mode", found))
+    press(find("push button", "Mount", found, exact=True))
+    listed = find("list item", tc, exact=True)
+    step("tc-mounted", listed.description, wait=True)
+    favorite_modes(tc, name, password)
+    dismount_first()
+    convert(tc, password, new_password)
+    proc.terminate()
+    proc.wait()
+
+
+def scenario_remember(name, password):
+    """A favorite's password kept in the keyring, for a later run."""
+    proc = start_app()
+    favorites_keyring(password, name)
+    proc.terminate()
+    proc.wait()
+
+
+def scenario_translated(volume):
+    """The application in German, from the catalog the test made: the
+    names and texts of the main window and the Mount dialog as
+    translated."""
+    proc = start_app()
+    status()
+    press(find("push button", "Aushängen", exact=True))
+    said = until("the status line", status)
+    set_text(find("text", "Volume"), volume)
+    mount = find("push button", "Einhängen…", exact=True)
+    press(mount)
+    found = dialog(f"{volume} einhängen")
+    # GTK 4.8 names a field by its name and its label's text.
+    entry = find("password text", "Passwort", found)
+    step("translated", f"{clean(mount.name)}|{found.name}|{entry.name}|{said}", wait=True)
+    proc.terminate()
+    proc.wait()
+
+
+SCENARIOS = {"mount": scenario_mount, "refused": scenario_refused, "device": scenario_device,
+             "modes": scenario_modes, "remember": scenario_remember,
+             "translated": scenario_translated}
 
 SCENARIOS[SCENARIO](*ARGS)
 step("done")

@@ -10,7 +10,7 @@
 //! and copied to docs/screenshots/.
 //!
 //! Needs root, Xvfb (xvfb-run), dbus-daemon, at-spi2-core, python3-pyatspi,
-//! imagemagick, polkitd, setpriv, losetup.
+//! imagemagick, polkitd, setpriv, losetup, gettext (msginit, msgfmt).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;
@@ -32,6 +32,17 @@ impl Driver {
     /// Runs `scenario` of the driver as `who`, under xvfb-run with a
     /// session bus of its own.
     fn start(sys: &System, who: &User, scenario: &str, args: &[&str]) -> Driver {
+        Driver::start_with(sys, who, scenario, args, &[])
+    }
+
+    /// As [`Driver::start`], with more variables in the environment.
+    fn start_with(
+        sys: &System,
+        who: &User,
+        scenario: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Driver {
         require_tool("xvfb-run", "apt-get install xvfb xauth");
         require_tool("import", "apt-get install imagemagick");
         require_tool("dbus-run-session", "apt-get install dbus");
@@ -62,6 +73,7 @@ impl Driver {
             // No Secret Service runs in this session: the user's kernel
             // keyring keeps a favorite's remembered password.
             .env("TCD_KEYRING", "kernel")
+            .envs(env.iter().copied())
             .current_dir(&who.home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -585,6 +597,103 @@ fn a_user_polkit_refuses_sees_the_policy_and_the_system_favorites_greyed() {
     d.finish(&[]);
 }
 
+/// The test's German translations, by their English text.
+const GERMAN: [(&str, &str); 6] = [
+    ("_Mount…", "_Einhängen…"),
+    ("_Dismount", "_Aushängen"),
+    ("Mount {0}", "{0} einhängen"),
+    ("Password", "Passwort"),
+    ("_Password:", "_Passwort:"),
+    (
+        "Select a mounted volume first.",
+        "Wählen Sie zuerst ein eingehängtes Volume.",
+    ),
+];
+
+/// Runs `tool` with `args`; fails the test if it fails.
+fn run_ok(tool: &Path, args: &[&std::ffi::OsStr]) {
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", tool.display()));
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        tool.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A German catalog in `dir`/de/LC_MESSAGES, made as docs/DESKTOP.md
+/// tells a translator: `msginit` from the template, [`GERMAN`] filled
+/// in, `msgfmt --check`.
+fn german_catalog(dir: &Path) {
+    let msginit = require_tool("msginit", "apt-get install gettext");
+    let msgfmt = require_tool("msgfmt", "apt-get install gettext");
+    let pot = repo_dir().join("client/gtk/po/tcd-gtk.pot");
+    let po = dir.join("de.po");
+    run_ok(
+        &msginit,
+        &[
+            "--no-translator".as_ref(),
+            "--locale=de".as_ref(),
+            "--input".as_ref(),
+            pot.as_os_str(),
+            "--output-file".as_ref(),
+            po.as_os_str(),
+        ],
+    );
+    let mut text = std::fs::read_to_string(&po).expect("de.po");
+    for (english, german) in GERMAN {
+        let empty = format!("msgid \"{english}\"\nmsgstr \"\"\n");
+        assert!(text.contains(&empty), "the template has no {english:?}");
+        text = text.replace(
+            &empty,
+            &format!("msgid \"{english}\"\nmsgstr \"{german}\"\n"),
+        );
+    }
+    std::fs::write(&po, text).expect("de.po");
+    let folder = dir.join("de/LC_MESSAGES");
+    std::fs::create_dir_all(&folder).expect("the catalog's folder");
+    let mo = folder.join("tcd-gtk.mo");
+    run_ok(
+        &msgfmt,
+        &[
+            "--check".as_ref(),
+            "--output-file".as_ref(),
+            mo.as_os_str(),
+            po.as_os_str(),
+        ],
+    );
+}
+
+/// A user whose language has a catalog sees the application in it: the
+/// main window's buttons and messages, the Mount dialog's title (its
+/// volume put where the translation puts it) and its fields' names.
+#[test]
+fn a_user_sees_the_application_in_the_language_of_a_catalog() {
+    let sys = System::start();
+    let u = &sys.users[0];
+    let locale = u.path("locale");
+    std::fs::create_dir_all(&locale).expect("the catalogs' folder");
+    german_catalog(&locale);
+    let vol = u.path("a volume.vc");
+    // glibc honours $LANGUAGE under any locale but plain C: the driver's
+    // is C.UTF-8.
+    let env = [("LANGUAGE", "de"), ("TCD_GTK_LOCALEDIR", s(&locale))];
+    let mut d = Driver::start_with(&sys, u, "translated", &[s(&vol)], &env);
+    assert_eq!(
+        d.step("translated"),
+        format!(
+            "Einhängen…|{} einhängen|Passwort Passwort:|Wählen Sie zuerst ein eingehängtes \
+             Volume.",
+            s(&vol)
+        )
+    );
+    d.go();
+    d.finish(&[]);
+}
+
 /// The launcher and the AppStream metainfo the package installs pass the
 /// distributions' validators, and name the same application.
 #[test]
@@ -621,4 +730,181 @@ fn the_desktop_file_and_metainfo_validate() {
     assert!(metainfo.contains("<binary>tcd-gtk</binary>"));
     let svg = std::fs::read_to_string(dir.join("org.tcd.Desktop.svg")).expect("icon");
     assert!(svg.contains("<svg"), "the icon is an SVG");
+}
+
+/// Overwrites 512 bytes of `vol` at `at` (from the end when negative):
+/// a damaged header.
+fn damage(vol: &Path, at: i64) {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(vol)
+        .expect("open the volume");
+    let from = if at < 0 {
+        SeekFrom::End(at)
+    } else {
+        SeekFrom::Start(at.unsigned_abs())
+    };
+    f.seek(from).expect("seek");
+    f.write_all(&[0x5a; 512]).expect("damage the header");
+}
+
+/// A TrueCrypt volume (SHA-512, ext4), made by `tcctl create --format
+/// truecrypt`.
+fn truecrypt_volume(sys: &System, u: &User) -> PathBuf {
+    let tc = u.path("old.tc");
+    let args = [
+        "create",
+        s(&tc),
+        "--size",
+        "8M",
+        "--format",
+        "truecrypt",
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "ext4",
+        "--password-stdin",
+    ];
+    sys.ok(Some(u), &args, &format!("{PASSWORD}\n"));
+    tc
+}
+
+/// A first run of the application keeps the favorite `name`'s password
+/// in the user's keyring when it mounts it (then dismounted by the test).
+fn remembered_by_an_earlier_run(sys: &System, u: &User, vol: &Path, name: &str) {
+    sys.ok(
+        Some(u),
+        &["favorites", "add", name, s(vol), "--pim", "1"],
+        "",
+    );
+    let mut d = Driver::start(sys, u, "remember", &[name, PASSWORD]);
+    let said = d.step("remembered");
+    assert!(
+        said.ends_with("(password kept in the kernel keyring)"),
+        "{said}"
+    );
+    assert_eq!(tcctl_list(sys, u), [s(vol)]);
+    sys.ok(Some(u), &["dismount", s(vol)], "");
+    d.go();
+    d.finish(&[]);
+}
+
+/// The Mount dialog's backup-header option; a TrueCrypt volume mounted in
+/// TrueCrypt mode and kept as a favorite with its format, then given
+/// system encryption; a password an earlier program kept in the keyring
+/// forgotten; the TrueCrypt volume converted to the VeraCrypt format in
+/// Volume Tools.
+#[test]
+fn a_user_mounts_by_the_backup_header_keeps_a_truecrypt_favorite_and_converts_it() {
+    let sys = System::start();
+    let u = &sys.users[0];
+    let (mnt, tmnt) = (u.path("mnt"), u.path("tmnt"));
+    sys.sh(u, &format!("mkdir -p {} {}", s(&mnt), s(&tmnt)));
+    let bak = sys.create_volume(u, "bak.vc", "8M");
+    let prim = sys.create_volume(u, "prim.vc", "8M");
+    // The backup header (128 KiB from the end) of one, the primary of the
+    // other.
+    damage(&bak, -131072);
+    damage(&prim, 0);
+    let tc = truecrypt_volume(&sys, u);
+    // Named for this run: the user's kernel keyring outlives a run.
+    let name = format!("kept{}", std::process::id());
+    remembered_by_an_earlier_run(&sys, u, &bak, &name);
+    let new_password = "veracrypt words from now on";
+    let args = [
+        s(&bak),
+        s(&prim),
+        s(&mnt),
+        PASSWORD,
+        s(&tc),
+        s(&tmnt),
+        &name,
+        new_password,
+    ];
+    let mut d = Driver::start(&sys, u, "modes", &args);
+    backup_header(&sys, u, &mut d, [&bak, &prim, &mnt]);
+    truecrypt_favorite(&sys, u, &mut d, &tc, &name);
+    let said = d.step("converted");
+    assert_eq!(
+        said,
+        format!(
+            "{}: password changed, converted to the VeraCrypt format",
+            s(&tc)
+        )
+    );
+    let mut info = vec!["info", s(&tc), "--json"];
+    info.extend(tcd_tests::system::OPEN_FAST);
+    let shown: serde_json::Value =
+        serde_json::from_str(&sys.ok(Some(u), &info, &format!("{new_password}\n"))).expect("info");
+    assert_eq!(shown["format"], "VeraCrypt", "{shown}");
+    d.go();
+    d.finish(&[]);
+}
+
+/// The backup header only: refused for the volume whose backup is
+/// damaged (which its primary opens), the volume whose primary is
+/// damaged mounted.
+fn backup_header(sys: &System, u: &User, d: &mut Driver, [bak, prim, mnt]: [&Path; 3]) {
+    assert_eq!(
+        d.step("backup-refused"),
+        "wrong password or keyfile, or not a volume"
+    );
+    assert_eq!(tcctl_list(sys, u), Vec::<String>::new());
+    assert_eq!(mounts_with(sys, u, bak, mnt, PASSWORD), Some(0));
+    d.go();
+    let row = d.step("backup-mounted");
+    assert!(row.starts_with(&format!("mounted on {}", s(mnt))), "{row}");
+    assert_eq!(tcctl_list(sys, u), [s(prim)]);
+    d.go();
+}
+
+/// The favorite of the mounted TrueCrypt volume keeps its format; system
+/// encryption ticked and saved; the kept password forgotten.
+fn truecrypt_favorite(sys: &System, u: &User, d: &mut Driver, tc: &Path, name: &str) {
+    let row = d.step("tc-mounted");
+    assert!(row.contains("TrueCrypt"), "{row}");
+    assert_eq!(tcctl_list(sys, u), [s(tc)]);
+    d.go();
+    let tmnt = u.path("tmnt");
+    let favorite = || {
+        let listed = sys.ok(Some(u), &["favorites", "list", "--json"], "");
+        let listed: serde_json::Value = serde_json::from_str(&listed).expect("favorites");
+        listed["favorites"]
+            .as_array()
+            .and_then(|a| a.iter().find(|f| f["name"] == "old.tc").cloned())
+            .unwrap_or_else(|| panic!("no favorite old.tc: {listed}"))
+    };
+    let row = d.step("tc-favorite");
+    assert_eq!(
+        row,
+        format!("{} · yours · {} · TrueCrypt format only", s(tc), s(&tmnt))
+    );
+    let f = favorite();
+    assert_eq!(
+        (&f["format"], &f["system_encryption"], &f["readonly"]),
+        (&"truecrypt".into(), &false.into(), &false.into()),
+        "{f}"
+    );
+    d.go();
+    let row = d.step("tc-favorite-organised");
+    assert!(
+        row.ends_with(" · read-only · system encryption · TrueCrypt format only"),
+        "{row}"
+    );
+    let f = favorite();
+    assert_eq!(
+        (&f["format"], &f["system_encryption"], &f["readonly"]),
+        (&"truecrypt".into(), &true.into(), &true.into()),
+        "{f}"
+    );
+    d.go();
+    let said = d.step("forgotten");
+    let [kept, message, after] = said.split('|').collect::<Vec<_>>()[..] else {
+        panic!("forgotten: {said}");
+    };
+    assert!(kept.ends_with(" · password in your keyring"), "{kept}");
+    assert_eq!(message, format!("Password forgotten: {name}"));
+    assert!(!after.contains("keyring"), "{after}");
+    d.go();
 }

@@ -3,7 +3,7 @@
 //! cost, with the daemon's progress while it runs.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{mark, tr, trf};
 use crate::ui;
 use gtk::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -27,15 +27,15 @@ struct Dialog {
 }
 
 const COLUMNS: [&str; 5] = [
-    "Encryption",
-    "Backends",
-    "Encryption (MB/s)",
-    "Decryption (MB/s)",
-    "Mean (MB/s)",
+    mark("Encryption"),
+    mark("Backends"),
+    mark("Encryption (MB/s)"),
+    mark("Decryption (MB/s)"),
+    mark("Mean (MB/s)"),
 ];
 
 pub fn show(parent: &adw::ApplicationWindow, target: &Target) {
-    let sizes: Vec<String> = BUFFERS.iter().map(|m| format!("{m} MiB")).collect();
+    let sizes: Vec<String> = BUFFERS.iter().map(|m| trf("{0} MiB", &[m])).collect();
     let d = Rc::new(Dialog {
         window: ui::dialog(parent, &tr("Benchmark")),
         buffer: ui::drop_down("Buffer size", &sizes),
@@ -127,10 +127,10 @@ fn filled(d: &Rc<Dialog>, bench: Bench) {
         })
         .collect();
     let heads = [
-        "PRF",
-        "Iterations",
-        "Iterations per second",
-        "Seconds per trial",
+        mark("PRF"),
+        mark("Iterations"),
+        mark("Iterations per second"),
+        mark("Seconds per trial"),
     ];
     put(
         &d.kdfs,
@@ -170,7 +170,7 @@ fn sorted(d: &Rc<Dialog>) {
         .map(|(i, h)| {
             let b = gtk::Button::with_label(&tr(h));
             b.add_css_class("flat");
-            ui::named(&b, &format!("{} {}", tr("Sort by"), tr(h)));
+            ui::named(&b, &trf("Sort by {0}", &[&tr(h)]));
             let dd = d.clone();
             b.connect_clicked(move |_| {
                 dd.sort.set(i);

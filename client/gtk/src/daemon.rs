@@ -104,7 +104,7 @@ pub fn run<T: Send + 'static>(
         let r = handle.await.unwrap_or_else(|_| {
             Err(Failure {
                 code: exit::FAILED,
-                message: "the call ended abnormally".into(),
+                message: crate::i18n::tr("the call ended abnormally"),
             })
         });
         done(r);

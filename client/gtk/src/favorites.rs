@@ -1,7 +1,9 @@
 //! Favorites, as `tcctl favorites` keeps them (`tcd_client::favorites`):
 //! the user's and the system's, listed; the chosen mounted volume added;
-//! one removed, or its mount point, read-only, auto-mount, idle dismount
-//! and PIM changed; Mount Favorites mounts every one of the user's that
+//! (keeping its format when it is a TrueCrypt volume, and system
+//! encryption); one removed, or its mount point, read-only, TrueCrypt mode
+//! (only the TrueCrypt format tried), system encryption, auto-mount, idle
+//! dismount and PIM changed; Mount Favorites mounts every one of the user's that
 //! is not mounted, asking each one's password in a window of its own
 //! (nothing typed for one is tried on another), or with the password
 //! kept in the user's keyring when "Remember passwords in the keyring"
@@ -9,7 +11,7 @@
 //! read-only unless polkit would let the user change them.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{mark, tr, trf};
 use crate::main_window::{self as window, Main, selected};
 use crate::ui::{self, Form, spin};
 use gtk::prelude::*;
@@ -19,11 +21,12 @@ use tcd_client::bus::{Client, Failure, exit};
 use tcd_client::favorites::{host_name, in_keyring, key_of, mount_one};
 use tcd_client::polkit::{self, Permission};
 use tcd_proto::contract::favorite::Favorite;
+use tcd_proto::contract::options::VolumeFormat;
 use zeroize::Zeroizing;
 
 /// Why a system favorite cannot be changed.
 const READ_ONLY: &str =
-    "The system's favorites are read-only: polkit does not let you change them.";
+    mark("The system's favorites are read-only: polkit does not let you change them.");
 
 struct Dialog {
     window: gtk::Window,
@@ -36,6 +39,8 @@ struct Dialog {
     system_editable: RefCell<bool>,
     mount_point: gtk::Entry,
     readonly: gtk::CheckButton,
+    truecrypt: gtk::CheckButton,
+    system_encryption: gtk::CheckButton,
     auto_mount: gtk::CheckButton,
     idle: gtk::SpinButton,
     pim: gtk::SpinButton,
@@ -53,6 +58,8 @@ pub fn show(main: &Rc<Main>) {
         system_editable: RefCell::new(false),
         mount_point: ui::entry("Favorite mount point"),
         readonly: ui::check("_Read-only"),
+        truecrypt: ui::check("_TrueCrypt mode"),
+        system_encryption: ui::check("S_ystem encryption (without pre-boot authentication)"),
         auto_mount: ui::check("_Auto-mount"),
         idle: spin("Favorite idle minutes", 0.0, 10_000.0),
         pim: spin("Favorite PIM", 0.0, 2_147_468.0),
@@ -79,6 +86,16 @@ fn content(d: &Rc<Dialog>, main: &Rc<Main>) -> gtk::Box {
     let mut f = Form::new();
     f.row("Mount _point (empty: chosen):", &d.mount_point);
     f.wide(&d.readonly);
+    f.wide(&d.truecrypt);
+    f.wide(&d.system_encryption);
+    // A system partition mounts read-only unless the user unticks it, as
+    // `tcctl favorites add --system-encryption` keeps it unless --read-write.
+    let readonly = d.readonly.clone();
+    d.system_encryption.connect_toggled(move |c| {
+        if c.is_active() {
+            readonly.set_active(true);
+        }
+    });
     f.wide(&d.auto_mount);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
     f.row("P_IM (0: default):", &d.pim);
@@ -118,21 +135,32 @@ fn say(d: &Dialog, text: &str, error: bool) {
 fn describe(f: &Favorite, system: bool, kept: bool) -> String {
     let mut parts = vec![
         f.host.clone(),
-        tr(if system { "system's" } else { "yours" }),
+        if system { tr("system's") } else { tr("yours") },
         f.mount_point
             .clone()
             .unwrap_or_else(|| tr("mount point chosen")),
     ];
-    for (on, word) in [(f.readonly, "read-only"), (f.auto_mount, "auto-mount")] {
+    for (on, word) in [
+        (f.readonly, mark("read-only")),
+        (f.auto_mount, mark("auto-mount")),
+        (f.system_encryption, mark("system encryption")),
+        (
+            f.format == Some(VolumeFormat::TrueCrypt),
+            mark("TrueCrypt format only"),
+        ),
+        (
+            f.format == Some(VolumeFormat::VeraCrypt),
+            mark("VeraCrypt format only"),
+        ),
+    ] {
         if on {
             parts.push(tr(word));
         }
     }
     if f.dismount_idle_seconds > 0 {
-        parts.push(format!(
-            "{} {} min",
-            tr("dismount when idle"),
-            f.dismount_idle_seconds / 60
+        parts.push(trf(
+            "dismount when idle {0} min",
+            &[&(f.dismount_idle_seconds / 60)],
         ));
     }
     if kept {
@@ -205,6 +233,8 @@ fn editable(d: &Dialog, on: bool) {
     d.mount_point.set_sensitive(on);
     for w in [
         d.readonly.upcast_ref::<gtk::Widget>(),
+        d.truecrypt.upcast_ref(),
+        d.system_encryption.upcast_ref(),
         d.auto_mount.upcast_ref(),
         d.idle.upcast_ref(),
         d.pim.upcast_ref(),
@@ -230,7 +260,11 @@ fn chosen(d: &Dialog) {
     };
     d.mount_point
         .set_text(f.mount_point.as_deref().unwrap_or_default());
+    // The system encryption switch first: ticking it ticks read-only.
+    d.system_encryption.set_active(f.system_encryption);
     d.readonly.set_active(f.readonly);
+    d.truecrypt
+        .set_active(f.format == Some(VolumeFormat::TrueCrypt));
     d.auto_mount.set_active(f.auto_mount);
     d.idle.set_value(f64::from(f.dismount_idle_seconds / 60));
     d.pim.set_value(f64::from(f.pim));
@@ -260,12 +294,20 @@ fn save_changes(d: &Rc<Dialog>) {
     let at = d.mount_point.text().trim().to_owned();
     f.mount_point = (!at.is_empty()).then_some(at);
     f.readonly = d.readonly.is_active();
+    f.system_encryption = d.system_encryption.is_active();
+    // Ticked: TrueCrypt only; unticked, a format kept by `tcctl favorites
+    // add --format veracrypt` stays.
+    f.format = if d.truecrypt.is_active() {
+        Some(VolumeFormat::TrueCrypt)
+    } else {
+        f.format.filter(|k| *k == VolumeFormat::VeraCrypt)
+    };
     f.auto_mount = d.auto_mount.is_active();
     f.dismount_idle_seconds = u32::try_from(d.idle.value_as_int())
         .unwrap_or(0)
         .saturating_mul(60);
     f.pim = u32::try_from(d.pim.value_as_int()).unwrap_or(0);
-    let said = format!("{} {}", tr("Saved favorite"), f.name);
+    let said = trf("Saved favorite {0}", &[&f.name]);
     change(d, move |c| c.add_favorite(&f, system).map(|()| said));
 }
 
@@ -277,12 +319,21 @@ fn add_mounted(d: &Rc<Dialog>, main: &Main) {
             true,
         );
     };
-    let readonly = main
+    // As it is mounted: read-only, system encryption, and TrueCrypt mode
+    // for a TrueCrypt volume (VeraCrypt's default needs no word).
+    let (readonly, system_encryption, format) = main
         .volumes
         .borrow()
         .iter()
         .find(|v| v.host() == host)
-        .is_some_and(|v| v.view.read_only.unwrap_or_default());
+        .map_or((false, false, None), |v| {
+            let truecrypt = v.view.format.as_deref() == Some("TrueCrypt");
+            (
+                v.view.read_only.unwrap_or_default(),
+                v.view.system_encryption.unwrap_or_default(),
+                truecrypt.then_some(VolumeFormat::TrueCrypt),
+            )
+        });
     change(d, move |c| {
         let host = host_name(std::path::Path::new(&host))?;
         let name = std::path::Path::new(&host)
@@ -293,10 +344,12 @@ fn add_mounted(d: &Rc<Dialog>, main: &Main) {
             host: host.clone(),
             mount_point,
             readonly,
+            system_encryption,
+            format,
             ..Favorite::default()
         };
         c.add_favorite(&f, false)?;
-        Ok(format!("{} {name}: {host}", tr("Added favorite")))
+        Ok(trf("Added favorite {0}: {1}", &[&name, &host]))
     });
 }
 
@@ -310,10 +363,10 @@ fn remove_chosen(d: &Rc<Dialog>) {
     let name = f.name;
     change(d, move |c| {
         if !c.remove_favorite(&name, system)? {
-            return Err(Failure::not_found(format!("no favorite {name}")));
+            return Err(Failure::not_found(trf("no favorite {0}", &[&name])));
         }
         let _ = tcd_client::keystore::forget(&key_of(&name, system));
-        Ok(format!("{} {name}", tr("Removed favorite")))
+        Ok(trf("Removed favorite {0}", &[&name]))
     });
 }
 
@@ -324,11 +377,12 @@ fn forget_chosen(d: &Rc<Dialog>) {
     };
     let name = f.name;
     change(d, move |_| {
-        let said = match tcd_client::keystore::forget(&key_of(&name, system))? {
-            true => tr("Password forgotten:"),
-            false => tr("No password in your keyring for"),
-        };
-        Ok(format!("{said} {name}"))
+        Ok(
+            match tcd_client::keystore::forget(&key_of(&name, system))? {
+                true => trf("Password forgotten: {0}", &[&name]),
+                false => trf("No password in your keyring for {0}", &[&name]),
+            },
+        )
     });
 }
 
@@ -399,13 +453,11 @@ fn mount_each(
         };
         let line = match mount_one(c, &f, &mut asker, remember, &|_| {}) {
             Ok(m) => match m.kept {
-                None => (format!("{name} {} {}", tr("mounted on"), m.at), false),
+                None => (trf("{0} mounted on {1}", &[&name, &m.at]), false),
                 Some(kept) => (
-                    format!(
-                        "{name} {} {} ({} {kept})",
-                        tr("mounted on"),
-                        m.at,
-                        tr("password kept in the")
+                    trf(
+                        "{0} mounted on {1} (password kept in the {2})",
+                        &[&name, &m.at, &kept],
                     ),
                     false,
                 ),

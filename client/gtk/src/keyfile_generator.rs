@@ -3,7 +3,7 @@
 //! size or random sizes, in a folder under a name (`NAME_1` to `NAME_N`
 //! when more than one), new files only their owner may read.
 
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::ui::{self, Form, spin};
 use gtk::prelude::*;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ pub fn show(parent: &adw::ApplicationWindow) {
         folder.set_text(&home.to_string_lossy());
     }
     let name = ui::entry("Keyfile name");
-    name.set_text("keyfile");
+    name.set_text(&tr("keyfile"));
     let count = spin("Number of keyfiles", 1.0, 1000.0);
     let size = spin(
         "Keyfile size in bytes",
@@ -59,11 +59,9 @@ pub fn show(parent: &adw::ApplicationWindow) {
             match made.await {
                 Ok(Ok(paths)) => {
                     let shown = paths.first().map(|p| p.display().to_string());
-                    let said = format!(
-                        "{} {} ({})",
-                        tr("Keyfiles created:"),
-                        paths.len(),
-                        shown.unwrap_or_default()
+                    let said = trf(
+                        "Keyfiles created: {0} ({1})",
+                        &[&paths.len(), &shown.unwrap_or_default()],
                     );
                     ui::tell(&message, &said, false);
                 }

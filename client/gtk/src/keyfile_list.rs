@@ -2,7 +2,7 @@
 //! folders (a folder means the files in it), added, removed and put in
 //! order (the order counts for a TrueCrypt volume's pool).
 
-use crate::i18n::tr;
+use crate::i18n::{mark, tr};
 use crate::ui;
 use gtk::prelude::*;
 use std::cell::RefCell;
@@ -54,12 +54,12 @@ impl KeyfileList {
         };
         for (label, icon, action) in [
             (
-                "Add Files…",
+                mark("Add Files…"),
                 "list-add-symbolic",
                 gtk::FileChooserAction::Open,
             ),
             (
-                "Add Folder…",
+                mark("Add Folder…"),
                 "folder-open-symbolic",
                 gtk::FileChooserAction::SelectFolder,
             ),
@@ -72,9 +72,9 @@ impl KeyfileList {
             });
         }
         for (label, icon, by) in [
-            ("Remove", "list-remove-symbolic", 0),
-            ("Move Up", "go-up-symbolic", -1),
-            ("Move Down", "go-down-symbolic", 1),
+            (mark("Remove"), "list-remove-symbolic", 0),
+            (mark("Move Up"), "go-up-symbolic", -1),
+            (mark("Move Down"), "go-down-symbolic", 1),
         ] {
             let k = self.clone();
             button(label, icon).connect_clicked(move |_| k.change(by));

@@ -1,13 +1,16 @@
 //! The Mount dialog: password (hidden, with a show toggle), keyfiles (a
 //! list), PIM, TrueCrypt mode, hash and encryption (Auto by default),
 //! read-only, mount point, filesystem or block device only, protect a
-//! hidden volume, cache the password, dismount when idle; the defaults from
+//! hidden volume, cache the password, dismount when idle, TrueCrypt 7's
+//! "Use backup header embedded in volume if available" and "Mount
+//! partition using system encryption without pre-boot authentication"
+//! (`tcctl -m headerbak` and `-m system`); the defaults from
 //! the Preferences. While the daemon searches for the header its progress
 //! is shown (the format and PRF tried, the share done, the time left), and
 //! Cancel ends the search. The daemon's error is shown as it names it.
 
 use crate::daemon::{self, Cancel};
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::keyfile_list::KeyfileList;
 use crate::main_window::{self as window, Main};
 use crate::ui::{self, Form};
@@ -33,6 +36,8 @@ struct Dialog {
     hidden_password: gtk::PasswordEntry,
     cache: gtk::CheckButton,
     idle: gtk::SpinButton,
+    backup_header: gtk::CheckButton,
+    system: gtk::CheckButton,
     mount: gtk::Button,
     progress: gtk::ProgressBar,
     message: gtk::Label,
@@ -54,7 +59,7 @@ pub fn show(main: &Rc<Main>) {
             &tr("Choose a volume first: Select File or Select Device."),
         );
     }
-    let window = ui::dialog(&main.window, &format!("{} {volume}", tr("Mount")));
+    let window = ui::dialog(&main.window, &trf("Mount {0}", &[&volume]));
     let d = Rc::new(Dialog {
         keyfiles: KeyfileList::new(&window, "Keyfiles"),
         window,
@@ -73,6 +78,10 @@ pub fn show(main: &Rc<Main>) {
         hidden_password: password_entry("Hidden volume password"),
         cache: ui::check("_Cache the password"),
         idle: spin("Dismount after idle minutes", 0.0, 10_000.0),
+        backup_header: ui::check("Use backup header embedded in _volume if available"),
+        system: ui::check(
+            "Mount partition using _system encryption without pre-boot authentication",
+        ),
         mount: ui::button("_Mount"),
         progress: gtk::ProgressBar::new(),
         message: ui::message_label("Mount error"),
@@ -102,6 +111,8 @@ fn content(d: &Rc<Dialog>) -> gtk::Box {
     d.hidden_password.set_sensitive(false);
     f.wide(&d.cache);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
+    f.wide(&d.backup_header);
+    f.wide(&d.system);
     let cancel = ui::button("_Cancel");
     let dd = d.clone();
     cancel.connect_clicked(move |_| cancel_or_close(&dd));
@@ -122,6 +133,14 @@ fn wire(d: &Rc<Dialog>, main: &Rc<Main>, volume: String) {
     let hidden = d.hidden_password.clone();
     d.protect_hidden
         .connect_toggled(move |c| hidden.set_sensitive(c.is_active()));
+    // A system partition mounts read-only unless the user unticks it, as
+    // `tcctl -m system` does unless --read-write.
+    let readonly = d.readonly.clone();
+    d.system.connect_toggled(move |c| {
+        if c.is_active() {
+            readonly.set_active(true);
+        }
+    });
     let (dd, m) = (d.clone(), main.clone());
     d.mount
         .connect_clicked(move |_| start(&dd, &m, PathBuf::from(volume.trim())));
@@ -188,6 +207,8 @@ fn form(d: &Dialog, volume: PathBuf) -> MountForm {
         block_device_only: d.filesystem.selected() == 1,
         cache: d.cache.is_active(),
         dismount_idle_minutes: d.idle.value_as_int().try_into().unwrap_or(0),
+        backup_header: d.backup_header.is_active(),
+        system_encryption: d.system.is_active(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! polkit would refuse, the switches are greyed with the reason.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::ui;
 use adw::prelude::*;
 use std::rc::Rc;
@@ -110,7 +110,7 @@ fn fill(page: &adw::PreferencesPage, target: &Target, state: Rc<State>) {
     let hw = adw::PreferencesGroup::builder()
         .title(tr("Hardware acceleration"))
         .build();
-    let yes_no = tr(if state.cpu_aes { "Yes" } else { "No" });
+    let yes_no = if state.cpu_aes { tr("Yes") } else { tr("No") };
     hw.add(&fact(
         &tr("Processor (CPU) in this computer supports hardware acceleration for AES:"),
         &yes_no,
@@ -154,11 +154,12 @@ fn fill(page: &adw::PreferencesPage, target: &Target, state: Rc<State>) {
 }
 
 fn backend_facts(b: &Backend) -> String {
-    let mut facts = vec![
-        b.description.clone(),
-        format!("{} {}", tr("version"), b.version),
-    ];
-    facts.push(tr(if b.loaded { "loaded" } else { "not loaded" }));
+    let mut facts = vec![b.description.clone(), trf("version {0}", &[&b.version])];
+    facts.push(if b.loaded {
+        tr("loaded")
+    } else {
+        tr("not loaded")
+    });
     if !b.available {
         facts.push(tr("not available on this processor"));
     }

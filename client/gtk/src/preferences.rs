@@ -4,12 +4,11 @@
 //! forget every password it keeps for the user.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{tr, trn};
 use crate::settings::{self, Settings};
 use crate::ui::{self, Form};
 use adw::prelude::*;
 use std::rc::Rc;
-use tcd_client::output::count;
 
 struct Page {
     readonly: gtk::CheckButton,
@@ -70,8 +69,11 @@ fn cache_group(target: &Target, p: &Rc<Page>) -> adw::PreferencesGroup {
             |c| c.wipe_cache(),
             move |r| match r {
                 Ok(n) => {
-                    let n = usize::try_from(n).unwrap_or(usize::MAX);
-                    let said = format!("{} {}", count(n, "cached password"), tr("wiped"));
+                    let said = trn(
+                        "{0} cached password wiped",
+                        "{0} cached passwords wiped",
+                        n.into(),
+                    );
                     ui::tell(&pp.message, &said, false);
                 }
                 Err(f) => ui::tell(&pp.message, &f.message, true),

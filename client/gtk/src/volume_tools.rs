@@ -1,5 +1,7 @@
 //! Volume Tools, on the volume chosen in the list (or named in the main
-//! window, or chosen here): change its password, keyfiles, PIM and hash;
+//! window, or chosen here): change its password, keyfiles, PIM and hash,
+//! and convert a TrueCrypt volume to the VeraCrypt format on the way (as
+//! VeraCrypt's Change Password does in TrueCrypt mode);
 //! back up its headers to a new file; restore them from a backup file or
 //! the embedded backup; show its header as `tcctl info` does. Every call
 //! is the one `tcctl` makes (`tcd_client::tools`); the passwords typed
@@ -7,7 +9,7 @@
 //! are wiped.
 
 use crate::daemon::{self, Cancel};
-use crate::i18n::tr;
+use crate::i18n::{mark, tr, trf};
 use crate::keyfile_list::KeyfileList;
 use crate::main_window::{Main, selected};
 use crate::ui::{self, Form, password_entry, secret, spin};
@@ -18,7 +20,40 @@ use std::rc::Rc;
 use tcd_client::bus::{Client, Failure};
 use tcd_client::forms::hashes;
 use tcd_client::tools::{HeaderForm, NewSecrets};
+use tcd_proto::contract::options::VolumeFormat;
 use zeroize::Zeroizing;
+
+/// The labels of `tcctl info`'s lines (`tcd_client::output::header_lines`),
+/// for the template: Header Information shows them translated.
+const HEADER_LABELS: [&str; 18] = [
+    mark("Volume"),
+    mark("Format"),
+    mark("Created by"),
+    mark("System encryption"),
+    mark("Header version"),
+    mark("Hidden volume"),
+    mark("Encryption"),
+    mark("Key size"),
+    mark("Mode"),
+    mark("PKCS-5 PRF"),
+    mark("Iterations"),
+    mark("PIM"),
+    mark("Size (bytes)"),
+    mark("Sector size"),
+    mark("Data offset"),
+    mark("Opened by backup"),
+    mark("Weak keys"),
+    mark("Backends"),
+];
+
+/// A label of Header Information in the user's language (one not marked
+/// above as it is).
+fn header_label(label: &str) -> String {
+    match HEADER_LABELS.contains(&label) {
+        true => tr(label),
+        false => label.to_owned(),
+    }
+}
 
 struct Tools {
     window: gtk::Window,
@@ -32,6 +67,7 @@ struct Tools {
     new_keyfiles: KeyfileList,
     new_pim: gtk::SpinButton,
     new_hash: gtk::DropDown,
+    convert: gtk::CheckButton,
     backup_file: gtk::Entry,
     restore_from: gtk::DropDown,
     message: gtk::Label,
@@ -54,6 +90,7 @@ pub fn show(main: &Rc<Main>) {
         confirm: password_entry("Confirm new password"),
         new_pim: spin("New PIM", 0.0, 2_147_468.0),
         new_hash: ui::drop_down("New hash", &unchanged.collect::<Vec<_>>()),
+        convert: ui::check("Convert to the VeraCr_ypt format"),
         backup_file: ui::entry("Backup file"),
         restore_from: ui::drop_down(
             "Restore from",
@@ -116,6 +153,7 @@ fn changes(t: &Rc<Tools>, main: &Rc<Main>) -> gtk::Box {
     f.row("New k_eyfiles:", &t.new_keyfiles.widget);
     f.row("New PI_M (0: default):", &t.new_pim);
     f.row("New _hash:", &t.new_hash);
+    f.wide(&t.convert);
     let change = ui::button("_Change Password");
     let (tt, m) = (t.clone(), main.clone());
     change.connect_clicked(move |_| change_password(&tt, &m));
@@ -206,13 +244,23 @@ fn change_password(t: &Rc<Tools>, main: &Main) {
         keyfiles: t.new_keyfiles.paths(),
         pim: Some(t.new_pim.value_as_int().try_into().unwrap_or(0)),
         hash,
+        to: t.convert.is_active().then_some(VolumeFormat::VeraCrypt),
     };
+    let converted = secrets.to.is_some();
     call(
         t,
         main,
         move |c, f, old| f.change_password(c, old, &new, &secrets),
-        |t, ()| {
-            let said = format!("{}: {}", t.volume.text().trim(), tr("password changed"));
+        move |t, ()| {
+            let volume = t.volume.text();
+            let said = if converted {
+                trf(
+                    "{0}: password changed, converted to the VeraCrypt format",
+                    &[&volume.trim()],
+                )
+            } else {
+                trf("{0}: password changed", &[&volume.trim()])
+            };
             say(t, &said, false);
         },
     );
@@ -230,12 +278,7 @@ fn back_up(t: &Rc<Tools>, main: &Main) {
         move |c, f, password| f.backup(c, password, &to),
         move |t, ()| {
             let volume = t.volume.text();
-            let said = format!(
-                "{} {} {} {shown}",
-                tr("Headers of"),
-                volume.trim(),
-                tr("saved to")
-            );
+            let said = trf("Headers of {0} saved to {1}", &[&volume.trim(), &shown]);
             say(t, &said, false);
         },
     );
@@ -254,16 +297,13 @@ fn restore_header(t: &Rc<Tools>, main: &Main) {
         move |t, used| {
             let volume = t.volume.text();
             let said = match source {
-                Some(file) => format!(
-                    "{}: {} {file} ({} {used})",
-                    volume.trim(),
-                    tr("header restored from"),
-                    tr("the")
+                Some(file) => trf(
+                    "{0}: header restored from {1} (the {2})",
+                    &[&volume.trim(), &file, &used],
                 ),
-                None => format!(
-                    "{}: {} {used}",
-                    volume.trim(),
-                    tr("header restored from its")
+                None => trf(
+                    "{0}: header restored from its {1}",
+                    &[&volume.trim(), &used],
                 ),
             };
             say(t, &said, false);
@@ -285,7 +325,7 @@ fn header_info(t: &Rc<Tools>, main: &Main) {
             let d = ui::dialog(&t.window, &tr("Header Information"));
             let body = ui::body(4);
             for (label, value) in lines {
-                let l = gtk::Label::new(Some(&format!("{}: {value}", tr(label))));
+                let l = gtk::Label::new(Some(&format!("{}: {value}", header_label(label))));
                 l.set_xalign(0.0);
                 l.set_selectable(true);
                 body.append(&l);
@@ -298,4 +338,20 @@ fn header_info(t: &Rc<Tools>, main: &Main) {
             d.present();
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HEADER_LABELS;
+    use tcd_proto::contract::volume::HeaderInfo;
+
+    /// Every label Header Information shows is in the template.
+    #[test]
+    fn every_header_label_is_marked() {
+        let lines = tcd_client::output::header_lines(&HeaderInfo::default(), "/v");
+        assert!(!lines.is_empty());
+        for (label, _) in lines {
+            assert!(HEADER_LABELS.contains(&label), "{label} is not marked");
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! The main window's list of mounted volumes: one row each, what `tcctl
 //! list` shows in its columns.
 
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::ui;
 use adw::prelude::*;
 use tcd_client::bus::Volume;
@@ -11,8 +11,8 @@ use tcd_client::output::human_size;
 pub fn details(v: &Volume) -> String {
     let o = &v.view;
     let at = match v.mount_point() {
-        Some(m) => format!("{} {m}", tr("mounted on")),
-        None => format!("{} {}", tr("block device"), v.device()),
+        Some(m) => trf("mounted on {0}", &[&m]),
+        None => trf("block device {0}", &[&v.device()]),
     };
     let mut parts = vec![
         at,
@@ -20,11 +20,11 @@ pub fn details(v: &Volume) -> String {
         o.encryption.clone().unwrap_or_default(),
         o.hash.clone().unwrap_or_default(),
         o.format.clone().unwrap_or_default(),
-        tr(if o.read_only.unwrap_or_default() {
-            "read-only"
+        if o.read_only.unwrap_or_default() {
+            tr("read-only")
         } else {
-            "read-write"
-        }),
+            tr("read-write")
+        },
     ];
     if o.hidden.unwrap_or_default() {
         parts.push(tr("hidden volume"));
@@ -33,9 +33,9 @@ pub fn details(v: &Volume) -> String {
         parts.push(tr("hidden volume protected"));
     }
     let backends = o.backends.clone().unwrap_or_default().join(", ");
-    parts.push(format!("{} {backends}", tr("backends")));
+    parts.push(trf("backends {0}", &[&backends]));
     if v.health() != "ok" && !v.health().is_empty() {
-        parts.push(format!("{}: {}", tr("health"), v.health()));
+        parts.push(trf("health: {0}", &[&v.health()]));
     }
     parts.join(" · ")
 }

@@ -4,7 +4,7 @@
 //! Settings in the header bar.
 
 use crate::daemon::{self, Target};
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::main_window::{Main, inform, refresh, say, selected};
 use crate::{
     benchmark, devices, favorites, keyfile_generator, mount_dialog, performance, ui, volume_tools,
@@ -38,6 +38,15 @@ pub fn build(app: &adw::Application, target: Target) {
         status: ui::message_label("Status"),
     });
     main.window.set_content(Some(&layout(&main)));
+    // Enter in a volume's row opens it, as a double click does; Enter in
+    // the volume field opens the Mount dialog.
+    main.list.set_activate_on_single_click(false);
+    let m = main.clone();
+    main.list
+        .connect_row_activated(move |_, _| open_selected(&m));
+    let m = main.clone();
+    main.volume
+        .connect_activate(move |_| mount_dialog::show(&m));
     let following = Rc::downgrade(&main);
     daemon::follow(&main.target, move |change| {
         if let Some(main) = following.upgrade() {
@@ -161,11 +170,11 @@ fn changed(main: &Rc<Main>, change: Change) {
     } = change
     {
         let said = if error.is_empty() {
-            format!("{host} {} ({reason})", tr("was dismounted automatically"))
+            trf("{0} was dismounted automatically ({1})", &[&host, &reason])
         } else {
-            format!(
-                "{host} {} ({reason}): {error}",
-                tr("could not be dismounted automatically")
+            trf(
+                "{0} could not be dismounted automatically ({1}): {2}",
+                &[&host, &reason, &error],
             )
         };
         if error.is_empty() {
@@ -202,11 +211,9 @@ fn dismount_selected(main: &Rc<Main>, force: bool) {
         &main.target,
         move |c| c.dismount(&name, force),
         move |r| {
-            done(
-                &m,
-                r.map(|_| format!("{} {host}", tr("Dismounted"))),
-                move |m| dismount_selected(m, true),
-            )
+            done(&m, r.map(|_| trf("Dismounted {0}", &[&host])), move |m| {
+                dismount_selected(m, true)
+            })
         },
     );
 }
@@ -217,7 +224,7 @@ fn dismount_all(main: &Rc<Main>, force: bool) {
         &main.target,
         move |c| c.dismount_all(force),
         move |r| {
-            let r = r.map(|n| format!("{} {n}", tr("Volumes dismounted:")));
+            let r = r.map(|n| trf("Volumes dismounted: {0}", &[&n]));
             done(&m, r, move |m| dismount_all(m, true))
         },
     );

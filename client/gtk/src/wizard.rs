@@ -10,7 +10,7 @@
 
 use crate::benchmark;
 use crate::daemon::{self, Cancel};
-use crate::i18n::tr;
+use crate::i18n::{tr, trf};
 use crate::keyfile_list::KeyfileList;
 use crate::main_window::{self as window, Main};
 use crate::ui::{self, Form, password_entry, spin};
@@ -270,14 +270,9 @@ fn outer_opened(w: &Wizard, o: &Outer) {
     let mib = o.limit >> 20;
     w.outer.opened.replace(Some((o.hash.clone(), o.limit)));
     placed(w);
-    let said = format!(
-        "{} {mib} MiB ({} {}). {}",
-        tr("The hidden volume may take up to"),
-        o.limit,
-        tr("bytes"),
-        tr(
-            "The outer volume's files must not be in that space: the daemon refuses and says how much fits behind them."
-        )
+    let said = trf(
+        "The hidden volume may take up to {0} MiB ({1} bytes). The outer volume's files must not be in that space: the daemon refuses and says how much fits behind them.",
+        &[&mib, &o.limit],
     );
     ui::tell(&w.outer.limit, &said, false);
 }
@@ -324,10 +319,9 @@ fn confirm(w: &Rc<Wizard>, main: &Rc<Main>) {
     ui::ask(
         &w.window,
         &tr("Erase everything on it?"),
-        &format!(
-            "{} {volume} {}",
-            tr("Everything on"),
-            tr("is lost for good when the volume is written over it.")
+        &trf(
+            "Everything on {0} is lost for good when the volume is written over it.",
+            &[&volume],
         ),
         &tr("_Erase"),
         move || start(&ww, &m),
@@ -387,11 +381,11 @@ fn start(w: &Rc<Wizard>, main: &Rc<Main>) {
                 Ok(()) => {
                     ww.progress.set_fraction(1.0);
                     ww.progress.set_text(Some(&tr("Done")));
-                    let said = tr(if hidden {
-                        "The hidden volume was created."
+                    let said = if hidden {
+                        tr("The hidden volume was created.")
                     } else {
-                        "The volume was created."
-                    });
+                        tr("The volume was created.")
+                    };
                     ww.message.remove_css_class("error");
                     ww.message.set_text(&said);
                     m.volume.set_text(&ww.volume.text());
@@ -416,13 +410,13 @@ fn progress_text(done: u64, total: u64, started: Instant) -> String {
     } else {
         0.0
     };
-    format!(
-        "{} {} {}, {}/s, {:.0} s {}",
-        human_size(done),
-        tr("of"),
-        human_size(total),
-        human_size(speed as u64),
-        left,
-        tr("left")
+    trf(
+        "{0} of {1}, {2}/s, {3} s left",
+        &[
+            &human_size(done),
+            &human_size(total),
+            &human_size(speed as u64),
+            &format!("{left:.0}"),
+        ],
     )
 }
