@@ -783,8 +783,11 @@ pub struct CreateArgs {
     /// The new volume: a container file to make (with --size), or an
     /// existing file or device to overwrite.
     pub volume: PathBuf,
-    /// Size of a new container file: bytes, or with K, M, G, T. Without
-    /// it, the volume is made in the existing file or device.
+    /// Size of a new container file: bytes, or with K, M, G, T; beyond the
+    /// free space refused (with --quick, a warning). An existing file of that name is replaced
+    /// only once the new volume is made (beside it): a refused or
+    /// interrupted create leaves it as it was. Without --size, the volume
+    /// is made in the existing file or device.
     #[arg(long, value_parser = input::parse_size)]
     pub size: Option<u64>,
     /// Overwrite an existing file or device without asking (VeraCrypt's

@@ -171,3 +171,41 @@ pub fn create_private(path: &Path, rule: &str) -> Result<File, Failure> {
             _ => Failure::invalid(format!("{}: {e}", path.display())),
         })
 }
+
+/// Refuses to grow `file` (shown as `shown`) by `more` bytes where its
+/// filesystem has fewer free for this user, before anything is written:
+/// VeraCrypt's "not enough free space". Space left `sparse` (a quick
+/// format, no random fill) is taken only as the volume is written: then a
+/// warning says so. A filesystem that cannot say is left to the writes,
+/// which report a full disk themselves.
+pub fn check_room(file: &File, shown: &Path, more: u64, sparse: bool) -> Result<(), Failure> {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs fills the statvfs it is given for an open
+    // descriptor, or fails and leaves it unread.
+    let st = unsafe {
+        if libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) != 0 {
+            return Ok(());
+        }
+        st.assume_init()
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if more <= free {
+        return Ok(());
+    }
+    if sparse {
+        eprintln!(
+            "tcctl: warning: {}: {} more than its filesystem has free ({}): writes into the \
+             volume fail once that filesystem is full",
+            shown.display(),
+            crate::output::human_size(more - free),
+            crate::output::human_size(free)
+        );
+        return Ok(());
+    }
+    Err(Failure::invalid(format!(
+        "{}: not enough free space: {} more are needed and its filesystem has {} free",
+        shown.display(),
+        crate::output::human_size(more),
+        crate::output::human_size(free)
+    )))
+}

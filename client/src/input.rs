@@ -53,7 +53,8 @@ impl Passwords {
 
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         if self.stdin {
-            if self.lines.is_none() {
+            let first = self.lines.is_none();
+            if first {
                 take_stdin("--password-stdin")?;
             }
             let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
@@ -66,8 +67,15 @@ impl Passwords {
                 // was given, which no search would find out any sooner.
                 return Err(Failure {
                     code: exit::USAGE,
-                    message: "--password-stdin: standard input holds no password (it is empty)"
-                        .into(),
+                    message: if first {
+                        "--password-stdin: standard input holds no password (it is empty)".into()
+                    } else {
+                        format!(
+                            "--password-stdin: standard input ended before the password asked \
+                             for \"{}\" (one line each)",
+                            prompt.trim_end().trim_end_matches(':')
+                        )
+                    },
                 });
             }
             let trimmed = line.trim_end_matches(['\n', '\r']);
@@ -377,6 +385,15 @@ pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Resul
     let chars = String::from_utf8_lossy(password).chars().count();
     if chars == 0 && keyfiles {
         return Ok(());
+    }
+    if chars == 0 {
+        // Not even --force: no tool would ever open the volume.
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "an empty password with no keyfile opens no volume: give a password, \
+                      or keyfiles with --keyfile"
+                .into(),
+        });
     }
     if chars < SHORTEST_PASSWORD && !force {
         return Err(Failure {

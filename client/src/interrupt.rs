@@ -3,22 +3,12 @@
 //! where things stand, and `tcctl` exits as interrupted (128 + the signal).
 //! The daemon sees its client go and stops its part.
 
-use std::path::PathBuf;
-
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// From now on, those signals remove `path` before `tcctl` exits. Called
-/// before any other thread starts, so that every thread inherits the
-/// blocked signals and only the waiting thread takes them.
-pub fn remove_on_interrupt(path: PathBuf) {
-    on_interrupt(move || match std::fs::remove_file(&path) {
-        Ok(()) => format!("removed the unfinished {}", path.display()),
-        Err(e) => format!("the unfinished {} is left: {e}", path.display()),
-    });
-}
-
-/// From now on, those signals print what `say` returns before `tcctl`
-/// exits (called as [`remove_on_interrupt`] is).
+/// From now on, those signals run `say` (which undoes what it can) and
+/// print what it returns before `tcctl` exits. Called before any other
+/// thread starts, so that every thread inherits the blocked signals and
+/// only the waiting thread takes them.
 pub fn on_interrupt(say: impl FnOnce() -> String + Send + 'static) {
     let set = crate::signals::set_of(&SIGNALS);
     if crate::signals::block(&set).is_none() {

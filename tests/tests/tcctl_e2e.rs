@@ -1371,6 +1371,91 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
 }
 
 #[test]
+fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = Daemon::start();
+    let dir = d.path("keep");
+    std::fs::create_dir(&dir).expect("folder");
+    let old = dir.join("keep.hc");
+    std::fs::write(&old, b"the user's own data").expect("write");
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let create = |path: &Path, size: &str, password: &str| {
+        d.tcctl(
+            &[
+                "create",
+                "-q",
+                "--password-stdin",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+                "--size",
+                size,
+                s(path),
+            ],
+            &format!("{password}\n"),
+        )
+    };
+    let kept = || std::fs::read(&old).expect("the old file");
+    let files = || std::fs::read_dir(&dir).expect("folder").count();
+
+    // Refused by the daemon (longer than VeraCrypt's 128 bytes): the file
+    // it was to replace is as it was, and nothing is left beside it.
+    let out = create(&old, "1M", &"x".repeat(200));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(
+        err.ends_with(&format!("; {} is left as it was\n", s(&old))),
+        "{err}"
+    );
+    assert_eq!(kept(), b"the user's own data");
+    assert_eq!(files(), 1);
+    // More than the filesystem has free: refused before anything is
+    // made, and a new name leaves no file.
+    let out = create(&old, "99999T", "a long enough password");
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not enough free space"),
+        "{out:?}"
+    );
+    assert_eq!(kept(), b"the user's own data");
+    let new = dir.join("new.hc");
+    let out = create(&new, "99999T", "a long enough password");
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    assert!(!new.exists(), "no empty file is left");
+    assert_eq!(files(), 1);
+
+    // Made: the volume takes the old file's place, with its permissions.
+    let out = create(&old, "1M", "a long enough password");
+    assert!(out.status.success(), "{out:?}");
+    let meta = std::fs::metadata(&old).expect("the volume");
+    assert_eq!(meta.len(), 1 << 20);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+    assert_eq!(files(), 1);
+    d.ok(
+        &["info", "--password-stdin", "--pim", "1", s(&old)],
+        "a long enough password\n",
+    );
+    // Nor does expand grow it past the free space.
+    let (code, msg) = d.fails(
+        &[
+            "expand",
+            "-q",
+            "--add",
+            "99999T",
+            "--password-stdin",
+            "--pim",
+            "1",
+            s(&old),
+        ],
+        "a long enough password\n",
+    );
+    assert_eq!(code, 7, "{msg}");
+    assert!(msg.contains("not enough free space"), "{msg}");
+    assert_eq!(std::fs::metadata(&old).expect("the volume").len(), 1 << 20);
+}
+
+#[test]
 fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
     let d = Daemon::start();
     // Interrupted while the daemon fills a large volume.

@@ -727,6 +727,80 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
         Some(0),
         "nothing mounted"
     );
+
+    // A new volume of keyfiles alone is made the same way, and opens so.
+    let made = d.path("keyfiles-only.hc");
+    d.ok(
+        &[
+            "--non-interactive",
+            "create",
+            "-k",
+            &k1,
+            "--pim",
+            "1",
+            "--size",
+            "1M",
+            "--filesystem",
+            "none",
+            s(&made),
+        ],
+        "",
+    );
+    d.ok(
+        &[
+            "-t",
+            "--non-interactive",
+            "-k",
+            &k1,
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+            s(&made),
+        ],
+        "",
+    );
+    assert_eq!(row(&d)["volume"], s(&made));
+    d.ok(&["dismount", "--all"], "");
+    // Without keyfiles an empty password makes no volume, even forced;
+    // and standard input that runs out before the second password says so.
+    let none = d.path("none.hc");
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            "--password-stdin",
+            "--force",
+            "--size",
+            "1M",
+            s(&none),
+        ],
+        "\n",
+    );
+    assert_eq!(code, 64, "{msg}");
+    assert!(
+        msg.contains("an empty password with no keyfile opens no volume"),
+        "{msg}"
+    );
+    assert!(!none.exists());
+    let hidden = d.image("tc_5-sha512-xts-aes-hidden");
+    let (code, msg) = d.fails(
+        &[
+            "mount",
+            "--password-stdin",
+            "--protect-hidden",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            &hidden,
+        ],
+        AAA,
+    );
+    assert_eq!(code, 64, "{msg}");
+    assert!(
+        msg.contains("standard input ended before the password asked for"),
+        "{msg}"
+    );
 }
 
 #[test]

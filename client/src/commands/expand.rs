@@ -59,6 +59,10 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     }
     let host = host::open(&a.volume, true)?;
     let size = new_size(&a, &host)?;
+    if let (Some(size), Ok(meta)) = (size, host.metadata()) {
+        let more = size.saturating_sub(meta.len());
+        host::check_room(&host, &a.volume, more, a.no_random_fill)?;
+    }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     // Set before the first connection, so that every thread it starts
     // leaves the signals to the one that reports them.

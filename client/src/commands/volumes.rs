@@ -7,7 +7,7 @@ use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
 use crate::input::{Passwords, absolute, prepare_keyfiles, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use zbus::zvariant::OwnedObjectPath;
 
 /// `tcctl mount`.
@@ -469,25 +469,27 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     }
     let (password, o) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
     let keyfiles = keyfiles.finish()?;
-    let host = open_for_create(&a)?;
+    let (host, made) = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the
-    // user interrupts: no half-made volume is left behind.
-    let made = (a.size.is_some() && a.hidden_size.is_none()).then(|| a.volume.clone());
-    if let Some(p) = &made {
-        crate::interrupt::remove_on_interrupt(p.clone());
+    // user interrupts: no half-made volume is left behind, and a file it
+    // was to replace is left as it was.
+    if let Some(m) = &made {
+        let said = m.undone_saying();
+        let temp = m.path.clone();
+        crate::interrupt::on_interrupt(move || said(std::fs::remove_file(&temp)));
     }
     // Connected only now: the signals above are blocked in every thread
     // the connection starts.
     let result = Client::connect(ctx.at).and_then(|c| c.create(&host, &password, &keyfiles, o));
-    if let (Err(f), Some(p)) = (&result, &made) {
-        let said = match std::fs::remove_file(p) {
-            Ok(()) => format!("removed the unfinished {}", p.display()),
-            Err(e) => format!("the unfinished {} is left: {e}", p.display()),
-        };
+    if let (Err(f), Some(m)) = (&result, &made) {
+        let said = m.undone_saying()(std::fs::remove_file(&m.path));
         return Err(Failure {
             code: f.code,
             message: format!("{}; {said}", f.message),
         });
+    }
+    if let (Ok(()), Some(m)) = (&result, &made) {
+        m.put_in_place()?;
     }
     result?;
     if a.hidden_size.is_some() {
@@ -537,9 +539,15 @@ fn ask_for_create(
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
         o.outer_hash = hash;
     }
-    let password = pw.ask(&format!("Password for {what}: "))?;
+    // With --non-interactive and keyfiles: the keyfiles alone, as VeraCrypt.
+    let keyfiles_alone = pw.asks_nobody() && any_keyfile;
+    let password = if keyfiles_alone {
+        zeroize::Zeroizing::new(Vec::new())
+    } else {
+        pw.ask(&format!("Password for {what}: "))?
+    };
     crate::input::judge_new_password(&password, any_keyfile, a.force)?;
-    if !a.secrets.password_stdin {
+    if !a.secrets.password_stdin && !keyfiles_alone {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
             return Err(Failure::invalid("the passwords differ".into()));
@@ -617,27 +625,136 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     }
     let there = std::fs::symlink_metadata(&a.volume).is_ok();
     let new_file = a.size.is_some() && a.hidden_size.is_none();
+    // A new container file needs its whole size free, beside any file it
+    // replaces until it takes that one's place.
+    let folder = std::fs::canonicalize(&a.volume)
+        .unwrap_or_else(|_| a.volume.clone())
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+            .to_path_buf()
+        });
+    let regular_or_new = std::fs::metadata(&a.volume).map_or(true, |m| m.is_file());
+    if let (true, true, Some(size), Some(Ok(dir))) =
+        (new_file, regular_or_new, a.size, folder.map(File::open))
+    {
+        crate::host::check_room(&dir, &a.volume, size, a.quick)?;
+    }
     match (new_file, there) {
         (false, false) => open_for_create(a).map(|_| ()),
         _ => Ok(()),
     }
 }
 
-/// The host of a new volume: a new file of `size` (replacing one with
-/// `force`), or (without a size, or for a hidden volume) what is there.
-fn open_for_create(a: &CreateArgs) -> Result<File, Failure> {
+/// A container file `create` made: at the volume's path, or beside an
+/// existing file it replaces, which it takes the place of only once the
+/// daemon has made the volume.
+struct MadeFile {
+    path: PathBuf,
+    replaces: Option<PathBuf>,
+}
+
+impl MadeFile {
+    /// What to say once `path` is removed (or could not be).
+    fn undone_saying(&self) -> impl FnOnce(std::io::Result<()>) -> String + Send + 'static {
+        let path = self.path.clone();
+        let replaces = self.replaces.clone();
+        move |removed| match (removed, replaces) {
+            (Ok(()), None) => format!("removed the unfinished {}", path.display()),
+            (Ok(()), Some(old)) => format!("{} is left as it was", old.display()),
+            (Err(e), _) => format!("the unfinished {} is left: {e}", path.display()),
+        }
+    }
+
+    /// The new container takes the place of the file it replaces.
+    fn put_in_place(&self) -> Result<(), Failure> {
+        let Some(old) = &self.replaces else {
+            return Ok(());
+        };
+        std::fs::rename(&self.path, old).map_err(|e| {
+            Failure::invalid(format!(
+                "the new volume is {}, and could not take the place of {}: {e}",
+                self.path.display(),
+                old.display()
+            ))
+        })
+    }
+}
+
+/// A new container file of `bytes` beside the regular file `old` (a
+/// symbolic link's target), with its permissions, and its owner where
+/// tcctl may give it.
+fn beside(old: &Path, bytes: u64) -> std::io::Result<(File, MadeFile)> {
+    use std::os::unix::fs::MetadataExt;
+    let old = std::fs::canonicalize(old)?;
+    let meta = std::fs::metadata(&old)?;
+    let name = old.file_name().map(|n| n.to_string_lossy().into_owned());
+    let path = old.with_file_name(format!(
+        ".{}.tcd-new-{}",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    let made = MadeFile {
+        path,
+        replaces: Some(old),
+    };
+    let sized = f
+        .set_permissions(meta.permissions())
+        .and_then(|()| f.set_len(bytes));
+    if let Err(e) = sized {
+        let _ = std::fs::remove_file(&made.path);
+        return Err(e);
+    }
+    // Only root may give a file away; anyone else keeps it as their own.
+    let _ = std::os::unix::fs::fchown(&f, Some(meta.uid()), Some(meta.gid()));
+    Ok((f, made))
+}
+
+/// The host of a new volume: a new file of `size` (beside one it replaces
+/// with `force`, see [`beside`]), or (without a size, or for a hidden
+/// volume) what is there; and the file made, if one was.
+fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> {
     let volume = &a.volume;
     let shown = volume.display();
+    let regular = std::fs::metadata(volume).is_ok_and(|m| m.is_file());
     let opened = match (a.size, a.hidden_size) {
+        (Some(bytes), None) if a.replace && regular => {
+            beside(volume, bytes).map(|(f, made)| (f, Some(made)))
+        }
         (Some(bytes), None) => OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(!a.replace)
-            .create(a.replace)
-            .truncate(a.replace)
             .open(volume)
-            .and_then(|f| f.set_len(bytes).map(|()| f)),
-        _ => OpenOptions::new().read(true).write(true).open(volume),
+            .and_then(|f| {
+                let made = (!a.replace).then(|| MadeFile {
+                    path: volume.clone(),
+                    replaces: None,
+                });
+                match f.set_len(bytes) {
+                    Ok(()) => Ok((f, made)),
+                    Err(e) => {
+                        if let Some(m) = made {
+                            let _ = std::fs::remove_file(&m.path);
+                        }
+                        Err(e)
+                    }
+                }
+            }),
+        _ => OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(volume)
+            .map(|f| (f, None)),
     };
     opened.map_err(|e| match e.kind() {
         // Made by someone else since it was asked.
