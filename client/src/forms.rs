@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 use tcd_proto::contract::options::{MountFilesystem, VolumeFormat};
 use tcd_proto::contract::volume::HeaderInfo;
-use tcd_proto::contract::{MountOptions, SearchOptions, Secret};
+use tcd_proto::contract::{MountOptions, SearchOptions, Secret, SecretList};
 use zbus::zvariant::OwnedObjectPath;
 use zeroize::Zeroizing;
 
@@ -36,6 +36,10 @@ pub struct MountForm {
     /// authentication (`tcctl -m system`): its header in the drive's first
     /// track; read-only unless `readonly` is false.
     pub system_encryption: bool,
+    /// With a hidden volume to protect: its PIM (0: the default) and its
+    /// keyfiles, read as the volume's own keyfiles are.
+    pub protect_hidden_pim: u32,
+    pub protect_hidden_keyfiles: Vec<PathBuf>,
 }
 
 /// The hashes (PRFs) a search may be narrowed to, as the daemon names them.
@@ -58,7 +62,8 @@ pub fn encryptions() -> Vec<String> {
 
 impl MountForm {
     /// `Mount`'s options; the hidden volume's password, when it is to be
-    /// protected, goes in as a secret.
+    /// protected, goes in as a secret, with its PIM (its keyfiles are
+    /// added by [`MountForm::mount`], which reads them).
     pub fn options(&self, protect_hidden: Option<&[u8]>) -> MountOptions {
         let nonzero = |n: u32| (n != 0).then_some(n);
         let (system, headerbak) = (self.system_encryption, self.backup_header);
@@ -80,6 +85,7 @@ impl MountForm {
             dismount_idle_seconds: Some(self.dismount_idle_minutes.saturating_mul(60)),
             mount_point: self.mount_point.as_deref().map(absolute),
             protect_hidden_password: protect_hidden.map(|p| Secret::new(p.to_vec())),
+            protect_hidden_pim: protect_hidden.and_then(|_| nonzero(self.protect_hidden_pim)),
             ..Default::default()
         }
         .with_search(SearchOptions {
@@ -102,6 +108,8 @@ impl MountForm {
         } else if self.system_encryption && protect_hidden {
             "system encryption and protecting a hidden volume cannot go together: a system \
              drive has no hidden volume"
+        } else if self.truecrypt && protect_hidden && self.protect_hidden_pim != 0 {
+            "TrueCrypt volumes have no PIM (the hidden volume's PIM goes with VeraCrypt volumes)"
         } else {
             return Ok(());
         };
@@ -109,8 +117,9 @@ impl MountForm {
     }
 
     /// Mounts: the host opened with the caller's rights (for writing unless
-    /// read-only), the keyfiles read (and a system partition's header from
-    /// its drive, as `tcctl -m system` reads it), then `Mount`.
+    /// read-only), the keyfiles read (the hidden volume's too, when it is
+    /// protected; and a system partition's header from its drive, as
+    /// `tcctl -m system` reads it), then `Mount`.
     pub fn mount(
         &self,
         c: &Client,
@@ -121,6 +130,11 @@ impl MountForm {
         let host = crate::host::open(&self.volume, !self.readonly)?;
         let keyfiles = read_keyfiles(&self.keyfiles)?;
         let mut options = self.options(protect_hidden);
+        if protect_hidden.is_some() && !self.protect_hidden_keyfiles.is_empty() {
+            let hidden = read_keyfiles(&self.protect_hidden_keyfiles)?;
+            let bytes = hidden.iter().map(|k| k.to_vec()).collect();
+            options.protect_hidden_keyfiles = Some(SecretList::new(bytes));
+        }
         if self.system_encryption {
             options.detached_header = crate::host::system_header(&self.volume, &host)?;
         }
@@ -377,5 +391,25 @@ mod tests {
         );
         assert!(sys.refuse_unsupported(true).is_err());
         assert!(bak.refuse_unsupported(true).is_ok());
+    }
+
+    #[test]
+    fn the_hidden_volumes_pim_goes_with_its_password_only() {
+        let form = MountForm {
+            protect_hidden_pim: 7,
+            ..Default::default()
+        };
+        let o = form.options(Some(b"inner"));
+        let password = o.protect_hidden_password.as_ref().map(Secret::as_bytes);
+        assert_eq!(password, Some(&b"inner"[..]));
+        assert_eq!(o.protect_hidden_pim, Some(7));
+        assert_eq!(form.options(None).protect_hidden_pim, None);
+        let truecrypt = MountForm {
+            truecrypt: true,
+            ..form
+        };
+        let refused = truecrypt.refuse_unsupported(true).expect_err("refused");
+        assert!(refused.message.contains("no PIM"), "{}", refused.message);
+        assert!(truecrypt.refuse_unsupported(false).is_ok());
     }
 }

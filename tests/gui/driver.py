@@ -587,6 +587,25 @@ def wizard_hidden(found, message, before, outer_password, password):
     press(find("push button", "Close", found, exact=True))
 
 
+def protected_mount(device, mount_point, password, hidden_password):
+    """The outer volume mounted with its hidden volume protected: first by
+    the hidden volume's password with a wrong PIM (refused), then with its
+    PIM, 1."""
+    found, message = mount_dialog(device, mount_point, password, 1)
+    click(find("check box", "Protect a hidden volume", found))
+    type_text(find("password text", "Hidden volume password", found), hidden_password)
+    set_number(find("spin button", "Hidden volume PIM", found), 2)
+    press(find("push button", "Mount", found, exact=True))
+    step("protection-refused", dialog_message(message), wait=True)
+    type_text(find("password text", "Password", found), password)
+    type_text(find("password text", "Hidden volume password", found), hidden_password)
+    set_number(find("spin button", "Hidden volume PIM", found), 1)
+    press(find("push button", "Mount", found, exact=True))
+    listed = find("list item", device, exact=True)
+    step("protected-mounted", listed.description, wait=True)
+    dismount_first()
+
+
 def add_keyfile(found, path):
     """Add Files… in the Mount dialog's keyfile list: the path typed into
     the file chooser's location entry, as a keyboard user does."""
@@ -642,6 +661,7 @@ def scenario_device(device, mount_point, password, hidden_password, kvol, keyfil
     step("hidden-mounted", listed.description, wait=True)
     dismount_first()
     step("hidden-dismounted", status(), wait=True)
+    protected_mount(device, mount_point, password, hidden_password)
     found, message = mount_dialog(kvol, kmnt, password, 1)
     step("keyfile-listed", add_keyfile(found, keyfile), wait=True)
     press(find("push button", "Mount", found, exact=True))

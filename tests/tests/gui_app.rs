@@ -423,8 +423,10 @@ fn benchmark(d: &mut Driver) {
 /// Wizard writes a volume over the device, then a hidden volume inside
 /// it (the outer volume opened first, its size limit shown); the hidden
 /// volume mounts from the main window with its own password and is
-/// listed as hidden. A volume made with a keyfile mounts with the keyfile
-/// added in the Mount dialog's list. A favorite mounted with "Remember
+/// listed as hidden; the outer volume then mounts with the hidden one
+/// protected by its password and PIM (a wrong PIM refused). A volume made
+/// with a keyfile mounts with the keyfile added in the Mount dialog's
+/// list. A favorite mounted with "Remember
 /// passwords in the keyring" ticked has its password kept there.
 #[test]
 fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_keyring() {
@@ -499,8 +501,33 @@ fn a_user_makes_a_hidden_volume_on_a_device_and_mounts_with_keyfiles_and_the_key
     );
     assert_eq!(tcctl_list(&sys, u), Vec::<String>::new());
     d.go();
+    protected(&sys, u, &mut d, device.path(), &mnt);
     keyfiles_and_keyring(&sys, u, &mut d, &kvol, &fav, &fav_name);
     d.finish(&[]);
+}
+
+/// The outer volume mounted from the Mount dialog with "Protect a hidden
+/// volume": the hidden volume's password with a wrong PIM is refused with
+/// the daemon's error and nothing mounted; with its PIM the outer volume
+/// mounts, listed as protecting its hidden volume.
+fn protected(sys: &System, u: &User, d: &mut Driver, device: &str, mnt: &Path) {
+    assert_eq!(
+        d.step("protection-refused"),
+        "the outer volume opened, but the password, keyfiles and PIM given to protect a hidden \
+         volume open none inside it"
+    );
+    assert_eq!(tcctl_list(sys, u), Vec::<String>::new());
+    d.go();
+    let row = d.step("protected-mounted");
+    assert!(
+        row.starts_with(&format!("mounted on {}", s(mnt)))
+            && row.contains("hidden volume protected"),
+        "{row}"
+    );
+    let listed = sys.list(Some(u));
+    assert_eq!(listed[0]["volume"], device, "{listed}");
+    assert_eq!(listed[0]["protects_hidden"], true, "{listed}");
+    d.go();
 }
 
 /// A volume that opens only with its password and a keyfile.

@@ -1,13 +1,14 @@
 //! The Mount dialog: password (hidden, with a show toggle), keyfiles (a
 //! list), PIM, TrueCrypt mode, hash and encryption (Auto by default),
 //! read-only, mount point, filesystem or block device only, protect a
-//! hidden volume, cache the password, dismount when idle, TrueCrypt 7's
-//! "Use backup header embedded in volume if available" and "Mount
-//! partition using system encryption without pre-boot authentication"
-//! (`tcctl -m headerbak` and `-m system`); the defaults from
-//! the Preferences. While the daemon searches for the header its progress
-//! is shown (the format and PRF tried, the share done, the time left), and
-//! Cancel ends the search. The daemon's error is shown as it names it.
+//! hidden volume (by its password, PIM and keyfiles), cache the
+//! password, dismount when idle, TrueCrypt 7's "Use backup header
+//! embedded in volume if available" and "Mount partition using system
+//! encryption without pre-boot authentication" (`tcctl -m headerbak` and
+//! `-m system`); the defaults from the Preferences. While the daemon
+//! searches for the header its progress is shown (the format and PRF
+//! tried, the share done, the time left), and Cancel ends the search. The
+//! daemon's error is shown as it names it.
 
 use crate::daemon::{self, Cancel};
 use crate::i18n::{tr, trf};
@@ -34,6 +35,8 @@ struct Dialog {
     filesystem: gtk::DropDown,
     protect_hidden: gtk::CheckButton,
     hidden_password: gtk::PasswordEntry,
+    hidden_pim: gtk::SpinButton,
+    hidden_keyfiles: KeyfileList,
     cache: gtk::CheckButton,
     idle: gtk::SpinButton,
     backup_header: gtk::CheckButton,
@@ -62,6 +65,7 @@ pub fn show(main: &Rc<Main>) {
     let window = ui::dialog(&main.window, &trf("Mount {0}", &[&volume]));
     let d = Rc::new(Dialog {
         keyfiles: KeyfileList::new(&window, "Keyfiles"),
+        hidden_keyfiles: KeyfileList::new(&window, "Hidden volume keyfiles"),
         window,
         password: password_entry("Password"),
         pim: spin("PIM", 0.0, 2_147_468.0),
@@ -76,6 +80,7 @@ pub fn show(main: &Rc<Main>) {
         ),
         protect_hidden: ui::check("Protect a _hidden volume"),
         hidden_password: password_entry("Hidden volume password"),
+        hidden_pim: spin("Hidden volume PIM", 0.0, 2_147_468.0),
         cache: ui::check("_Cache the password"),
         idle: spin("Dismount after idle minutes", 0.0, 10_000.0),
         backup_header: ui::check("Use backup header embedded in _volume if available"),
@@ -108,7 +113,9 @@ fn content(d: &Rc<Dialog>) -> gtk::Box {
     f.row("_Filesystem:", &d.filesystem);
     f.wide(&d.protect_hidden);
     f.row("Hidden volume pass_word:", &d.hidden_password);
-    d.hidden_password.set_sensitive(false);
+    f.row("Hi_dden volume PIM (0: default):", &d.hidden_pim);
+    f.row("Hidden vo_lume keyfiles:", &d.hidden_keyfiles.widget);
+    protection_sensitive(d, false);
     f.wide(&d.cache);
     f.row("Dismount after _idle minutes (0: never):", &d.idle);
     f.wide(&d.backup_header);
@@ -130,9 +137,9 @@ fn content(d: &Rc<Dialog>) -> gtk::Box {
 }
 
 fn wire(d: &Rc<Dialog>, main: &Rc<Main>, volume: String) {
-    let hidden = d.hidden_password.clone();
+    let dd = d.clone();
     d.protect_hidden
-        .connect_toggled(move |c| hidden.set_sensitive(c.is_active()));
+        .connect_toggled(move |c| protection_sensitive(&dd, c.is_active()));
     // A system partition mounts read-only unless the user unticks it, as
     // `tcctl -m system` does unless --read-write.
     let readonly = d.readonly.clone();
@@ -156,6 +163,14 @@ fn wire(d: &Rc<Dialog>, main: &Rc<Main>, volume: String) {
         clear(&dd);
         gtk::glib::Propagation::Proceed
     });
+}
+
+/// The hidden volume's password, PIM and keyfiles: taken only with
+/// "Protect a hidden volume" ticked.
+fn protection_sensitive(d: &Dialog, on: bool) {
+    d.hidden_password.set_sensitive(on);
+    d.hidden_pim.set_sensitive(on);
+    d.hidden_keyfiles.widget.set_sensitive(on);
 }
 
 /// Every password entry emptied: what was typed lives no longer than the
@@ -209,6 +224,8 @@ fn form(d: &Dialog, volume: PathBuf) -> MountForm {
         dismount_idle_minutes: d.idle.value_as_int().try_into().unwrap_or(0),
         backup_header: d.backup_header.is_active(),
         system_encryption: d.system.is_active(),
+        protect_hidden_pim: d.hidden_pim.value_as_int().try_into().unwrap_or(0),
+        protect_hidden_keyfiles: d.hidden_keyfiles.paths(),
     }
 }
 
