@@ -11,9 +11,10 @@
 //! iteration costs exactly two compression-function calls for the
 //! Merkle–Damgård hashes (SHA-2, Whirlpool, RIPEMD-160) — what the
 //! `pbkdf2` crate and VeraCrypt do too. SHA-512 and SHA-256 run on the bare
-//! compression functions ([`sha2_chains`]) and Streebog on its own
-//! table-driven compression ([`streebog_tables`]), each checked against
-//! the generic code over random inputs.
+//! compression functions ([`sha2_chains`]), Streebog and Whirlpool on
+//! their own table-driven compressions ([`streebog_tables`],
+//! [`whirlpool_tables`]), each checked against the generic code over
+//! random inputs.
 //!
 //! The output blocks of one derivation are independent:
 //! [`derive_header_key_parts`] derives some of them, so that a search
@@ -23,6 +24,7 @@ mod blake2s_lanes;
 mod sha2_chains;
 mod sha512_lanes;
 mod streebog_tables;
+mod whirlpool_tables;
 
 pub use sha512_lanes::Level;
 
@@ -453,9 +455,9 @@ fn pbkdf2_chain(
     match prf {
         Prf::Sha512 => sha2_chains::pbkdf2_sha512(password, salt, iterations, cancel, first, bytes),
         Prf::Sha256 => sha2_chains::pbkdf2_sha256(password, salt, iterations, cancel, first, bytes),
-        Prf::Whirlpool => pbkdf2_from::<hmac::Hmac<whirlpool::Whirlpool>>(
-            password, salt, iterations, cancel, first, bytes,
-        ),
+        Prf::Whirlpool => {
+            whirlpool_tables::pbkdf2_whirlpool(password, salt, iterations, cancel, first, bytes)
+        }
         Prf::Ripemd160 => pbkdf2_from::<hmac::Hmac<ripemd::Ripemd160>>(
             password, salt, iterations, cancel, first, bytes,
         ),
