@@ -140,6 +140,7 @@ fn entry(store: Store, favorite: &str) -> Result<Entry, Failure> {
             zbus_secret_service_keyring_store::Store::new().map(|s| s as Arc<CredentialStore>)
         }
         Store::KernelKeyring => {
+            link_persistent_keyring();
             linux_keyutils_keyring_store::Store::new().map(|s| s as Arc<CredentialStore>)
         }
     };
@@ -150,6 +151,28 @@ fn entry(store: Store, favorite: &str) -> Result<Entry, Failure> {
     backend
         .and_then(|b| Entry::new_in_store(&b, &service, &format!("favorite:{favorite}")))
         .map_err(|e| failure(store, e))
+}
+
+/// Links the user's persistent keyring into this process's session
+/// keyring (joining a new one where there is none), as `keyctl
+/// get_persistent @s` does. A key stored earlier is kept there, linked
+/// from the session that stored it: once that session (or, without
+/// pam_keyinit, the user-session keyring) is gone, only this link lets the
+/// next run find it, or forget it. A kernel without persistent keyrings
+/// refuses, and the session keyring alone is used.
+fn link_persistent_keyring() {
+    const KEYCTL_GET_PERSISTENT: libc::c_long = 22;
+    const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+    // SAFETY: keyctl(KEYCTL_GET_PERSISTENT, uid, keyring) takes two
+    // integers and touches no memory of ours; -1 is this process's uid.
+    let _ = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_GET_PERSISTENT,
+            -1 as libc::c_long,
+            KEY_SPEC_SESSION_KEYRING,
+        )
+    };
 }
 
 /// The login name of this process's user, from the password database.
