@@ -81,7 +81,7 @@ for i in $(seq "$volumes"); do
     mount_vol "$vol" "$root/mnt$i"
     fio --name="v$i" --directory="$root/mnt$i" --size=96M --bs=4k --rw=randwrite \
         --ioengine=psync --iodepth=1 --numjobs=2 --fsync=32 --verify=crc32c \
-        --verify_backlog=1024 --do_verify=1 --verify_fatal=0 --time_based --runtime="$((minutes * 60))" \
+        --verify_backlog=1024 --do_verify=1 --verify_fatal=0 --verify_state_save=0 --time_based --runtime="$((minutes * 60))" \
         --output-format=json --output="$root/fio$i.json" >/dev/null 2>"$root/fio$i.err" &
     fio_jobs+=($!)
 done
