@@ -37,6 +37,23 @@ impl Failure {
             message,
         }
     }
+
+    /// A file `path` could not be made, read or written: exit 3 for a
+    /// missing file or folder, 6 for permissions, 7 for one that exists,
+    /// else 1; the message names the file.
+    pub fn file(path: &std::path::Path, e: &std::io::Error) -> Self {
+        use std::io::ErrorKind as K;
+        let code = match e.kind() {
+            K::NotFound => exit::NOT_FOUND,
+            K::PermissionDenied | K::ReadOnlyFilesystem => exit::PERMISSION_DENIED,
+            K::AlreadyExists => exit::INVALID_ARGUMENT,
+            _ => exit::FAILED,
+        };
+        Failure {
+            code,
+            message: format!("{}: {e}", path.display()),
+        }
+    }
 }
 
 impl From<zbus::Error> for Failure {

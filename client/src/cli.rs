@@ -441,7 +441,7 @@ pub enum Command {
         all: bool,
         /// The volume in this slot, as VeraCrypt's --slot: the N of its
         /// veracryptN mount point, else its place in `tcctl -t -l`.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
         slot: Option<u32>,
         /// Dismount even if files are open.
         #[arg(long, short = 'f')]
@@ -481,7 +481,7 @@ pub enum Command {
         #[arg(required_unless_present = "slot", conflicts_with = "slot")]
         target: Option<String>,
         /// The volume in this slot, as VeraCrypt's --slot (see dismount).
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
         slot: Option<u32>,
         /// Print JSON, for scripts.
         #[arg(long)]
@@ -644,6 +644,15 @@ pub struct MountArgs {
     /// --protection-pim); a terminal asks for it otherwise.
     #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
     pub protect_hidden_pim: Option<u32>,
+    /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
+    /// VeraCrypt's --protection-keyfiles, token:// names too).
+    #[arg(
+        long = "protect-hidden-keyfile",
+        visible_alias = "protection-keyfile",
+        value_name = "FILE",
+        requires = "protect_hidden"
+    )]
+    pub protect_hidden_keyfiles: Vec<PathBuf>,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,
@@ -748,7 +757,8 @@ pub enum TokenAction {
 
 #[derive(Args)]
 pub struct KeyfileArgs {
-    /// The keyfile to make; with --count, the files PATH_1 to PATH_N.
+    /// The keyfile to make; with --count, the files PATH_1 to PATH_N; "-"
+    /// writes one to standard output (never to a terminal).
     pub path: PathBuf,
     /// How many keyfiles to make.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -783,12 +793,14 @@ pub struct CreateArgs {
     /// The new volume: a container file to make (with --size), or an
     /// existing file or device to overwrite.
     pub volume: PathBuf,
-    /// Size of a new container file: bytes, or with K, M, G, T; beyond the
-    /// free space refused (with --quick, a warning). An existing file of that name is replaced
-    /// only once the new volume is made (beside it): a refused or
-    /// interrupted create leaves it as it was. Without --size, the volume
-    /// is made in the existing file or device.
-    #[arg(long, value_parser = input::parse_size)]
+    /// Size of a new container file: bytes, or with K, M, G, T (binary;
+    /// 1.5G too), whole 512-byte sectors; `max` takes the free space of
+    /// its filesystem less 1 MiB, as VeraCrypt's --size=max. Beyond the
+    /// free space refused (with --quick, a warning). An existing file of
+    /// that name is replaced only once the new volume is made (beside it):
+    /// a refused or interrupted create leaves it as it was. Without
+    /// --size, the volume is made in the existing file or device.
+    #[arg(long, value_parser = input::parse_create_size)]
     pub size: Option<u64>,
     /// Overwrite an existing file or device without asking (VeraCrypt's
     /// --force, as -q); and take a password shorter than 8 characters.
@@ -831,7 +843,7 @@ pub struct CreateArgs {
     #[arg(long)]
     pub quick: bool,
     /// Make a hidden volume of this size inside the existing outer volume.
-    #[arg(long, value_parser = input::parse_size)]
+    #[arg(long, value_parser = input::parse_volume_size)]
     pub hidden_size: Option<u64>,
     /// The outer volume's PIM (with --hidden-size; --pim is the new
     /// hidden volume's). Without it, a terminal asks (Enter for none).
@@ -869,7 +881,6 @@ impl CreateArgs {
                     bad_line("--volume-type hidden needs --size: the hidden volume's size".into())
                 })?;
                 self.hidden_size = Some(size);
-                self.force = false;
             }
             Some(VolumeType::Normal) if self.hidden_size.is_some() => {
                 return contradiction("--volume-type normal and --hidden-size");
@@ -946,10 +957,10 @@ pub struct ExpandArgs {
     pub volume: PathBuf,
     /// The container's new size: bytes, or with K, M, G, T (binary, as
     /// create takes it). A device's volume grows to the device's size.
-    #[arg(long, value_parser = input::parse_size, conflicts_with = "add")]
+    #[arg(long, value_parser = input::parse_volume_size, conflicts_with = "add")]
     pub size: Option<u64>,
     /// Grow the container by this much (K, M, G, T as --size).
-    #[arg(long, value_parser = input::parse_size)]
+    #[arg(long, value_parser = input::parse_volume_size)]
     pub add: Option<u64>,
     /// Leave the new space as it is instead of encrypting it (faster; the
     /// host then shows how much of the volume is new).
@@ -992,6 +1003,10 @@ pub struct RestoreHeaderArgs {
     /// Restore from the backup header inside the volume itself.
     #[arg(long)]
     pub embedded: bool,
+    /// Do not ask for confirmation (cryptsetup's --batch-mode, VeraCrypt's
+    /// --force): needed without a terminal.
+    #[arg(long, short = 'q', visible_alias = "force")]
+    pub batch_mode: bool,
     #[command(flatten)]
     pub secrets: Secrets,
     #[command(flatten)]
@@ -1144,6 +1159,10 @@ pub struct FavoriteAddArgs {
     /// Read the password from standard input (with --remember).
     #[arg(long)]
     pub password_stdin: bool,
+    /// Replace a favorite of that name, and all its settings, with this
+    /// one (without it, that name is refused).
+    #[arg(long)]
+    pub replace: bool,
 }
 
 #[derive(Args)]

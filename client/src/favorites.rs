@@ -103,6 +103,11 @@ fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> {
     ))
 }
 
+/// What `mount_one` asks the favorite `name`'s password with.
+pub fn password_prompt(name: &str) -> String {
+    format!("Password for {name}: ")
+}
+
 /// Mounts one favorite: with its stored password if there is one, else
 /// (or when that one is wrong) with one asked for; `note` hears why a
 /// stored one was not used.
@@ -161,7 +166,7 @@ pub fn mount_one(
     let path = match mount_stored(&key, mount, note)? {
         Some(p) => p,
         None => {
-            let password = ask(&format!("Password for {}: ", f.settings.name))?;
+            let password = ask(&password_prompt(&f.settings.name))?;
             let p = mount(&password)?;
             if remember {
                 kept = Some(keystore::store(&key, &password)?.to_string());

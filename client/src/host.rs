@@ -168,8 +168,27 @@ pub fn create_private(path: &Path, rule: &str) -> Result<File, Failure> {
                 code: exit::INVALID_ARGUMENT,
                 message: format!("{} exists: {rule}", path.display()),
             },
-            _ => Failure::invalid(format!("{}: {e}", path.display())),
+            _ => Failure::file(path, &e),
         })
+}
+
+/// The bytes this user may still write in the filesystem holding `folder`.
+pub fn free_space(folder: &Path) -> std::io::Result<u64> {
+    free_in(&File::open(folder)?)
+}
+
+/// The bytes this user may still write in the filesystem holding `file`.
+fn free_in(file: &File) -> std::io::Result<u64> {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs fills the statvfs it is given for an open
+    // descriptor, or fails and leaves it unread.
+    let st = unsafe {
+        if libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        st.assume_init()
+    };
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// Refuses to grow `file` (shown as `shown`) by `more` bytes where its
@@ -179,16 +198,9 @@ pub fn create_private(path: &Path, rule: &str) -> Result<File, Failure> {
 /// warning says so. A filesystem that cannot say is left to the writes,
 /// which report a full disk themselves.
 pub fn check_room(file: &File, shown: &Path, more: u64, sparse: bool) -> Result<(), Failure> {
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: fstatvfs fills the statvfs it is given for an open
-    // descriptor, or fails and leaves it unread.
-    let st = unsafe {
-        if libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) != 0 {
-            return Ok(());
-        }
-        st.assume_init()
+    let Ok(free) = free_in(file) else {
+        return Ok(());
     };
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
     if more <= free {
         return Ok(());
     }

@@ -34,6 +34,8 @@ pub struct Passwords {
     stdin: bool,
     interactive: bool,
     lines: Option<std::io::StdinLock<'static>>,
+    /// Where keyfiles come from, said when no password can be asked.
+    keyfiles_from: &'static str,
 }
 
 impl Passwords {
@@ -42,7 +44,15 @@ impl Passwords {
             stdin,
             interactive,
             lines: None,
+            keyfiles_from: "open with keyfiles alone: give them with --keyfile",
         }
+    }
+
+    /// For favorites, whose keyfiles are their own, not the command's.
+    pub fn of_favorites(mut self) -> Self {
+        self.keyfiles_from = "add the favorite again with --keyfile --replace to open it with \
+                              keyfiles alone";
+        self
     }
 
     /// Neither standard input nor a prompt gives a password: with
@@ -84,17 +94,29 @@ impl Passwords {
         if !self.interactive {
             return Err(Failure {
                 code: exit::USAGE,
-                message: "a password is needed, and --non-interactive asks for none: \
-                          give it with --password-stdin (a volume opened by keyfiles alone \
-                          needs none: give them with --keyfile)"
-                    .into(),
+                message: format!(
+                    "a password is needed, and --non-interactive asks for none: {}, or {}",
+                    other_way(),
+                    self.keyfiles_from
+                ),
             });
         }
         if !terminal_to_ask_on() {
-            return prompt::ask(prompt);
+            return prompt::ask(prompt, other_way());
         }
         let p = on_terminal(prompt, "password")?;
         Ok(Zeroizing::new(p.as_bytes().to_vec()))
+    }
+}
+
+/// How to give a password that cannot be asked for: on standard input,
+/// unless a keyfile took that.
+fn other_way() -> &'static str {
+    if STDIN_TAKEN.load(Ordering::SeqCst) {
+        "standard input holds the keyfile (--keyfile -): run on a terminal, or give the \
+         keyfile as a file and the password with --password-stdin"
+    } else {
+        "give it with --password-stdin"
     }
 }
 
@@ -123,33 +145,42 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
 /// terminal (or `interactive` false) is a usage error naming
 /// `--batch-mode`, at once, after `what`.
 pub fn confirm(interactive: bool, what: &str, question: &str) -> Result<(), Failure> {
-    use std::io::Write;
-    let no_way = || Failure {
-        code: exit::USAGE,
-        message: format!(
-            "{what}: confirmation needed and no terminal to ask on: give --batch-mode"
-        ),
-    };
-    let tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-        .map_err(|_| no_way())?;
-    if !interactive {
-        return Err(no_way());
+    if !interactive || File::open("/dev/tty").is_err() {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{what}: confirmation needed and no terminal to ask on: give --batch-mode"
+            ),
+        });
     }
-    let mut out = &tty;
-    let _ = write!(out, "{question}");
-    let mut answer = String::new();
-    std::io::BufReader::new(&tty)
-        .read_line(&mut answer)
-        .map_err(|e| Failure::invalid(format!("cannot read the answer: {e}")))?;
-    match answer.trim_end_matches(['\n', '\r']) {
+    match terminal_line(question)?.as_str() {
         "YES" => Ok(()),
         _ => Err(Failure {
             code: exit::CANCELLED,
             message: "not confirmed: nothing done".into(),
         }),
+    }
+}
+
+/// A line typed on the controlling terminal after `question`, shown as
+/// typed, less its newline; end of input cancels.
+pub fn terminal_line(question: &str) -> Result<String, Failure> {
+    use std::io::Write;
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|e| Failure::invalid(format!("cannot open the terminal: {e}")))?;
+    let mut out = &tty;
+    let _ = write!(out, "{question}");
+    let mut line = String::new();
+    match std::io::BufReader::new(&tty).read_line(&mut line) {
+        Ok(0) => Err(Failure {
+            code: exit::CANCELLED,
+            message: "no answer given (end of input)".into(),
+        }),
+        Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+        Err(e) => Err(Failure::invalid(format!("cannot read the answer: {e}"))),
     }
 }
 
@@ -324,25 +355,80 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
 }
 
 /// A size in bytes, or with K, M, G, T (binary units; VeraCrypt's KiB,
-/// MiB, GiB, TiB too).
+/// MiB, GiB, TiB too), whole or with a fraction that makes whole bytes
+/// (1.5M).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let s = s
+    let bad = |why: String| {
+        format!(
+            "{why} (a size is a number of bytes, or of K, M, G or T: binary units, 10M is \
+             10 MiB)"
+        )
+    };
+    let t = s.trim();
+    let t = t
         .strip_suffix("iB")
         .filter(|n| n.ends_with(['K', 'M', 'G', 'T']))
-        .unwrap_or(s);
-    let (num, mult) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
-        Some('T' | 't') => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
+        .unwrap_or(t);
+    if let Some(n) = t.strip_suffix(['B', 'b'])
+        && n.ends_with(['K', 'k', 'M', 'm', 'G', 'g', 'T', 't'])
+    {
+        // cryptsetup and VeraCrypt differ on whether MB is 10^6 or 2^20.
+        return Err(bad(format!(
+            "decimal units are not taken; write {n} for binary ones"
+        )));
+    }
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
     };
-    num.parse::<u64>()
+    let (whole, fraction) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(fraction.is_empty() || digits(fraction)) || num.ends_with('.') {
+        return Err(bad("not a number".into()));
+    }
+    let scale = u32::try_from(fraction.len())
         .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("bad size {s}"))
+        .and_then(|n| 10u128.checked_pow(n))
+        .ok_or_else(|| bad("too many decimals".into()))?;
+    let value = format!("{whole}{fraction}")
+        .parse::<u128>()
+        .ok()
+        .and_then(|n| n.checked_mul(u128::from(mult)))
+        .ok_or_else(|| bad("too large".into()))?;
+    if value % scale != 0 {
+        return Err(bad("not a whole number of bytes".into()));
+    }
+    u64::try_from(value / scale).map_err(|_| bad("too large".into()))
 }
+
+/// The size of a volume, its hidden volume or its growth: whole 512-byte
+/// sectors, as every volume format counts them.
+pub fn parse_volume_size(s: &str) -> Result<u64, String> {
+    let size = parse_size(s)?;
+    if size == 0 || size % 512 != 0 {
+        return Err(format!(
+            "a volume's size is a whole, nonzero number of 512-byte sectors, not {size} bytes \
+             (K, M, G and T are whole sectors)"
+        ));
+    }
+    Ok(size)
+}
+
+/// `create --size`: [`parse_volume_size`], or `max`, VeraCrypt's word for
+/// the free space of the container's filesystem, as [`MAX_FREE`].
+pub fn parse_create_size(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "max" => Ok(MAX_FREE),
+        _ => parse_volume_size(s),
+    }
+}
+
+/// `--size max`: not a size anyone can type (no multiple of 512), settled
+/// once the container's folder is known.
+pub const MAX_FREE: u64 = u64::MAX;
 
 /// A benchmark buffer's size: at least one 512-byte data unit.
 pub fn parse_benchmark_size(s: &str) -> Result<u64, String> {
@@ -351,6 +437,11 @@ pub fn parse_benchmark_size(s: &str) -> Result<u64, String> {
         return Err(format!(
             "a benchmark buffer holds at least one 512-byte data unit, not {size} bytes"
         ));
+    }
+    if size > 1 << 30 {
+        return Err("a benchmark buffer is at most 1 GiB (root; 256 MiB for other users), as \
+                    TrueCrypt's largest"
+            .into());
     }
     Ok(size)
 }
@@ -389,7 +480,7 @@ pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Resul
     if chars == 0 {
         // Not even --force: no tool would ever open the volume.
         return Err(Failure {
-            code: exit::USAGE,
+            code: exit::INVALID_ARGUMENT,
             message: "an empty password with no keyfile opens no volume: give a password, \
                       or keyfiles with --keyfile"
                 .into(),
@@ -411,5 +502,39 @@ pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Resul
              guess by brute force; {ADVISED_PASSWORD} or more are advised"
         );
     }
+    Ok(())
+}
+
+/// Below this PIM, VeraCrypt takes a new password of no fewer than
+/// [`ADVISED_PASSWORD`] characters: fewer iterations need more password.
+const PIM_NEEDING_LONG_PASSWORD: u32 = 485;
+
+/// VeraCrypt's rule for a new volume's PIM: one under 485 with a password
+/// shorter than 20 characters is refused unless forced. Keyfiles bring
+/// their own entropy, so a password given with them is not held to it.
+pub fn judge_new_pim(
+    password: &[u8],
+    pim: u32,
+    keyfiles: bool,
+    force: bool,
+) -> Result<(), Failure> {
+    let chars = String::from_utf8_lossy(password).chars().count();
+    if pim == 0 || pim >= PIM_NEEDING_LONG_PASSWORD || chars >= ADVISED_PASSWORD || keyfiles {
+        return Ok(());
+    }
+    if !force {
+        return Err(Failure {
+            code: exit::INVALID_ARGUMENT,
+            message: format!(
+                "a PIM under {PIM_NEEDING_LONG_PASSWORD} takes a password of \
+                 {ADVISED_PASSWORD} characters or more, as VeraCrypt requires; this one has \
+                 {chars} (a larger PIM, or none, takes it; --force takes it anyway)"
+            ),
+        });
+    }
+    eprintln!(
+        "tcctl: warning: PIM {pim} with a password of {chars} characters: few iterations of a \
+         short password are quick to guess"
+    );
     Ok(())
 }

@@ -25,10 +25,7 @@ pub fn generate(
     let paths = names(path, count);
     let mut made: Vec<&PathBuf> = Vec::new();
     for path in &paths {
-        let size = match (randomly, size) {
-            (true, most) => random_size(most.unwrap_or(MAX_SIZE))?,
-            (false, size) => size.unwrap_or(MIN_SIZE),
-        };
+        let size = pick_size(size, randomly)?;
         if let Err(e) = write_new(path, size) {
             for p in made {
                 let _ = std::fs::remove_file(p);
@@ -60,6 +57,14 @@ fn random(bytes: &mut [u8]) -> Result<(), Failure> {
         .map_err(|e| Failure::invalid(format!("cannot read random bytes: {e}")))
 }
 
+/// `size` (64 without it), or `randomly` one up to it (1 MiB without it).
+fn pick_size(size: Option<u32>, randomly: bool) -> Result<u32, Failure> {
+    match (randomly, size) {
+        (true, most) => random_size(most.unwrap_or(MAX_SIZE)),
+        (false, size) => Ok(size.unwrap_or(MIN_SIZE)),
+    }
+}
+
 /// A size from 64 bytes to `most`, uniform.
 fn random_size(most: u32) -> Result<u32, Failure> {
     let mut b = [0u8; 4];
@@ -70,13 +75,37 @@ fn random_size(most: u32) -> Result<u32, Failure> {
 
 /// A new file of `size` random bytes, mode 0600, never over another.
 fn write_new(path: &Path, size: u32) -> Result<(), Failure> {
-    let shown = path.display();
     let mut bytes = Zeroizing::new(vec![0u8; size as usize]);
     random(&mut bytes)?;
     let mut f = crate::host::create_private(path, "a keyfile is never replaced")?;
     if let Err(e) = f.write_all(&bytes).and_then(|()| f.sync_all()) {
         let _ = std::fs::remove_file(path);
-        return Err(Failure::invalid(format!("{shown}: {e}")));
+        return Err(Failure::file(path, &e));
     }
     Ok(())
+}
+
+/// One keyfile's random bytes on standard output (`create-keyfile -`, as
+/// `--keyfile -` reads one from standard input), never onto a terminal.
+pub fn generate_to_stdout(size: Option<u32>, randomly: bool) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    let out = std::io::stdout();
+    if out.is_terminal() {
+        return Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: "a keyfile is binary: send standard output to a file or a pipe \
+                      (or name the file instead of -)"
+                .into(),
+        });
+    }
+    let size = pick_size(size, randomly)?;
+    let mut bytes = Zeroizing::new(vec![0u8; size as usize]);
+    random(&mut bytes)?;
+    let mut out = out.lock();
+    out.write_all(&bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure {
+            code: crate::bus::exit::FAILED,
+            message: format!("standard output: {e}"),
+        })
 }

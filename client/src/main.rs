@@ -35,15 +35,30 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);
     }
-    let args = match veracrypt::translate(args) {
+    let given = args.clone();
+    let mut args = match veracrypt::translate(args) {
         Ok(a) => a,
         Err(f) => {
             eprintln!("tcctl: {}", f.message);
             return ExitCode::from(f.code);
         }
     };
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        // `veracrypt -t` alone asks for the volume on a terminal.
+        Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
+            match veracrypt::ask_for_volume(&given, &mut args) {
+                Ok(true) => match Cli::try_parse_from(args) {
+                    Ok(cli) => cli,
+                    Err(e) => return usage_error(e),
+                },
+                Ok(false) => return usage_error(e),
+                Err(f) => {
+                    eprintln!("tcctl: {}", f.message);
+                    return ExitCode::from(f.code);
+                }
+            }
+        }
         Err(e) => return usage_error(e),
     };
     let result = run(cli);

@@ -130,21 +130,33 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     section(&mut page, "EXAMPLES", EXAMPLES, true);
     section(&mut page, "FILES", FILES, true);
     section(&mut page, "ENVIRONMENT", ENVIRONMENT, true);
-    page.extend_from_slice(
-        b".SH \"VERACRYPT SPELLINGS\"\nVeraCrypt's text-mode command line \\(em \
-          veracrypt \\-\\-text with its commands as options \\(em is read as the \
-          tcctl command it means:\n",
+    section(
+        &mut page,
+        "VERACRYPT SPELLINGS",
+        crate::veracrypt::SPELLINGS,
+        true,
     );
-    for (spelling, meaning) in crate::veracrypt::SPELLINGS {
-        page.extend_from_slice(format!(".TP\n{spelling}\n{meaning}\n").as_bytes());
-    }
     man.render_version_section(&mut page)?;
     Ok(page)
+}
+
+/// What a section says before its items.
+fn intro(title: &str) -> Option<&'static str> {
+    match title {
+        "VERACRYPT SPELLINGS" => Some(
+            "VeraCrypt's text-mode command line \\(em veracrypt \\-\\-text with its commands \
+             as options \\(em is read as the tcctl command it means:",
+        ),
+        _ => None,
+    }
 }
 
 /// A section of tagged paragraphs; `bold` tags are set in bold.
 fn section(page: &mut Vec<u8>, title: &str, items: &[(&str, &str)], bold: bool) {
     page.extend_from_slice(format!(".SH \"{title}\"\n").as_bytes());
+    if let Some(text) = intro(title) {
+        page.extend_from_slice(format!("{text}\n").as_bytes());
+    }
     for (tag, text) in items {
         let tag = if bold {
             format!("\\fB{}\\fR", roff_escape(tag))

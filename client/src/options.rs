@@ -43,10 +43,14 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
 /// Whether the mount is read-only: --readonly, or `-m ro`; system
 /// encryption unless --read-write.
 pub fn read_only(a: &MountArgs) -> bool {
+    asked_read_only(a) || (system(a) && !a.read_write)
+}
+
+/// Read-only by --readonly or `-m ro`, not by default.
+pub fn asked_read_only(a: &MountArgs) -> bool {
     a.readonly
         || a.mount_options.contains(&MountOption::Ro)
         || a.mount_options.contains(&MountOption::Readonly)
-        || (system(a) && !a.read_write)
 }
 
 /// System encryption: --system-encryption, or `-m system`.

@@ -45,7 +45,7 @@ pub const SCHEMA: u32 = 1;
 /// The manual page's OUTPUT section (roff): what `--json` promises.
 pub const MAN_SECTION: &str = r#".SH OUTPUT
 With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR, \fBdump\fR, \fBbackends\fR,
-\fBpolicy show\fR, \fBbenchmark\fR and \fBfavorites list\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
+\fBpolicy show\fR, \fBbenchmark\fR, \fBself\-test\fR, \fBtoken list\fR and \fBfavorites list\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
 meaning or type; new fields may appear. Lists are arrays and absent facts
 are \fBnull\fR, never empty strings.
 \fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
@@ -65,6 +65,11 @@ are \fBnull\fR, never empty strings.
 \fBfavorites list \-\-json\fR is \fB{"schema": 1, "favorites": [...]}\fR; each has
 every key of the favorites file (null when not set, \fBkeyfiles\fR an array)
 and \fBsystem\fR.
+\fBself\-test \-\-json\fR is \fB{"schema": 1, "passed": ..., "checks": [...]}\fR; each
+check has \fBalgorithm\fR, \fBbackend\fR, \fBpath\fR (the code path), \fBpassed\fR and
+\fBproblem\fR (null when it passed).
+\fBtoken list \-\-json\fR is \fB{"schema": 1, "keyfiles": [...]}\fR; each has
+\fBkeyfile\fR (its token:// name), \fBslot\fR and \fBname\fR.
 .PP
 \fBmonitor\fR prints one line per event, the local time first
 (\fBHH:MM:SS.mmm: \fR), then the volume's object and what happened:
@@ -516,6 +521,14 @@ pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str) {
 }
 
 /// `mount --system-encryption --read-write`: said before the mount.
+/// Said when system encryption makes a mount read-only on its own.
+pub fn system_read_only_note() {
+    eprintln!(
+        "tcctl: a system drive is mounted read-only, as VeraCrypt mounts one (--read-write \
+         writes to it)"
+    );
+}
+
 pub fn system_read_write_warning() {
     eprintln!(
         "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \
@@ -588,8 +601,19 @@ pub fn policy(p: &PolicyView, json: bool) {
                 "prefer": p.prefer, "token_library": p.token_library(), "text": p.text})
         );
     } else {
-        println!("# {}", p.file);
+        println!("# {}", policy_file(p));
         print!("{}", p.text);
+    }
+}
+
+/// The policy's file, and whether it is there: without it the daemon
+/// holds the built-in defaults.
+fn policy_file(p: &PolicyView) -> String {
+    match std::fs::symlink_metadata(&p.file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            format!("{} (absent: the built-in defaults)", p.file)
+        }
+        _ => p.file.clone(),
     }
 }
 
@@ -599,11 +623,10 @@ pub fn policy_set(notes: &[String], p: &PolicyView) {
     for note in notes {
         println!("{note}");
     }
-    println!("policy in force ({}):", p.file);
+    println!("policy in force ({}):", policy_file(p));
     print!("{}", p.text);
 }
 
-/// `tcctl benchmark`: fastest first.
 /// `tcctl self-test`: one row per algorithm, backend and code path.
 pub fn self_test(rows: &[tcd_proto::contract::rows::SelfTestRow], json: bool) {
     let result = |r: &tcd_proto::contract::rows::SelfTestRow| {
@@ -729,9 +752,17 @@ pub fn benchmark(bench: Bench, json: bool) {
     );
     for k in &kdfs {
         println!(
-            "{:<12} {:>10} {:>14.0} {:>12.2} s",
-            k.prf, k.iterations, k.per_second, k.trial_seconds
+            "{:<12} {:>10} {:>14.*} {:>12.2} s",
+            k.prf,
+            k.iterations,
+            // Argon2id's few passes a second want their decimals.
+            if k.per_second < 100.0 { 2 } else { 0 },
+            k.per_second,
+            k.trial_seconds
         );
+    }
+    if kdfs.iter().any(|k| k.prf == "Argon2id") {
+        println!("(Argon2id: its iterations are passes over 416 MiB of memory)");
     }
 }
 
@@ -792,25 +823,22 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
         println!("No favorites.");
         return;
     }
-    println!(
-        "{:<14} {:<6} {:<44} {:<20} SETTINGS",
-        "NAME", "OWNER", "VOLUME", "MOUNT POINT"
-    );
+    let mut rows = vec![["NAME", "OWNER", "VOLUME", "MOUNT POINT", "SETTINGS"].map(String::from)];
     for f in favs {
         let mut notes = favorite_notes(f);
         if !f.system && in_keyring(f) {
             notes.push("password in keyring".into());
         }
         let s = &f.settings;
-        println!(
-            "{:<14} {:<6} {:<44} {:<20} {}",
-            s.name,
-            if f.system { "system" } else { "you" },
-            s.host,
-            s.mount_point.as_deref().unwrap_or("-"),
-            notes.join(", ")
-        );
+        rows.push([
+            s.name.clone(),
+            if f.system { "system" } else { "you" }.into(),
+            s.host.clone(),
+            s.mount_point.clone().unwrap_or_else(|| "-".into()),
+            notes.join(", "),
+        ]);
     }
+    print_table(&rows);
 }
 
 /// A favorite's settings worth a word in the table.

@@ -17,8 +17,9 @@ use zeroize::Zeroizing;
 /// refuses longer strings anyway.
 const MAX_ANSWER: usize = 4096;
 
-/// Asks for a password with the first helper this session has.
-pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
+/// Asks for a password with the first helper this session has; `other_way`
+/// says how to give it without one ("give it with --password-stdin").
+pub fn ask(prompt: &str, other_way: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
     let text = prompt.trim_end().trim_end_matches(':');
     let graphical = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
@@ -38,17 +39,15 @@ pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
             let Some(agent) = find("systemd-ask-password").filter(|_| agent_running()) else {
                 return Err(Failure {
                     code: exit::USAGE,
-                    message: "no terminal, dialog or password agent to ask for a password on: \
-                              give it with --password-stdin"
-                        .into(),
+                    message: format!(
+                        "no terminal, dialog or password agent to ask for a password on: \
+                         {other_way}"
+                    ),
                 });
             };
             // It waits for an agent to answer, which may take long (or
             // never come): not in silence.
-            eprintln!(
-                "tcctl: no terminal: asking the system's password agents \
-                 (--password-stdin reads it from standard input)"
-            );
+            eprintln!("tcctl: no terminal: asking the system's password agents (else {other_way})");
             let mut c = Command::new(agent);
             c.args([
                 "--timeout=0",
@@ -59,7 +58,7 @@ pub fn ask(prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
             c
         }
     };
-    run(&mut command)
+    run(&mut command, other_way)
 }
 
 /// Process names (as the kernel truncates them, 15 bytes) of the agents
@@ -95,14 +94,11 @@ fn is_executable(p: &Path) -> bool {
 /// Runs the helper and takes its output, less the newline that ends it, as
 /// the password; a helper that exits with an error means the user
 /// cancelled.
-fn run(command: &mut Command) -> Result<Zeroizing<Vec<u8>>, Failure> {
+fn run(command: &mut Command, other_way: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
     let name = command.get_program().to_string_lossy().into_owned();
     let failed = |e: std::io::Error| Failure {
         code: exit::FAILED,
-        message: format!(
-            "cannot ask for a password with {name}: {e} (no terminal: \
-             --password-stdin reads it from standard input)"
-        ),
+        message: format!("cannot ask for a password with {name}: {e} (no terminal: {other_way})"),
     };
     dies_with_tcctl(command);
     let mut child = command

@@ -49,7 +49,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--fs-options OPTIONS",
-        "mount --fs-options: only uid=, gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT, NTFS), noatime, noexec",
+        "mount --fs-options: only uid=, gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT, NTFS), noatime, noexec, and nosuid, nodev (always on, given or not)",
     ),
     ("--non-interactive", "--non-interactive"),
     ("--stdin", "--password-stdin"),
@@ -65,6 +65,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "--protection-pim N",
         "--protect-hidden-pim N: the hidden volume's PIM",
+    ),
+    (
+        "--protection-keyfiles A,B",
+        "--protect-hidden-keyfile A --protect-hidden-keyfile B: the hidden volume's keyfiles",
     ),
     (
         "--create-keyfile FILE",
@@ -272,6 +276,9 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             "--keyfiles" => keyfiles("--keyfile", &value(&mut it), &mut out),
             "-k" if veracrypt => keyfiles("--keyfile", &value(&mut it), &mut out),
             "--new-keyfiles" => keyfiles("--new-keyfile", &value(&mut it), &mut out),
+            "--protection-keyfiles" => {
+                keyfiles("--protect-hidden-keyfile", &value(&mut it), &mut out)
+            }
             "--protect-hidden" => {
                 let yes = match inline.as_deref() {
                     Some(v) => v == "yes",
@@ -352,6 +359,32 @@ fn names_a_volume(out: &[String]) -> bool {
         }
     }
     out.iter().any(|w| w == "--slot")
+}
+
+/// VeraCrypt's `-t` with no volume to mount asks for one, and for its
+/// mount point (Enter: the default), on the terminal: `translated` gets
+/// them and true. False where it would not ask: not `-t`'s mount, no
+/// terminal, or --non-interactive.
+pub fn ask_for_volume(given: &[OsString], translated: &mut Vec<OsString>) -> Result<bool, Failure> {
+    let text = given.iter().any(|a| a == "-t" || a == "--text");
+    let mount = translated.iter().any(|a| a == "mount");
+    let quiet = given.iter().any(|a| a == "--non-interactive");
+    if !text || !mount || quiet || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Ok(false);
+    }
+    let volume = crate::input::terminal_line("Enter volume path: ")?;
+    if volume.is_empty() {
+        return Err(Failure {
+            code: exit::CANCELLED,
+            message: "no volume given".into(),
+        });
+    }
+    translated.push(volume.into());
+    let point = crate::input::terminal_line("Enter mount directory [default]: ")?;
+    if !point.is_empty() {
+        translated.push(point.into());
+    }
+    Ok(true)
 }
 
 /// VeraCrypt's `-l VOLUME` lists that volume: `status VOLUME`. Its `-v`

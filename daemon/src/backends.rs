@@ -90,6 +90,23 @@ impl Backends {
     }
 
     fn selectable(&self, policy: &Policy) -> Result<()> {
+        // A preference for a backend the policy keeps out would never be
+        // followed: said, not left to be found out.
+        for name in &policy.prefer {
+            match self.catalog.by_name(name) {
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                        "the policy prefers {name}, and there is no backend of that name"
+                    )));
+                }
+                Some(f) if !policy.allows(f) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "the policy prefers {name}, which it does not allow"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
         let any = self
             .catalog
             .found
@@ -121,8 +138,14 @@ impl Backends {
         );
         table.engine().set_backends(chosen);
         table.allow_filesystems(policy.filesystems.clone());
-        *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
-        Ok(table.rebind_all())
+        let before = std::mem::replace(
+            &mut *self.policy.lock().unwrap_or_else(|p| p.into_inner()),
+            policy.clone(),
+        );
+        Ok(Applied {
+            changed: before != policy,
+            ..table.rebind_all()
+        })
     }
 }
 

@@ -118,6 +118,10 @@ pub enum Error {
         "the outer volume's filesystem has data at host byte {offset} (files, or files since deleted), inside the space a hidden volume of {size} bytes would take: at most {room} bytes fit behind it; move or delete the outer volume's files, or make the hidden volume smaller"
     )]
     HiddenOverOuterData { offset: u64, size: u64, room: u64 },
+    #[error(
+        "the end of the outer volume, where a hidden volume lies, is in use: it holds a hidden volume already (an outer volume holds one, and a new one would destroy it), or the outer filesystem's data reaches its last sector"
+    )]
+    OuterEndInUse,
     #[error("keyfile {path}: {problem}")]
     Keyfile { path: String, problem: String },
     #[error("{0} is not installed")]
@@ -225,6 +229,7 @@ impl Error {
             | Error::HiddenDoesNotFit { .. }
             | Error::OuterNotFilled { .. }
             | Error::HiddenOverOuterData { .. }
+            | Error::OuterEndInUse
             | Error::Keyfile { .. } => K::InvalidArgument,
             _ => K::Failed,
         }

@@ -139,7 +139,9 @@ fn run(args: &Args) -> tcd::Result<()> {
                     Ok(applied) => {
                         tracing::info!(moved = applied.moved.len(), "SIGHUP: policy reloaded");
                         shared.announce_changed(&applied.moved);
-                        shared.announce_policy();
+                        if applied.changed {
+                            shared.announce_policy();
+                        }
                     }
                     Err(e) => {
                         tracing::error!("SIGHUP: policy refused, the last good one stays: {e}")

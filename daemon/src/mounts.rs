@@ -89,6 +89,8 @@ pub struct Applied {
     pub moved: Vec<Mounted>,
     /// Volumes that keep their old backends until dismounted, and why.
     pub kept: Vec<String>,
+    /// The policy differs from the one before (else nobody is told).
+    pub changed: bool,
 }
 
 /// What a caller may see of a mounted volume.

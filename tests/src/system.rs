@@ -39,7 +39,7 @@ pub const PYTHON: &str = "/usr/bin/python3";
 /// SHA-512, the password on standard input.
 pub const OPEN_FAST: [&str; 5] = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
 /// The password of volumes made by [`System::create_volume`].
-pub const PASSWORD: &str = "user words";
+pub const PASSWORD: &str = "user words, twenty and more";
 
 /// An unprivileged user of the machine, with a private home folder.
 #[derive(Debug, Clone)]

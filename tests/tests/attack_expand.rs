@@ -42,7 +42,7 @@ options = {"pim": ("u", 1), "hash": ("s", hash_name)}
 grow = {"size": ("t", int(size))}
 with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
     addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
-    body = (FileDescriptor(fd), b"user words", [], options, grow)
+    body = (FileDescriptor(fd), b"user words, twenty and more", [], options, grow)
     call = new_method_call(addr, "Expand", "hayaaya{sv}a{sv}", body)
     if then == "vanish":
         conn.send(call)

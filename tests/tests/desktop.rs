@@ -318,6 +318,7 @@ fn daemon_with_volume() -> (Daemon, String, String) {
             "sha512",
             "--pim",
             "1",
+            "--force",
             "--filesystem",
             "ext4",
         ],

@@ -81,7 +81,15 @@ fn an_ext4_volume_grows_with_its_data_and_filesystem() {
     std::fs::create_dir(&mnt).expect("mkdir");
     let m = s(&mnt);
     d.ok(
-        &with(&["create", v, "--size", "32M", "--filesystem", "ext4"]),
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "32M",
+            "--filesystem",
+            "ext4",
+            "--force",
+        ]),
         "secret words\n",
     );
     d.ok(&with(&["mount", v, m]), "secret words\n");
@@ -149,7 +157,15 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
     let vol = d.path("outer.vc");
     let v = s(&vol);
     d.ok(
-        &with(&["create", v, "--size", "16M", "--filesystem", "none"]),
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "16M",
+            "--filesystem",
+            "none",
+            "--force",
+        ]),
         "secret words\n",
     );
     let size = || std::fs::metadata(&vol).expect("stat").len();
@@ -186,6 +202,7 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
     d.ok(
         &with(&[
             "create",
+            "--force",
             v,
             "--hidden-size",
             "4M",
@@ -233,7 +250,7 @@ from jeepney.fds import FileDescriptor
 fd = os.open(sys.argv[1], os.O_RDONLY)
 with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
     addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
-    body = (FileDescriptor(fd), b"user words", [], {"pim": ("u", 1)}, {"size": ("t", 64 << 20)})
+    body = (FileDescriptor(fd), b"user words, twenty and more", [], {"pim": ("u", 1)}, {"size": ("t", 64 << 20)})
     r = conn.send_and_get_reply(new_method_call(addr, "Expand", "hayaaya{sv}a{sv}", body), timeout=60)
     if r.header.message_type == MessageType.error:
         print(json.dumps({"error": r.header.fields.get(HeaderFields.error_name), "text": list(r.body)}))
@@ -354,6 +371,7 @@ fn grows_with_data(filesystem: &str, size: &str, check: (&str, &str, &[&str])) {
     d.ok(
         &with(&[
             "create",
+            "--force",
             v,
             "--size",
             size,
@@ -442,6 +460,7 @@ fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
     d.ok(
         &with(&[
             "create",
+            "--force",
             v,
             "--size",
             "16M",
@@ -470,7 +489,15 @@ fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
     let vol = d.path("ask.vc");
     let v = s(&vol);
     d.ok(
-        &with(&["create", v, "--size", "16M", "--filesystem", "none"]),
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "16M",
+            "--filesystem",
+            "none",
+            "--force",
+        ]),
         "secret words\n",
     );
     let size = || std::fs::metadata(&vol).expect("stat").len();

@@ -147,6 +147,7 @@ fn killed_during_writes_then_read_only(fs: &str, size: &str) {
             fs,
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ],
         PASSWORD,

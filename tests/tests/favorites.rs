@@ -108,7 +108,8 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     std::fs::create_dir(&mnt).expect("mount point");
     // A unique name: the session keyring outlives the test.
     let name = format!("kept-{}", std::process::id());
-    // Adds the favorite (again), keeping `password` in the keyring.
+    // Adds the favorite (again: --replace), keeping `password` in the
+    // keyring.
     let add_remembering = |password: &str| {
         d.ok(
             &[
@@ -118,6 +119,7 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
                 s(&vol),
                 "--mount-point",
                 s(&mnt),
+                "--replace",
                 "--remember",
                 "--password-stdin",
             ],

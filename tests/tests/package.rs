@@ -179,6 +179,7 @@ fn the_package_installs_and_its_daemon_mounts_a_volume() {
     };
     run(with(&[
         "create",
+        "--force",
         v,
         "--size",
         "24M",

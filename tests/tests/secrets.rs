@@ -107,7 +107,10 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
         ok(&a, stdin)
     };
     run(
-        with(&["create", "--size", "32M", "--filesystem", "ext4"], &[v]),
+        with(
+            &["create", "--size", "32M", "--filesystem", "ext4", "--force"],
+            &[v],
+        ),
         &first,
     );
     run(with(&["mount"], &[v, m]), &first);
@@ -124,6 +127,7 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
             v,
             "--pim",
             "1",
+            "--force",
             "--new-pim",
             "1",
             "--password-stdin",

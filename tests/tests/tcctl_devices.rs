@@ -50,7 +50,15 @@ impl Drop for Loops {
 /// A VeraCrypt volume of 8 MiB with `password`, made in a file.
 fn volume(d: &Daemon, name: &str, password: &str) -> PathBuf {
     let v = d.path(name);
-    let mut args = vec!["create", s(&v), "--size", "8M", "--encryption", "AES"];
+    let mut args = vec![
+        "create",
+        s(&v),
+        "--size",
+        "8M",
+        "--encryption",
+        "AES",
+        "--force",
+    ];
     args.extend(["--filesystem", "ext4"]);
     args.extend(OPEN);
     args.push("veracrypt");

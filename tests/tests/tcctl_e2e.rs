@@ -67,6 +67,7 @@ fn create_mount_write_dismount_and_mount_again() {
             "--password-stdin",
             "--pim",
             "1",
+            "--force",
             "--encryption",
             "Serpent-Twofish-AES",
             "--filesystem",
@@ -137,7 +138,7 @@ fn a_container_keeps_its_timestamps_unless_asked_not_to() {
     std::fs::create_dir(&mnt).expect("mkdir");
     let mnt_s = mnt.to_str().expect("utf-8 path");
     let open = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
-    let mut create = vec!["create", vol_s, "--size", "24M", "--quick"];
+    let mut create = vec!["create", "--force", vol_s, "--size", "24M", "--quick"];
     create.extend(open);
     d.ok(&create, "secret words\n");
     for (extra, kept) in [(None, true), (Some("--no-preserve-timestamps"), false)] {
@@ -207,6 +208,7 @@ fn fat_exfat_and_ntfs_volumes_with_a_cascade_mount_write_and_check_clean() {
             &[
                 &args(&[
                     "create",
+                    "--force",
                     "--size",
                     "200M",
                     "--encryption",
@@ -299,7 +301,15 @@ fn discard_reaches_the_host_only_when_the_mount_allows_it() {
         a.extend_from_slice(extra);
         d.ok(&a, pw);
     };
-    let mut create = vec!["create", vol_s, "--size", "64M", "--filesystem", "ext4"];
+    let mut create = vec![
+        "create",
+        "--force",
+        vol_s,
+        "--size",
+        "64M",
+        "--filesystem",
+        "ext4",
+    ];
     create.extend_from_slice(&base);
     d.ok(&create, pw);
     let trim = || {
@@ -728,6 +738,7 @@ fn a_keyfile_from_standard_input_with_the_password_typed_on_the_terminal() {
         &[
             &[
                 "create",
+                "--force",
                 v,
                 "--size",
                 "4M",
@@ -1142,7 +1153,7 @@ fn change_password_backup_and_restore_headers() {
     f.write_all_at(&[0u8; 512], 0).expect("wipe");
     f.write_all_at(&[0u8; 512], len - 131072).expect("wipe");
     assert_eq!(mount_none("new password").status.code(), Some(2));
-    let mut a = with(&["restore-header", "--password-stdin"]);
+    let mut a = with(&["restore-header", "-q", "--password-stdin"]);
     a.insert(1, v.to_owned());
     a.insert(2, backup.to_str().expect("utf-8").to_owned());
     let out = run(a, "new password\n");
@@ -1162,7 +1173,7 @@ fn change_password_backup_and_restore_headers() {
 
     // Lose the primary header only; the embedded backup restores it.
     f.write_all_at(&[0u8; 512], 0).expect("wipe");
-    let mut a = with(&["restore-header", "--embedded", "--password-stdin"]);
+    let mut a = with(&["restore-header", "--embedded", "-q", "--password-stdin"]);
     a.insert(1, v.to_owned());
     let out = run(a, "new password\n");
     assert!(
@@ -1240,6 +1251,7 @@ fn a_full_host_filesystem_is_an_error_and_fsynced_data_survives() {
             "ext4",
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ],
         "durable words\n",
@@ -1315,6 +1327,7 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
             "ext4",
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ],
         "durable words\n",
@@ -1387,6 +1400,7 @@ fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
                 "--password-stdin",
                 "--pim",
                 "1",
+                "--force",
                 "--filesystem",
                 "none",
                 "--size",
@@ -1470,6 +1484,7 @@ fn ctrl_c_during_create_removes_the_unfinished_file_and_says_so() {
             "3G",
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ])
         .stdin(Stdio::piped())
@@ -1536,6 +1551,7 @@ fn a_client_killed_mid_create_leaves_no_volume_behind() {
             "3G",
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ])
         .stdin(Stdio::piped())
@@ -1676,7 +1692,7 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
         let (vol, mnt) = (d.path(&format!("{name}.hc")), d.path(name));
         std::fs::create_dir(&mnt).expect("mount point");
         let v = vol.to_str().expect("utf-8");
-        let mut args = vec!["create", v, "--size", "8M"];
+        let mut args = vec!["create", "--force", v, "--size", "8M"];
         args.extend(open);
         d.ok(&args, "busy words\n");
         let mut args = vec!["mount", v, mnt.to_str().expect("utf-8")];
@@ -1783,6 +1799,7 @@ fn creates_progress_bar_starts_with_the_fill_and_ends_full() {
         "none",
         "--pim",
         "1",
+        "--force",
     ]);
     let mut t = Pty::spawn(c, None);
     for prompt in [
@@ -1821,6 +1838,7 @@ fn a_fat_volume_under_fusefat_is_mounted_with_a_notice_that_fsync_does_not_reach
         std::fs::create_dir(&mnt).expect("mount point");
         let mut args = vec![
             "create",
+            "--force",
             s(&vol),
             "--size",
             "16M",

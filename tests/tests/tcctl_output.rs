@@ -24,7 +24,15 @@ const PW: &str = "output words\n";
 const OPEN: [&str; 5] = ["--hash", "sha512", "--pim", "1", "--password-stdin"];
 
 fn create(d: &Daemon, vol: &Path, filesystem: &str) {
-    let mut args = vec!["create", s(vol), "--size", "8M", "--encryption", "AES"];
+    let mut args = vec![
+        "create",
+        s(vol),
+        "--size",
+        "8M",
+        "--encryption",
+        "AES",
+        "--force",
+    ];
     args.extend(["--filesystem", filesystem]);
     args.extend(OPEN);
     d.ok(&args, PW);
@@ -709,12 +717,18 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
         stamped(&next(&rx, "the password change")),
         format!("changed the password of {}", s(&vol))
     );
-    d.ok(&with_open(&["restore-header", s(&vol), s(&backup)]), PW);
+    d.ok(
+        &with_open(&["restore-header", s(&vol), s(&backup), "-q"]),
+        PW,
+    );
     assert_eq!(
         stamped(&next(&rx, "the restore from a file")),
         format!("restored the header of {} from {}", s(&vol), s(&backup))
     );
-    d.ok(&with_open(&["restore-header", s(&vol), "--embedded"]), PW);
+    d.ok(
+        &with_open(&["restore-header", s(&vol), "--embedded", "-q"]),
+        PW,
+    );
     assert_eq!(
         stamped(&next(&rx, "the restore of the embedded backup")),
         format!(

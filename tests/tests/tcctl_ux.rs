@@ -49,12 +49,14 @@ fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output()
         ),
         (
             &["benchmark", "--size", "12X"],
-            "error: invalid value '12X' for '--size <SIZE>': bad size 12X\n\n\
+            "error: invalid value '12X' for '--size <SIZE>': not a number (a size is a number \
+             of bytes, or of K, M, G or T: binary units, 10M is 10 MiB)\n\n\
              For more information, try '--help'.\n",
         ),
         (
             &["create", "v.hc", "--size", "lots"],
-            "error: invalid value 'lots' for '--size <SIZE>': bad size lots\n\n\
+            "error: invalid value 'lots' for '--size <SIZE>': not a number (a size is a number \
+             of bytes, or of K, M, G or T: binary units, 10M is 10 MiB)\n\n\
              For more information, try '--help'.\n",
         ),
         (
@@ -247,8 +249,8 @@ fn non_interactive_without_password_stdin_fails_at_once_naming_it() {
     assert_eq!(
         text(&out.stderr),
         "tcctl: a password is needed, and --non-interactive asks for none: \
-         give it with --password-stdin (a volume opened by keyfiles alone needs none: \
-         give them with --keyfile)\n"
+         give it with --password-stdin, or open with keyfiles alone: give them with \
+         --keyfile\n"
     );
 }
 
@@ -408,6 +410,7 @@ fn create_says_what_is_missing_and_what_it_made() {
             "8M",
             "--pim",
             "1",
+            "--force",
             "--password-stdin",
         ],
         "outer words\n",
@@ -456,7 +459,8 @@ fn create_says_what_is_missing_and_what_it_made() {
                 flag,
                 "--password-stdin",
             ],
-            "outer words\n",
+            // Long enough for PIM 1: -q takes no short password.
+            "outer words, twenty or more\n",
         );
         assert_eq!(out, format!("{v} created\n"));
         assert_eq!(std::fs::metadata(v).expect("volume").len(), 8 << 20);
@@ -557,22 +561,46 @@ fn create_says_what_is_missing_and_what_it_made() {
          and advises 20 or more (--force takes it anyway)\n"
     );
     assert!(!short.exists(), "no file is made for a refused password");
-    let out = d.tcctl(
+    // VeraCrypt's rule: a PIM under 485 takes 20 characters or more.
+    let (code, msg) = d.fails(
         &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
         "eleven char\n",
     );
+    assert_eq!(code, 7, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: warning: a password shorter than 20 characters is easier to guess by brute \
+         force; 20 or more are advised\n\
+         tcctl: a PIM under 485 takes a password of 20 characters or more, as VeraCrypt \
+         requires; this one has 11 (a larger PIM, or none, takes it; --force takes it \
+         anyway)\n"
+    );
+    assert!(!short.exists(), "no file is made for a refused PIM");
+    let out = d.tcctl(
+        &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
+        "twenty characters ok\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "20 characters with PIM 1 are taken");
+    std::fs::remove_file(&short).expect("made");
+    let out = d.tcctl(&[&new[..], &["--password-stdin"]].concat(), "eleven char\n");
     assert!(out.status.success());
     assert_eq!(
         text(&out.stderr),
         "tcctl: warning: a password shorter than 20 characters is easier to guess by brute \
          force; 20 or more are advised\n"
     );
+    std::fs::remove_file(&short).expect("made");
     let out = d.tcctl(
         &[&new[..], &["--force", "--pim", "1", "--password-stdin"]].concat(),
         "abc12\n",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("warning"), "still warned");
+    assert!(
+        text(&out.stderr).contains("warning: PIM 1 with a password of 5 characters"),
+        "still warned: {}",
+        text(&out.stderr)
+    );
 
     let out = d.ok(
         &[
@@ -584,11 +612,12 @@ fn create_says_what_is_missing_and_what_it_made() {
             "1",
             "--pim",
             "2",
+            "--force",
             "--filesystem",
             "none",
             "--password-stdin",
         ],
-        "outer words\nhidden words\n",
+        "outer words, twenty or more\nhidden words\n",
     );
     assert_eq!(out, format!("hidden volume created in {v}\n"));
     // A wrong outer password is found before the hidden volume's is
@@ -917,7 +946,15 @@ fn a_hidden_volume_never_overwrites_the_outer_volumes_files() {
     let outer = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
     d.ok(
         &[
-            &["create", v, "--size", "10M", "--filesystem", "fat"][..],
+            &[
+                "create",
+                v,
+                "--size",
+                "10M",
+                "--filesystem",
+                "fat",
+                "--force",
+            ][..],
             &outer,
         ]
         .concat(),
@@ -940,6 +977,7 @@ fn a_hidden_volume_never_overwrites_the_outer_volumes_files() {
                 "sha512",
                 "--pim",
                 "2",
+                "--force",
                 "--filesystem",
                 "none",
                 "--password-stdin",
@@ -1034,6 +1072,7 @@ fn change_password_checks_the_current_password_before_asking_the_new_one() {
                 "--filesystem",
                 "none",
                 "--password-stdin",
+                "--force",
             ][..],
             &open,
         ]
@@ -1102,6 +1141,7 @@ fn change_password_says_when_it_converted_the_format() {
             "veracrypt",
             "--new-pim",
             "1",
+            "--force",
             "--password-stdin",
         ],
         "truecrypt words here\nveracrypt words now\n",
@@ -1139,7 +1179,7 @@ fn create_and_expand_refuse_what_needs_no_password_before_asking_one() {
     let v = vol.to_str().expect("utf-8");
     let open = ["--filesystem", "none", "--pim", "1", "--password-stdin"];
     d.ok(
-        &[&["create", v, "--size", "8M"][..], &open].concat(),
+        &[&["create", v, "--size", "8M", "--force"][..], &open].concat(),
         "some words\n",
     );
     d.ok(&[&["mount", v][..], &open].concat(), "some words\n");

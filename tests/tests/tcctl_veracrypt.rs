@@ -32,6 +32,7 @@ fn volume(d: &Daemon, name: &str) -> (String, String) {
             "--stdin",
             "--pim",
             "1",
+            "--force",
             "--quick",
         ],
         PW,
@@ -158,7 +159,9 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
     std::fs::create_dir(&mnt).expect("mkdir");
     let (v, mnt) = (s(&v).to_owned(), s(&mnt).to_owned());
     d.ok(
-        &["create", &v, "--size", "24M", "--stdin", "--pim", "1"],
+        &[
+            "create", &v, "--size", "24M", "--stdin", "--pim", "1", "--force",
+        ],
         PW,
     );
     let out = d.ok(
@@ -174,6 +177,7 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
             "1",
             "--pim",
             "1",
+            "--force",
             "--stdin",
             "--filesystem",
             "ext4",
@@ -210,6 +214,73 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
 }
 
 #[test]
+fn protection_keyfiles_protect_a_hidden_volume_opened_by_keyfiles() {
+    let d = Daemon::start();
+    let v = d.path("outer.hc");
+    let (key, other) = (d.path("hidden.key"), d.path("other.key"));
+    d.ok(&["create-keyfile", s(&key)], "");
+    d.ok(&["create-keyfile", s(&other)], "");
+    d.ok(
+        &[
+            "create",
+            s(&v),
+            "--size",
+            "24M",
+            "--stdin",
+            "--pim",
+            "1",
+            "--force",
+        ],
+        PW,
+    );
+    d.ok(
+        &[
+            "-t",
+            "-c",
+            s(&v),
+            "--volume-type",
+            "hidden",
+            "--size",
+            "8MiB",
+            "--outer-pim",
+            "1",
+            "--pim",
+            "1",
+            "--force",
+            "-k",
+            s(&key),
+            "--stdin",
+            "--filesystem",
+            "none",
+        ],
+        "correct horse\nhidden words\n",
+    );
+    let outer = [
+        "-t",
+        s(&v),
+        "--stdin",
+        "--pim",
+        "1",
+        "--protect-hidden=yes",
+        "--protection-pim",
+        "1",
+        "--filesystem",
+        "none",
+    ];
+    // The hidden volume's keyfile, not another, finds its header.
+    for (keyfiles, code) in [(s(&other), 2), (s(&key), 0)] {
+        let out = d.tcctl(
+            &[&outer[..], &["--protection-keyfiles", keyfiles]].concat(),
+            "correct horse\nhidden words\n",
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{keyfiles}: {err}");
+    }
+    assert_eq!(row(&d)["protects_hidden"], true);
+    assert_eq!(row(&d)["hidden"], false);
+}
+
+#[test]
 fn create_with_veracrypt_spellings_makes_that_volume() {
     let d = Daemon::start();
     require_tool("mkfs.fat", "package dosfstools");
@@ -225,6 +296,7 @@ fn create_with_veracrypt_spellings_makes_that_volume() {
             "--hash=sha-512",
             "--filesystem=FAT",
             "--pim=1",
+            "--force",
             "--quick",
             "--stdin",
         ],
@@ -405,7 +477,7 @@ fn mount_options_ts_leaves_the_timestamps_writes_set() {
 fn mount_options_system_opens_a_system_drive_read_only() {
     let d = Daemon::start();
     let v = d.image("sys_vc_1_gpt_part-sha512-xts-aes");
-    d.ok(
+    let out = d.tcctl(
         &[
             "-t",
             "-m",
@@ -418,6 +490,13 @@ fn mount_options_system_opens_a_system_drive_read_only() {
             &v,
         ],
         AAA,
+    );
+    assert!(out.status.success(), "{out:?}");
+    // Read-only without being asked: said, as VeraCrypt's default.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: a system drive is mounted read-only, as VeraCrypt mounts one (--read-write \
+         writes to it)\n"
     );
     let r = row(&d);
     let device = r["device"].as_str().expect("device").to_owned();
@@ -738,6 +817,7 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
             &k1,
             "--pim",
             "1",
+            "--force",
             "--size",
             "1M",
             "--filesystem",
@@ -776,7 +856,7 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
         ],
         "\n",
     );
-    assert_eq!(code, 64, "{msg}");
+    assert_eq!(code, 7, "{msg}");
     assert!(
         msg.contains("an empty password with no keyfile opens no volume"),
         "{msg}"
@@ -918,7 +998,17 @@ fn change_and_header_backup_forms() {
     let d = Daemon::start();
     let (v, _) = volume(&d, "c.hc");
     d.ok(
-        &["-t", "-C", &v, "--stdin", "--pim", "1", "--new-pim", "1"],
+        &[
+            "-t",
+            "-C",
+            &v,
+            "--stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--new-pim",
+            "1",
+        ],
         "correct horse\nnew words\n",
     );
     d.ok(&["info", &v, "--stdin", "--pim", "1"], "new words\n");
@@ -950,6 +1040,7 @@ fn change_and_header_backup_forms() {
             "--restore-headers",
             &v,
             s(&b),
+            "--force",
             "--stdin",
             "--pim",
             "1",
@@ -973,8 +1064,22 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     assert!(st.success());
     let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
     assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
+    // Each spelling is a paragraph's tag, in bold, its hyphens escaped.
+    let tags: Vec<String> = man
+        .lines()
+        .skip_while(|l| *l != ".SH \"VERACRYPT SPELLINGS\"")
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0] == ".TP")
+        .map(|w| {
+            w[1].strip_prefix("\\fB")
+                .and_then(|t| t.strip_suffix("\\fR"))
+                .unwrap_or_else(|| panic!("a tag in bold: {}", w[1]))
+                .replace("\\-", "-")
+        })
+        .collect();
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 31, "the table's rows");
+    assert_eq!(rows.len(), 32, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         let test = cells.last().expect("a test").trim_matches('`');
@@ -987,7 +1092,10 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
             .nth(1)
             .expect("a spelling")
             .replace("\\|", "|");
-        assert!(man.contains(&spelling), "tcctl.1 lacks {spelling}");
+        assert!(
+            tags.iter().any(|t| t.contains(&spelling)),
+            "tcctl.1 lacks {spelling} as a tag: {tags:?}"
+        );
     }
 }
 
@@ -1008,6 +1116,7 @@ fn fs_options_set_owners_and_modes_from_an_allow_list() {
         "--quick",
         "--filesystem",
         "fat",
+        "--force",
     ];
     create.extend(fast);
     sys.ok(None, &create, PW);
@@ -1060,7 +1169,7 @@ fn fs_options_set_owners_and_modes_from_an_allow_list() {
     ] {
         let mut args = a.clone();
         args.insert(4, options.as_str());
-        let out = sys.tcctl(Some(user), &args, "user words\n");
+        let out = sys.tcctl(Some(user), &args, "user words, twenty and more\n");
         assert_eq!(out.status.code(), Some(code), "{options}: {out:?}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(says),

@@ -122,7 +122,15 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
 
     // A volume made with the token's keyfile opens with the file's bytes.
     let vol = d.path("v.hc");
-    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    let mut args = vec![
+        "create",
+        s(&vol),
+        "--size",
+        "8M",
+        "--filesystem",
+        "none",
+        "--force",
+    ];
     args.extend(["--keyfile", &uri]);
     args.extend(OPEN);
     let out = tcctl(&d, &conf, Some(PIN), &args, PW);
@@ -185,7 +193,15 @@ fn the_pin_is_asked_once_per_token_however_many_of_its_keyfiles_are_named() {
         uris.push(said.trim_end().trim_end_matches(" imported").to_owned());
     }
     let vol = d.path("v.hc");
-    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    let mut args = vec![
+        "create",
+        s(&vol),
+        "--size",
+        "8M",
+        "--filesystem",
+        "none",
+        "--force",
+    ];
     args.extend(["--keyfile", &uris[0], "--keyfile", &uris[1]]);
     args.extend(OPEN);
     let out = tcctl(&d, &conf, Some(PIN), &args, PW);
@@ -283,7 +299,15 @@ fn the_policy_names_the_token_library_when_the_user_names_none() {
     assert_eq!(text(&out.stdout), format!("{uri}\n"));
 
     let vol = d.path("v.hc");
-    let mut args = vec!["create", s(&vol), "--size", "8M", "--filesystem", "none"];
+    let mut args = vec![
+        "create",
+        s(&vol),
+        "--size",
+        "8M",
+        "--filesystem",
+        "none",
+        "--force",
+    ];
     args.extend(["--keyfile", &uri]);
     args.extend(OPEN);
     let out = tcctl_as_given(&d, &conf, Some(PIN), &args, PW);

@@ -95,7 +95,7 @@ fn read_policy_file(f: &Path) -> Result<String, Failure> {
             .map_err(|e| Failure::invalid(format!("standard input: {e}")))?;
         return Ok(t);
     }
-    std::fs::read_to_string(f).map_err(|e| Failure::invalid(format!("{}: {e}", f.display())))
+    std::fs::read_to_string(f).map_err(|e| Failure::file(f, &e))
 }
 
 /// The policy `now` with the settings given changed (the rest, such as

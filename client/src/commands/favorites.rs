@@ -27,11 +27,26 @@ pub fn run(ctx: Context<'_>, action: FavoritesAction) -> Result<(), Failure> {
 fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
     let host = host_name(&a.volume)?;
     let c = Client::connect(ctx.at)?;
-    c.add_favorite(&options::favorite(&a, &host), a.system)?;
     let name = &a.name;
+    let existing = c
+        .list_favorites()?
+        .into_iter()
+        .find(|f| &f.settings.name == name && f.system == a.system);
+    if let (Some(old), false) = (&existing, a.replace) {
+        return Err(Failure::invalid(format!(
+            "a favorite named {name} exists ({}): --replace replaces it and all its settings",
+            old.settings.host
+        )));
+    }
+    c.add_favorite(&options::favorite(&a, &host), a.system)?;
     println!(
-        "{} favorite {name}: {host}",
-        if a.system { "system" } else { "your" }
+        "{} favorite {name}: {host}{}",
+        if a.system { "system" } else { "your" },
+        if existing.is_some() {
+            " (replaced)"
+        } else {
+            ""
+        }
     );
     if a.remember {
         let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
@@ -96,7 +111,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
-    let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.password_stdin, ctx.interactive).of_favorites();
     let mut first_failure = None;
     for f in chosen {
         if a.name.is_none() && mounted.contains(&f.settings.host) {
@@ -132,8 +147,18 @@ fn mount_one(
     let note = |said: &str| eprintln!("tcctl: {name}: {said}");
     if f.settings.system_encryption && !f.settings.readonly {
         output::system_read_write_warning();
+    } else if f.settings.system_encryption {
+        output::system_read_only_note();
     }
-    let mounted = lib::mount_one(c, f, &mut |prompt| pw.ask(prompt), remember, &note)?;
+    // With --non-interactive, a favorite with keyfiles opens with them
+    // alone, as `tcctl mount --non-interactive --keyfile` does.
+    let main_prompt = lib::password_prompt(name);
+    let keyfiles_alone = pw.asks_nobody() && !f.settings.keyfiles.is_empty();
+    let mut ask = |prompt: &str| match keyfiles_alone && prompt == main_prompt {
+        true => Ok(zeroize::Zeroizing::new(Vec::new())),
+        false => pw.ask(prompt),
+    };
+    let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
     if let Some(store) = mounted.kept {
         println!("password of {name} kept in your {store}");
     }

@@ -146,6 +146,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     }
     let new_kf = new_kf.finish()?;
     crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
+    crate::input::judge_new_pim(&new, a.new_pim.unwrap_or(0), !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
@@ -216,6 +217,24 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         .map(tcd_client::tools::open_backup)
         .transpose()?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
+    // As VeraCrypt asks before it restores: the headers there now, and any
+    // password changed since the backup, are gone for good.
+    if !a.batch_mode {
+        let from = match &a.backup {
+            Some(b) => b.display().to_string(),
+            None => "its embedded backup".into(),
+        };
+        crate::input::confirm(
+            ctx.interactive,
+            &format!("restoring the header of {}", a.volume.display()),
+            &format!(
+                "WARNING: this replaces the headers of {} with those of {from}: a password \
+                 or keyfile changed since that backup no longer opens it. Are you sure? \
+                 (Type 'YES' in capital letters): ",
+                a.volume.display()
+            ),
+        )?;
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;

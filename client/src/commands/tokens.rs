@@ -45,7 +45,7 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
             f.take(tcd_proto::keyfiles::MAX_READ as u64)
                 .read_to_end(&mut data)
         })
-        .map_err(|e| Failure::invalid(format!("{}: {e}", file.display())))?;
+        .map_err(|e| Failure::file(file, &e))?;
     let p = token::open()?;
     let slot = match slot {
         Some(id) => token::slot(&p, id)?,

@@ -35,6 +35,8 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     // Warned once nothing refuses the mount short of the password.
     if options::system(a) && !options::read_only(a) {
         output::system_read_write_warning();
+    } else if options::system(a) && !a.read_write && !options::asked_read_only(a) {
+        output::system_read_only_note();
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let shown = a.volume.display().to_string();
@@ -47,7 +49,17 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     o.detached_header = header;
     let hidden_pw;
     if a.protect_hidden {
-        hidden_pw = pw.ask("Hidden volume password (to protect it): ")?;
+        let hidden_keyfiles = read_keyfiles(&a.protect_hidden_keyfiles)?;
+        // As the volume's own: with --non-interactive, keyfiles alone.
+        hidden_pw = if pw.asks_nobody() && !hidden_keyfiles.is_empty() {
+            zeroize::Zeroizing::new(Vec::new())
+        } else {
+            pw.ask("Hidden volume password (to protect it): ")?
+        };
+        if !hidden_keyfiles.is_empty() {
+            let bytes = hidden_keyfiles.iter().map(|k| k.to_vec()).collect();
+            o.protect_hidden_keyfiles = Some(tcd_proto::contract::SecretList::new(bytes));
+        }
         let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
         let pim = pw.pim(
             a.protect_hidden_pim,
@@ -233,18 +245,22 @@ fn served_by_fuse(at: &Path) -> bool {
 /// Says where the volume (its listing, `row`) went, and returns the
 /// notification's summary and body.
 fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
+    // By the daemon's absolute name, as `tcctl list` shows it.
     match row {
         Some(r) if r.mount_point().is_some() => {
-            let (at, device) = (r.mount_point().unwrap_or_default(), r.device());
-            println!("{shown} mounted on {at} ({device})");
+            let (at, device, host) = (r.mount_point().unwrap_or_default(), r.device(), r.host());
+            println!("{host} mounted on {at} ({device})");
             if r.view.filesystem.as_deref() == Some("vfat") && served_by_fuse(Path::new(at)) {
                 eprintln!("{FUSEFAT_NOTICE}");
             }
-            (format!("Mounted {shown} at {at}"), device.to_owned())
+            (format!("Mounted {host} at {at}"), device.to_owned())
         }
         Some(r) => {
-            println!("{shown} attached as {}", r.device());
-            (format!("Attached {shown} as {}", r.device()), String::new())
+            println!("{} attached as {}", r.host(), r.device());
+            (
+                format!("Attached {} as {}", r.host(), r.device()),
+                String::new(),
+            )
         }
         None => {
             println!("{shown} mounted");
@@ -253,7 +269,6 @@ fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
     }
 }
 
-/// `tcctl dismount`.
 /// A volume as the command line names it: by a name, or by VeraCrypt's
 /// slot number.
 pub enum Named {
@@ -298,6 +313,7 @@ impl Named {
     }
 }
 
+/// `tcctl dismount`.
 pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Result<(), Failure> {
     let what = target.describe();
     // clap asks for one of them.
@@ -447,6 +463,7 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 /// `tcctl create`: everything asked and judged before a file is made.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
+    settle_max_size(&mut a)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
     if std::fs::symlink_metadata(&a.volume).is_ok() {
@@ -559,6 +576,7 @@ fn ask_for_create(
         truecrypt,
         &format!("PIM for {what} (Enter for the default): "),
     )?;
+    crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o))
 }
@@ -603,6 +621,40 @@ fn listed_aside(at: crate::bus::Where<'_>) -> Result<Vec<Volume>, Failure> {
     })
 }
 
+/// `--size max`: the free space of the new container's filesystem, less
+/// 1 MiB for that filesystem's own records of the file, in whole MiB.
+fn settle_max_size(a: &mut CreateArgs) -> Result<(), Failure> {
+    const MIB: u64 = 1 << 20;
+    let hidden = a.hidden_size == Some(crate::input::MAX_FREE);
+    if a.size != Some(crate::input::MAX_FREE) && !hidden {
+        return Ok(());
+    }
+    if hidden {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "--size max is for a new container file: give a hidden volume's size".into(),
+        });
+    }
+    let folder = match a.volume.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let free = crate::host::free_space(&folder).map_err(|e| Failure::file(&folder, &e))?;
+    let size = (free / MIB).saturating_sub(1) * MIB;
+    if size == 0 {
+        return Err(Failure::invalid(format!(
+            "--size max: {} has less than 2 MiB free",
+            folder.display()
+        )));
+    }
+    eprintln!(
+        "tcctl: --size max: {} ({size} bytes)",
+        crate::output::human_size(size)
+    );
+    a.size = Some(size);
+    Ok(())
+}
+
 /// What `open_for_create` would refuse for the file's being there or not,
 /// said before any password is asked.
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
@@ -614,6 +666,27 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
              such volumes but never makes new headers with it"
                 .into(),
         ));
+    }
+    let truecrypt =
+        options::create(a).format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
+    if truecrypt && a.secrets.pim.is_some_and(|p| p != 0) {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "a TrueCrypt volume has no PIM: drop --pim, or make a VeraCrypt volume".into(),
+        });
+    }
+    if let Some(sector) = a.sector_size
+        && let Some(size) = a
+            .size
+            .or(a.hidden_size)
+            .filter(|s| s % u64::from(sector) != 0)
+    {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{size} bytes is no whole number of {sector}-byte sectors (--sector-size)"
+            ),
+        });
     }
     let data = a
         .hidden_size

@@ -28,6 +28,8 @@ pub fn cpu_has_aes() -> bool {
 pub struct PolicyApplied {
     pub moved: Vec<crate::mounts::Mounted>,
     pub kept: Vec<String>,
+    /// The policy in force differs from the one before.
+    pub changed: bool,
 }
 
 /// The longest policy text taken.
@@ -94,6 +96,7 @@ impl App {
         Ok(PolicyApplied {
             moved: applied.moved,
             kept: applied.kept,
+            changed: applied.changed,
         })
     }
 }

@@ -439,6 +439,11 @@ pub fn create_hidden(
     let outer_cipher =
         engine.volume_cipher(o.chain, &o.header.master_keys[..], opts.backend.as_deref())?;
     if let Some(used) = last_written(host, &outer_cipher, start, end, cancel)? {
+        // A hidden volume fills its space to the end: a second one would
+        // find the first's last sector in use.
+        if used + UNIT >= end {
+            return Err(Error::OuterEndInUse);
+        }
         let free_from = (used + UNIT).div_ceil(sector) * sector;
         return Err(Error::HiddenOverOuterData {
             offset: used,

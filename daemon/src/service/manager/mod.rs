@@ -412,9 +412,15 @@ impl Manager {
         self.ctx.authorise(&peer, Action::SetPolicy).await?;
         let app = self.ctx.app();
         let applied = blocking::unblock(move || app.set_policy(&text)).await?;
-        tracing::info!(uid = peer.uid, "policy changed over D-Bus");
+        tracing::info!(
+            uid = peer.uid,
+            changed = applied.changed,
+            "policy set over D-Bus"
+        );
         self.ctx.shared.announce_changed_async(&applied.moved).await;
-        self.ctx.shared.announce_policy_async().await;
+        if applied.changed {
+            self.ctx.shared.announce_policy_async().await;
+        }
         Ok(applied.kept)
     }
 

@@ -1,0 +1,622 @@
+//! What a VeraCrypt or cryptsetup user expects of `tcctl` beyond the
+//! spellings: sizes as they write them, exit codes a script can trust,
+//! keyfiles on standard output, favorites and policies that say what they
+//! did, VeraCrypt's PIM rule and its questions on a terminal. Each test
+//! runs the real `tcctl`, most against a daemon of the test's own.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use tcd_tests::daemon::{Daemon, run_with_input};
+use tcd_tests::pty::Pty;
+use tcd_tests::{build_dir, s};
+
+const USAGE: i32 = 64;
+const INVALID_ARGUMENT: i32 = 7;
+/// Long enough for PIM 1 (VeraCrypt takes 20 characters or more there).
+const PW: &str = "twenty or more characters\n";
+/// A new volume that opens fast: PIM 1, SHA-512, no filesystem.
+const FAST: [&str; 7] = [
+    "--pim",
+    "1",
+    "--hash",
+    "sha512",
+    "--filesystem",
+    "none",
+    "--password-stdin",
+];
+
+fn create(d: &Daemon, name: &str, size: &str) -> String {
+    let v = s(&d.path(name)).to_owned();
+    d.ok(&[&["create", &v, "--size", size][..], &FAST].concat(), PW);
+    v
+}
+
+#[test]
+fn sizes_are_read_as_veracrypt_users_write_them_and_refused_saying_why() {
+    let d = Daemon::start();
+    let v = s(&d.path("v.hc")).to_owned();
+    let refused = |size: &str, why: &str| {
+        let (code, msg) = d.fails(&["create", &v, "--size", size, "--password-stdin"], PW);
+        assert_eq!(code, USAGE, "{size}: {msg}");
+        assert!(
+            msg.starts_with(&format!(
+                "error: invalid value '{size}' for '--size <SIZE>': {why}"
+            )),
+            "{size}: {msg}"
+        );
+    };
+    refused(
+        "10MB",
+        "decimal units are not taken; write 10M for binary ones",
+    );
+    refused(
+        "lots",
+        "not a number (a size is a number of bytes, or of K, M, G",
+    );
+    refused("1.5", "not a whole number of bytes");
+    refused(
+        "1000",
+        "a volume's size is a whole, nonzero number of 512-byte sectors, not 1000 bytes",
+    );
+    assert!(!d.path("v.hc").exists());
+    // A fraction that makes whole sectors, and VeraCrypt's MiB.
+    for (size, bytes) in [("1.5M", 3 << 19), ("2MiB", 2 << 20)] {
+        let _ = std::fs::remove_file(&v);
+        d.ok(
+            &[&["create", &v, "--size", size, "--quick"][..], &FAST].concat(),
+            PW,
+        );
+        assert_eq!(std::fs::metadata(&v).expect("made").len(), bytes, "{size}");
+    }
+    // 4096-byte sectors take whole ones.
+    let (code, msg) = d.fails(
+        &[
+            &[
+                "create",
+                s(&d.path("w.hc")),
+                "--size",
+                "6K",
+                "--sector-size",
+                "4096",
+            ][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: 6144 bytes is no whole number of 4096-byte sectors (--sector-size)\n"
+    );
+}
+
+/// A tmpfs of `mib` MiB on a new folder, unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn new(at: std::path::PathBuf, mib: u32) -> Tmpfs {
+        std::fs::create_dir(&at).expect("mkdir");
+        let st = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={mib}m"),
+                "tmpfs",
+                s(&at),
+            ])
+            .status()
+            .expect("mount");
+        assert!(st.success(), "mount a tmpfs");
+        Tmpfs(at)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn size_max_takes_the_free_space_of_the_folder() {
+    tcd_tests::require_root();
+    let d = Daemon::start();
+    let fs = Tmpfs::new(d.path("small"), 40);
+    let v = fs.0.join("max.hc");
+    let out = d.tcctl(
+        &[&["create", s(&v), "--size", "max", "--quick"][..], &FAST].concat(),
+        PW,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // 40 MiB free, less 1 MiB for the filesystem's own records.
+    assert_eq!(std::fs::metadata(&v).expect("made").len(), 39 << 20);
+    assert!(
+        err.starts_with("tcctl: --size max: 39M (40894464 bytes)\n"),
+        "{err}"
+    );
+    // A hidden volume's size is its own to give.
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            s(&v),
+            "--volume-type",
+            "hidden",
+            "--size",
+            "max",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains("--size max is for a new container file"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn exit_codes_follow_the_table() {
+    let d = Daemon::start();
+    // Values the command line alone rules out: 64, whichever command.
+    for args in [
+        &["dismount", "--slot", "0"][..],
+        &["status", "--slot", "65"],
+        &["mount", "v.hc", "--slot", "0"],
+        &["benchmark", "--size", "511"],
+        &["benchmark", "--size", "2G"],
+    ] {
+        let (code, msg) = d.fails(args, "");
+        assert_eq!(code, USAGE, "{args:?}: {msg}");
+    }
+    // TrueCrypt has no PIM: said before any file is made.
+    let tc = d.path("tc.hc");
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            s(&tc),
+            "--size",
+            "4M",
+            "--truecrypt",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: a TrueCrypt volume has no PIM: drop --pim, or make a VeraCrypt volume\n"
+    );
+    assert!(!tc.exists());
+    // An empty new password is a refused one, as a short one is.
+    let (code, msg) = d.fails(
+        &["create", s(&tc), "--size", "4M", "--password-stdin"],
+        "\n",
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    // A keyfile into a missing folder: not found; into a folder of
+    // root's, as another user: not allowed.
+    let (code, msg) = d.fails(&["create-keyfile", s(&d.path("no/such/k"))], "");
+    assert_eq!(code, 3, "{msg}");
+    let closed = d.path("roots");
+    std::fs::create_dir(&closed).expect("mkdir");
+    std::fs::set_permissions(d.path(""), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(build_dir().join("tcctl"))
+        .args(["create-keyfile", s(&closed.join("k"))])
+        .output()
+        .expect("setpriv");
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{msg}");
+    assert!(msg.contains("Permission denied"), "{msg}");
+}
+
+#[test]
+fn create_keyfile_dash_writes_one_to_standard_output_never_to_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        Command::new(build_dir().join("tcctl"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("tcctl")
+    };
+    let (a, b) = (run(&["create-keyfile", "-"]), run(&["create-keyfile", "-"]));
+    assert!(a.status.success() && b.status.success());
+    assert_eq!((a.stdout.len(), b.stdout.len()), (64, 64));
+    assert_ne!(a.stdout, b.stdout, "random bytes");
+    assert_eq!(
+        run(&["create-keyfile", "-", "--size", "1K"]).stdout.len(),
+        1024
+    );
+    let out = run(&["create-keyfile", "-", "--count", "2"]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert!(out.stdout.is_empty());
+    // On a terminal: refused, nothing written.
+    let mut c = Command::new(build_dir().join("tcctl"));
+    c.args(["create-keyfile", "-"]).current_dir(dir.path());
+    let (code, text) = Pty::spawn(c, None).finish(Duration::from_secs(20));
+    assert_eq!(code, USAGE, "{text}");
+    assert!(
+        text.contains("tcctl: a keyfile is binary: send standard output to a file or a pipe"),
+        "{text}"
+    );
+    assert!(!dir.path().join("-").exists(), "no file named -");
+}
+
+#[test]
+fn favorites_add_keeps_a_name_unless_replaced_and_list_lines_up() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let deep = d.path("a/rather/long/path/of/folders/to/the/volume/file");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let far = deep.join("far.hc");
+    std::fs::copy(&v, &far).expect("copy");
+    d.ok(&["favorites", "add", "work", &v, "--readonly"], "");
+    let (code, msg) = d.fails(&["favorites", "add", "work", s(&far)], "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: a favorite named work exists ({v}): --replace replaces it and all its \
+             settings\n"
+        )
+    );
+    let favs: serde_json::Value =
+        serde_json::from_str(&d.ok(&["favorites", "list", "--json"], "")).expect("json");
+    assert_eq!(favs["favorites"][0]["readonly"], true, "kept: {favs}");
+    let out = d.ok(&["favorites", "add", "work", s(&far), "--replace"], "");
+    assert_eq!(out, format!("your favorite work: {} (replaced)\n", s(&far)));
+    d.ok(
+        &["favorites", "add", "a-much-longer-name", &v, "--auto-mount"],
+        "",
+    );
+    let table = d.ok(&["favorites", "list"], "");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    // Every column starts where its title does.
+    for title in ["OWNER", "VOLUME", "MOUNT POINT"] {
+        let at = lines[0].find(title).expect("title");
+        for l in &lines[1..] {
+            assert!(
+                l.len() > at && l.as_bytes()[at - 1] == b' ' && l.as_bytes()[at] != b' ',
+                "{title} at {at}:\n{table}"
+            );
+        }
+    }
+}
+
+#[test]
+fn favorites_mount_without_a_way_to_ask_opens_with_the_favorites_keyfiles() {
+    let d = Daemon::start();
+    let key = d.path("k");
+    d.ok(&["create-keyfile", s(&key)], "");
+    let v = s(&d.path("kf.hc")).to_owned();
+    d.ok(
+        &[
+            "--non-interactive",
+            "create",
+            &v,
+            "--size",
+            "4M",
+            "--keyfile",
+            s(&key),
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+        ],
+        "",
+    );
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "k",
+            &v,
+            "--pim",
+            "1",
+            "-k",
+            s(&key),
+            "--filesystem",
+            "none",
+        ],
+        "",
+    );
+    d.ok(&["--non-interactive", "favorites", "mount", "k"], "");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    d.ok(&["dismount", "--all"], "");
+    d.ok(&["favorites", "add", "p", &v, "--pim", "1"], "");
+    let (code, msg) = d.fails(&["--non-interactive", "favorites", "mount", "p"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: p: a password is needed, and --non-interactive asks for none: give it with \
+         --password-stdin, or add the favorite again with --keyfile --replace to open it with \
+         keyfiles alone\n"
+    );
+}
+
+#[test]
+fn a_keyfile_on_standard_input_without_a_terminal_names_the_ways_left() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let key = d.path("k");
+    d.ok(&["create-keyfile", s(&key)], "");
+    let mut c = d.command();
+    c.args(["mount", &v, "--keyfile", "-"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(std::fs::File::open(&key).expect("key"));
+    // SAFETY: setsid between fork and exec is async-signal-safe and
+    // leaves the child without a controlling terminal.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let out = c.output().expect("tcctl");
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(USAGE), "{msg}");
+    assert!(
+        msg.ends_with(
+            "standard input holds the keyfile (--keyfile -): run on a terminal, or give the \
+             keyfile as a file and the password with --password-stdin\n"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn policy_set_tells_of_changes_only_and_refuses_a_preference_it_keeps_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("policy.toml");
+    let d = Daemon::start_with(&[OsStr::new("--policy"), file.as_os_str()]);
+    let shown = d.ok(&["policy", "show"], "");
+    assert!(
+        shown.starts_with(&format!("# {} (absent: the built-in defaults)\n", s(&file))),
+        "{shown}"
+    );
+    let mut monitor = d.command();
+    monitor.arg("monitor").stdout(Stdio::piped());
+    let mut monitor = monitor.spawn().expect("monitor");
+    std::thread::sleep(Duration::from_millis(500));
+    // The policy in force, set again: written, nobody told.
+    d.ok(&["policy", "set", "--hardware-acceleration", "auto"], "");
+    assert!(file.exists());
+    let (code, msg) = d.fails(
+        &[
+            "policy",
+            "set",
+            "--hardware-acceleration",
+            "disabled",
+            "--prefer",
+            "aesni",
+        ],
+        "",
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: the policy prefers aesni, which it does not allow\n"
+    );
+    d.ok(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = monitor.kill();
+    let out = monitor.wait_with_output().expect("monitor's output");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let changes: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("policy changed"))
+        .collect();
+    assert_eq!(changes.len(), 1, "{said}");
+    assert!(
+        changes[0].ends_with(
+            "policy changed: hardware acceleration disabled, backends allowed all, preferred -"
+        ),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_benchmark_has_an_argon2id_row() {
+    let d = Daemon::start();
+    let json: serde_json::Value =
+        serde_json::from_str(&d.ok(&["benchmark", "--size", "4K", "--json"], "")).expect("json");
+    let rows = json["prfs"].as_array().expect("prfs");
+    let argon = rows
+        .iter()
+        .find(|r| r["prf"] == "Argon2id")
+        .unwrap_or_else(|| panic!("an Argon2id row: {json}"));
+    // VeraCrypt's default: 6 passes over 416 MiB.
+    assert_eq!(argon["iterations"], 6, "{argon}");
+    assert!(
+        argon["trial_seconds"].as_f64().is_some_and(|t| t > 0.0),
+        "{argon}"
+    );
+    let table = d.ok(&["benchmark", "--size", "4K"], "");
+    assert!(
+        table.contains("(Argon2id: its iterations are passes over 416 MiB of memory)"),
+        "{table}"
+    );
+}
+
+#[test]
+fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mut c = d.command();
+    c.args(["-t", "--pim", "1", "--filesystem", "none"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect("Enter volume path: ", Duration::from_secs(20));
+    t.type_line(&v);
+    t.expect("Enter mount directory [default]: ", Duration::from_secs(20));
+    t.type_line("");
+    t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(d.list()[0]["volume"], v.as_str());
+    // Without a terminal there is no one to ask: the usage error.
+    let (code, msg) = d.fails(&["-t"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("<VOLUME>"), "{msg}");
+}
+
+#[test]
+fn restore_header_asks_before_it_replaces_the_headers() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let before = std::fs::read(&v).expect("read");
+    let (code, msg) = d.fails(
+        &["restore-header", &v, "--embedded", "--password-stdin"],
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: restoring the header of {v}: confirmation needed and no terminal to ask on: \
+             give --batch-mode\n"
+        )
+    );
+    let mut c = d.command();
+    c.args(["restore-header", &v, "--embedded", "--pim", "1"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(
+        "Are you sure? (Type 'YES' in capital letters): ",
+        Duration::from_secs(20),
+    );
+    t.type_line("yes");
+    let (code, text) = t.finish(Duration::from_secs(20));
+    assert_eq!(code, 10, "{text}");
+    assert!(text.contains("not confirmed: nothing done"), "{text}");
+    assert_eq!(std::fs::read(&v).expect("read"), before, "left as it was");
+    let out = d.ok(
+        &[
+            "restore-header",
+            &v,
+            "--embedded",
+            "-q",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    assert!(
+        out.starts_with(&format!("{v}: header restored from its")),
+        "{out}"
+    );
+}
+
+#[test]
+fn mount_names_the_volume_as_list_does() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let mut c = d.command();
+    c.args(["mount", "a.hc"]).args(FAST).current_dir(d.path(""));
+    let out = run_with_input(c, PW);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.starts_with(&format!("{v} attached as /dev/")),
+        "{said}"
+    );
+    assert_eq!(d.list()[0]["volume"], v.as_str());
+}
+
+#[test]
+fn a_second_hidden_volume_is_refused_saying_one_is_there() {
+    let d = Daemon::start();
+    let v = s(&d.path("outer.hc")).to_owned();
+    // Fully written: a hidden volume needs that.
+    d.ok(
+        &[
+            &["create", &v, "--size", "16M"][..],
+            &["--pim", "1", "--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    let hidden = |pw: &str| {
+        d.tcctl(
+            &[
+                "create",
+                &v,
+                "--hidden-size",
+                "4M",
+                "--outer-pim",
+                "1",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+                "--password-stdin",
+            ],
+            &format!("{}{pw}\n", PW),
+        )
+    };
+    let first = hidden("the first hidden one, long");
+    assert!(first.status.success(), "{first:?}");
+    let second = hidden("the second hidden one, long");
+    let msg = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(INVALID_ARGUMENT), "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: the end of the outer volume, where a hidden volume lies, is in use: it holds a \
+         hidden volume already (an outer volume holds one, and a new one would destroy it), or \
+         the outer filesystem's data reaches its last sector\n"
+    );
+    // The first one still opens.
+    d.ok(
+        &["info", &v, "--pim", "1", "--password-stdin"],
+        "the first hidden one, long\n",
+    );
+}
+
+#[test]
+fn the_manual_page_describes_every_json_output_and_the_readme_how_to_make_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let st = Command::new(build_dir().join("tcctl"))
+        .arg("generate-dist")
+        .arg(dir.path())
+        .status()
+        .expect("tcctl generate-dist");
+    assert!(st.success());
+    let page = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let plain = page
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\-", "-");
+    for said in [
+        "self-test --json is {\"schema\": 1, \"passed\": ..., \"checks\": [...]}",
+        "token list --json is {\"schema\": 1, \"keyfiles\": [...]}",
+    ] {
+        assert!(plain.contains(said), "OUTPUT lacks {said}");
+    }
+    // Every VeraCrypt spelling is a tagged paragraph's tag, in bold, with
+    // its meaning as the paragraph: `--test` alone as well.
+    assert!(
+        page.contains(".TP\n\\fB\\-\\-test\\fR\nself\\-test: every cipher and hash"),
+        "--test as a tag:\n{page}"
+    );
+    let readme = std::fs::read_to_string(tcd_tests::repo_dir().join("README.md")).expect("README");
+    assert!(readme.contains("tcctl generate-dist target/dist"));
+    assert!(readme.contains("tcd --generate-man target/dist"));
+}
