@@ -91,7 +91,7 @@ pub enum Error {
     OverLimit(String),
     #[error("PIM {0} is out of range")]
     InvalidPim(u32),
-    #[error("{format} has no PRF {prf}")]
+    #[error("{prf} is not a PRF of {format}")]
     PrfNotInFormat {
         prf: &'static str,
         format: &'static str,
