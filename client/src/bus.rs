@@ -51,8 +51,18 @@ impl Failure {
         };
         Failure {
             code,
-            message: format!("{}: {e}", path.display()),
+            message: format!("{}: {}", path.display(), io_text(e)),
         }
+    }
+}
+
+/// An I/O error as a user reads it: "No such file or directory", without
+/// the "(os error 2)" Rust adds for programmers.
+pub fn io_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
     }
 }
 
@@ -213,14 +223,16 @@ impl Client {
             std::io::ErrorKind::PermissionDenied => Failure {
                 code: exit::PERMISSION_DENIED,
                 message: format!(
-                    "{}: {e}: the daemon's socket is for root; users reach tcd on the system \
+                    "{}: {}: the daemon's socket is for root; users reach tcd on the system \
                      bus (tcctl --system), where polkit decides",
-                    path.display()
+                    path.display(),
+                    io_text(&e)
                 ),
             },
             _ => no_daemon(format!(
-                "cannot reach the tcd daemon at {}: {e}",
-                path.display()
+                "cannot reach the tcd daemon at {}: {}",
+                path.display(),
+                io_text(&e)
             )),
         })?;
         let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)

@@ -69,7 +69,9 @@ pub struct Secrets {
     #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,
     /// VeraCrypt's PIM. Without it, a terminal asks for one (Enter for
-    /// none) unless --password-stdin or --non-interactive is given.
+    /// none) unless --password-stdin or --non-interactive is given. Above
+    /// the policy's max_pim refused at once, except for root, whose search
+    /// at a large PIM takes as long as VeraCrypt's.
     #[arg(long)]
     pub pim: Option<u32>,
 }
@@ -430,7 +432,10 @@ pub enum Command {
     /// --embedded.
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
-    #[command(alias = "unmount")]
+    #[command(
+        alias = "unmount",
+        override_usage = "tcctl dismount [OPTIONS] <TARGET | --all | --slot N>"
+    )]
     Dismount {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
@@ -440,7 +445,7 @@ pub enum Command {
         #[arg(long, conflicts_with = "slot")]
         all: bool,
         /// The volume in this slot, as VeraCrypt's --slot: the N of its
-        /// veracryptN mount point, else its place in `tcctl -t -l`.
+        /// veracryptN mount point, else the number `tcctl -t -l` gives it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
         slot: Option<u32>,
         /// Dismount even if files are open.
@@ -475,6 +480,7 @@ pub enum Command {
     },
     /// What a mounted volume is and where it is mapped, as `cryptsetup
     /// status` says it; exits 3 when it is not mounted.
+    #[command(override_usage = "tcctl status [OPTIONS] <TARGET | --slot N>")]
     Status {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
@@ -836,8 +842,9 @@ pub struct CreateArgs {
     /// volume empty; xfs needs 300 MiB of data or more).
     #[arg(long, value_enum, ignore_case = true, default_value_t = NewFilesystem::Ext4)]
     pub filesystem: NewFilesystem,
-    /// Sector size (default: 512 in a file, the device's own otherwise).
-    #[arg(long)]
+    /// Sector size: 512, 1024, 2048 or 4096 (default: 512 in a file, the
+    /// device's own otherwise).
+    #[arg(long, value_parser = input::parse_sector_size)]
     pub sector_size: Option<u32>,
     /// Write headers only (leaves old contents, reveals used space).
     #[arg(long)]
@@ -994,6 +1001,7 @@ pub struct BackupHeaderArgs {
 }
 
 #[derive(Args)]
+#[command(override_usage = "tcctl restore-header [OPTIONS] <VOLUME> <BACKUP | --embedded>")]
 pub struct RestoreHeaderArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,

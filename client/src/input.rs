@@ -122,21 +122,26 @@ fn other_way() -> &'static str {
 
 /// What is typed at `prompt` on the terminal, not shown.
 fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
-    let typed =
-        holding_sigint(|| rpassword::prompt_password(prompt)).map_err(|e| match e.kind() {
+    let typed = holding_sigint(|| rpassword::prompt_password(prompt)).map_err(|e| {
+        let (code, why) = match e.kind() {
             // Ctrl-C at the prompt (which reads the terminal raw): as an
             // interrupt anywhere else, 128 + SIGINT.
-            std::io::ErrorKind::Interrupted => Failure {
-                code: exit::INTERRUPTED,
-                message: format!("no {what} given (interrupted)"),
-            },
+            std::io::ErrorKind::Interrupted => (exit::INTERRUPTED, "interrupted"),
             // Ctrl-D: the user ended the input instead of answering.
-            std::io::ErrorKind::UnexpectedEof => Failure {
-                code: exit::CANCELLED,
-                message: format!("no {what} given (end of input)"),
-            },
-            _ => Failure::invalid(format!("cannot read a {what}: {e}")),
-        })?;
+            std::io::ErrorKind::UnexpectedEof => (exit::CANCELLED, "end of input"),
+            _ => return Failure::invalid(format!("cannot read a {what}: {e}")),
+        };
+        // The prompt's line ended: the message that follows gets its own.
+        use std::io::Write;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/tty")
+            .and_then(|mut t| t.write_all(b"\n"));
+        Failure {
+            code,
+            message: format!("no {what} given ({why})"),
+        }
+    })?;
     Ok(Zeroizing::new(typed))
 }
 
@@ -338,8 +343,13 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
     let Some(path) = path else {
         return Ok(None);
     };
-    let failed =
-        |e: std::io::Error| Failure::not_found(format!("--header {}: {e}", path.display()));
+    let failed = |e: std::io::Error| {
+        let f = Failure::file(path, &e);
+        Failure {
+            code: f.code,
+            message: format!("--header {}", f.message),
+        }
+    };
     let mut bytes = Zeroizing::new(Vec::new());
     File::open(path)
         .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
@@ -417,6 +427,14 @@ pub fn parse_volume_size(s: &str) -> Result<u64, String> {
     Ok(size)
 }
 
+/// A sector size XTS takes: a power of two from 512 to 4096 bytes.
+pub fn parse_sector_size(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && (512..=4096).contains(&n) => Ok(n),
+        _ => Err("a sector size is 512, 1024, 2048 or 4096 bytes".into()),
+    }
+}
+
 /// `create --size`: [`parse_volume_size`], or `max`, VeraCrypt's word for
 /// the free space of the container's filesystem, as [`MAX_FREE`].
 pub fn parse_create_size(s: &str) -> Result<u64, String> {
@@ -439,9 +457,11 @@ pub fn parse_benchmark_size(s: &str) -> Result<u64, String> {
         ));
     }
     if size > 1 << 30 {
-        return Err("a benchmark buffer is at most 1 GiB (root; 256 MiB for other users), as \
+        return Err(
+            "a benchmark buffer is at most 1 GiB (root; 256 MiB for other users), as \
                     TrueCrypt's largest"
-            .into());
+                .into(),
+        );
     }
     Ok(size)
 }
@@ -453,6 +473,12 @@ pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
         Ok(n) if (64..=1 << 20).contains(&n) => Ok(n),
         _ => Err(format!("{s} is not from 64 bytes to 1M (1048576 bytes)")),
     }
+}
+
+/// A volume's path made absolute, as `tcctl list` shows volumes: what
+/// a command says of it then names it the same way.
+pub fn shown_absolute(p: PathBuf) -> PathBuf {
+    std::path::absolute(&p).unwrap_or(p)
 }
 
 /// `p` as an absolute path, for the daemon, which does not share our

@@ -99,7 +99,7 @@ pub fn volume_json(v: &Volume) -> Json {
 }
 
 /// `veracrypt -t -l`'s lines: `SLOT: VOLUME DEVICE MOUNT POINT`, the slot
-/// that of a `veracryptN` mount point, else the row's place; `-` for no
+/// that of a `veracryptN` mount point, else a free number (see [`slots`]); `-` for no
 /// mount point. A path with a space is quoted as VeraCrypt quotes it.
 pub fn veracrypt_lines(rows: &[Volume]) {
     for (r, slot) in rows.iter().zip(slots(rows)) {
@@ -109,17 +109,25 @@ pub fn veracrypt_lines(rows: &[Volume]) {
     }
 }
 
-/// Each row's VeraCrypt slot: the N of a `veracryptN` mount point, else
-/// the row's place in the list (from 1).
+/// Each row's VeraCrypt slot, unique: the N of a `veracryptN` mount
+/// point, else the lowest number no other row has, in the list's order.
 pub fn slots(rows: &[Volume]) -> Vec<u32> {
-    let place = |i: usize| u32::try_from(i + 1).unwrap_or(u32::MAX);
-    rows.iter()
-        .enumerate()
-        .map(|(i, r)| {
+    let own: Vec<Option<u32>> = rows
+        .iter()
+        .map(|r| {
             r.mount_point()
                 .and_then(|at| std::path::Path::new(at).file_name())
                 .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
-                .unwrap_or_else(|| place(i))
+        })
+        .collect();
+    let mut taken: Vec<u32> = own.iter().flatten().copied().collect();
+    own.iter()
+        .map(|slot| {
+            slot.unwrap_or_else(|| {
+                let free = (1..).find(|n| !taken.contains(n)).unwrap_or(u32::MAX);
+                taken.push(free);
+                free
+            })
         })
         .collect()
 }

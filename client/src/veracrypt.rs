@@ -45,7 +45,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--slot N",
-        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there. With -d or -l: the volume in that slot (dismount --slot, status --slot)",
+        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there. With -d or -l: the volume in that slot (dismount --slot, status --slot); a volume mounted elsewhere has the lowest number no other has",
     ),
     (
         "--fs-options OPTIONS",
@@ -65,6 +65,19 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "--protection-pim N",
         "--protect-hidden-pim N: the hidden volume's PIM",
+    ),
+    (
+        "--random-source /dev/urandom",
+        "taken and passed over: tcd reads the kernel's random source itself; another file is refused",
+    ),
+    (
+        "--wipe-cache",
+        "wipe-cache: the passwords mount --cache kept are forgotten",
+    ),
+    ("--list-token-keyfiles", "token list"),
+    (
+        "-p \"\", --password=",
+        "an empty password: --non-interactive, so keyfiles open the volume alone",
     ),
     (
         "--protection-keyfiles A,B",
@@ -119,6 +132,8 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
     (&["--restore-headers"], &["restore-header"]),
     (&["--volume-properties"], &["info", "--mounted-status"]),
     (&["--test"], &["info"]),
+    (&["--wipe-cache"], &["wipe-cache"]),
+    (&["--list-token-keyfiles"], &["token", "list"]),
 ];
 
 /// tcctl's own subcommands: a command line naming one first is tcctl's.
@@ -266,10 +281,14 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             "-tc" => out.push("--truecrypt".into()),
             // VeraCrypt's verbose output: what tcctl always says.
             "-v" | "--verbose" if veracrypt => {}
+            // The kernel's own sources: what tcd reads anyway (getrandom).
+            "--random-source"
+                if matches!(value(&mut it).as_str(), "/dev/urandom" | "/dev/random") => {}
             "--random-source" => {
                 return Err(usage(
-                    "--random-source is not taken: tcd reads the kernel's random source \
-                     (getrandom) for keys, salts and the random fill, and nothing else"
+                    "--random-source takes only /dev/urandom or /dev/random: tcd reads the \
+                     kernel's random source (getrandom) for keys, salts and the random fill, \
+                     and nothing else"
                         .into(),
                 ));
             }
@@ -301,6 +320,11 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                      it in the process list): a terminal asks for it, or set $TCD_TOKEN_PIN"
                         .into(),
                 ));
+            }
+            // `-p ""`: VeraCrypt's way to script a volume opened by its
+            // keyfiles alone; nothing secret is on the line.
+            "-p" | "--password" if value(&mut it).is_empty() => {
+                out.push("--non-interactive".into());
             }
             n if ON_THE_COMMAND_LINE.contains(&n) => {
                 return Err(usage(format!(

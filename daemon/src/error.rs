@@ -162,7 +162,7 @@ pub enum Error {
     JournalNeedsReplay { fs_type: String, why: String },
     #[error("key derivation failed: {0}")]
     Kdf(String),
-    #[error("policy {source_name}, line {line}, column {column}: {message}")]
+    #[error("{source_name}: line {line}, column {column}: {message}")]
     Policy {
         source_name: String,
         line: usize,

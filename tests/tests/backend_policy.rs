@@ -496,7 +496,7 @@ fn a_policy_with_an_error_is_refused_and_the_last_good_one_stays() {
     );
     let log = std::fs::read_to_string(d.path("tcd.log")).expect("log");
     assert!(
-        log.contains(&format!("policy {}, line 2", path.display())),
+        log.contains(&format!("{}: line 2", path.display())),
         "{log}"
     );
     let shown = json(&d.ok(&["policy", "show", "--json"], ""));

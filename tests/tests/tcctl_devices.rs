@@ -120,7 +120,7 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         n => format!("{n} devices"),
     };
     assert!(
-        summary.starts_with(&format!("1 of {devices} tried mounted")),
+        summary.starts_with(&format!("mounted 1 of the {devices} tried")),
         "{out}"
     );
     let rows = d.list();

@@ -77,7 +77,7 @@ fn sizes_are_read_as_veracrypt_users_write_them_and_refused_saying_why() {
                 "create",
                 s(&d.path("w.hc")),
                 "--size",
-                "6K",
+                "1026K",
                 "--sector-size",
                 "4096",
             ][..],
@@ -89,7 +89,7 @@ fn sizes_are_read_as_veracrypt_users_write_them_and_refused_saying_why() {
     assert_eq!(code, USAGE, "{msg}");
     assert_eq!(
         msg,
-        "tcctl: 6144 bytes is no whole number of 4096-byte sectors (--sector-size)\n"
+        "tcctl: 1050624 bytes is no whole number of 4096-byte sectors (--sector-size)\n"
     );
 }
 
@@ -619,4 +619,64 @@ fn the_manual_page_describes_every_json_output_and_the_readme_how_to_make_it() {
     let readme = std::fs::read_to_string(tcd_tests::repo_dir().join("README.md")).expect("README");
     assert!(readme.contains("tcctl generate-dist target/dist"));
     assert!(readme.contains("tcd --generate-man target/dist"));
+}
+
+#[test]
+fn slots_are_unique_and_dismount_slot_takes_the_veracrypt_mount_point() {
+    let d = Daemon::start();
+    let a = create(&d, "a.hc", "4M");
+    let b = s(&d.path("b.hc")).to_owned();
+    let fast = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    d.ok(
+        &[&["create", &b, "--size", "8M", "--filesystem", "ext4"][..], &fast].concat(),
+        PW,
+    );
+    // One volume attached as a device only, one on VeraCrypt's slot 1.
+    d.ok(
+        &[&["mount", &a, "--filesystem", "none"][..], &fast].concat(),
+        PW,
+    );
+    d.ok(&[&["mount", &b, "--slot", "1"][..], &fast].concat(), PW);
+    let lines = d.ok(&["-t", "-l"], "");
+    let slots: Vec<&str> = lines
+        .lines()
+        .map(|l| l.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(slots.len(), 2, "{lines}");
+    assert_ne!(slots[0], slots[1], "no two volumes share a slot: {lines}");
+    assert!(
+        lines.contains(&format!("1: {b} ")) && lines.contains(&format!("2: {a} ")),
+        "{lines}"
+    );
+    d.ok(&["-t", "-d", "--slot", "1"], "");
+    let left = d.list();
+    assert_eq!(left.as_array().map(Vec::len), Some(1), "{left}");
+    assert_eq!(left[0]["volume"], a.as_str(), "slot 1 was b's: {left}");
+}
+
+#[test]
+fn favorites_mount_says_already_mounted_before_asking() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "f",
+            &v,
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+        ],
+        "",
+    );
+    d.ok(&["favorites", "mount", "f", "--password-stdin"], PW);
+    // Nothing on standard input: the refusal comes before any password.
+    let (code, msg) = d.fails(&["favorites", "mount", "f", "--password-stdin"], "");
+    assert_eq!(code, 4, "{msg}");
+    assert_eq!(
+        msg,
+        format!("tcctl: f ({v}) is already mounted: `tcctl dismount {v}` first\n")
+    );
 }

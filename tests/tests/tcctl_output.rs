@@ -472,12 +472,17 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
     );
     let out = d.tcctl(&["dismount", s(&mnt)], "");
     assert_eq!(
-        (out.status.code(), String::from_utf8_lossy(&out.stderr)),
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
         (
             Some(0),
-            format!("{} dismounted ({})\n", s(&vol), s(&mnt)).into()
+            format!("{} dismounted ({})\n", s(&vol), s(&mnt)).into(),
+            "".into()
         ),
-        "dismount says which volume went, by what it was named"
+        "dismount says on standard output which volume went, by what it was named"
     );
     let line = next(&rx, "the dismount");
     assert_eq!(stamped(&line), format!("{object}: dismounted {}", s(&vol)));

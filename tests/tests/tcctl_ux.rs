@@ -32,7 +32,7 @@ fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output()
         (
             &["dismount"],
             "error: the following required arguments were not provided:\n  <TARGET>\n\n\
-             Usage: tcctl dismount <TARGET>\n\n\
+             Usage: tcctl dismount [OPTIONS] <TARGET | --all | --slot N>\n\n\
              For more information, try '--help'.\n",
         ),
         (
@@ -62,7 +62,7 @@ fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output()
         (
             &["restore-header", "v.hc", "backup.bin", "--embedded"],
             "error: the argument '[BACKUP]' cannot be used with '--embedded'\n\n\
-             Usage: tcctl restore-header <VOLUME> <BACKUP>\n\n\
+             Usage: tcctl restore-header [OPTIONS] <VOLUME> <BACKUP | --embedded>\n\n\
              For more information, try '--help'.\n",
         ),
     ];
@@ -767,7 +767,7 @@ fn a_user_on_roots_socket_is_told_to_use_the_system_bus() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "tcctl: {}: Permission denied (os error 13): the daemon's socket is for root; \
+            "tcctl: {}: Permission denied: the daemon's socket is for root; \
              users reach tcd on the system bus (tcctl --system), where polkit decides\n",
             socket.display()
         )
@@ -1021,9 +1021,10 @@ fn a_hidden_volume_never_overwrites_the_outer_volumes_files() {
 fn veracrypt_values_tcd_has_no_use_for_are_refused_saying_why() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["-t", "--random-source=/dev/urandom", "-c", "x.hc"],
-            "tcctl: --random-source is not taken: tcd reads the kernel's random source \
-             (getrandom) for keys, salts and the random fill, and nothing else\n",
+            &["-t", "--random-source=/tmp/entropy", "-c", "x.hc"],
+            "tcctl: --random-source takes only /dev/urandom or /dev/random: tcd reads the \
+             kernel's random source (getrandom) for keys, salts and the random fill, and \
+             nothing else\n",
         ),
         (
             &["mount", "--fs-options", "uid=0,ro", "/dev/null"],
@@ -1193,7 +1194,7 @@ fn create_and_expand_refuse_what_needs_no_password_before_asking_one() {
     d.ok(&["dismount", v], "");
 
     let (code, msg) = d.fails(&["expand", v, "-q", "--size", "4M"], "");
-    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert_eq!(
         msg,
         format!(

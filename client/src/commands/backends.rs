@@ -106,6 +106,19 @@ fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> 
     if a.allow_all {
         policy.allowed = None;
     } else if let Some(allow) = a.allow {
+        // A preference for a backend --allow leaves out could never be
+        // followed: it goes, and the user is told.
+        if a.prefer.is_none() {
+            let (kept, dropped): (Vec<String>, Vec<String>) =
+                policy.prefer.drain(..).partition(|p| allow.contains(p));
+            if !dropped.is_empty() {
+                eprintln!(
+                    "tcctl: no longer preferred, as no longer allowed: {}",
+                    dropped.join(", ")
+                );
+            }
+            policy.prefer = kept;
+        }
         policy.allowed = Some(allow);
     }
     if let Some(h) = a.hardware_acceleration {

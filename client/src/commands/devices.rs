@@ -55,7 +55,7 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     status("");
     let tried = candidates.len() - unopened;
     println!(
-        "{mounted} of {} tried mounted{}",
+        "mounted {mounted} of the {} tried{}",
         output::count(tried, "device"),
         match unopened {
             0 => String::new(),

@@ -41,7 +41,7 @@ fn new_size(a: &ExpandArgs, host: &std::fs::File) -> Result<Option<u64>, Failure
     // interrupted expansion left grown is expanded again to the same size).
     if size < meta.len() {
         return Err(Failure {
-            code: exit::USAGE,
+            code: exit::INVALID_ARGUMENT,
             message: format!(
                 "{path} holds {} bytes already: a volume cannot shrink; give a --size above that, \
                  or --add the bytes to add",
@@ -54,6 +54,7 @@ fn new_size(a: &ExpandArgs, host: &std::fs::File) -> Result<Option<u64>, Failure
 
 /// `tcctl expand`.
 pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
+    a.volume = crate::input::shown_absolute(a.volume);
     if a.holds_hidden {
         return Err(Failure::invalid(HOLDS_HIDDEN.to_owned()));
     }

@@ -114,7 +114,17 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
     let mut pw = Passwords::new(a.password_stdin, ctx.interactive).of_favorites();
     let mut first_failure = None;
     for f in chosen {
-        if a.name.is_none() && mounted.contains(&f.settings.host) {
+        // Said before any password is asked, as `tcctl mount` says it.
+        if mounted.contains(&f.settings.host) {
+            if a.name.is_some() {
+                return Err(Failure {
+                    code: crate::bus::exit::ALREADY_MOUNTED,
+                    message: format!(
+                        "{} ({}) is already mounted: `tcctl dismount {}` first",
+                        f.settings.name, f.settings.host, f.settings.host
+                    ),
+                });
+            }
             println!("{}: already mounted", f.settings.name);
             continue;
         }

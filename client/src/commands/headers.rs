@@ -126,6 +126,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
+    a.volume = crate::input::shown_absolute(a.volume);
     let host = host::open(&a.volume, true)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
@@ -184,6 +185,7 @@ fn narrow_to(o: &mut tcd_proto::contract::SearchOptions, info: &tcd_proto::contr
 
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
+    a.volume = crate::input::shown_absolute(a.volume);
     let host = host::open(&a.volume, false)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
@@ -209,6 +211,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
 
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
+    a.volume = crate::input::shown_absolute(a.volume);
     let host = host::open(&a.volume, true)?;
     // clap asks for one of the two: without a file, the embedded one.
     let file = a
@@ -217,6 +220,9 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         .map(tcd_client::tools::open_backup)
         .transpose()?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
+    // Said before anything is asked, as mount and expand say it.
+    let c = Client::connect(ctx.at)?;
+    super::volumes::check_not_mounted(&c.list()?, &a.volume)?;
     // As VeraCrypt asks before it restores: the headers there now, and any
     // password changed since the backup, are gone for good.
     if !a.batch_mode {
@@ -238,7 +244,6 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
-    let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
     let used = search::run(&c, || {
         c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)

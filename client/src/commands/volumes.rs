@@ -111,7 +111,7 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
     match std::process::Command::new("xdg-open").arg(at).status() {
         Ok(s) if s.success() => {}
         Ok(s) => eprintln!("tcctl: xdg-open {at}: {s}"),
-        Err(e) => eprintln!("tcctl: cannot run xdg-open: {e}"),
+        Err(e) => eprintln!("tcctl: cannot run xdg-open: {}", crate::bus::io_text(&e)),
     }
 }
 
@@ -133,7 +133,7 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
         std::io::ErrorKind::NotFound => Failure::invalid(format!(
             "mount point {shown} does not exist: create the folder first"
         )),
-        _ => Failure::invalid(format!("mount point {shown}: {e}")),
+        _ => Failure::invalid(format!("mount point {shown}: {}", crate::bus::io_text(&e))),
     })?;
     if std::fs::canonicalize(p).is_ok_and(|real| tcd_proto::mount_points::is_system_folder(&real)) {
         return Err(Failure::invalid(format!(
@@ -331,13 +331,14 @@ fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
         1 => "1 volume dismounted".to_owned(),
         n => format!("{n} volumes dismounted"),
     };
-    eprintln!("{said}");
+    // On standard output, as mount's line: what was done, not a problem.
+    println!("{said}");
     for r in c
         .list()?
         .iter()
         .filter(|r| r.state() == VolumeState::Detaching)
     {
-        eprintln!(
+        println!(
             "{} is still in use; it will be detached when its users let go",
             r.host()
         );
@@ -380,11 +381,11 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
         } else {
             format!(" ({name})")
         };
-        eprintln!("{volume} dismounted{from}");
+        println!("{volume} dismounted{from}");
         return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
     }
     let said = format!(
-        "{name} is off its mount point, but still in use by {}; it will be detached when they let go",
+        "{name} is unmounted, but still in use by {}: its device goes when they let go",
         output::describe_holders(&holders)
     );
     println!("{said}");
@@ -463,6 +464,7 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 /// `tcctl create`: everything asked and judged before a file is made.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
+    a.volume = crate::input::shown_absolute(a.volume);
     settle_max_size(&mut a)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
@@ -621,6 +623,34 @@ fn listed_aside(at: crate::bus::Where<'_>) -> Result<Vec<Volume>, Failure> {
     })
 }
 
+/// What TrueCrypt's format cannot hold, refused before a file is made:
+/// a PIM, VeraCrypt's later hashes and ciphers.
+fn refuse_for_truecrypt(a: &CreateArgs) -> Result<(), Failure> {
+    use crate::cli::Hash;
+    let refuse = |what: String| {
+        Err(Failure {
+            code: exit::USAGE,
+            message: format!("{what}, or make a VeraCrypt volume"),
+        })
+    };
+    if a.secrets.pim.is_some_and(|p| p != 0) {
+        return refuse("a TrueCrypt volume has no PIM: drop --pim".into());
+    }
+    if !matches!(a.hash, Hash::Sha512 | Hash::Whirlpool | Hash::Ripemd160) {
+        return refuse(format!(
+            "TrueCrypt's hashes are sha512, whirlpool and ripemd160, not {}",
+            crate::cli::wire_name(a.hash)
+        ));
+    }
+    let cipher = crate::cli::wire_name(a.encryption);
+    if cipher.contains("Camellia") || cipher.contains("Kuznyechik") {
+        return refuse(format!(
+            "TrueCrypt's ciphers are AES, Serpent and Twofish and their cascades, not {cipher}"
+        ));
+    }
+    Ok(())
+}
+
 /// `--size max`: the free space of the new container's filesystem, less
 /// 1 MiB for that filesystem's own records of the file, in whole MiB.
 fn settle_max_size(a: &mut CreateArgs) -> Result<(), Failure> {
@@ -669,10 +699,19 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     }
     let truecrypt =
         options::create(a).format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
-    if truecrypt && a.secrets.pim.is_some_and(|p| p != 0) {
+    if truecrypt {
+        refuse_for_truecrypt(a)?;
+    }
+    // Both header groups and a small FAT filesystem, as TrueCrypt asks.
+    const SMALLEST: u64 = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
+    if let Some(size) = a.size.filter(|&s| s < SMALLEST && a.hidden_size.is_none()) {
         return Err(Failure {
             code: exit::USAGE,
-            message: "a TrueCrypt volume has no PIM: drop --pim, or make a VeraCrypt volume".into(),
+            message: format!(
+                "--size {size}: a volume takes at least {} KiB (its headers and a small \
+                 filesystem)",
+                SMALLEST >> 10
+            ),
         });
     }
     if let Some(sector) = a.sector_size

@@ -183,15 +183,15 @@ impl Health {
             ));
         }
         if s.hidden_refused > 0 {
+            let (writes, were) = match s.hidden_refused {
+                1 => ("write", "was"),
+                _ => ("writes", "were"),
+            };
             out.push(format!(
-                "{} write{} into the protected hidden volume refused: the volume is read-only \
-                 since, and what was written to it then is lost (the hidden volume is intact)",
-                s.hidden_refused,
-                if s.hidden_refused == 1 {
-                    " was"
-                } else {
-                    "s were"
-                }
+                "{} {writes} into the protected hidden volume {were} refused: the volume has \
+                 been read-only since, and what was written after that is lost (the hidden \
+                 volume is intact)",
+                s.hidden_refused
             ));
         }
         out.extend(s.writes.line("write", "writes", "to the host"));
