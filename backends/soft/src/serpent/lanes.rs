@@ -3,9 +3,9 @@
 //! round then runs on all those blocks at once with plain logic and shifts.
 //!
 //! The S-boxes are not table look-ups (which would leak through the cache):
-//! each output bit is evaluated as a boolean function of the four input
-//! bits, derived at compile time from the S-box tables of the Serpent
-//! specification by `const fn`s below.
+//! they are gate circuits (`circuits.rs`, found by `gen_circuits.py` from
+//! the tables below), or for the AVX-512 types three `vpternlogd` per
+//! output bit derived from the tables by `const fn`s.
 
 /// The 33 round keys K0..K32, each four 32-bit words.
 pub(crate) type RoundKeys = [[u32; 4]; 33];
@@ -53,45 +53,6 @@ const fn truth3(sbox: &[u8; 16], bit: usize, x3: usize) -> u8 {
     t
 }
 
-/// Algebraic normal form of a 3-input function: bit m of the result is the
-/// coefficient of the monomial made of the x_i with bit i set in m (bit 0:
-/// the constant 1). The binary Moebius transform of the truth table.
-const fn anf3(truth: u8) -> u8 {
-    let mut a = truth;
-    let mut i = 0;
-    while i < 3 {
-        let mut m = 0;
-        while m < 8 {
-            if m & (1 << i) != 0 {
-                a ^= ((a >> (m ^ (1 << i))) & 1) << m;
-            }
-            m += 1;
-        }
-        i += 1;
-    }
-    a
-}
-
-/// Per S-box and output bit: (g, h) in normal form with
-/// `out = g(x0,x1,x2) ^ (x3 & h(x0,x1,x2))`.
-const fn anf_tables() -> [[[u8; 2]; 4]; 16] {
-    let mut out = [[[0u8; 2]; 4]; 16];
-    let mut s = 0;
-    while s < 16 {
-        let mut bit = 0;
-        while bit < 4 {
-            let g = truth3(&BOXES[s], bit, 0);
-            let f = truth3(&BOXES[s], bit, 1);
-            out[s][bit] = [anf3(g), anf3(f ^ g)];
-            bit += 1;
-        }
-        s += 1;
-    }
-    out
-}
-
-const ANF: [[[u8; 2]; 4]; 16] = anf_tables();
-
 /// `vpternlogd` immediates per output bit of box `s`: `[f, g]` where `f` is
 /// the output bit when x3 = 1 and `g` when x3 = 0, each a function of
 /// (x2, x1, x0) given as the ternlog operands (a, b, c) = (x2, x1, x0), so
@@ -116,6 +77,7 @@ pub(crate) trait Lanes: Copy {
     fn splat(k: u32) -> Self;
     fn xor(self, o: Self) -> Self;
     fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
     /// `!self & o`.
     fn andnot(self, o: Self) -> Self;
     fn not(self) -> Self;
@@ -128,70 +90,12 @@ pub(crate) trait Lanes: Copy {
     }
 
     /// Applies box `S` (0..8: S_S, 8..16: S_(S-8)^-1) bitsliced: bit j of
-    /// `x[i]` is input bit i of the nibble in position j.
+    /// `x[i]` is input bit i of the nibble in position j. By default the
+    /// searched gate circuits of `circuits.rs`.
     #[inline(always)]
     fn sbox<const S: usize>(x: [Self; 4]) -> [Self; 4] {
-        anf_sbox::<Self, S>(x)
+        super::circuits::sbox::<Self, S>(x)
     }
-}
-
-/// XOR of the monomials selected by `anf` (bit 0 the constant 1), `None`
-/// for the zero function. `m[k]` is the monomial k (m[0] unused).
-#[inline(always)]
-fn eval_anf<V: Lanes>(anf: u8, m: &[V; 8]) -> Option<V> {
-    let mut acc: Option<V> = None;
-    let mut k = 1;
-    while k < 8 {
-        if (anf >> k) & 1 == 1 {
-            acc = Some(match acc {
-                None => m[k],
-                Some(a) => a.xor(m[k]),
-            });
-        }
-        k += 1;
-    }
-    if anf & 1 == 1 {
-        Some(match acc {
-            None => V::splat(u32::MAX),
-            Some(a) => a.not(),
-        })
-    } else {
-        acc
-    }
-}
-
-/// Box `S` with and/xor/not only: each output bit is
-/// `g(x0,x1,x2) ^ (x3 & h(x0,x1,x2))`, g and h in algebraic normal form
-/// over the shared monomials of x0, x1, x2. All coefficients are constants,
-/// so after inlining only the needed operations remain.
-#[inline(always)]
-pub(crate) fn anf_sbox<V: Lanes, const S: usize>(x: [V; 4]) -> [V; 4] {
-    let [x0, x1, x2, x3] = x;
-    let x01 = x0.and(x1);
-    let m = [x0, x0, x1, x01, x2, x0.and(x2), x1.and(x2), x01.and(x2)];
-    let mut out = [x0; 4];
-    let mut bit = 0;
-    while bit < 4 {
-        let [g, h] = ANF[S][bit];
-        // x3 & h, using andnot when h carries the constant term.
-        let hx = if h == 1 {
-            Some(x3)
-        } else if h & 1 == 1 {
-            eval_anf(h ^ 1, &m).map(|v| v.andnot(x3))
-        } else {
-            eval_anf(h, &m).map(|v| v.and(x3))
-        };
-        let g0 = eval_anf(g & !1, &m);
-        let v = match (g0, hx) {
-            (Some(a), Some(b)) => a.xor(b),
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => V::splat(0),
-        };
-        out[bit] = if g & 1 == 1 { v.not() } else { v };
-        bit += 1;
-    }
-    out
 }
 
 #[inline(always)]
@@ -341,6 +245,10 @@ impl Lanes for u32 {
         self & o
     }
     #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        self | o
+    }
+    #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         !self & o
     }
@@ -400,6 +308,10 @@ impl Lanes for Portable {
         self.zip(o, |a, b| a & b)
     }
     #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        self.zip(o, |a, b| a | b)
+    }
+    #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         self.zip(o, |a, b| !a & b)
     }
@@ -456,8 +368,8 @@ pub(crate) fn portable_decrypt(rk: &RoundKeys, batches: &mut [[u8; PORTABLE_BYTE
 mod tests {
     use super::*;
 
-    /// The boolean S-box functions agree with the tables of the
-    /// specification on every input, for both lane types.
+    /// The S-box circuits agree with the tables of the specification on
+    /// every input, for both portable lane types.
     #[test]
     fn serpent_sbox_functions_match_tables() {
         fn check<const S: usize>() {

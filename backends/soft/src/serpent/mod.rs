@@ -7,13 +7,14 @@
 //! see `tcd_backend_kit::simd`):
 //! - AVX-512 (zmm, 16 blocks a register, S-boxes as `vpternlogd`),
 //! - AVX-512VL on ymm (8 blocks, same instructions at 256 bits),
-//! - AVX2 (8 blocks, S-boxes in and/xor/andnot),
+//! - AVX2 (8 blocks, S-boxes as and/or/xor/andnot circuits),
 //! - SSE2 (4 blocks, the same code as AVX2 at 128 bits),
 //! - portable Rust (8 lanes in an array), which runs everywhere.
 //!
 //! Byte order is the `serpent` crate's (NESSIE's, TrueCrypt's): the key and
 //! each block are read as little-endian 32-bit words.
 
+mod circuits;
 mod lanes;
 #[cfg(target_arch = "x86_64")]
 mod x86;

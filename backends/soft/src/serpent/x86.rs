@@ -7,7 +7,8 @@
 //! Soundness: the register wrapper types below are private to this module
 //! and are only ever created inside the `#[target_feature]` batch functions
 //! at the bottom, which `mod.rs` calls only for a path whose CPU features
-//! were confirmed by `is_x86_feature_detected!` at key setup. So every
+//! were confirmed by `is_x86_feature_detected!` at key setup (and in one
+//! test function, called only after the same check). So every
 //! intrinsic reached through them runs on a CPU that has its feature.
 
 use core::arch::x86_64::*;
@@ -31,6 +32,10 @@ impl<V: Lanes> Lanes for Pair<V> {
     #[inline(always)]
     fn and(self, o: Self) -> Self {
         Pair(self.0.and(o.0), self.1.and(o.1))
+    }
+    #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        Pair(self.0.or(o.0), self.1.or(o.1))
     }
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
@@ -153,6 +158,10 @@ impl Lanes for X {
         X(simd!(_mm_and_si128(self.0, o.0)))
     }
     #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        X(simd!(_mm_or_si128(self.0, o.0)))
+    }
+    #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         X(simd!(_mm_andnot_si128(self.0, o.0)))
     }
@@ -189,6 +198,10 @@ impl Lanes for Y2 {
     #[inline(always)]
     fn and(self, o: Self) -> Self {
         Y2(simd!(_mm256_and_si256(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        Y2(simd!(_mm256_or_si256(self.0, o.0)))
     }
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
@@ -236,6 +249,10 @@ impl Lanes for Y5 {
         Y5(simd!(_mm256_and_si256(self.0, o.0)))
     }
     #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        Y5(simd!(_mm256_or_si256(self.0, o.0)))
+    }
+    #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         Y5(simd!(_mm256_andnot_si256(self.0, o.0)))
     }
@@ -281,6 +298,10 @@ impl Lanes for Z {
     #[inline(always)]
     fn and(self, o: Self) -> Self {
         Z(simd!(_mm512_and_si512(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        Z(simd!(_mm512_or_si512(self.0, o.0)))
     }
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
@@ -546,3 +567,49 @@ batch_fn!(
     decrypt,
     ZMM_BYTES
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serpent::lanes::BOXES;
+
+    /// Every box on all 16 inputs through the AVX2 lanes type itself (the
+    /// circuits as the AVX2 path runs them): lane word j of `x[i]` carries
+    /// input bit i of nibble `v` in bit v, for the 16 nibbles.
+    #[target_feature(enable = "avx2")]
+    fn avx2_boxes() -> [[u32; 4]; 16] {
+        let mut x = [0u32; 4];
+        for v in 0..16u32 {
+            for (i, xi) in x.iter_mut().enumerate() {
+                *xi |= ((v >> i) & 1) << v;
+            }
+        }
+        let x = x.map(Y2::splat);
+        let mut out = [[0u32; 4]; 16];
+        macro_rules! run {
+            ($($s:literal)*) => {$(
+                let y = Y2::sbox::<$s>(x);
+                for (o, yi) in out[$s].iter_mut().zip(y) {
+                    *o = _mm256_extract_epi32::<5>(yi.0) as u32;
+                }
+            )*};
+        }
+        run!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+        out
+    }
+
+    #[test]
+    fn serpent_avx2_sbox_circuits_match_tables() {
+        if !is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // SAFETY: AVX2 was detected just above.
+        let y = unsafe { avx2_boxes() };
+        for (s, ys) in y.iter().enumerate() {
+            for (v, &expected) in BOXES[s].iter().enumerate() {
+                let out: u8 = (0..4).map(|i| (((ys[i] >> v) & 1) as u8) << i).sum();
+                assert_eq!(out, expected, "box {s} input {v}");
+            }
+        }
+    }
+}
