@@ -628,7 +628,11 @@ fn slots_are_unique_and_dismount_slot_takes_the_veracrypt_mount_point() {
     let b = s(&d.path("b.hc")).to_owned();
     let fast = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
     d.ok(
-        &[&["create", &b, "--size", "8M", "--filesystem", "ext4"][..], &fast].concat(),
+        &[
+            &["create", &b, "--size", "8M", "--filesystem", "ext4"][..],
+            &fast,
+        ]
+        .concat(),
         PW,
     );
     // One volume attached as a device only, one on VeraCrypt's slot 1.

@@ -4,11 +4,8 @@ use super::tools;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Attaches a free loop device to `file` with `sector`-byte logical blocks;
-/// without `discard` the device offers none, as dm-crypt without
-/// --allow-discards: a discard asked for fails as unsupported rather than
-/// being dropped after the filesystem counted it done.
-pub fn attach(file: &Path, sector: u32, read_only: bool, discard: bool) -> Result<PathBuf> {
+/// Attaches a free loop device to `file` with `sector`-byte logical blocks.
+pub fn attach(file: &Path, sector: u32, read_only: bool) -> Result<PathBuf> {
     let sector = sector.to_string();
     let mut args = vec![
         "--find".as_ref(),
@@ -33,45 +30,20 @@ pub fn attach(file: &Path, sector: u32, read_only: bool, discard: bool) -> Resul
     }
     let dev = PathBuf::from(dev);
     set_read_ahead(&dev);
-    if let Err(e) = set_discards(&dev, discard) {
-        let _ = detach(&dev);
-        return Err(Error::Io {
-            what: format!("cannot set the discards of {}", dev.display()),
-            source: e,
-        });
-    }
     Ok(dev)
-}
-
-/// Offers discards up to what the device takes, or none. Set both ways:
-/// the limit outlives a detach, so a device used before keeps it.
-fn set_discards(device: &Path, on: bool) -> std::io::Result<()> {
-    let most = match on {
-        true => std::fs::read_to_string(queue_knob(device, "discard_max_hw_bytes")?)?,
-        false => "0".into(),
-    };
-    set_queue(device, "discard_max_bytes", most.trim())
-}
-
-/// Writes `value` to the device's queue setting `knob`.
-fn set_queue(device: &Path, knob: &str, value: &str) -> std::io::Result<()> {
-    std::fs::write(queue_knob(device, knob)?, value)
-}
-
-/// The sysfs file of the device's queue setting `knob`.
-fn queue_knob(device: &Path, knob: &str) -> std::io::Result<PathBuf> {
-    let name = device
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("a device without a name"))?;
-    Ok(Path::new("/sys/block").join(name).join("queue").join(knob))
 }
 
 /// Large reads keep the cipher at full width on all cores: the loop
 /// device's default read-ahead (128 KiB) sends the FUSE file reads of
 /// 128 KiB, which run on one core. A failure only costs speed.
 fn set_read_ahead(device: &Path) {
-    if let Err(e) = set_queue(device, "read_ahead_kb", "1024") {
-        tracing::debug!("cannot raise the read-ahead of {}: {e}", device.display());
+    if let Some(name) = device.file_name() {
+        let knob = Path::new("/sys/block")
+            .join(name)
+            .join("queue/read_ahead_kb");
+        if let Err(e) = std::fs::write(&knob, "1024") {
+            tracing::debug!("cannot raise {}: {e}", knob.display());
+        }
     }
 }
 
