@@ -430,6 +430,13 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
     // A size is the device's to give.
     let (code, err) = d.fails(&with(&["expand", "-q", dev.path(), "--add", "8M"]), "");
     assert_eq!(code, 7, "{err}");
+    // A device not grown yet: said so.
+    let (code, err) = d.fails(&with(&["expand", "-q", dev.path()]), "secret words\n");
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.starts_with("tcctl: the volume already fills its device ("),
+        "{err}"
+    );
     std::fs::OpenOptions::new()
         .write(true)
         .open(&backing)

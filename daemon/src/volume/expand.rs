@@ -114,6 +114,12 @@ pub fn plan(
     let sector = u64::from(h.sector_size.max(512));
     let old_end = h.data_offset + h.data_size;
     let new_data_size = new_size.saturating_sub(GROUP_BYTES + h.data_offset) / sector * sector;
+    if new_data_size <= h.data_size && !is_file {
+        return Err(Error::InvalidArgument(format!(
+            "the volume already fills its device ({old_size} bytes): grow the device (or its \
+             partition) first"
+        )));
+    }
     if new_data_size <= h.data_size {
         return Err(Error::InvalidArgument(format!(
             "{new_size} bytes would not grow the volume: its data area ends at {old_end}, \
