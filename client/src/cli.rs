@@ -380,6 +380,9 @@ pub enum NewFilesystem {
     Xfs,
     /// NTFS (mkfs.ntfs of ntfs-3g), for volumes shared with Windows.
     Ntfs,
+    /// ext3 and ext2, VeraCrypt's older Linux choices.
+    Ext3,
+    Ext2,
     /// No filesystem: the volume stays empty.
     None,
 }

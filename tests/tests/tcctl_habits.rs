@@ -684,3 +684,26 @@ fn favorites_mount_says_already_mounted_before_asking() {
         format!("tcctl: f ({v}) is already mounted: `tcctl dismount {v}` first\n")
     );
 }
+
+#[test]
+fn veracrypts_ext3_and_ext2_are_made_and_mounted() {
+    let d = Daemon::start();
+    for (given, made) in [("Ext3", "ext3"), ("ext2", "ext2")] {
+        let v = s(&d.path(&format!("{made}.hc"))).to_owned();
+        let mnt = d.path(&format!("{made}.mnt"));
+        std::fs::create_dir(&mnt).expect("mkdir");
+        let fast = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+        d.ok(
+            &[
+                &["-t", "-c", &v, "--size", "8M", "--filesystem", given][..],
+                &fast,
+            ]
+            .concat(),
+            PW,
+        );
+        d.ok(&[&["mount", &v, s(&mnt)][..], &fast].concat(), PW);
+        assert_eq!(d.list()[0]["filesystem"], made, "{given}");
+        std::fs::write(mnt.join("f"), b"kept").expect("write");
+        d.ok(&["dismount", "--all"], "");
+    }
+}

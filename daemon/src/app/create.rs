@@ -28,6 +28,8 @@ fn mkfs_tool(choice: NewFilesystem) -> Option<(&'static str, &'static [&'static 
     match choice {
         NewFilesystem::None => None,
         NewFilesystem::Ext4 => Some(("mkfs.ext4", &["-q", "-F"][..])),
+        NewFilesystem::Ext3 => Some(("mkfs.ext3", &["-q", "-F"][..])),
+        NewFilesystem::Ext2 => Some(("mkfs.ext2", &["-q", "-F"][..])),
         // -I: the new volume is a whole device of ours; mkfs.vfat would
         // otherwise refuse it when its unfilled (--quick) data decrypts to
         // bytes that blkid takes for a partition table.
@@ -48,7 +50,7 @@ fn make_filesystem(
 ) -> Result<()> {
     let mut args: Vec<&std::ffi::OsStr> = tool.1.iter().map(|a| a.as_ref()).collect();
     let owner = root_owner.map(|(u, g)| format!("root_owner={u}:{g}"));
-    if let (Some(owner), "mkfs.ext4") = (&owner, tool.0) {
+    if let (Some(owner), "mkfs.ext4" | "mkfs.ext3" | "mkfs.ext2") = (&owner, tool.0) {
         args.push("-E".as_ref());
         args.push(owner.as_ref());
     }

@@ -53,6 +53,9 @@ pub enum NewFilesystem {
     Btrfs,
     Xfs,
     Ntfs,
+    /// VeraCrypt's older Linux choices, for volumes older systems mount.
+    Ext3,
+    Ext2,
 }
 
 /// What a new volume's headers take of its host: 128 KiB at the start
@@ -80,7 +83,7 @@ impl NewFilesystem {
         })
     }
 
-    pub const ALL: [NewFilesystem; 7] = [
+    pub const ALL: [NewFilesystem; 9] = [
         NewFilesystem::None,
         NewFilesystem::Ext4,
         NewFilesystem::Fat,
@@ -88,6 +91,8 @@ impl NewFilesystem {
         NewFilesystem::Btrfs,
         NewFilesystem::Xfs,
         NewFilesystem::Ntfs,
+        NewFilesystem::Ext3,
+        NewFilesystem::Ext2,
     ];
     pub fn key(self) -> &'static str {
         match self {
@@ -98,6 +103,8 @@ impl NewFilesystem {
             NewFilesystem::Btrfs => "btrfs",
             NewFilesystem::Xfs => "xfs",
             NewFilesystem::Ntfs => "ntfs",
+            NewFilesystem::Ext3 => "ext3",
+            NewFilesystem::Ext2 => "ext2",
         }
     }
 }
