@@ -41,7 +41,9 @@ pub enum Error {
     BackendUnavailable { backend: String },
     #[error("backend {backend} has no cipher {cipher}")]
     NoSuchCipher { backend: String, cipher: String },
-    #[error("no loaded backend provides cipher {0}")]
+    #[error(
+        "no backend the policy allows provides the cipher {0} (`tcctl backends` lists what each has)"
+    )]
     UnsupportedCipher(String),
     #[error("unknown encryption algorithm {0}")]
     UnknownChain(String),

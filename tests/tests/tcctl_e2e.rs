@@ -1855,7 +1855,7 @@ fn a_fat_volume_under_fusefat_is_mounted_with_a_notice_that_fsync_does_not_reach
         let err = String::from_utf8_lossy(&out.stderr);
         let said = "note: fusefat serves this FAT volume (the kernel has no vfat): fsync does \
                     not reach the volume; what is written gets there when the kernel writes \
-                    back its cache, and at the latest at dismount (docs/RELIABILITY.md)\n";
+                    back its cache, and at the latest at dismount (/usr/share/doc/tcd/docs/RELIABILITY.md)\n";
         assert_eq!(err.ends_with(said), notice, "{fs}: {err}");
         d.ok(&["dismount", s(&mnt)], "");
     }

@@ -225,7 +225,7 @@ fn same_host(a: &Path, b: &Path) -> bool {
 /// vfat): fusefat never passes fsync on to the volume's device.
 pub const FUSEFAT_NOTICE: &str = "note: fusefat serves this FAT volume (the kernel has no vfat): \
      fsync does not reach the volume; what is written gets there when the kernel writes back \
-     its cache, and at the latest at dismount (docs/RELIABILITY.md)";
+     its cache, and at the latest at dismount (/usr/share/doc/tcd/docs/RELIABILITY.md)";
 
 /// Whether the filesystem mounted at `at` is served by a FUSE driver.
 fn served_by_fuse(at: &Path) -> bool {

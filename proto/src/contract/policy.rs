@@ -200,7 +200,7 @@ impl Policy {
     /// The policy as TOML, as it is written to its file.
     pub fn to_text(&self) -> String {
         let body = toml::to_string(self).unwrap_or_default();
-        format!("# tcd backend policy (see docs/POLICY.md)\n{body}")
+        format!("# tcd backend policy (see /usr/share/doc/tcd/docs/POLICY.md)\n{body}")
     }
 
     pub fn allows(&self, b: &impl Candidate) -> bool {
