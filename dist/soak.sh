@@ -22,7 +22,7 @@ done
 
 root=$(mktemp -d /tmp/tcd-soak.XXXXXX)
 export TCD_SOCKET="$root/tcd.sock"
-pw="soak words"
+pw="soak words, twenty and more"
 fails=0
 daemon=
 cleanup() {
