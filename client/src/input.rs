@@ -484,10 +484,7 @@ pub fn shown_absolute(p: PathBuf) -> PathBuf {
 /// `p` as an absolute path, for the daemon, which does not share our
 /// working folder.
 pub fn absolute(p: &Path) -> String {
-    std::path::absolute(p)
-        .unwrap_or_else(|_| p.to_path_buf())
-        .display()
-        .to_string()
+    shown_absolute(p.to_path_buf()).display().to_string()
 }
 
 /// Below this many characters a new password is refused without --force.

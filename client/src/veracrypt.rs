@@ -282,6 +282,7 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             // VeraCrypt's verbose output: what tcctl always says.
             "-v" | "--verbose" if veracrypt => {}
             // The kernel's own sources: what tcd reads anyway (getrandom).
+            // (The guard takes the value; another is refused just below.)
             "--random-source"
                 if matches!(value(&mut it).as_str(), "/dev/urandom" | "/dev/random") => {}
             "--random-source" => {
@@ -322,7 +323,8 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                 ));
             }
             // `-p ""`: VeraCrypt's way to script a volume opened by its
-            // keyfiles alone; nothing secret is on the line.
+            // keyfiles alone; nothing secret is on the line. (The guard
+            // takes the value; a non-empty one is refused just below.)
             "-p" | "--password" if value(&mut it).is_empty() => {
                 out.push("--non-interactive".into());
             }

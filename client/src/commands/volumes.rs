@@ -697,9 +697,8 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    let truecrypt =
-        options::create(a).format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
-    if truecrypt {
+    // `resolve` has put --truecrypt and --volume-type into the format.
+    if a.format == Some(crate::cli::Format::Truecrypt) {
         refuse_for_truecrypt(a)?;
     }
     // Both header groups and a small FAT filesystem, as TrueCrypt asks.
