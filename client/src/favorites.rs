@@ -163,6 +163,15 @@ pub fn mount_one(
         )
     };
     let mut kept = None;
+    // A system favorite's password file (named only to administrators)
+    // opens it as the daemon's own mounts do, when this user can read it.
+    if let Some(password) = system_password_file(f, note) {
+        let path = mount(&password)?;
+        return Ok(Mounted {
+            at: mounted_at(c, &path)?,
+            kept,
+        });
+    }
     let path = match mount_stored(&key, mount, note)? {
         Some(p) => p,
         None => {
@@ -174,14 +183,60 @@ pub fn mount_one(
             p
         }
     };
-    let at = c
-        .list()?
-        .into_iter()
-        .find(|r| r.object == path)
-        .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
-        .unwrap_or_default();
-    Ok(Mounted { at, kept })
+    Ok(Mounted {
+        at: mounted_at(c, &path)?,
+        kept,
+    })
 }
+
+/// The mount point of the volume at `path`, or its block device.
+fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<String, Failure> {
+    Ok(c.list()?
+        .into_iter()
+        .find(|r| &r.object == path)
+        .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
+        .unwrap_or_default())
+}
+
+/// The password in a system favorite's password file, without its line
+/// end; `None` (and `note` says why) when there is none this user can
+/// read. Only a regular file is read, without following a link or waiting
+/// on a pipe, as the daemon reads it.
+fn system_password_file(f: &Favorite, note: &dyn Fn(&str)) -> Option<Zeroizing<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = f.settings.password_file.as_deref().filter(|_| f.system)?;
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .and_then(|file| {
+            if !file.metadata()?.is_file() {
+                return Err(std::io::Error::other("not a regular file"));
+            }
+            let mut bytes = Zeroizing::new(Vec::new());
+            file.take(PASSWORD_FILE_LIMIT).read_to_end(&mut bytes)?;
+            Ok(bytes)
+        });
+    match read {
+        Ok(mut bytes) => {
+            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                bytes.pop();
+            }
+            Some(bytes)
+        }
+        Err(e) => {
+            note(&format!(
+                "cannot read its password file {path} ({}): asking instead",
+                crate::bus::io_text(&e)
+            ));
+            None
+        }
+    }
+}
+
+/// More than any password a volume takes; a bigger file is cut short.
+const PASSWORD_FILE_LIMIT: u64 = 4096;
 
 /// Mounts with the password kept in the keyring under `key`, if there is
 /// one and it opens the volume; `None` when one must be asked for.

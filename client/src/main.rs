@@ -5,6 +5,7 @@
 mod commands;
 mod interrupt;
 mod manual;
+mod text_mode;
 mod veracrypt;
 
 // The shared client library, named at the crate root so that the commands'
@@ -43,11 +44,15 @@ fn main() -> ExitCode {
             return ExitCode::from(f.code);
         }
     };
+    // VeraCrypt's text mode asks for what its command line leaves out.
+    if let Err(f) = text_mode::fill_in(&given, &mut args) {
+        eprintln!("tcctl: {}", f.message);
+        return ExitCode::from(f.code);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        // `veracrypt -t` alone asks for the volume on a terminal.
         Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
-            match veracrypt::ask_for_volume(&given, &mut args) {
+            match text_mode::ask_missing(&given, &mut args, &e) {
                 Ok(true) => match Cli::try_parse_from(args) {
                     Ok(cli) => cli,
                     Err(e) => return usage_error(e),

@@ -94,7 +94,7 @@ pub fn volume_json(v: &Volume) -> Json {
         "read_only": o.read_only, "hidden": o.hidden, "protects_hidden": o.protects_hidden,
         "system_encryption": o.system_encryption,
         "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
-        "owner": o.owner, "state": v.state().name(), "health": v.health(),
+        "owner": o.owner, "state": json_state(v), "health": v.health(),
         "problems": o.problems.clone().unwrap_or_default()})
 }
 
@@ -183,6 +183,15 @@ fn hidden_cell(hidden: bool, protects: bool) -> String {
     match (hidden, protects) {
         (_, true) => "protected".into(),
         (h, false) => yes_no(h).into(),
+    }
+}
+
+/// The JSON `state`: "attached" for a block device with no filesystem
+/// mounted, which the daemon counts as mounted.
+fn json_state(v: &Volume) -> &'static str {
+    match (v.state(), v.mount_point()) {
+        (VolumeState::Mounted, None) => "attached",
+        (state, _) => state.name(),
     }
 }
 

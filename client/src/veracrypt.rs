@@ -13,10 +13,13 @@ use std::ffi::OsString;
 pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "-t, --text",
-        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts",
+        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory, with -c each choice of the new volume, with --backup-headers the file",
     ),
     ("VOLUME [MOUNT_DIRECTORY], --mount", "mount"),
-    ("-c, --create", "create"),
+    (
+        "-c, --create",
+        "create; with -t on a terminal, the volume type, path, size (a bare number is MiB), encryption, hash, filesystem and keyfiles not given are asked in turn (Enter: tcctl's default), then the password and PIM",
+    ),
     (
         "--volume-type normal|hidden",
         "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size); other commands refuse normal and hidden (a hidden volume opens with its own password)",
@@ -116,7 +119,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("-C, --change", "change-password"),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
-        "backup-header, restore-header",
+        "backup-header, restore-header; with -t on a terminal the file is asked for (--restore-headers VOLUME alone asks: the embedded backup, or a file)",
     ),
 ];
 
@@ -385,32 +388,6 @@ fn names_a_volume(out: &[String]) -> bool {
         }
     }
     out.iter().any(|w| w == "--slot")
-}
-
-/// VeraCrypt's `-t` with no volume to mount asks for one, and for its
-/// mount point (Enter: the default), on the terminal: `translated` gets
-/// them and true. False where it would not ask: not `-t`'s mount, no
-/// terminal, or --non-interactive.
-pub fn ask_for_volume(given: &[OsString], translated: &mut Vec<OsString>) -> Result<bool, Failure> {
-    let text = given.iter().any(|a| a == "-t" || a == "--text");
-    let mount = translated.iter().any(|a| a == "mount");
-    let quiet = given.iter().any(|a| a == "--non-interactive");
-    if !text || !mount || quiet || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        return Ok(false);
-    }
-    let volume = crate::input::terminal_line("Enter volume path: ")?;
-    if volume.is_empty() {
-        return Err(Failure {
-            code: exit::CANCELLED,
-            message: "no volume given".into(),
-        });
-    }
-    translated.push(volume.into());
-    let point = crate::input::terminal_line("Enter mount directory [default]: ")?;
-    if !point.is_empty() {
-        translated.push(point.into());
-    }
-    Ok(true)
 }
 
 /// VeraCrypt's `-l VOLUME` lists that volume: `status VOLUME`. Its `-v`

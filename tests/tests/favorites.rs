@@ -361,6 +361,20 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
         "on the stick"
     );
     d.ok(&["dismount", "--all"], "");
+
+    // Root mounts a system favorite by hand with its password file, as
+    // the daemon's own mounts do: nothing is asked.
+    let said = d.ok(&["favorites", "mount", "boot", "--non-interactive"], "");
+    assert_eq!(
+        said,
+        format!(
+            "boot ({}) mounted on {}\n",
+            s(&container),
+            s(&p("mnt-boot"))
+        )
+    );
+    assert!(p("mnt-boot").join("lost+found").is_dir());
+    d.ok(&["dismount", "--all"], "");
 }
 
 /// A stand-in for logind: owns org.freedesktop.login1 on a private bus

@@ -287,6 +287,7 @@ fn allocated(p: &Path) -> u64 {
 fn discard_reaches_the_host_only_when_the_mount_allows_it() {
     let fstrim = require_tool("fstrim", "package util-linux");
     let fsck = require_tool("fsck.ext4", "package e2fsprogs");
+    let blkdiscard = require_tool("blkdiscard", "package util-linux");
     let d = Daemon::start();
     let vol = d.path("trim.vc");
     let vol_s = vol.to_str().expect("utf-8 path");
@@ -326,14 +327,31 @@ fn discard_reaches_the_host_only_when_the_mount_allows_it() {
         Command::new("sync").status().expect("sync");
     };
 
-    // Off by default: discards stop at the volume (the filesystem is told
-    // they are not supported, which ext4 takes quietly), and the host keeps
-    // every block, so which blocks are free stays hidden.
+    // Off by default, as on dm-crypt without allow_discards: the device
+    // takes no discards, fstrim says so (rather than counting bytes as
+    // trimmed), and the host keeps every block, so which blocks are free
+    // stays hidden.
     mount(&[]);
     fill();
     let before = allocated(&vol);
-    let _ = trim();
+    let out = trim();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("not supported"),
+        "fstrim without --discard: {:?} {said}",
+        out.status
+    );
     assert_eq!(allocated(&vol), before, "nothing discarded");
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let out = Command::new(&blkdiscard)
+        .args(["--force", &device])
+        .output()
+        .expect("run blkdiscard");
+    assert!(
+        !out.status.success(),
+        "blkdiscard without --discard: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     d.ok(&["dismount", mnt_s], "");
 
     // Allowed for this mount: the freed blocks become holes in the host.
@@ -465,19 +483,23 @@ fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
         "x\n",
     );
     assert_eq!(code, 3, "missing file: {msg}");
-    // A file too small to hold a header is said to be, not a wrong
+    // A file smaller than any volume is said to be, not a wrong
     // password; a missing keyfile is "not found".
     let small = d.path("small.tc");
-    std::fs::write(&small, [0u8; 64]).expect("small file");
-    let (code, msg) = d.fails(&["info", s(&small), "--password-stdin"], "x\n");
-    assert_eq!(
-        (code, msg.as_str()),
-        (
-            7,
-            "tcctl: the volume is 64 bytes: too small to hold a TrueCrypt or VeraCrypt header \
-             (512 bytes)\n"
-        )
-    );
+    for len in [64, 4096] {
+        std::fs::write(&small, vec![7u8; len]).expect("small file");
+        let (code, msg) = d.fails(&["info", s(&small), "--password-stdin"], "x\n");
+        assert_eq!(
+            (code, msg),
+            (
+                7,
+                format!(
+                    "tcctl: the volume is {len} bytes: smaller than any TrueCrypt or VeraCrypt \
+                     volume (18944 bytes)\n"
+                )
+            )
+        );
+    }
     let (code, msg) = d.fails(
         &["info", v, "--password-stdin", "-k", "/nonexistent/key"],
         "x\n",

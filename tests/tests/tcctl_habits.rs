@@ -707,3 +707,103 @@ fn veracrypts_ext3_and_ext2_are_made_and_mounted() {
         d.ok(&["dismount", "--all"], "");
     }
 }
+
+#[test]
+fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
+    let d = Daemon::start();
+    let v = s(&d.path("w.hc")).to_owned();
+    let mut c = d.command();
+    c.args(["-t", "-c", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(20);
+    t.expect(
+        &crlf("Volume type:\n 1) Normal\n 2) Hidden\nSelect [1]: "),
+        wait,
+    );
+    t.type_line("");
+    t.expect("Enter volume path: ", wait);
+    t.type_line(&v);
+    t.expect("Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ", wait);
+    t.type_line("4");
+    t.expect(&crlf("Encryption algorithm:\n 1) AES\n 2) Serpent\n"), wait);
+    t.type_line("99");
+    t.expect("Incorrect selection: type 1 to 15. Select: ", wait);
+    t.type_line("2");
+    // Given on the command line: not asked.
+    t.expect(&crlf("Filesystem:\n 1) ext4\n"), wait);
+    t.type_line("");
+    t.expect("Enter keyfile path [none]: ", wait);
+    t.type_line("");
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect("Repeat the password: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect("(Enter for the default): ", wait);
+    t.type_line("1");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("Hash algorithm:"), "{text}");
+    assert_eq!(std::fs::metadata(&v).expect("made").len(), 4 << 20);
+    let info = d.ok(
+        &["info", &v, "--json", "--password-stdin", "--pim", "1"],
+        PW,
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+    assert_eq!(
+        (&info["encryption"], &info["hash"], &info["pim"]),
+        (&"Serpent".into(), &"SHA-512".into(), &1.into()),
+        "{info}"
+    );
+    // Without a terminal nothing is asked: tcctl's defaults, or the
+    // usage error for what has none.
+    let (code, msg) = d.fails(&["-t", "-c", "--password-stdin"], PW);
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("<VOLUME>"), "{msg}");
+}
+
+#[test]
+fn text_mode_header_commands_ask_for_the_file_they_lack() {
+    let d = Daemon::start();
+    let v = create(&d, "h.hc", "4M");
+    let backup = s(&d.path("h.backup")).to_owned();
+    let wait = Duration::from_secs(20);
+    let mut c = d.command();
+    c.args(["-t", "--backup-headers", &v, "--pim", "1"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect("Enter the file to write the backup headers to: ", wait);
+    t.type_line(&backup);
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(std::fs::metadata(&backup).expect("made").len(), 128 << 10);
+
+    let mut c = d.command();
+    c.args(["-t", "--restore-headers", &v, "--pim", "1", "-q"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(
+        &crlf(
+            "Restore the volume header from:\n 1) the backup header embedded in the volume\n \
+             2) an external backup file\nSelect [1]: ",
+        ),
+        wait,
+    );
+    t.type_line("2");
+    t.expect("Enter the backup file's path: ", wait);
+    t.type_line(&backup);
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("restored"), "{text}");
+}
+
+/// Text as a terminal shows it: each line end a carriage return and a
+/// line feed.
+fn crlf(text: &str) -> String {
+    text.replace('\n', "\r\n")
+}

@@ -104,6 +104,7 @@ fn list_and_status_show_a_mounted_volume_and_an_attached_one() {
     // Attached only: no mount point is null, not "".
     assert_eq!(b["volume"], s(&bare));
     assert_eq!(b["mount_point"], Value::Null, "{b}");
+    assert_eq!(b["state"], "attached", "no filesystem mounted: {b}");
     assert!(
         b["device"].as_str().is_some_and(|p| p.starts_with("/dev/")),
         "{b}"

@@ -5,7 +5,8 @@ use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Attaches a free loop device to `file` with `sector`-byte logical blocks.
-pub fn attach(file: &Path, sector: u32, read_only: bool) -> Result<PathBuf> {
+/// Unless `discard`, the device stops advertising discards (TRIM).
+pub fn attach(file: &Path, sector: u32, read_only: bool, discard: bool) -> Result<PathBuf> {
     let sector = sector.to_string();
     let mut args = vec![
         "--find".as_ref(),
@@ -30,8 +31,61 @@ pub fn attach(file: &Path, sector: u32, read_only: bool) -> Result<PathBuf> {
     }
     let dev = PathBuf::from(dev);
     set_read_ahead(&dev);
+    if !discard && !read_only {
+        stop_advertising_discards(&dev, &sector);
+    }
     Ok(dev)
 }
+
+/// A loop device over a file says it takes discards, and the first one
+/// the volume file refuses is reported done to whoever sent it (fstrim
+/// counts the bytes as trimmed) before the kernel withdraws the claim.
+/// One discard of a single sector, sent here and refused by the volume
+/// file without touching a byte, withdraws it before anyone else sees the
+/// device: `fstrim` and `blkdiscard` are then told "not supported", as on
+/// dm-crypt without `allow_discards`.
+fn stop_advertising_discards(device: &Path, sector: &str) {
+    let Ok(len) = sector.parse::<u64>() else {
+        return;
+    };
+    let refused = std::fs::OpenOptions::new()
+        .write(true)
+        .open(device)
+        .and_then(|f| {
+            let range = [0u64, len];
+            // SAFETY: BLKDISCARD reads two u64 (offset, length) through
+            // the pointer, which points to a live array of two; the
+            // descriptor is open for the duration of the call.
+            let rc = unsafe {
+                libc::ioctl(
+                    std::os::fd::AsRawFd::as_raw_fd(&f),
+                    BLKDISCARD,
+                    range.as_ptr(),
+                )
+            };
+            match rc {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    let Some(name) = device.file_name() else {
+        return;
+    };
+    let knob = Path::new("/sys/block")
+        .join(name)
+        .join("queue/discard_max_bytes");
+    let left = std::fs::read_to_string(&knob).unwrap_or_default();
+    if left.trim() != "0" {
+        tracing::warn!(
+            "{} still advertises discards ({}, probe: {refused:?}); they stop at the volume file",
+            device.display(),
+            left.trim()
+        );
+    }
+}
+
+/// `_IO(0x12, 119)` from `linux/fs.h`.
+const BLKDISCARD: libc::Ioctl = 0x1277;
 
 /// Large reads keep the cipher at full width on all cores: the loop
 /// device's default read-ahead (128 KiB) sends the FUSE file reads of

@@ -101,7 +101,7 @@ impl FuseLoop {
         };
         raise_fuse_read_ahead(folder);
         let file = folder.join(fuse::FILE_NAME);
-        match loopdev::attach(&file, sector, read_only) {
+        match loopdev::attach(&file, sector, read_only, discard) {
             Ok(device) => Ok(FuseLoop {
                 session: Some(session),
                 folder: folder.to_path_buf(),

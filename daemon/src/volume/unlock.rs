@@ -175,6 +175,10 @@ pub fn host_size(host: &File) -> Result<u64> {
     })
 }
 
+/// The smallest volume TrueCrypt ever made (37 sectors of 512 bytes, before
+/// 6.0); its driver, and VeraCrypt's, refuse anything smaller.
+pub const MIN_VOLUME_BYTES: u64 = 37 * 512;
+
 /// Opens the header `creds` unlock in `host`, trying every combination the
 /// options allow. `cancel` stops the search when set (by a caller that went
 /// away); the search only reads it.
@@ -188,10 +192,10 @@ pub fn unlock(
 ) -> Result<Unlocked> {
     let size = host_size(host)?;
     // Nothing to search: said as such, not as a wrong password.
-    if size < HEADER_BYTES as u64 {
+    if size < MIN_VOLUME_BYTES {
         return Err(Error::InvalidArgument(format!(
-            "the volume is {size} bytes: too small to hold a TrueCrypt or VeraCrypt header \
-             ({HEADER_BYTES} bytes)"
+            "the volume is {size} bytes: smaller than any TrueCrypt or VeraCrypt volume \
+             ({MIN_VOLUME_BYTES} bytes)"
         )));
     }
     // The trials stop on `stop`: set when one of them finds the header, or

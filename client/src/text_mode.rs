@@ -1,0 +1,222 @@
+//! VeraCrypt's text mode asks on the terminal for what a command line
+//! leaves out: `-t` alone the volume to mount and where, `-t -c` the new
+//! volume's type, path, size, encryption, hash, filesystem and keyfiles
+//! (one question each, as VeraCrypt asks them; `create` itself then asks
+//! the password and the PIM), and any other
+//! command the volume or file it names. Only with `-t`, with a terminal on
+//! standard input and without `--non-interactive`: scripts get the usage
+//! error instead.
+
+use crate::bus::{Failure, exit};
+use crate::cli::{Cli, Encryption, Hash, NewFilesystem};
+use crate::input::terminal_line;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Parser, ValueEnum};
+use std::ffi::OsString;
+
+/// Whether `given` (the command line as typed) may be asked about; `args`
+/// is its translation (where `-p ""` became `--non-interactive`).
+fn may_ask(given: &[OsString], args: &[OsString]) -> bool {
+    let has = |w: &str| given.iter().any(|a| a == w);
+    (has("-t") || has("--text"))
+        && !args.iter().any(|a| a == "--non-interactive")
+        && !["-h", "--help", "-V", "--version"].iter().any(|w| has(w))
+        && std::io::IsTerminal::is_terminal(&std::io::stdin())
+}
+
+/// Before parsing: `-t -c` asks for each choice its command line leaves
+/// out, adding the answers to `args` (the translated command line).
+pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failure> {
+    if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
+        create(args)?;
+    }
+    Ok(())
+}
+
+/// After a parse that found required arguments missing: asks for each
+/// one, adding the answers to `args`; false when it would not ask.
+pub fn ask_missing(
+    given: &[OsString],
+    args: &mut Vec<OsString>,
+    error: &clap::Error,
+) -> Result<bool, Failure> {
+    if !may_ask(given, args) || error.kind() != ErrorKind::MissingRequiredArgument {
+        return Ok(false);
+    }
+    let missing = missing_names(error);
+    let command = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    for name in &missing {
+        match (command.as_str(), name.as_str()) {
+            (_, "<VOLUME>") => {
+                args.push(answer("Enter volume path: ", "no volume given")?.into());
+                if command == "mount" {
+                    let point = terminal_line("Enter mount directory [default]: ")?;
+                    if !point.is_empty() {
+                        args.push(point.into());
+                    }
+                }
+            }
+            ("backup-header", "<BACKUP>") => {
+                let file = answer(
+                    "Enter the file to write the backup headers to: ",
+                    "no backup file given",
+                )?;
+                args.push(file.into());
+            }
+            ("restore-header", _) if name.contains("BACKUP") => restore_source(args)?,
+            _ => return Ok(false),
+        }
+    }
+    Ok(!missing.is_empty())
+}
+
+/// The arguments clap found missing, as its usage names them (`<VOLUME>`).
+fn missing_names(error: &clap::Error) -> Vec<String> {
+    match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(names)) => names.clone(),
+        Some(ContextValue::String(name)) => vec![name.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// `restore-header VOLUME` alone: which backup, as VeraCrypt asks.
+fn restore_source(args: &mut Vec<OsString>) -> Result<(), Failure> {
+    let pick = menu(
+        "Restore the volume header from:",
+        &[
+            "the backup header embedded in the volume".to_owned(),
+            "an external backup file".to_owned(),
+        ],
+        0,
+    )?;
+    if pick == 0 {
+        args.push("--embedded".into());
+    } else {
+        let file = answer("Enter the backup file's path: ", "no backup file given")?;
+        args.push(file.into());
+    }
+    Ok(())
+}
+
+/// `-t -c`'s questions, in VeraCrypt's order, for each choice not given.
+fn create(args: &mut Vec<OsString>) -> Result<(), Failure> {
+    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+    let has = |names: &[&str]| {
+        words.iter().any(|w| {
+            names
+                .iter()
+                .any(|n| w == n || w.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    let hidden = match has(&["--volume-type"]) {
+        true => words.iter().any(|w| w.eq_ignore_ascii_case("hidden")),
+        false => {
+            let kinds = ["Normal".to_owned(), "Hidden".to_owned()];
+            let hidden = menu("Volume type:", &kinds, 0)? == 1;
+            if hidden {
+                args.extend(["--volume-type".into(), "hidden".into()]);
+            }
+            hidden
+        }
+    };
+    if volume_missing(args) {
+        let path = match hidden {
+            true => "Enter the outer volume's path: ",
+            false => "Enter volume path: ",
+        };
+        args.push(answer(path, "no volume given")?.into());
+    }
+    if !has(&["--size"]) {
+        let question = match hidden {
+            true => "Enter hidden volume size (sizeK/size[M]/sizeG/sizeT): ",
+            false => "Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ",
+        };
+        let size = answer(question, "no size given")?;
+        // As VeraCrypt reads it: a bare number is in mebibytes.
+        let size = match size.bytes().all(|b| b.is_ascii_digit()) {
+            true => format!("{size}M"),
+            false => size,
+        };
+        args.extend(["--size".into(), size.into()]);
+    }
+    // Each list opens with tcctl's default: Enter takes it.
+    let given = |option| (option, has(&[option]));
+    choose::<Encryption>(args, given("--encryption"), "Encryption algorithm:")?;
+    choose::<Hash>(args, given("--hash"), "Hash algorithm:")?;
+    choose::<NewFilesystem>(args, given("--filesystem"), "Filesystem:")?;
+    if !has(&["--keyfile", "-k", "--key-file"]) {
+        loop {
+            let keyfile = terminal_line("Enter keyfile path [none]: ")?;
+            if keyfile.is_empty() {
+                break;
+            }
+            args.extend(["--keyfile".into(), keyfile.into()]);
+        }
+    }
+    Ok(())
+}
+
+/// Whether the command line lacks the volume (clap says so).
+fn volume_missing(args: &[OsString]) -> bool {
+    match Cli::try_parse_from(args) {
+        Err(e) => missing_names(&e).iter().any(|n| n == "<VOLUME>"),
+        Ok(_) => false,
+    }
+}
+
+/// Asks `title`'s menu of `V`'s listed values unless `given`, adding the
+/// choice as `option value`.
+fn choose<V: ValueEnum>(
+    args: &mut Vec<OsString>,
+    (option, given): (&str, bool),
+    title: &str,
+) -> Result<(), Failure> {
+    if given {
+        return Ok(());
+    }
+    let names: Vec<String> = V::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value())
+        .filter(|p| !p.is_hide_set())
+        .map(|p| p.get_name().to_owned())
+        .collect();
+    let pick = menu(title, &names, 0)?;
+    args.extend([option.into(), names[pick].clone().into()]);
+    Ok(())
+}
+
+/// A numbered menu on the terminal; Enter takes `default`. A wrong answer
+/// is asked again.
+fn menu(title: &str, items: &[String], default: usize) -> Result<usize, Failure> {
+    let mut text = format!("{title}\n");
+    for (i, item) in items.iter().enumerate() {
+        text.push_str(&format!(" {}) {item}\n", i + 1));
+    }
+    text.push_str(&format!("Select [{}]: ", default + 1));
+    loop {
+        let typed = terminal_line(&text)?;
+        if typed.is_empty() {
+            return Ok(default);
+        }
+        match typed.trim().parse::<usize>() {
+            Ok(n) if (1..=items.len()).contains(&n) => return Ok(n - 1),
+            _ => text = format!("Incorrect selection: type 1 to {}. Select: ", items.len()),
+        }
+    }
+}
+
+/// A non-empty answer; an empty one ends the command as cancelled.
+fn answer(question: &str, nothing: &str) -> Result<String, Failure> {
+    let typed = terminal_line(question)?;
+    if typed.is_empty() {
+        return Err(Failure {
+            code: exit::CANCELLED,
+            message: nothing.into(),
+        });
+    }
+    Ok(typed)
+}
