@@ -298,7 +298,8 @@ pub enum MountOption {
     Readonly,
     /// Open the volume by its backup header only.
     Headerbak,
-    /// Leave the host file's timestamps as writes set them
+    /// Do not put the container file's times back at dismount: its
+    /// modification time stays that of its last write
     /// (--no-preserve-timestamps).
     Ts,
     /// The same as ts.
@@ -374,6 +375,8 @@ impl clap::builder::TypedValueParser for MountFilesystemParser {
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum NewFilesystem {
     Ext4,
+    /// FAT (mkfs.fat picks FAT12, 16 or 32 by size).
+    #[value(alias = "vfat")]
     Fat,
     Exfat,
     Btrfs,
@@ -436,7 +439,7 @@ pub enum Command {
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     #[command(
-        alias = "unmount",
+        visible_aliases = ["unmount", "umount"],
         override_usage = "tcctl dismount [OPTIONS] <TARGET | --all | --slot N>"
     )]
     Dismount {
@@ -521,7 +524,9 @@ pub enum Command {
     /// Save both header slots (128 KiB) to a new file.
     BackupHeader(BackupHeaderArgs),
     /// Restore a header from a backup file, or with --embedded from the
-    /// backup header inside the volume.
+    /// backup header inside the volume. A backup of another volume (its
+    /// size or, where this volume's header still opens, its keys differ)
+    /// is refused, and nothing is written.
     RestoreHeader(RestoreHeaderArgs),
     /// Wipe your passwords cached in the daemon (root: everyone's).
     WipeCache,
@@ -614,9 +619,10 @@ pub struct MountArgs {
     /// anyway.
     #[arg(long, conflicts_with = "readonly")]
     pub read_write: bool,
-    /// Leave a container file's access and modification times as the
-    /// mount sets them; by default they are put back at dismount, so the
-    /// file does not tell when the volume was last used.
+    /// Do not put a container file's access and modification times back
+    /// at dismount: its modification time stays that of its last write.
+    /// By default they are put back, so the file does not tell when the
+    /// volume was last used.
     #[arg(long)]
     pub no_preserve_timestamps: bool,
     /// VeraCrypt's mount options, comma-separated: ro (--readonly),
@@ -1061,8 +1067,9 @@ pub struct PolicySetArgs {
 
 #[derive(Subcommand)]
 pub enum FavoritesAction {
-    /// Add (or replace) a favorite: a container file, or a device (kept by
-    /// its /dev/disk/by-id or by-partuuid name).
+    /// Add a favorite (--replace replaces one of the same name): a
+    /// container file, or a device (kept by its /dev/disk/by-id or
+    /// by-partuuid name).
     Add(FavoriteAddArgs),
     /// Remove a favorite (and its password from your keyring).
     Remove {
@@ -1193,7 +1200,9 @@ pub struct FavoriteMountArgs {
     /// Keep the password typed in your keyring.
     #[arg(long)]
     pub remember: bool,
-    /// Read passwords from standard input, one line each.
+    /// Read the password from standard input: its first line is tried on
+    /// every favorite mounted (as VeraCrypt's --auto-mount favorites
+    /// --stdin); a hidden volume's password to protect is the next line.
     #[arg(long, alias = "stdin")]
     pub password_stdin: bool,
 }

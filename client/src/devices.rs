@@ -67,12 +67,13 @@ pub fn free(c: &Client) -> Result<Vec<PathBuf>, Failure> {
 /// offered), not an empty loop device, a RAM disk or a CD drive.
 pub fn unused_devices() -> Vec<PathBuf> {
     let used = in_use();
+    let served = tcd_fuse_mounts();
     let Ok(entries) = std::fs::read_dir("/sys/class/block") else {
         return Vec::new();
     };
     let mut found: Vec<PathBuf> = entries
         .flatten()
-        .filter(|e| candidate(&e.path()))
+        .filter(|e| candidate(&e.path()) && !decrypted_by_tcd(&e.path(), &served))
         .filter_map(|e| {
             let dev = read(&e.path().join("dev"))?;
             (!used.contains(&dev)).then(|| Path::new("/dev").join(e.file_name()))
@@ -103,6 +104,28 @@ fn candidate(sys: &Path) -> bool {
             .any(|e| e.path().join("partition").exists())
     });
     !skipped_kind && size > 0 && !held && !partitioned
+}
+
+/// Where tcd daemons serve decrypted volumes (FUSE mounts named `tcd`).
+fn tcd_fuse_mounts() -> Vec<PathBuf> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (mount, fs) = l.split_once(" - ")?;
+            let mut fs = fs.split_whitespace();
+            let (kind, source) = (fs.next()?, fs.next()?);
+            let tcd = kind == "fuse.tcd" || (kind == "fuse" && source == "tcd");
+            tcd.then(|| mount.split_whitespace().nth(4).map(PathBuf::from))?
+        })
+        .collect()
+}
+
+/// Whether the loop device at `sys` serves a volume a tcd daemon decrypts
+/// (this one's or another's): plaintext, never a volume to try.
+fn decrypted_by_tcd(sys: &Path, served: &[PathBuf]) -> bool {
+    read(&sys.join("loop/backing_file"))
+        .is_some_and(|back| served.iter().any(|m| Path::new(&back).starts_with(m)))
 }
 
 /// `major:minor` of every device mounted (in any namespace this process

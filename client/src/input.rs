@@ -492,13 +492,31 @@ const SHORTEST_PASSWORD: usize = 8;
 /// Below this many, a warning: VeraCrypt's advice is 20 or more.
 const ADVISED_PASSWORD: usize = 20;
 
+/// A warning of [`judge_new_password`] or [`judge_new_pim`], said when the
+/// command goes ahead (not before a refusal that makes it moot).
+#[must_use]
+pub struct Warning(Option<String>);
+
+impl Warning {
+    /// Says it, if there is one, on standard error.
+    pub fn say(self) {
+        if let Some(w) = self.0 {
+            eprintln!("tcctl: warning: {w}");
+        }
+    }
+}
+
 /// Says what VeraCrypt says of a short password, and refuses a very short
 /// one unless forced. Keyfiles alone may open a volume: no password is
 /// then fine.
-pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Result<(), Failure> {
+pub fn judge_new_password(
+    password: &[u8],
+    keyfiles: bool,
+    force: bool,
+) -> Result<Warning, Failure> {
     let chars = String::from_utf8_lossy(password).chars().count();
     if chars == 0 && keyfiles {
-        return Ok(());
+        return Ok(Warning(None));
     }
     if chars == 0 {
         // Not even --force: no tool would ever open the volume.
@@ -519,13 +537,12 @@ pub fn judge_new_password(password: &[u8], keyfiles: bool, force: bool) -> Resul
             ),
         });
     }
-    if chars < ADVISED_PASSWORD {
-        eprintln!(
-            "tcctl: warning: a password shorter than {ADVISED_PASSWORD} characters is easier to \
-             guess by brute force; {ADVISED_PASSWORD} or more are advised"
-        );
-    }
-    Ok(())
+    Ok(Warning((chars < ADVISED_PASSWORD).then(|| {
+        format!(
+            "a password shorter than {ADVISED_PASSWORD} characters is easier to guess by brute \
+             force; {ADVISED_PASSWORD} or more are advised"
+        )
+    })))
 }
 
 /// Below this PIM, VeraCrypt takes a new password of no fewer than
@@ -540,10 +557,10 @@ pub fn judge_new_pim(
     pim: u32,
     keyfiles: bool,
     force: bool,
-) -> Result<(), Failure> {
+) -> Result<Warning, Failure> {
     let chars = String::from_utf8_lossy(password).chars().count();
     if pim == 0 || pim >= PIM_NEEDING_LONG_PASSWORD || chars >= ADVISED_PASSWORD || keyfiles {
-        return Ok(());
+        return Ok(Warning(None));
     }
     if !force {
         return Err(Failure {
@@ -555,9 +572,8 @@ pub fn judge_new_pim(
             ),
         });
     }
-    eprintln!(
-        "tcctl: warning: PIM {pim} with a password of {chars} characters: few iterations of a \
-         short password are quick to guess"
-    );
-    Ok(())
+    Ok(Warning(Some(format!(
+        "PIM {pim} with a password of {chars} characters: few iterations of a short password \
+         are quick to guess"
+    ))))
 }

@@ -82,9 +82,19 @@ fn main() -> ExitCode {
 
 /// Packaging's `generate-dist DIR`.
 fn generate_dist(args: &[std::ffi::OsString]) -> ExitCode {
-    let [dir] = args else {
-        eprintln!("usage: tcctl generate-dist DIR");
-        return ExitCode::from(bus::exit::USAGE);
+    const USAGE: &str = "usage: tcctl generate-dist DIR (writes the manual pages and shell \
+                         completions there)";
+    let dir = match args {
+        [help] if help == "-h" || help == "--help" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        // An option is no folder name (`--help` made a folder of that name).
+        [dir] if !dir.as_encoded_bytes().starts_with(b"-") => dir,
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(bus::exit::USAGE);
+        }
     };
     match manual::generate_dist(std::path::Path::new(dir)) {
         Ok(()) => ExitCode::SUCCESS,

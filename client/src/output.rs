@@ -377,6 +377,10 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let num = |v: Option<u64>| or_dash(v.map(|n| n.to_string()));
     println!("TCRYPT header information for {path}");
+    // Argon2id is no PBKDF2 and counts no iterations (cryptsetup's names
+    // are for PBKDF2's).
+    let argon2 = info.hash.as_deref() == Some("Argon2id");
+    let kdf = if argon2 { "KDF" } else { "PBKDF2 hash" };
     let lines = [
         ("Format", or_dash(info.format.clone())),
         ("Version", num(info.header_version.map(u64::from))),
@@ -385,7 +389,7 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Payload offset", num(info.data_offset.map(|b| b / 512))),
         ("Data offset", num(info.data_offset)),
         ("Size", num(info.size)),
-        ("PBKDF2 hash", or_dash(info.hash.clone())),
+        (kdf, or_dash(info.hash.clone())),
         (
             "PIM",
             match info.pim {
@@ -404,6 +408,9 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ),
     ];
     for (name, value) in lines {
+        if argon2 && name == "Iterations" {
+            continue;
+        }
         println!("{:<16}{value}", format!("{name}:"));
     }
     if let Some(key) = master_key {

@@ -62,7 +62,7 @@ impl HeaderForm {
         let host = crate::host::open(&self.volume, true)?;
         let keyfiles = read_keyfiles(&self.keyfiles)?;
         let new_kf = read_keyfiles(&secrets.keyfiles)?;
-        crate::input::judge_new_password(new, !new_kf.is_empty(), false)?;
+        crate::input::judge_new_password(new, !new_kf.is_empty(), false)?.say();
         let new_o = NewCredentials {
             pim: secrets.pim,
             hash: secrets.hash.clone(),

@@ -40,7 +40,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-m ts, -m timestamp, -m nokernelcrypto",
-        "ts: --no-preserve-timestamps, the host file's times stay as the mount set them; nokernelcrypto: accepted, tcd never uses the kernel's crypto",
+        "ts: --no-preserve-timestamps, the container file's times are not put back at dismount (its modification time stays that of its last write); nokernelcrypto: accepted, tcd never uses the kernel's crypto",
     ),
     (
         "-m system",
@@ -81,6 +81,14 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "-p \"\", --password=",
         "an empty password: --non-interactive, so keyfiles open the volume alone",
+    ),
+    (
+        "--protection-hash HASH",
+        "taken and passed over: the hidden volume's header is searched over every PRF (an unknown name is refused)",
+    ),
+    (
+        "--display-password, --save-preferences, --background-task, --no-size-check",
+        "refused, saying why: tcctl never shows a password, keeps no preferences (favorites keep a volume's settings), has no background task to start (the daemon is one), and always checks that a new volume fits",
     ),
     (
         "--protection-keyfiles A,B",
@@ -144,6 +152,7 @@ const SUBCOMMANDS: &[&str] = &[
     "mount",
     "dismount",
     "unmount",
+    "umount",
     "list",
     "info",
     "create",
@@ -271,6 +280,7 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
 /// tcctl's; on a VeraCrypt line, `-k` takes VeraCrypt's list too.
 fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure> {
     let mut out = Vec::with_capacity(words.len());
+    let mut empty_password = false;
     let mut it = words.into_iter().peekable();
     while let Some(w) = it.next() {
         let (name, inline) = match w.split_once('=') {
@@ -303,18 +313,7 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                 keyfiles("--protect-hidden-keyfile", &value(&mut it), &mut out)
             }
             "--protect-hidden" => {
-                let yes = match inline.as_deref() {
-                    Some(v) => v == "yes",
-                    None => match it.peek().map(String::as_str) {
-                        Some(v @ ("yes" | "no")) => {
-                            let yes = v == "yes";
-                            it.next();
-                            yes
-                        }
-                        _ => true,
-                    },
-                };
-                if yes {
+                if protect_hidden(inline.as_deref(), &mut it) {
                     out.push("--protect-hidden".into());
                 }
             }
@@ -329,7 +328,13 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             // keyfiles alone; nothing secret is on the line. (The guard
             // takes the value; a non-empty one is refused just below.)
             "-p" | "--password" if value(&mut it).is_empty() => {
+                empty_password = true;
                 out.push("--non-interactive".into());
+            }
+            // The hidden volume's header is searched over every PRF.
+            "--protection-hash" => known_hash(&value(&mut it))?,
+            n if let Some((_, why)) = NOT_TAKEN.iter().find(|(o, _)| *o == n) => {
+                return Err(usage(format!("{n}: {why}")));
             }
             n if ON_THE_COMMAND_LINE.contains(&n) => {
                 return Err(usage(format!(
@@ -340,8 +345,77 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             _ => out.push(w),
         }
     }
+    settle_empty_password(out, empty_password)
+}
+
+/// `--protect-hidden`, `--protect-hidden=yes|no` or `--protect-hidden
+/// yes|no`: whether it asks for protection (taking a separate yes or no).
+fn protect_hidden(
+    inline: Option<&str>,
+    it: &mut std::iter::Peekable<std::vec::IntoIter<String>>,
+) -> bool {
+    match inline {
+        Some(v) => v == "yes",
+        None => match it.peek().map(String::as_str) {
+            Some(v @ ("yes" | "no")) => {
+                let yes = v == "yes";
+                it.next();
+                yes
+            }
+            _ => true,
+        },
+    }
+}
+
+/// A hash name tcctl knows, or the usage error listing them.
+fn known_hash(name: &str) -> Result<(), Failure> {
+    match <crate::cli::Hash as clap::ValueEnum>::from_str(name, true) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(usage(format!(
+            "--protection-hash: unknown hash {name:?} (possible values: sha512, sha256, \
+             whirlpool, ripemd160, blake2s, streebog, argon2id)"
+        ))),
+    }
+}
+
+/// `-p ""` with `--stdin` contradicts itself; with `--non-interactive`
+/// too it says that twice, which clap takes once.
+fn settle_empty_password(mut out: Vec<String>, empty: bool) -> Result<Vec<String>, Failure> {
+    if empty
+        && out
+            .iter()
+            .any(|w| w == "--password-stdin" || w == "--stdin")
+    {
+        return Err(usage(
+            "-p \"\" (keyfiles alone) and --stdin (a password on standard input) contradict \
+             each other: give one"
+                .into(),
+        ));
+    }
+    let mut seen = false;
+    out.retain(|w| w != "--non-interactive" || !std::mem::replace(&mut seen, true));
     Ok(out)
 }
+
+/// VeraCrypt options with no counterpart here, and why.
+const NOT_TAKEN: &[(&str, &str)] = &[
+    (
+        "--display-password",
+        "tcctl never shows a password, typed or stored",
+    ),
+    (
+        "--save-preferences",
+        "tcctl keeps no preferences; a favorite keeps a volume's settings (tcctl favorites add)",
+    ),
+    (
+        "--background-task",
+        "the tcd daemon is the background service; tcctl has nothing to start",
+    ),
+    (
+        "--no-size-check",
+        "tcctl always checks that a new volume fits the free space (--size max takes all of it)",
+    ),
+];
 
 /// VeraCrypt's keyfile list: comma-separated, `,,` a comma in a name, an
 /// empty list none at all.

@@ -248,10 +248,37 @@ fn a_users_mount_of_a_system_favorite_leaves_roots_file_alone() {
 #[test]
 fn only_administrators_see_where_a_system_favorites_secrets_are() {
     let sys = System::start();
-    let keyfile = "/etc/tcd/keys/boot.key";
-    let password_file = "/etc/tcd/keys/boot.password";
+    let secret = |name: &str| {
+        let p = sys.dir.path().join(name);
+        std::fs::write(&p, b"root's secret").expect("secret file");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        s(&p).to_owned()
+    };
+    let (keyfile, password_file) = (secret("boot.key"), secret("boot.password"));
+    let (keyfile, password_file) = (keyfile.as_str(), password_file.as_str());
     let host = sys.dir.path().join("boot.hc");
     std::fs::write(&host, b"").expect("host");
+    // Files the automatic mount could not read are refused when added.
+    let missing = sys.dir.path().join("nowhere.password");
+    let out = sys.tcctl(
+        None,
+        &[
+            "favorites",
+            "add",
+            "boot",
+            s(&host),
+            "--system-favorite",
+            "--password-file",
+            s(&missing),
+        ],
+        "",
+    );
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{msg}");
+    assert!(
+        msg.contains(&format!("password file {}", s(&missing))),
+        "{msg}"
+    );
     sys.ok(
         None,
         &[

@@ -194,6 +194,26 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         "{out}"
     );
     d.ok(&["dismount", "--all"], "");
+
+    // Attached only, it is said so; and the decrypted device it is attached
+    // as (plaintext a tcd daemon serves) is never tried itself.
+    let mut attach = args.clone();
+    attach.extend(["--filesystem", "none"]);
+    let out = d.ok(&attach, PW);
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    assert!(
+        out.lines()
+            .any(|l| l == format!("{}: attached as {device}", s(&ours))),
+        "{out}"
+    );
+    let again = d.tcctl(&attach, PW);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(!said.contains(&device), "{device} tried: {said}");
+    d.ok(&["dismount", "--all"], "");
 }
 
 /// A user who may open none of the devices hears that nothing was tried,

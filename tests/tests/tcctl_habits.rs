@@ -27,6 +27,9 @@ const FAST: [&str; 7] = [
     "--password-stdin",
 ];
 
+/// Opens what `create` made, fast.
+const OPEN: [&str; 5] = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+
 fn create(d: &Daemon, name: &str, size: &str) -> String {
     let v = s(&d.path(name)).to_owned();
     d.ok(&[&["create", &v, "--size", size][..], &FAST].concat(), PW);
@@ -734,7 +737,7 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line("");
     t.expect("Enter keyfile path [none]: ", wait);
     t.type_line("");
-    t.expect(&format!("Password for {v}: "), wait);
+    t.expect(&format!("Password for the new volume {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect("Repeat the password: ", wait);
@@ -806,4 +809,195 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
 /// line feed.
 fn crlf(text: &str) -> String {
     text.replace('\n', "\r\n")
+}
+
+#[test]
+fn restore_header_refuses_the_backup_of_another_volume() {
+    let d = Daemon::start();
+    let v = create(&d, "v.hc", "4M");
+    let smaller = create(&d, "smaller.hc", "2M");
+    let twin = create(&d, "twin.hc", "4M");
+    let backup = |vol: &str| {
+        let file = format!("{vol}.backup");
+        d.ok(&[&["backup-header", vol, &file][..], &OPEN].concat(), PW);
+        file
+    };
+    let before = std::fs::read(&v).expect("read");
+    let restore = |file: &str| {
+        d.fails(
+            &[&["restore-header", &v, file, "-q"][..], &OPEN].concat(),
+            PW,
+        )
+    };
+    // Another size: another volume, whatever the password.
+    let (code, msg) = restore(&backup(&smaller));
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.contains("the backup is of another volume: its data area is")
+            && msg.ends_with("nothing was written\n"),
+        "{msg}"
+    );
+    // The same size and password, other keys: this volume's own header
+    // says so, the primary one and, once that is damaged, the embedded one.
+    let twin_backup = backup(&twin);
+    let (code, msg) = restore(&twin_backup);
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("its keys differ from the backup's"), "{msg}");
+    assert!(
+        std::fs::read(&v).expect("read") == before,
+        "nothing written"
+    );
+    let mut damaged = before.clone();
+    damaged[..512].fill(0);
+    std::fs::write(&v, &damaged).expect("damage");
+    let (code, msg) = restore(&twin_backup);
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        std::fs::read(&v).expect("read") == damaged,
+        "nothing written"
+    );
+    // Its own backup still restores it.
+    std::fs::write(&v, &before).expect("undamage");
+    let own = backup(&v);
+    std::fs::write(&v, &damaged).expect("damage");
+    d.ok(
+        &[&["restore-header", &v, &own, "-q"][..], &OPEN].concat(),
+        PW,
+    );
+    // The primary header and the data are as they were (the embedded
+    // backup is now a copy of the primary).
+    let after = std::fs::read(&v).expect("read");
+    let data = 128 << 10..before.len() - (128 << 10);
+    assert!(
+        after[..512] == before[..512] && after[data.clone()] == before[data],
+        "restored"
+    );
+    d.ok(&[&["info", &v][..], &OPEN].concat(), PW);
+}
+
+#[test]
+fn create_takes_vfat_as_mkfs_users_write_it() {
+    tcd_tests::require_tool("mkfs.fat", "package dosfstools");
+    let d = Daemon::start();
+    let v = s(&d.path("f.hc")).to_owned();
+    d.ok(
+        &[
+            &["create", &v, "--size", "4M", "--filesystem", "VFAT"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    let out = d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let blkid = Command::new(tcd_tests::require_tool("blkid", "package util-linux"))
+        .args(["-o", "value", "-s", "TYPE", &device])
+        .output()
+        .expect("blkid");
+    assert_eq!(String::from_utf8_lossy(&blkid.stdout), "vfat\n", "{out}");
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
+fn dump_names_argon2id_a_kdf_without_iterations() {
+    let d = Daemon::start();
+    let v = s(&d.path("a.hc")).to_owned();
+    let open = ["--pim", "1", "--hash", "argon2id", "--password-stdin"];
+    d.ok(
+        &[
+            &["create", &v, "--size", "1M", "--filesystem", "none"][..],
+            &open,
+        ]
+        .concat(),
+        PW,
+    );
+    let text = d.ok(&[&["dump", &v][..], &open].concat(), PW);
+    assert!(text.contains("\nKDF:            Argon2id\n"), "{text}");
+    assert!(
+        !text.contains("PBKDF2") && !text.contains("Iterations"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_refused_password_change_gives_no_warning_first() {
+    let d = Daemon::start();
+    let v = s(&d.path("c.hc")).to_owned();
+    d.ok(
+        &[
+            &["create", &v, "--size", "1M", "--encryption", "camellia"][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    let args = [
+        "change-password",
+        &v,
+        "--to",
+        "truecrypt",
+        "--force",
+        "--pim",
+        "1",
+        "--password-stdin",
+    ];
+    // A new password of 12 characters: warned of when taken, but this
+    // change is refused, and only the refusal is said.
+    let (code, msg) = d.fails(&args, &format!("{PW}twelve chars\n"));
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert_eq!(msg, "tcctl: TrueCrypt has no Camellia cipher\n");
+    let out = d.tcctl(
+        &[
+            "change-password",
+            &v,
+            "--force",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        &format!("{PW}twelve chars\n"),
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.starts_with("tcctl: warning: a password shorter than 20"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_hidden_volumes_outer_volume_is_named_when_it_does_not_open() {
+    let d = Daemon::start();
+    let v = create(&d, "o.hc", "4M");
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            &v,
+            "--volume-type",
+            "hidden",
+            "--size",
+            "1M",
+            "--outer-pim",
+            "1",
+            "--outer-hash",
+            "sha512",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        "not the outer password at all\nhidden words, twenty and more\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.starts_with(&format!("tcctl: the outer volume {v}: wrong password"))
+            && msg.contains("--outer-pim and --outer-hash"),
+        "{msg}"
+    );
 }

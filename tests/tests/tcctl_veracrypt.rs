@@ -1039,6 +1039,9 @@ fn dismount_unmount_and_list_forms() {
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
     mount(&v);
     d.ok(&["unmount", &v], "");
+    // umount(8)'s spelling too.
+    mount(&v);
+    d.ok(&["umount", &v], "");
     mount(&v);
     d.ok(&["--dismount", &v], "");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
@@ -1133,7 +1136,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         })
         .collect();
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 36, "the table's rows");
+    assert_eq!(rows.len(), 38, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         let test = cells.last().expect("a test").trim_matches('`');
@@ -1231,4 +1234,68 @@ fn fs_options_set_owners_and_modes_from_an_allow_list() {
         );
     }
     assert_eq!(sys.list(Some(user)).as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn options_tcctl_does_not_take_are_refused_saying_why() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "n.hc");
+    for (option, why) in [
+        ("--display-password", "tcctl never shows a password"),
+        ("--save-preferences", "tcctl keeps no preferences"),
+        (
+            "--background-task",
+            "the tcd daemon is the background service",
+        ),
+        (
+            "--no-size-check",
+            "tcctl always checks that a new volume fits",
+        ),
+    ] {
+        let (code, msg) = d.fails(&["-t", option, "--test", &v, "--stdin"], PW);
+        assert_eq!(code, USAGE, "{option}: {msg}");
+        assert!(msg.starts_with(&format!("tcctl: {option}: {why}")), "{msg}");
+    }
+    // The hidden volume's PRF is passed over (every one is tried), a
+    // name that is none refused.
+    let (code, msg) = d.fails(
+        &["-t", "--protection-hash=md5", "--test", &v, "--stdin"],
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("unknown hash \"md5\""), "{msg}");
+    d.ok(
+        &[
+            "-t",
+            "--protection-hash=sha512",
+            "--test",
+            &v,
+            "--stdin",
+            "--pim",
+            "1",
+        ],
+        PW,
+    );
+    // `-p ""` says --non-interactive, which may also be given; with --stdin
+    // it contradicts itself.
+    let (code, msg) = d.fails(
+        &[
+            "-t",
+            "--non-interactive",
+            "-p",
+            "",
+            "--test",
+            &v,
+            "--pim",
+            "1",
+        ],
+        "",
+    );
+    assert!(
+        code != 0 && !msg.contains("multiple times"),
+        "given twice is no error of its own: {msg}"
+    );
+    let (code, msg) = d.fails(&["-t", "-p", "", "--stdin", "--test", &v], PW);
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("contradict each other"), "{msg}");
 }

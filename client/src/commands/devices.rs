@@ -123,13 +123,14 @@ fn try_device(
     let o = mount_options(a);
     match search::run_for(c, &shown, || c.mount(&file, &shown, password, keyfiles, o)) {
         Ok(path) => {
-            let at = c
-                .list()?
-                .into_iter()
-                .find(|v| v.object == path)
-                .map(|v| v.mount_point().unwrap_or(v.device()).to_owned())
-                .unwrap_or_default();
-            say(&format!("{shown}: mounted on {at}"));
+            // As `tcctl mount` says it: a volume with no filesystem
+            // mounted is attached.
+            let row = c.list()?.into_iter().find(|v| v.object == path);
+            match row.as_ref().map(|v| (v.mount_point(), v.device())) {
+                Some((Some(at), _)) => say(&format!("{shown}: mounted on {at}")),
+                Some((None, device)) => say(&format!("{shown}: attached as {device}")),
+                None => say(&format!("{shown}: mounted")),
+            }
             return Ok(Tried::Mounted);
         }
         Err(f) if f.code == exit::WRONG_PASSWORD => say(&format!("{shown}: not opened")),

@@ -112,6 +112,8 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
     }
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
     let mut pw = Passwords::new(a.password_stdin, ctx.interactive).of_favorites();
+    // Standard input's password serves every favorite (VeraCrypt's habit).
+    let mut shared = a.password_stdin.then(SharedPassword::default);
     let mut first_failure = None;
     for f in chosen {
         // Said before any password is asked, as `tcctl mount` says it.
@@ -128,7 +130,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
             println!("{}: already mounted", f.settings.name);
             continue;
         }
-        let result = mount_one(&c, f, &mut pw, a.remember);
+        let result = mount_one(&c, f, &mut pw, shared.as_mut(), a.remember);
         let result = notify::outcome(
             ctx.notify,
             &format!("Cannot mount {}", f.settings.name),
@@ -147,10 +149,15 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
 }
 
 /// Mounts one favorite, saying where.
+/// The one password standard input gives for every favorite, once read.
+#[derive(Default)]
+struct SharedPassword(Option<zeroize::Zeroizing<Vec<u8>>>);
+
 fn mount_one(
     c: &Client,
     f: &Favorite,
     pw: &mut Passwords,
+    mut shared: Option<&mut SharedPassword>,
     remember: bool,
 ) -> Result<(String, String), Failure> {
     let name = &f.settings.name;
@@ -164,9 +171,15 @@ fn mount_one(
     // alone, as `tcctl mount --non-interactive --keyfile` does.
     let main_prompt = lib::password_prompt(name);
     let keyfiles_alone = pw.asks_nobody() && !f.settings.keyfiles.is_empty();
-    let mut ask = |prompt: &str| match keyfiles_alone && prompt == main_prompt {
-        true => Ok(zeroize::Zeroizing::new(Vec::new())),
-        false => pw.ask(prompt),
+    let mut ask = |prompt: &str| match (keyfiles_alone, prompt == main_prompt, &mut shared) {
+        (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
+        (false, true, Some(SharedPassword(Some(p)))) => Ok(p.clone()),
+        (false, true, Some(SharedPassword(slot))) => {
+            let p = pw.ask(prompt)?;
+            *slot = Some(p.clone());
+            Ok(p)
+        }
+        _ => pw.ask(prompt),
     };
     let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
     if let Some(store) = mounted.kept {

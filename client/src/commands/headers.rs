@@ -146,13 +146,17 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         return Err(Failure::invalid("the passwords differ".into()));
     }
     let new_kf = new_kf.finish()?;
-    crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
-    crate::input::judge_new_pim(&new, a.new_pim.unwrap_or(0), !new_kf.is_empty(), a.force)?;
+    let weak = crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
+    let few =
+        crate::input::judge_new_pim(&new, a.new_pim.unwrap_or(0), !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })?;
     println!("{}: password changed", a.volume.display());
+    // Said once the change is made: a refusal makes them moot.
+    weak.say();
+    few.say();
     if let Some(to) = a.to {
         let name = match to {
             crate::cli::Format::Veracrypt => "VeraCrypt",

@@ -565,7 +565,7 @@ fn ask_for_create(
     } else {
         pw.ask(&format!("Password for {what}: "))?
     };
-    crate::input::judge_new_password(&password, any_keyfile, a.force)?;
+    crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
     if !a.secrets.password_stdin && !keyfiles_alone {
         let again = pw.ask("Repeat the password: ")?;
         if again != password {
@@ -578,7 +578,7 @@ fn ask_for_create(
         truecrypt,
         &format!("PIM for {what} (Enter for the default): "),
     )?;
-    crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
+    crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o))
 }
@@ -600,7 +600,18 @@ fn open_outer(
         pim: (pim != 0).then_some(pim),
         ..Default::default()
     };
-    let info = search::run(&c, || c.header_info(&host, password, keyfiles, search))?;
+    let info =
+        search::run(&c, || c.header_info(&host, password, keyfiles, search)).map_err(|mut f| {
+            // Said of the outer volume: --pim and --hash are the hidden one's.
+            f.message = format!("the outer volume {}: {}", a.volume.display(), f.message);
+            if f.code == exit::WRONG_PASSWORD {
+                f.message.push_str(
+                    " (its PIM and hash are --outer-pim and --outer-hash; --pim and --hash are \
+                     the hidden volume's)",
+                );
+            }
+            f
+        })?;
     tcd_client::forms::outer_hash(&a.volume, &info)
 }
 

@@ -68,6 +68,11 @@ impl App {
         if let Some(c) = fav.encryption.take() {
             fav.encryption = Some(super::mount::chain_named(&c)?.name.to_owned());
         }
+        // A system favorite's secrets are read as its automatic mount will
+        // read them: a missing or unsafe file is said now, not at boot.
+        if owner == Owner::System && (fav.password_file.is_some() || !fav.keyfiles.is_empty()) {
+            crate::favorites::auto::system_credentials(&fav)?;
+        }
         self.favorites.add(owner, fav)
     }
 

@@ -275,6 +275,7 @@ pub fn restore_from_file(
     refuse_legacy_header(&u)?;
     let size = unlock::host_size(host)?;
     check_fits(&u, size)?;
+    check_same_volume(engine, host, &u, size, creds, opts, cancel)?;
     let (at, targets): (usize, &[Location]) = match u.location {
         Location::Primary => (0, &[Location::Primary, Location::Backup]),
         _ => (
@@ -322,6 +323,52 @@ pub fn restore_from_embedded(
     } else {
         Location::HiddenBackup
     })
+}
+
+/// A backup of another volume would make this one unreadable, and its
+/// embedded backup with it: refused. An outer volume's data area fills
+/// its host between the two header groups, so a header describing any
+/// other size is another volume's; and where this volume's own header
+/// still opens with the same password, its master keys must be the
+/// backup's (a password change keeps them).
+fn check_same_volume(
+    engine: &Engine,
+    host: &File,
+    backup: &Unlocked,
+    size: u64,
+    creds: Credentials<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let h = &backup.header;
+    let outer = backup.location == Location::Primary;
+    if outer && h.data_offset.saturating_add(h.data_size) != size.saturating_sub(GROUP_BYTES) {
+        return Err(Error::InvalidArgument(format!(
+            "the backup is of another volume: its data area is {} bytes, this volume's {}; \
+             nothing was written",
+            h.data_size,
+            size.saturating_sub(GROUP_BYTES + h.data_offset)
+        )));
+    }
+    // Narrowed to what opened the backup, the look costs one derivation.
+    let mut narrow = opts.clone();
+    narrow.prf = Some(backup.prf);
+    narrow.chain = Some(backup.chain);
+    narrow.format = Some(h.format);
+    narrow.progress = None;
+    let target = if outer { Target::Outer } else { Target::Hidden };
+    match unlock::unlock(engine, host, creds, target, &narrow, cancel) {
+        Ok(current) if current.header.master_keys[..] != h.master_keys[..] => {
+            Err(Error::InvalidArgument(
+                "the backup is of another volume: the password opens this volume's own header \
+                 too, and its keys differ from the backup's; nothing was written"
+                    .into(),
+            ))
+        }
+        Err(Error::Cancelled) => Err(Error::Cancelled),
+        // Damaged (why one restores) or the same keys: go ahead.
+        _ => Ok(()),
+    }
 }
 
 /// A header about to be restored must describe a data area inside this
