@@ -325,15 +325,58 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
     }
     for p in files {
         let mut data = Zeroizing::new(Vec::new());
-        File::open(&p)
+        open_regular(&p)
             .and_then(|f| {
                 f.take(tcd_proto::keyfiles::MAX_READ as u64)
                     .read_to_end(&mut data)
             })
-            .map_err(|e| Failure::invalid(format!("keyfile {}: {e}", p.display())))?;
+            .map_err(|e| Failure::invalid(format!("keyfile {}: {}", p.display(), io_text(&e))))?;
+        // Said here, by name: the daemon only knows it by its place.
+        if data.is_empty() {
+            return Err(Failure::invalid(format!(
+                "keyfile {}: the file is empty (a keyfile holds at least one byte)",
+                p.display()
+            )));
+        }
         out.push(data);
     }
     Ok(Keyfiles { read: out, tokens })
+}
+
+/// Opens a file the user names to be read whole (a keyfile, a header
+/// file): a regular file, or a block device. A pipe or a terminal is
+/// refused rather than waited on: opening a FIFO no one writes to blocks.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    let what = if kind.is_fifo() {
+        "is a pipe (FIFO)"
+    } else if kind.is_socket() {
+        "is a socket"
+    } else if kind.is_char_device() {
+        "is a character device"
+    } else if kind.is_dir() {
+        "is a folder"
+    } else {
+        // Regular reads block again, as any file's.
+        // SAFETY: F_SETFL on a descriptor this function owns; no pointers.
+        let rc = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETFL, 0) };
+        return match rc {
+            0 => Ok(file),
+            _ => Err(std::io::Error::last_os_error()),
+        };
+    };
+    Err(std::io::Error::other(format!(
+        "{what}, not a regular file"
+    )))
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    crate::bus::io_text(e)
 }
 
 /// A detached header file's bytes (`--header`): both header slots at most.
@@ -351,7 +394,7 @@ pub fn read_header(path: Option<&Path>) -> Result<Option<tcd_proto::contract::Se
         }
     };
     let mut bytes = Zeroizing::new(Vec::new());
-    File::open(path)
+    open_regular(path)
         .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
         .map_err(failed)?;
     if bytes.len() < 512 || bytes.len() as u64 > MOST {

@@ -109,5 +109,5 @@ pub fn new_backup_file(path: &Path) -> Result<File, Failure> {
 
 /// A header backup to restore from.
 pub fn open_backup(path: &Path) -> Result<File, Failure> {
-    File::open(path).map_err(|e| Failure::not_found(format!("{}: {e}", path.display())))
+    crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))
 }

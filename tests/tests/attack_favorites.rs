@@ -367,8 +367,8 @@ fn a_system_favorites_keyfile_that_is_a_link_or_a_pipe_is_refused_promptly() {
     let image = sys.dir.path().join("disk.img");
     gpt_image(&image, 16 << 20);
     let (_disk, part) = LoopDevice::attach_with_partitions(&image);
-    for (name, keyfile) in [("via-pipe", &fifo), ("via-link", &link)] {
-        sys.ok(
+    let add = |name: &str, keyfile: &Path| {
+        sys.tcctl(
             None,
             &[
                 "favorites",
@@ -381,8 +381,34 @@ fn a_system_favorites_keyfile_that_is_a_link_or_a_pipe_is_refused_promptly() {
                 s(keyfile),
             ],
             "",
+        )
+    };
+    // Added, they are refused at once, as the automatic mount refuses them.
+    for (name, keyfile, why) in [
+        ("via-pipe", &fifo, "is a pipe"),
+        ("via-link", &link, "symbolic link"),
+    ] {
+        let out = add(name, keyfile);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && said.contains(s(keyfile)) && said.contains(why),
+            "{said}"
         );
     }
+    // Root's own files when added, swapped for the pipe and the link later.
+    for keyfile in [&fifo, &link] {
+        std::fs::remove_file(keyfile).expect("rm");
+        std::fs::write(keyfile, b"root's key").expect("key");
+        std::fs::set_permissions(keyfile, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    for (name, keyfile) in [("via-pipe", &fifo), ("via-link", &link)] {
+        let out = add(name, keyfile);
+        assert!(out.status.success(), "{out:?}");
+    }
+    std::fs::remove_file(&fifo).expect("rm");
+    mkfifo(&fifo);
+    std::fs::remove_file(&link).expect("rm");
+    std::os::unix::fs::symlink(&secret, &link).expect("symlink");
     // The partition appears again ("add" uevent): the daemon reads both
     // favorites' keyfiles as root.
     let dev = Path::new(&part)

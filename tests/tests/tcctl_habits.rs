@@ -847,6 +847,31 @@ fn restore_header_refuses_the_backup_of_another_volume() {
         std::fs::read(&v).expect("read") == before,
         "nothing written"
     );
+    // Nor when this volume's hash differs from the backup's (searched as
+    // widely as the backup was).
+    let other_hash = s(&d.path("sha256.hc")).to_owned();
+    let any_hash = ["--pim", "1", "--password-stdin"];
+    d.ok(
+        &[
+            &["create", &other_hash, "--size", "4M", "--hash", "sha256"][..],
+            &["--filesystem", "none"],
+            &any_hash,
+        ]
+        .concat(),
+        PW,
+    );
+    let foreign = format!("{other_hash}.backup");
+    d.ok(
+        &[&["backup-header", &other_hash, &foreign][..], &any_hash].concat(),
+        PW,
+    );
+    let (code, msg) = d.fails(
+        &[&["restore-header", &v, &foreign, "-q"][..], &any_hash].concat(),
+        PW,
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("its keys differ from the backup's"), "{msg}");
+    assert!(std::fs::read(&v).expect("read") == before, "nothing written");
     let mut damaged = before.clone();
     damaged[..512].fill(0);
     std::fs::write(&v, &damaged).expect("damage");

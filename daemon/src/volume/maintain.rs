@@ -350,14 +350,12 @@ fn check_same_volume(
             size.saturating_sub(GROUP_BYTES + h.data_offset)
         )));
     }
-    // Narrowed to what opened the backup, the look costs one derivation.
-    let mut narrow = opts.clone();
-    narrow.prf = Some(backup.prf);
-    narrow.chain = Some(backup.chain);
-    narrow.format = Some(h.format);
-    narrow.progress = None;
+    // Searched as widely as the backup was: this volume's header may use
+    // another hash or cipher than the backup's (then it is no copy of it).
+    let mut look = opts.clone();
+    look.progress = None;
     let target = if outer { Target::Outer } else { Target::Hidden };
-    match unlock::unlock(engine, host, creds, target, &narrow, cancel) {
+    match unlock::unlock(engine, host, creds, target, &look, cancel) {
         Ok(current) if current.header.master_keys[..] != h.master_keys[..] => {
             Err(Error::InvalidArgument(
                 "the backup is of another volume: the password opens this volume's own header \
