@@ -13,12 +13,20 @@ The search is a randomized greedy one with restarts:
 2. else the gate after which the most targets are one gate away (through
    it) is added, ties broken by the number of targets two gates away plus
    some random noise (which makes the restarts differ).
-Gates no output depends on are then dropped, and the smallest circuit
-found per box is kept. Each is checked on all 16 inputs before printing.
+Gates no output depends on are then dropped, and every NOT is folded away: any
+gate fed by complemented signals is one and/or/xor/andnot gate with a
+complemented result, so complements only pile up at the outputs, which the
+cipher absorbs into its round keys (FLIP in circuits.rs; the XORs with the
+keys and the linear transformation commute with them). The circuit with the
+fewest gates per box is kept. Each is checked on all 16 inputs before
+printing.
 
 Run: python3 gen_circuits.py [tries per box] [seed] > circuits.rs
-(deterministic for given arguments).
+(deterministic for given arguments), or
+python3 gen_circuits.py --fold OLD.rs > circuits.rs to fold the NOTs out of
+the circuits of an earlier circuits.rs without searching again.
 """
+import multiprocessing
 import os
 import random
 import re
@@ -144,7 +152,7 @@ def search(tg, rng):
         todo = [t for t in todo if t not in known]
         if len(gates) > 60:
             return None
-    return prune(vals, gates, tg)
+    return fold_nots(*prune(vals, gates, tg))
 
 
 def prune(vals, gates, tg):
@@ -164,12 +172,39 @@ def prune(vals, gates, tg):
     return kept, [new[o] for o in outs]
 
 
+def fold_nots(gates, outs):
+    """The same circuit without NOT gates: returns (gates, outs, flip) where
+    output k comes out complemented when bit k of flip is set."""
+    A, B = 0b1100, 0b1010  # every combination of two inputs
+    sig = [(i, 0) for i in range(4)]  # old signal -> (new signal, complemented)
+    kept = []
+    for op, i, j in gates:
+        if op == "not":
+            sig.append((sig[i][0], sig[i][1] ^ 1))
+            continue
+        (a, pa), (b, pb) = sig[i], sig[j]
+        if a == b:
+            return None  # a signal with its own complement: a wasted gate
+        want = apply(op, A ^ (0xF * pa), B ^ (0xF * pb)) & 0xF
+        for new, x, y in (("xor", a, b), ("and", a, b), ("or", a, b),
+                          ("andnot", a, b), ("andnot", b, a)):
+            got = apply(new, A if x == a else B, B if y == b else A) & 0xF
+            if got in (want, want ^ 0xF):
+                break
+        else:
+            raise AssertionError("no gate for %s" % op)
+        kept.append((new, x, y))
+        sig.append((3 + len(kept), int(got != want)))
+    flip = sum(sig[o][1] << k for k, o in enumerate(outs))
+    return kept, [sig[o][0] for o in outs], flip
+
+
 def evaluate(circ, inputs):
-    gates, outs = circ
+    gates, outs, flip = circ
     v = list(inputs)
     for op, i, j in gates:
         v.append(apply(op, v[i], v[j]))
-    return [v[o] for o in outs]
+    return [v[o] ^ (M if flip >> k & 1 else 0) for k, o in enumerate(outs)]
 
 
 def anf_cost(box):
@@ -206,10 +241,10 @@ def anf_cost(box):
 
 
 def rust(s, circ):
-    gates, outs = circ
+    gates, outs, _ = circ
     name = lambda i: "x%d" % i if i < 4 else "t%d" % (i - 4)
     kind = "S%d" % s if s < 8 else "S%d^-1" % (s - 8)
-    lines = ["/// Box %d (%s), %d gates." % (s, kind, len(gates)),
+    lines = ["/// Box %d (%s), %d gates, outputs FLIP[%d] complemented." % (s, kind, len(gates), s),
              "#[inline(always)]",
              "fn b%d<V: Lanes>(x: [V; 4]) -> [V; 4] {" % s,
              "    let [x0, x1, x2, x3] = x;"]
@@ -221,32 +256,61 @@ def rust(s, circ):
     return "\n".join(lines)
 
 
-def main():
-    tries = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    boxes = load_boxes()
+def parse_circuits(path):
+    """The circuits of an earlier circuits.rs, NOTs folded away."""
+    idx = lambda n: int(n[1:]) + (4 if n[0] == "t" else 0)
     found = []
-    for s, box in enumerate(boxes):
-        rng = random.Random(1000 * seed + s)  # each box on its own stream
+    for body in open(path).read().split("\nfn b")[1:]:
+        gates = []
+        for x, op, y in re.findall(r"= (\w+)\.(\w+)\((\w*)\);", body):
+            gates.append((op, idx(x), idx(y) if y else 0))
+        outs = re.search(r"\[(t\d+|x\d), (\w+), (\w+), (\w+)\]\n}", body).groups()
+        found.append(fold_nots(gates, [idx(o) for o in outs]))
+    return found
+
+
+def best_circuit(s, box, tries, seed):
+    """The smallest circuit (NOTs folded away) of `tries` searches."""
+    rng = random.Random(1000 * seed + s)  # each box on its own stream
+    tg = targets(box)
+    best = None
+    for _ in range(tries):
+        c = search(tg, rng)
+        if c and (best is None or len(c[0]) < len(best[0])):
+            best = c
+    return best
+
+
+def main():
+    boxes = load_boxes()
+    if sys.argv[1:2] == ["--fold"]:
+        found = parse_circuits(sys.argv[2])
+        how = "--fold on the output of gen_circuits.py 1000 1"
+    else:
+        tries = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+        seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+        with multiprocessing.Pool() as pool:
+            jobs = [(s, box, tries, seed) for s, box in enumerate(boxes)]
+            found = pool.starmap(best_circuit, jobs)
+        how = "%d %d" % (tries, seed)
+    for s, (box, best) in enumerate(zip(boxes, found)):
         tg = targets(box)
-        best = None
-        for _ in range(tries):
-            c = search(tg, rng)
-            if c and (best is None or len(c[0]) < len(best[0])):
-                best = c
         assert evaluate(best, INPUTS) == tg, s
         for v in range(16):  # the same check, one input at a time
             bits = evaluate(best, [M if (v >> i) & 1 else 0 for i in range(4)])
             assert sum((b & 1) << i for i, b in enumerate(bits)) == box[v], (s, v)
-        print("box %2d: %d gates (anf %d), %d tries" % (s, len(best[0]), anf_cost(box), tries),
-              file=sys.stderr)
-        found.append(best)
-    print("//! Generated by gen_circuits.py (python3 gen_circuits.py %d %d); do not" % (tries, seed))
-    print("//! edit. Serpent's boxes as and/or/xor/andnot/not circuits found by a")
+        print("box %2d: %d gates (anf %d)" % (s, len(best[0]), anf_cost(box)), file=sys.stderr)
+    print("//! Generated by gen_circuits.py (python3 gen_circuits.py %s);" % how)
+    print("//! do not edit. Serpent's boxes as and/or/xor/andnot circuits found by a")
     print("//! randomized greedy search, each checked on all 16 inputs there and by")
     print("//! the tests of lanes.rs. Box 8 + i is S_i^-1, as in `lanes::BOXES`.")
+    print("//! Output k of box s comes out complemented where bit k of `FLIP[s]` is")
+    print("//! set: the round keys absorb that (`lanes::fold_keys`), so no NOT is run.")
     print()
     print("use super::lanes::Lanes;")
+    print()
+    print("/// Per box, the outputs its circuit gives complemented (bit k: output k).")
+    print("pub(crate) const FLIP: [u8; 16] = [%s];" % ", ".join(str(c[2]) for c in found))
     print()
     print("/// Applies box `S` bitsliced, as [`Lanes::sbox`].")
     print("#[inline(always)]")

@@ -80,7 +80,6 @@ pub(crate) trait Lanes: Copy {
     fn or(self, o: Self) -> Self;
     /// `!self & o`.
     fn andnot(self, o: Self) -> Self;
-    fn not(self) -> Self;
     fn rotl<const N: i32>(self) -> Self;
     fn shl<const N: i32>(self) -> Self;
 
@@ -91,7 +90,10 @@ pub(crate) trait Lanes: Copy {
 
     /// Applies box `S` (0..8: S_S, 8..16: S_(S-8)^-1) bitsliced: bit j of
     /// `x[i]` is input bit i of the nibble in position j. By default the
-    /// searched gate circuits of `circuits.rs`.
+    /// searched gate circuits of `circuits.rs`, whose outputs in
+    /// `circuits::FLIP[S]` come out complemented: such types run with the
+    /// round keys of [`fold_keys`]. Types that override this give the box
+    /// exactly and run with the plain keys.
     #[inline(always)]
     fn sbox<const S: usize>(x: [Self; 4]) -> [Self; 4] {
         super::circuits::sbox::<Self, S>(x)
@@ -197,9 +199,36 @@ pub(crate) fn decrypt<V: Lanes>(x: [V; 4], rk: &RoundKeys) -> [V; 4] {
     x
 }
 
-/// Box `s` chosen at run time, for the key schedule (one word at a time).
+/// The complements circuit box `s` leaves on its outputs, as words.
+pub(crate) fn flip_words(s: usize) -> [u32; 4] {
+    let f = super::circuits::FLIP[s];
+    [0, 1, 2, 3].map(|k| 0u32.wrapping_sub(u32::from(f >> k & 1)))
+}
+
+/// Round keys for the circuit boxes, which complement the outputs of
+/// `FLIP` (so that they run no NOT): (encryption, decryption). A box's
+/// complements pass through the linear transformation, linear over GF(2)
+/// (its shifts too), before encryption adds the next key, which absorbs
+/// `lt` of them; decryption adds the key right after its box.
+pub(crate) fn fold_keys(rk: &RoundKeys, enc: &mut RoundKeys, dec: &mut RoundKeys) {
+    *enc = *rk;
+    *dec = *rk;
+    for r in 0..32 {
+        let f = flip_words(r % 8);
+        let into_next = if r < 31 { lt(f) } else { f };
+        let g = flip_words(8 + r % 8);
+        for w in 0..4 {
+            enc[r + 1][w] ^= into_next[w];
+            dec[r][w] ^= g[w];
+        }
+    }
+}
+
+/// Box `s` chosen at run time, for the key schedule (one word at a time),
+/// exact (the circuit's complements undone).
 fn sbox_u32(s: usize, x: [u32; 4]) -> [u32; 4] {
-    match s & 7 {
+    let f = flip_words(s & 7);
+    let y = match s & 7 {
         0 => u32::sbox::<0>(x),
         1 => u32::sbox::<1>(x),
         2 => u32::sbox::<2>(x),
@@ -208,7 +237,8 @@ fn sbox_u32(s: usize, x: [u32; 4]) -> [u32; 4] {
         5 => u32::sbox::<5>(x),
         6 => u32::sbox::<6>(x),
         _ => u32::sbox::<7>(x),
-    }
+    };
+    [y[0] ^ f[0], y[1] ^ f[1], y[2] ^ f[2], y[3] ^ f[3]]
 }
 
 /// The key schedule of the specification for a 256-bit key (no padding).
@@ -251,10 +281,6 @@ impl Lanes for u32 {
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         !self & o
-    }
-    #[inline(always)]
-    fn not(self) -> Self {
-        !self
     }
     #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
@@ -316,10 +342,6 @@ impl Lanes for Portable {
         self.zip(o, |a, b| !a & b)
     }
     #[inline(always)]
-    fn not(self) -> Self {
-        self.map(|a| !a)
-    }
-    #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
         self.map(|a| a.rotate_left(N as u32))
     }
@@ -368,8 +390,8 @@ pub(crate) fn portable_decrypt(rk: &RoundKeys, batches: &mut [[u8; PORTABLE_BYTE
 mod tests {
     use super::*;
 
-    /// The S-box circuits agree with the tables of the specification on
-    /// every input, for both portable lane types.
+    /// The S-box circuits, their complements undone, agree with the tables
+    /// of the specification on every input, for both portable lane types.
     #[test]
     fn serpent_sbox_functions_match_tables() {
         fn check<const S: usize>() {
@@ -380,8 +402,11 @@ mod tests {
                     *xi |= ((v >> i) & 1) << v;
                 }
             }
+            let f = flip_words(S);
             let y = u32::sbox::<S>(x);
+            let y = [0, 1, 2, 3].map(|i| y[i] ^ f[i]);
             let p = Portable::sbox::<S>(x.map(Portable::splat));
+            let p = [0, 1, 2, 3].map(|i| p[i].xor(Portable::splat(f[i])));
             for (v, &expected) in BOXES[S].iter().enumerate() {
                 let out: u8 = (0..4).map(|i| (((y[i] >> v) & 1) as u8) << i).sum();
                 assert_eq!(out, expected, "box {S} input {v}");

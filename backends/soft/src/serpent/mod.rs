@@ -99,7 +99,12 @@ impl SerpentPath {
 
 /// Serpent with a 256-bit key, encrypting many blocks per call.
 pub struct Serpent256 {
+    /// The specification's keys, for the `vpternlogd` paths (exact boxes).
     rk: RoundKeys,
+    /// Encryption's and decryption's keys for the gate-circuit paths, which
+    /// absorb the complements the circuits leave (`lanes::fold_keys`).
+    enc: RoundKeys,
+    dec: RoundKeys,
     /// Checked available at construction.
     path: SerpentPath,
 }
@@ -126,10 +131,19 @@ impl Serpent256 {
         let mut rk = [[0u32; 4]; 33];
         lanes::key_schedule(key, &mut prekey, &mut rk);
         prekey.zeroize();
-        Serpent256 { rk, path }
+        let mut s = Serpent256 {
+            rk,
+            enc: [[0; 4]; 33],
+            dec: [[0; 4]; 33],
+            path,
+        };
+        rk.zeroize();
+        lanes::fold_keys(&s.rk, &mut s.enc, &mut s.dec);
+        s
     }
 
     fn run(&self, blocks: &mut [u8], encrypt: bool) {
+        let folded = if encrypt { &self.enc } else { &self.dec };
         match self.path {
             #[cfg(target_arch = "x86_64")]
             SerpentPath::Avx512Zmm => {
@@ -162,7 +176,7 @@ impl Serpent256 {
                 };
                 // SAFETY: `path` is Avx2 only if `is_available` saw AVX2,
                 // the feature `f` is compiled for.
-                batched::<{ x86::YMM_BYTES }>(blocks, |b| unsafe { f(&self.rk, b) });
+                batched::<{ x86::YMM_BYTES }>(blocks, |b| unsafe { f(folded, b) });
             }
             #[cfg(target_arch = "x86_64")]
             SerpentPath::Sse2 => {
@@ -173,7 +187,7 @@ impl Serpent256 {
                 };
                 // SAFETY: `f` needs SSE2, which every x86_64 CPU has (and
                 // `is_available` confirmed it anyway).
-                batched::<{ x86::XMM_BYTES }>(blocks, |b| unsafe { f(&self.rk, b) });
+                batched::<{ x86::XMM_BYTES }>(blocks, |b| unsafe { f(folded, b) });
             }
             _ => {
                 let f = if encrypt {
@@ -181,7 +195,7 @@ impl Serpent256 {
                 } else {
                     lanes::portable_decrypt
                 };
-                batched::<PORTABLE_BYTES>(blocks, |b| f(&self.rk, b));
+                batched::<PORTABLE_BYTES>(blocks, |b| f(folded, b));
             }
         }
     }
@@ -219,6 +233,8 @@ impl BlockCipher for Serpent256 {
 impl Drop for Serpent256 {
     fn drop(&mut self) {
         self.rk.zeroize();
+        self.enc.zeroize();
+        self.dec.zeroize();
     }
 }
 

@@ -42,10 +42,6 @@ impl<V: Lanes> Lanes for Pair<V> {
         Pair(self.0.andnot(o.0), self.1.andnot(o.1))
     }
     #[inline(always)]
-    fn not(self) -> Self {
-        Pair(self.0.not(), self.1.not())
-    }
-    #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
         Pair(self.0.rotl::<N>(), self.1.rotl::<N>())
     }
@@ -166,10 +162,6 @@ impl Lanes for X {
         X(simd!(_mm_andnot_si128(self.0, o.0)))
     }
     #[inline(always)]
-    fn not(self) -> Self {
-        X(simd!(_mm_xor_si128(self.0, _mm_set1_epi32(-1))))
-    }
-    #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
         X(simd!(_mm_or_si128(
             _mm_sll_epi32(self.0, _mm_cvtsi32_si128(N)),
@@ -206,10 +198,6 @@ impl Lanes for Y2 {
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         Y2(simd!(_mm256_andnot_si256(self.0, o.0)))
-    }
-    #[inline(always)]
-    fn not(self) -> Self {
-        Y2(simd!(_mm256_xor_si256(self.0, _mm256_set1_epi32(-1))))
     }
     #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
@@ -257,10 +245,6 @@ impl Lanes for Y5 {
         Y5(simd!(_mm256_andnot_si256(self.0, o.0)))
     }
     #[inline(always)]
-    fn not(self) -> Self {
-        Y5::tern::<0x0F>(self, self, self)
-    }
-    #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
         Y5(simd!(_mm256_rol_epi32::<N>(self.0)))
     }
@@ -306,10 +290,6 @@ impl Lanes for Z {
     #[inline(always)]
     fn andnot(self, o: Self) -> Self {
         Z(simd!(_mm512_andnot_si512(self.0, o.0)))
-    }
-    #[inline(always)]
-    fn not(self) -> Self {
-        Z::tern::<0x0F>(self, self, self)
     }
     #[inline(always)]
     fn rotl<const N: i32>(self) -> Self {
@@ -571,11 +551,12 @@ batch_fn!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serpent::lanes::BOXES;
+    use crate::serpent::lanes::{BOXES, flip_words};
 
     /// Every box on all 16 inputs through the AVX2 lanes type itself (the
-    /// circuits as the AVX2 path runs them): lane word j of `x[i]` carries
-    /// input bit i of nibble `v` in bit v, for the 16 nibbles.
+    /// circuits as the AVX2 path runs them, complements and all): lane word
+    /// j of `x[i]` carries input bit i of nibble `v` in bit v, for the 16
+    /// nibbles.
     #[target_feature(enable = "avx2")]
     fn avx2_boxes() -> [[u32; 4]; 16] {
         let mut x = [0u32; 4];
@@ -606,8 +587,11 @@ mod tests {
         // SAFETY: AVX2 was detected just above.
         let y = unsafe { avx2_boxes() };
         for (s, ys) in y.iter().enumerate() {
+            let f = flip_words(s);
             for (v, &expected) in BOXES[s].iter().enumerate() {
-                let out: u8 = (0..4).map(|i| (((ys[i] >> v) & 1) as u8) << i).sum();
+                let out: u8 = (0..4)
+                    .map(|i| ((((ys[i] ^ f[i]) >> v) & 1) as u8) << i)
+                    .sum();
                 assert_eq!(out, expected, "box {s} input {v}");
             }
         }
