@@ -46,7 +46,7 @@ impl Failure {
         let code = match e.kind() {
             K::NotFound => exit::NOT_FOUND,
             K::PermissionDenied | K::ReadOnlyFilesystem => exit::PERMISSION_DENIED,
-            K::AlreadyExists => exit::INVALID_ARGUMENT,
+            K::AlreadyExists | K::InvalidInput => exit::INVALID_ARGUMENT,
             _ => exit::FAILED,
         };
         Failure {

@@ -818,7 +818,8 @@ pub struct CreateArgs {
     #[arg(long, value_parser = input::parse_create_size)]
     pub size: Option<u64>,
     /// Overwrite an existing file or device without asking (VeraCrypt's
-    /// --force, as -q); and take a password shorter than 8 characters.
+    /// --force, as -q); and take a password shorter than 8 characters, or
+    /// one shorter than 20 with a PIM under 485 (with a warning).
     #[arg(long)]
     pub force: bool,
     /// Do not ask before overwriting an existing file or device

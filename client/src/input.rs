@@ -370,9 +370,10 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
             _ => Err(std::io::Error::last_os_error()),
         };
     };
-    Err(std::io::Error::other(format!(
-        "{what}, not a regular file"
-    )))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file"),
+    ))
 }
 
 fn io_text(e: &std::io::Error) -> String {

@@ -37,34 +37,13 @@ fn main() -> ExitCode {
         return generate_dist(&args[2..]);
     }
     let given = args.clone();
-    let mut args = match veracrypt::translate(args) {
+    let args = match veracrypt::translate(args) {
         Ok(a) => a,
-        Err(f) => {
-            eprintln!("tcctl: {}", f.message);
-            return ExitCode::from(f.code);
-        }
+        Err(f) => return said(f),
     };
-    // VeraCrypt's text mode asks for what its command line leaves out.
-    if let Err(f) = text_mode::fill_in(&given, &mut args) {
-        eprintln!("tcctl: {}", f.message);
-        return ExitCode::from(f.code);
-    }
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match parse(&given, args) {
         Ok(cli) => cli,
-        Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
-            match text_mode::ask_missing(&given, &mut args, &e) {
-                Ok(true) => match Cli::try_parse_from(args) {
-                    Ok(cli) => cli,
-                    Err(e) => return usage_error(e),
-                },
-                Ok(false) => return usage_error(e),
-                Err(f) => {
-                    eprintln!("tcctl: {}", f.message);
-                    return ExitCode::from(f.code);
-                }
-            }
-        }
-        Err(e) => return usage_error(e),
+        Err(code) => return code,
     };
     let result = run(cli);
     token::forget_pins();
@@ -78,6 +57,34 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// The command line as tcctl reads it (`args`, VeraCrypt's spellings
+/// translated); in VeraCrypt's text mode on a terminal, with what it
+/// leaves out asked for. The exit code when it cannot be read.
+fn parse(given: &[std::ffi::OsString], mut args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
+    text_mode::fill_in(given, &mut args).map_err(said)?;
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
+            if !text_mode::ask_missing(given, &mut args, &e).map_err(said)? {
+                return Err(usage_error(e));
+            }
+            Cli::try_parse_from(&args).map_err(usage_error)?
+        }
+        Err(e) => return Err(usage_error(e)),
+    };
+    // A `-t` mount asks VeraCrypt's last questions, and is read again.
+    if text_mode::mount_questions(given, &mut args).map_err(said)? {
+        return Cli::try_parse_from(&args).map_err(usage_error);
+    }
+    Ok(cli)
+}
+
+/// A failure said on standard error; its exit code.
+fn said(f: Failure) -> ExitCode {
+    eprintln!("tcctl: {}", f.message);
+    ExitCode::from(f.code)
 }
 
 /// Packaging's `generate-dist DIR`.

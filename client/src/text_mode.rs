@@ -28,9 +28,42 @@ fn may_ask(given: &[OsString], args: &[OsString]) -> bool {
 /// out, adding the answers to `args` (the translated command line).
 pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failure> {
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
-        create(args)?;
+        // VeraCrypt's `-k ""` (no keyfile) leaves nothing in `args`.
+        let keyfiles_given = given.iter().any(|a| {
+            a == "-k" || a == "--keyfiles" || a.to_string_lossy().starts_with("--keyfiles=")
+        });
+        create(args, keyfiles_given)?;
     }
     Ok(())
+}
+
+/// After a `-t` mount line parsed: VeraCrypt asks for keyfiles and
+/// whether to protect a hidden volume when the line says neither; true
+/// when answers were added to `args`.
+pub fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) -> Result<bool, Failure> {
+    if !may_ask(given, args) || args.get(1).is_none_or(|a| a != "mount") {
+        return Ok(false);
+    }
+    let said = |names: &[&str]| {
+        given.iter().chain(args.iter()).any(|a| {
+            let a = a.to_string_lossy();
+            names
+                .iter()
+                .any(|n| a == *n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    let keyfiles_said = said(&["-k", "--keyfile", "--keyfiles", "--key-file"]);
+    let protection_said = said(&["--protect-hidden", "--readonly", "-m"]);
+    if !keyfiles_said {
+        keyfiles(args)?;
+    }
+    if !protection_said {
+        let yes = terminal_line("Protect hidden volume (if any)? (y=Yes/n=No) [No]: ")?;
+        if matches!(yes.trim(), "y" | "Y" | "yes" | "Yes") {
+            args.push("--protect-hidden".into());
+        }
+    }
+    Ok(!keyfiles_said || !protection_said)
 }
 
 /// After a parse that found required arguments missing: asks for each
@@ -103,7 +136,7 @@ fn restore_source(args: &mut Vec<OsString>) -> Result<(), Failure> {
 }
 
 /// `-t -c`'s questions, in VeraCrypt's order, for each choice not given.
-fn create(args: &mut Vec<OsString>) -> Result<(), Failure> {
+fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure> {
     let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
     let has = |names: &[&str]| {
         words.iter().any(|w| {
@@ -128,19 +161,21 @@ fn create(args: &mut Vec<OsString>) -> Result<(), Failure> {
             true => "Enter the outer volume's path: ",
             false => "Enter volume path: ",
         };
-        args.push(answer(path, "no volume given")?.into());
+        args.push(checked(path, "no volume given", folder_exists)?.into());
     }
     if !has(&["--size"]) {
         let question = match hidden {
             true => "Enter hidden volume size (sizeK/size[M]/sizeG/sizeT): ",
             false => "Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ",
         };
-        let size = answer(question, "no size given")?;
-        // As VeraCrypt reads it: a bare number is in mebibytes.
-        let size = match size.bytes().all(|b| b.is_ascii_digit()) {
-            true => format!("{size}M"),
-            false => size,
-        };
+        let size = checked(question, "no size given", |typed| {
+            // As VeraCrypt reads it: a bare number is in mebibytes.
+            let size = match typed.bytes().all(|b| b.is_ascii_digit()) {
+                true => format!("{typed}M"),
+                false => typed.to_owned(),
+            };
+            crate::input::parse_create_size(&size).map(|_| size)
+        })?;
         args.extend(["--size".into(), size.into()]);
     }
     // Each list opens with tcctl's default: Enter takes it.
@@ -148,16 +183,63 @@ fn create(args: &mut Vec<OsString>) -> Result<(), Failure> {
     choose::<Encryption>(args, given("--encryption"), "Encryption algorithm:")?;
     choose::<Hash>(args, given("--hash"), "Hash algorithm:")?;
     choose::<NewFilesystem>(args, given("--filesystem"), "Filesystem:")?;
-    if !has(&["--keyfile", "-k", "--key-file"]) {
-        loop {
-            let keyfile = terminal_line("Enter keyfile path [none]: ")?;
-            if keyfile.is_empty() {
-                break;
-            }
-            args.extend(["--keyfile".into(), keyfile.into()]);
-        }
+    if !keyfiles_given && !has(&["--keyfile", "-k", "--key-file"]) {
+        keyfiles(args)?;
     }
     Ok(())
+}
+
+/// Keyfiles, one path a line until an empty one; a path that is not
+/// there is asked again.
+fn keyfiles(args: &mut Vec<OsString>) -> Result<(), Failure> {
+    let mut question = "Enter keyfile path [none]: ".to_owned();
+    loop {
+        let keyfile = terminal_line(&question)?;
+        if keyfile.is_empty() {
+            return Ok(());
+        }
+        match std::fs::metadata(&keyfile) {
+            Ok(_) => {
+                args.extend(["--keyfile".into(), keyfile.into()]);
+                question = "Enter keyfile path [none]: ".to_owned();
+            }
+            Err(e) => {
+                question = format!(
+                    "{keyfile}: {}\nEnter keyfile path [none]: ",
+                    crate::bus::io_text(&e)
+                )
+            }
+        }
+    }
+}
+
+/// A new volume's path whose folder is there.
+fn folder_exists(typed: &str) -> Result<String, String> {
+    let path = std::path::Path::new(typed);
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    match folder.is_dir() {
+        true => Ok(typed.to_owned()),
+        false => Err(format!("{}: no such folder", folder.display())),
+    }
+}
+
+/// An answer `check` takes (its value), asked again with the reason
+/// until it is; an empty one ends the command as cancelled.
+fn checked(
+    question: &str,
+    nothing: &str,
+    check: impl Fn(&str) -> Result<String, String>,
+) -> Result<String, Failure> {
+    let mut asked = question.to_owned();
+    loop {
+        match check(&answer(&asked, nothing)?) {
+            Ok(value) => return Ok(value),
+            Err(why) => asked = format!("{why}\n{question}"),
+        }
+    }
 }
 
 /// Whether the command line lacks the volume (clap says so).

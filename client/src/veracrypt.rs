@@ -114,11 +114,11 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("--explore", "mount --explore: xdg-open on the mount point"),
     (
         "--force with -c",
-        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters",
+        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters, or under 20 with a PIM under 485 (with a warning). With a mount, --force is taken and passed over",
     ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
-        "dismount VOLUME, or without one dismount --all; -f is --force; --slot N: the volume in slot N",
+        "dismount VOLUME, or without one dismount --all; -f is --force; --slot N: the volume in slot N; tcctl's dismount is also spelled unmount and umount",
     ),
     (
         "-l, --list",
@@ -215,6 +215,10 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
             let n = if words[at] == "--auto-mount" { 2 } else { 1 };
             words.drain(at..(at + n).min(words.len()));
         }
+    }
+    // VeraCrypt's --force on a mount: nothing in tcd's mount waits for it.
+    if command.is_some_and(|(_, sub)| sub == ["mount"]) {
+        words.retain(|w| w != "--force");
     }
     out.extend(spellings(words, command.is_some())?);
     if command.is_some_and(|(_, sub)| sub == ["dismount"]) {
@@ -369,6 +373,9 @@ fn protect_hidden(
 
 /// A hash name tcctl knows, or the usage error listing them.
 fn known_hash(name: &str) -> Result<(), Failure> {
+    if name.is_empty() || name.starts_with('-') {
+        return Err(usage("--protection-hash needs a hash name".into()));
+    }
     match <crate::cli::Hash as clap::ValueEnum>::from_str(name, true) {
         Ok(_) => Ok(()),
         Err(_) => Err(usage(format!(

@@ -294,6 +294,14 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
         ],
         "",
     );
+    // Root's own list has no "boot": pointed to the system's.
+    let out = sys.tcctl(None, &["favorites", "remove", "boot"], "");
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: no favorite boot of yours (the system's of that name goes with \
+         --system-favorite)\n"
+    );
     let seen = |who: Option<&User>| -> String {
         let rows: serde_json::Value =
             serde_json::from_str(&sys.ok(who, &["favorites", "list", "--json"], "")).expect("json");
@@ -603,8 +611,8 @@ fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
     let user = &sys.users[0];
     // A block device the user may open, but polkit does not let them use
     // (the test users have org.tcd.use-file only), and a folder given as
-    // the header backup: the descriptor is refused for what it is, before
-    // any authorization is asked for.
+    // the header backup: it is refused for what it is (tcctl opens no
+    // folder as a file) before any authorization is asked for.
     let image = sys.dir.path().join("user-disk.img");
     std::fs::File::create(&image)
         .and_then(|f| f.set_len(4 << 20))
@@ -628,7 +636,7 @@ fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
         Some(7),
         "a folder as the backup is a bad request, whoever asks: {err}"
     );
-    assert!(err.contains("a directory"), "{err}");
+    assert!(err.contains("is a folder, not a regular file"), "{err}");
     // The device itself is still refused by polkit with a good backup.
     let backup = user.path("backup.hdr");
     std::fs::write(&backup, vec![0u8; 128 << 10]).expect("backup");

@@ -469,6 +469,14 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     t.type_line(&v);
     t.expect("Enter mount directory [default]: ", Duration::from_secs(20));
     t.type_line("");
+    // VeraCrypt's last questions: keyfiles, and a hidden volume to protect.
+    t.expect("Enter keyfile path [none]: ", Duration::from_secs(20));
+    t.type_line("");
+    t.expect(
+        "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ",
+        Duration::from_secs(20),
+    );
+    t.type_line("");
     t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
@@ -726,7 +734,15 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line("");
     t.expect("Enter volume path: ", wait);
     t.type_line(&v);
-    t.expect("Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ", wait);
+    let size_question = "Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ";
+    t.expect(size_question, wait);
+    // No size: said, and asked again.
+    t.type_line("lots");
+    let deadline = std::time::Instant::now() + wait;
+    while t.text().matches(size_question).count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{}", t.text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     t.type_line("4");
     t.expect(&crlf("Encryption algorithm:\n 1) AES\n 2) Serpent\n"), wait);
     t.type_line("99");
@@ -871,7 +887,10 @@ fn restore_header_refuses_the_backup_of_another_volume() {
     );
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert!(msg.contains("its keys differ from the backup's"), "{msg}");
-    assert!(std::fs::read(&v).expect("read") == before, "nothing written");
+    assert!(
+        std::fs::read(&v).expect("read") == before,
+        "nothing written"
+    );
     let mut damaged = before.clone();
     damaged[..512].fill(0);
     std::fs::write(&v, &damaged).expect("damage");
@@ -974,6 +993,16 @@ fn a_refused_password_change_gives_no_warning_first() {
     let (code, msg) = d.fails(&args, &format!("{PW}twelve chars\n"));
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert_eq!(msg, "tcctl: TrueCrypt has no Camellia cipher\n");
+    // The PIM the volume keeps (1) is held to VeraCrypt's rule too.
+    let (code, msg) = d.fails(
+        &["change-password", &v, "--pim", "1", "--password-stdin"],
+        &format!("{PW}twelve chars, more\n"),
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.contains("a PIM under 485 takes a password of 20"),
+        "{msg}"
+    );
     let out = d.tcctl(
         &[
             "change-password",

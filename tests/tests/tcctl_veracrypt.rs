@@ -1276,6 +1276,26 @@ fn options_tcctl_does_not_take_are_refused_saying_why() {
         ],
         PW,
     );
+    let (code, msg) = d.fails(&["-t", "--test", &v, "--protection-hash", "--stdin"], PW);
+    assert_eq!(
+        (code, msg.as_str()),
+        (USAGE, "tcctl: --protection-hash needs a hash name\n")
+    );
+    // --force on a mount is VeraCrypt's habit; nothing here waits for it.
+    d.ok(
+        &[
+            "-t",
+            "--force",
+            "--stdin",
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+            &v,
+        ],
+        PW,
+    );
+    d.ok(&["dismount", "--all"], "");
     // `-p ""` says --non-interactive, which may also be given; with --stdin
     // it contradicts itself.
     let (code, msg) = d.fails(

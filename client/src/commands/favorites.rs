@@ -60,7 +60,17 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
 fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     if !c.remove_favorite(name, system)? {
-        return Err(Failure::not_found(format!("no favorite {name}")));
+        // The other list's favorite of that name, pointed to.
+        let other = c
+            .list_favorites()?
+            .iter()
+            .any(|f| f.settings.name == name && f.system != system);
+        let hint = match (other, system) {
+            (true, false) => " of yours (the system's of that name goes with --system-favorite)",
+            (true, true) => " of the system's (yours of that name goes without --system-favorite)",
+            (false, _) => "",
+        };
+        return Err(Failure::not_found(format!("no favorite {name}{hint}")));
     }
     // Its password goes with it; nothing stored is left to try.
     let _ = keystore::forget(&key_of(name, system));

@@ -147,8 +147,9 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     }
     let new_kf = new_kf.finish()?;
     let weak = crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
-    let few =
-        crate::input::judge_new_pim(&new, a.new_pim.unwrap_or(0), !new_kf.is_empty(), a.force)?;
+    // Without --new-pim the volume keeps the PIM it opened with.
+    let pim = a.new_pim.unwrap_or(a.secrets.pim());
+    let few = crate::input::judge_new_pim(&new, pim, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
