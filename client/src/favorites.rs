@@ -166,7 +166,16 @@ pub fn mount_one(
     // A system favorite's password file (named only to administrators)
     // opens it as the daemon's own mounts do, when this user can read it.
     if let Some(password) = system_password_file(f, note) {
-        let path = mount(&password)?;
+        let path = mount(&password).map_err(|mut e| {
+            if e.code == exit::WRONG_PASSWORD {
+                e.message = format!(
+                    "{} (with the password of its password file {})",
+                    e.message,
+                    f.settings.password_file.as_deref().unwrap_or_default()
+                );
+            }
+            e
+        })?;
         return Ok(Mounted {
             at: mounted_at(c, &path)?,
             kept,

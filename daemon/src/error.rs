@@ -70,6 +70,9 @@ pub enum Error {
          volume open none inside it"
     )]
     HiddenNotUnlocked,
+    /// A file no header search could open: too small to be a volume.
+    #[error("{0}")]
+    NotAVolume(String),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -205,7 +208,9 @@ impl Error {
     pub fn kind(&self) -> tcd_proto::contract::ErrorKind {
         use tcd_proto::contract::ErrorKind as K;
         match self {
-            Error::NotUnlocked { .. } | Error::HiddenNotUnlocked => K::WrongPassword,
+            Error::NotUnlocked { .. } | Error::HiddenNotUnlocked | Error::NotAVolume(_) => {
+                K::WrongPassword
+            }
             Error::AlreadyMounted(_) => K::AlreadyMounted,
             Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
             Error::Busy(_) | Error::Held { .. } | Error::AtCapacity(_) => K::Busy,

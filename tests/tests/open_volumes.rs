@@ -238,7 +238,7 @@ fn wrong_password_missing_keyfile_and_no_volume_give_one_error() {
         let r = open(&e, &short, wrong, Target::Any, &opts);
         if len < 18944 {
             assert!(
-                matches!(&r, Err(Error::InvalidArgument(m)) if m.contains("smaller than any")),
+                matches!(&r, Err(Error::NotAVolume(m)) if m.contains("smaller than any")),
                 "{len}-byte file"
             );
         } else {

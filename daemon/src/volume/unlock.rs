@@ -193,7 +193,7 @@ pub fn unlock(
     let size = host_size(host)?;
     // Nothing to search: said as such, not as a wrong password.
     if size < MIN_VOLUME_BYTES {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::NotAVolume(format!(
             "the volume is {size} bytes: smaller than any TrueCrypt or VeraCrypt volume \
              ({MIN_VOLUME_BYTES} bytes)"
         )));
