@@ -142,6 +142,15 @@ pub enum Error {
     Held { what: String, holders: Vec<Holder> },
     #[error("{0} is already mounted")]
     AlreadyMounted(String),
+    /// A volume dismounted by force that processes still hold.
+    #[error(
+        "{volume} is still detaching (dismounted by force){}; mount it again once they let go",
+        in_use_by(holders)
+    )]
+    Detaching {
+        volume: String,
+        holders: Vec<Holder>,
+    },
     #[error("no mounted volume {0}")]
     NotMounted(String),
     #[error(
@@ -208,7 +217,10 @@ impl Error {
             Error::NotUnlocked { .. } | Error::HiddenNotUnlocked => K::WrongPassword,
             Error::AlreadyMounted(_) => K::AlreadyMounted,
             Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
-            Error::Busy(_) | Error::Held { .. } | Error::AtCapacity(_) => K::Busy,
+            Error::Busy(_)
+            | Error::Held { .. }
+            | Error::Detaching { .. }
+            | Error::AtCapacity(_) => K::Busy,
             Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
                 K::UnsupportedCipher
             }
