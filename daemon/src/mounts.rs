@@ -205,7 +205,7 @@ pub struct MountTable {
     gone_events: Arc<Mutex<Option<std::sync::mpsc::Sender<u32>>>>,
     /// Hosts between their search and their entry (being mounted), with
     /// the owner and slot a mount holds for them.
-    mounting: Mutex<Vec<(HostKey, Option<(u32, u32)>)>>,
+    mounting: Mutex<Vec<(HostKey, Option<SlotHeld>)>>,
     /// The next volume id: ids are never used twice in a daemon's life, so
     /// an id checked is the volume acted on.
     next_id: AtomicU32,
@@ -1008,6 +1008,9 @@ impl MountTable {
 fn default_name(slot: u32) -> String {
     format!("veracrypt{slot}")
 }
+
+/// A slot held for a mount under way: (owner, slot).
+type SlotHeld = (u32, u32);
 
 /// VeraCrypt's slots are numbered 1 to 64.
 pub const MAX_SLOT: u32 = 64;
