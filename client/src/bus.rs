@@ -137,6 +137,11 @@ impl Volume {
     pub fn state(&self) -> VolumeState {
         self.view.state.unwrap_or_default()
     }
+    /// VeraCrypt's slot the daemon gave it; `None` while detaching, or
+    /// from a daemon that keeps none.
+    pub fn slot(&self) -> Option<u32> {
+        self.view.slot.filter(|n| *n > 0)
+    }
     /// "ok", "failed", or "unknown" from a daemon that does not say.
     pub fn health(&self) -> &str {
         self.view.health.as_deref().unwrap_or("unknown")

@@ -450,8 +450,8 @@ pub enum Command {
         /// Every volume you mounted (root: every volume).
         #[arg(long, conflicts_with = "slot")]
         all: bool,
-        /// The volume in this slot, as VeraCrypt's --slot: the N of its
-        /// veracryptN mount point, else the number `tcctl -t -l` gives it.
+        /// The volume in this slot, as VeraCrypt's --slot: the slot the
+        /// daemon gave it at its mount (shown by `tcctl -t -l`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
         slot: Option<u32>,
         /// Dismount even if files are open.
@@ -637,9 +637,10 @@ pub struct MountArgs {
         value_name = "OPTIONS"
     )]
     pub mount_options: Vec<MountOption>,
-    /// Without a mount point: mount on /run/media/$USER/veracryptN
-    /// (refused while that slot is taken).
-    #[arg(long, value_name = "N", conflicts_with = "mount_point", value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// VeraCrypt's slot for the volume (refused while another of yours
+    /// holds it; by default the lowest free one). Without a mount point it
+    /// mounts on /run/media/$USER/veracryptN.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub slot: Option<u32>,
     /// Filesystem options, comma-separated, from an allow-list: uid=,
     /// gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT,

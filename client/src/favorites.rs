@@ -166,16 +166,7 @@ pub fn mount_one(
     // A system favorite's password file (named only to administrators)
     // opens it as the daemon's own mounts do, when this user can read it.
     if let Some(password) = system_password_file(f, note) {
-        let path = mount(&password).map_err(|mut e| {
-            if e.code == exit::WRONG_PASSWORD {
-                e.message = format!(
-                    "{} (with the password of its password file {})",
-                    e.message,
-                    f.settings.password_file.as_deref().unwrap_or_default()
-                );
-            }
-            e
-        })?;
+        let path = mount(&password).map_err(|e| from_password_file(e, f))?;
         return Ok(Mounted {
             at: mounted_at(c, &path)?,
             kept,
@@ -196,6 +187,19 @@ pub fn mount_one(
         at: mounted_at(c, &path)?,
         kept,
     })
+}
+
+/// A wrong password that came from a system favorite's password file,
+/// said to have come from there.
+fn from_password_file(mut e: Failure, f: &Favorite) -> Failure {
+    if e.code == exit::WRONG_PASSWORD {
+        e.message = format!(
+            "{} (with the password of its password file {})",
+            e.message,
+            f.settings.password_file.as_deref().unwrap_or_default()
+        );
+    }
+    e
 }
 
 /// The mount point of the volume at `path`, or its block device.

@@ -54,7 +54,8 @@ are \fBnull\fR, never empty strings.
 \fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
 \fBsystem_encryption\fR,
 \fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
-\fBhealth\fR and \fBproblems\fR (array). \fBstatus \-\-json\fR is one of them.
+\fBhealth\fR, \fBproblems\fR (array), \fBslot\fR (VeraCrypt's, null while detaching),
+\fBdiscard\fR and \fBdismount_idle\fR (seconds, 0 for never). \fBstatus \-\-json\fR is one of them.
 \fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
 \fBheader_version\fR, \fBencryption\fR, \fBhash\fR, \fBpim\fR (null: the default),
 \fBiterations\fR (null for Argon2id), \fBhidden\fR, \fBused_backup_header\fR,
@@ -95,39 +96,46 @@ pub fn volume_json(v: &Volume) -> Json {
         "system_encryption": o.system_encryption,
         "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
         "owner": o.owner, "state": json_state(v), "health": v.health(),
+        "slot": v.slot(), "discard": o.discard.unwrap_or_default(),
+        "dismount_idle": o.dismount_idle.unwrap_or_default(),
         "problems": o.problems.clone().unwrap_or_default()})
 }
 
-/// `veracrypt -t -l`'s lines: `SLOT: VOLUME DEVICE MOUNT POINT`, the slot
-/// that of a `veracryptN` mount point, else a free number (see [`slots`]); `-` for no
-/// mount point. A path with a space is quoted as VeraCrypt quotes it.
-pub fn veracrypt_lines(rows: &[Volume]) {
-    for (r, slot) in rows.iter().zip(slots(rows)) {
+/// `veracrypt -t -l`'s lines: `SLOT: VOLUME DEVICE MOUNT POINT`, the
+/// slot the daemon gave the volume at its mount; `-` for no mount point.
+/// Volumes detaching are left out: they are not mounted any more (`list`
+/// shows them). A path with a space is quoted as VeraCrypt quotes it.
+/// Returns how many lines it printed, in the order of the slots as
+/// VeraCrypt prints them.
+pub fn veracrypt_lines(rows: &[Volume]) -> usize {
+    let mut shown: Vec<(u32, &Volume)> = rows
+        .iter()
+        .zip(slots(rows))
+        .filter(|(r, _)| r.state() != VolumeState::Detaching)
+        .filter_map(|(r, slot)| Some((slot?, r)))
+        .collect();
+    shown.sort_by_key(|(slot, _)| *slot);
+    for (slot, r) in &shown {
         let at = r.mount_point().unwrap_or("-");
         let (host, at) = (quote_spaces(r.host()), quote_spaces(at));
         println!("{slot}: {host} {} {at}", r.device());
     }
+    shown.len()
 }
 
-/// Each row's VeraCrypt slot, unique: the N of a `veracryptN` mount
-/// point, else the lowest number no other row has, in the list's order.
-pub fn slots(rows: &[Volume]) -> Vec<u32> {
-    let own: Vec<Option<u32>> = rows
-        .iter()
-        .map(|r| {
-            r.mount_point()
-                .and_then(|at| std::path::Path::new(at).file_name())
-                .and_then(|n| n.to_str()?.strip_prefix("veracrypt")?.parse::<u32>().ok())
-        })
-        .collect();
-    let mut taken: Vec<u32> = own.iter().flatten().copied().collect();
-    own.iter()
-        .map(|slot| {
-            slot.unwrap_or_else(|| {
+/// Each row's VeraCrypt slot: the daemon's (none while detaching); a
+/// daemon that keeps none (an older one) has each row given the lowest
+/// number no other row has.
+pub fn slots(rows: &[Volume]) -> Vec<Option<u32>> {
+    let mut taken: Vec<u32> = rows.iter().filter_map(Volume::slot).collect();
+    rows.iter()
+        .map(|r| match r.view.slot {
+            Some(n) => (n > 0).then_some(n),
+            None => {
                 let free = (1..).find(|n| !taken.contains(n)).unwrap_or(u32::MAX);
                 taken.push(free);
-                free
-            })
+                Some(free)
+            }
         })
         .collect()
 }
@@ -460,7 +468,7 @@ pub fn status(v: &Volume, json: bool) {
     let size = o
         .size
         .map_or_else(|| "-".into(), |n| format!("{} ({n} bytes)", human_size(n)));
-    let lines = [
+    let mut lines = vec![
         ("device", v.device().to_owned()),
         ("mount point", v.mount_point().unwrap_or("-").to_owned()),
         ("filesystem", text(&o.filesystem)),
@@ -488,6 +496,16 @@ pub fn status(v: &Volume, json: bool) {
         ),
         ("health", v.health().to_owned()),
     ];
+    if let Some(slot) = v.slot() {
+        lines.insert(2, ("slot", slot.to_string()));
+    }
+    // As cryptsetup says a mapping with discards allowed.
+    if o.discard == Some(true) {
+        lines.push(("flags", "discards".to_owned()));
+    }
+    if let Some(n) = o.dismount_idle.filter(|n| *n > 0) {
+        lines.push(("dismount when idle", format!("{n} s")));
+    }
     // Values in one column, past the longest label.
     let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
     for (name, value) in lines {

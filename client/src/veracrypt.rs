@@ -48,7 +48,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--slot N",
-        "mount on /run/media/$USER/veracryptN; refused while another volume is mounted there. With -d or -l: the volume in that slot (dismount --slot, status --slot); a volume mounted elsewhere has the lowest number no other has",
+        "the volume's slot, kept until it is dismounted; refused while another of yours holds it (without --slot: the lowest free one). Without a mount folder: mount on /run/media/$USER/veracryptN. With -d or -l: the volume in that slot (dismount --slot, status --slot)",
     ),
     (
         "--fs-options OPTIONS",
@@ -122,7 +122,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-l, --list",
-        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT (a path with a space quoted as VeraCrypt does), exit 1 when none is mounted; -l VOLUME is status VOLUME, -l --slot N status --slot N; -v (anywhere) adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME is status VOLUME, -l --slot N status --slot N; -v (anywhere) adds nothing",
     ),
     ("-C, --change", "change-password"),
     (

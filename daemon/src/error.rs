@@ -70,7 +70,8 @@ pub enum Error {
          volume open none inside it"
     )]
     HiddenNotUnlocked,
-    /// A file no header search could open: too small to be a volume.
+    /// A file too small to be a volume: nothing was searched, so this is a
+    /// bad request, not a wrong password.
     #[error("{0}")]
     NotAVolume(String),
     #[error("{what}: {source}")]
@@ -145,6 +146,15 @@ pub enum Error {
     Held { what: String, holders: Vec<Holder> },
     #[error("{0} is already mounted")]
     AlreadyMounted(String),
+    /// A volume dismounted by force that processes still hold.
+    #[error(
+        "{volume} is still detaching (dismounted by force){}; mount it again once they let go",
+        in_use_by(holders)
+    )]
+    Detaching {
+        volume: String,
+        holders: Vec<Holder>,
+    },
     #[error("no mounted volume {0}")]
     NotMounted(String),
     #[error(
@@ -208,12 +218,13 @@ impl Error {
     pub fn kind(&self) -> tcd_proto::contract::ErrorKind {
         use tcd_proto::contract::ErrorKind as K;
         match self {
-            Error::NotUnlocked { .. } | Error::HiddenNotUnlocked | Error::NotAVolume(_) => {
-                K::WrongPassword
-            }
+            Error::NotUnlocked { .. } | Error::HiddenNotUnlocked => K::WrongPassword,
             Error::AlreadyMounted(_) => K::AlreadyMounted,
             Error::NotMounted(_) | Error::NotFound(_) => K::NotFound,
-            Error::Busy(_) | Error::Held { .. } | Error::AtCapacity(_) => K::Busy,
+            Error::Busy(_)
+            | Error::Held { .. }
+            | Error::Detaching { .. }
+            | Error::AtCapacity(_) => K::Busy,
             Error::UnsupportedCipher(_) | Error::NoSuchCipher { .. } | Error::UnknownChain(_) => {
                 K::UnsupportedCipher
             }
@@ -230,6 +241,7 @@ impl Error {
             Error::JournalNeedsReplay { .. } => K::JournalNeedsReplay,
             Error::WritesLost(_) => K::WritesLost,
             Error::InvalidArgument(_)
+            | Error::NotAVolume(_)
             | Error::InvalidPim(_)
             | Error::PrfNotInFormat { .. }
             | Error::VolumeTooSmall { .. }

@@ -192,8 +192,14 @@ fn stop(shared: &Shared, socket: &std::path::Path) {
         return;
     }
     shared.cache.wipe(None);
+    let ids: Vec<u32> = shared.table.list().iter().map(|m| m.id).collect();
     if let Err(e) = shared.table.dismount_all(true) {
         tracing::error!("dismount at exit: {e}");
+    }
+    // Clients hear of each dismount before the connections close with
+    // the process (a volume left detaching goes with it too).
+    for id in ids {
+        shared.unpublish_blocking(id);
     }
     let _ = std::fs::remove_file(socket);
     *done = true;

@@ -52,7 +52,9 @@ pub struct MountRequest<'a> {
     /// Where to mount; `None`: `/run/media/<user>/tcd<N>`, or with a
     /// slot `/run/media/<user>/veracrypt<slot>`.
     pub mount_point: Option<PathBuf>,
-    /// VeraCrypt's slot: a numbered default mount point.
+    /// VeraCrypt's slot asked for (refused while one of the owner's
+    /// volumes holds it); without one the lowest free slot is given.
+    /// Without a mount point it also names the default one.
     pub slot: Option<u32>,
     /// The caller's filesystem options (checked against the allow-list).
     pub fs_options: FsOptions,
@@ -108,6 +110,11 @@ pub struct Mounted {
     /// The favorite it was mounted as.
     pub favorite: Option<String>,
     pub auto_dismount: AutoDismount,
+    /// VeraCrypt's slot, 1 to [`MAX_SLOT`], unique among the owner's
+    /// volumes and kept until the dismount; 0 once detaching.
+    pub slot: u32,
+    /// Discards (TRIM) pass through to the host.
+    pub discard: bool,
     /// The host's device number when the host is a block device (to
     /// dismount when that device goes away).
     pub host_device: Option<u64>,
@@ -196,8 +203,9 @@ pub struct MountTable {
     entries: Arc<Mutex<BTreeMap<u32, Entry>>>,
     /// Told the id of a detaching volume once it is gone.
     gone_events: Arc<Mutex<Option<std::sync::mpsc::Sender<u32>>>>,
-    /// Hosts between their search and their entry (being mounted).
-    mounting: Mutex<Vec<HostKey>>,
+    /// Hosts between their search and their entry (being mounted), with
+    /// the owner and slot a mount holds for them.
+    mounting: Mutex<Vec<(HostKey, Option<SlotHeld>)>>,
     /// The next volume id: ids are never used twice in a daemon's life, so
     /// an id checked is the volume acted on.
     next_id: AtomicU32,
@@ -269,15 +277,80 @@ impl MountTable {
         let t = self.lock();
         let mut m = self.mounting.lock().unwrap_or_else(|p| p.into_inner());
         if t.values().any(|e| e.host_id.overlaps(&host_id))
-            || m.iter().any(|h| h.overlaps(&host_id))
+            || m.iter().any(|(h, _)| h.overlaps(&host_id))
         {
             return None;
         }
-        m.push(host_id);
+        m.push((host_id, None));
         Some(Reserved {
             table: self,
             host_id,
         })
+    }
+
+    /// Holds a slot of `owner` for the host `reserved` holds: `wanted`, or
+    /// the lowest free one. Decided under the table's lock, so two mounts
+    /// at once never get the same slot.
+    fn reserve_slot(
+        &self,
+        reserved: &Reserved<'_>,
+        owner: u32,
+        wanted: Option<u32>,
+    ) -> Result<u32> {
+        let t = self.lock();
+        let mut m = self.mounting.lock().unwrap_or_else(|p| p.into_inner());
+        let taken: Vec<u32> = t
+            .values()
+            .filter(|e| e.view.owner == owner)
+            .map(|e| e.view.slot)
+            .chain(
+                m.iter()
+                    .filter_map(|(_, s)| s.filter(|s| s.0 == owner).map(|s| s.1)),
+            )
+            .collect();
+        let slot = match wanted {
+            Some(n) if taken.contains(&n) => return Err(slot_taken(n)),
+            Some(n) => n,
+            None => (1..=MAX_SLOT).find(|n| !taken.contains(n)).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "all {MAX_SLOT} slots are taken: dismount a volume first"
+                ))
+            })?,
+        };
+        if let Some(r) = m.iter_mut().find(|(h, _)| *h == reserved.host_id) {
+            r.1 = Some((owner, slot));
+        }
+        Ok(slot)
+    }
+
+    /// Refuses a host mounted already, or still detaching (naming what
+    /// holds it).
+    fn check_not_mounted(&self, host_id: &HostKey, host_name: &str) -> Result<()> {
+        let holding = {
+            let t = self.lock();
+            match t.values().find(|e| e.host_id.overlaps(host_id)) {
+                None => return Ok(()),
+                Some(e) if e.view.state == VolumeState::Detaching => e.holding.clone(),
+                Some(_) => return Err(Error::AlreadyMounted(host_name.to_owned())),
+            }
+        };
+        // Scanned without the table's lock: /proc may be slow.
+        let holders = holding
+            .map(|(target, except)| holders::scan(target, &except))
+            .unwrap_or_default();
+        Err(Error::Detaching {
+            volume: host_name.to_owned(),
+            holders,
+        })
+    }
+
+    /// As [`MountTable::is_mounted`], with the refusal in words: a
+    /// detaching volume names what holds it.
+    pub fn check_host(&self, host: &File, host_name: &str) -> Result<()> {
+        match host.metadata() {
+            Ok(m) => self.check_not_mounted(&HostKey::of(&m), host_name),
+            Err(_) => Ok(()),
+        }
     }
 
     /// Takes down what a killed daemon left under the runtime folder: loop
@@ -332,9 +405,7 @@ impl MountTable {
         let host_device =
             std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()).then(|| meta.rdev());
         let host_name = host_name(&req.host, &req.host_name, host_device);
-        if self.lock().values().any(|e| e.host_id.overlaps(&host_id)) {
-            return Err(Error::AlreadyMounted(host_name));
-        }
+        self.check_not_mounted(&host_id, &host_name)?;
         // Check the mount point before the (slow) password search.
         if let Some(slot) = req.slot {
             self.check_slot(req.owner.0, slot)?;
@@ -381,9 +452,10 @@ impl MountTable {
         // Two mounts of one host may search at once (a call and a device
         // event); only the first to get here mounts it. No lock of the
         // table is held while it is served and mounted.
-        let _reserved = self
+        let reserved = self
             .reserve(host_id)
             .ok_or_else(|| Error::AlreadyMounted(host_name.clone()))?;
+        let slot = self.reserve_slot(&reserved, req.owner.0, req.slot)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if let Some(tx) = self
             .read_only_events
@@ -505,6 +577,8 @@ impl MountTable {
             owner: req.owner.0,
             favorite: req.favorite,
             auto_dismount: req.auto_dismount,
+            slot,
+            discard: req.discard,
             host_device,
             health: Arc::clone(volume.health()),
             state: VolumeState::Mounted,
@@ -647,6 +721,10 @@ impl MountTable {
             let mut t = self.lock();
             let e = t.get_mut(&id).ok_or(Error::NotMounted(id.to_string()))?;
             e.view.state = VolumeState::Detaching;
+            // Off its mount point: the folder and the slot are free for
+            // another volume.
+            e.view.mount_point = None;
+            e.view.slot = 0;
             e.view.holders = held;
             e.holding = target.map(|t| (t, except));
             e.view.clone()
@@ -837,20 +915,17 @@ impl MountTable {
         }))
     }
 
-    /// Refuses a slot whose mount point a volume is mounted on.
+    /// Refuses a slot one of `uid`'s volumes holds (said before the
+    /// search; [`MountTable::reserve_slot`] decides).
     fn check_slot(&self, uid: u32, slot: u32) -> Result<()> {
-        let p = default_mount_point_path(uid, &default_name(slot));
         let taken = self
             .lock()
             .values()
-            .any(|e| e.view.mount_point.as_deref() == Some(p.as_path()));
-        if taken {
-            return Err(Error::MountPoint {
-                path: p.display().to_string(),
-                problem: format!("slot {slot} is taken: another volume is mounted there"),
-            });
+            .any(|e| e.view.owner == uid && e.view.slot == slot);
+        match taken {
+            true => Err(slot_taken(slot)),
+            false => Ok(()),
         }
-        Ok(())
     }
 
     /// Holds `host` as being mounted until the guard goes, so nothing
@@ -932,6 +1007,18 @@ impl MountTable {
 /// `tcd<N>` (see `make_default_mount_point`).
 fn default_name(slot: u32) -> String {
     format!("veracrypt{slot}")
+}
+
+/// A slot held for a mount under way: (owner, slot).
+type SlotHeld = (u32, u32);
+
+/// VeraCrypt's slots are numbered 1 to 64.
+pub const MAX_SLOT: u32 = 64;
+
+fn slot_taken(slot: u32) -> Error {
+    Error::InvalidArgument(format!(
+        "slot {slot} is taken: another of your volumes is mounted in it; choose another slot"
+    ))
 }
 
 /// How many `tcd<N>` names a user's default mount points may take.
@@ -1021,7 +1108,7 @@ impl Drop for Reserved<'_> {
             .mounting
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|h| *h != self.host_id);
+            .retain(|(h, _)| *h != self.host_id);
     }
 }
 

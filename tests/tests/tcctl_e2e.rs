@@ -483,8 +483,8 @@ fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
         "x\n",
     );
     assert_eq!(code, 3, "missing file: {msg}");
-    // A file smaller than any volume is said to be, not a wrong
-    // password (exit 2 all the same: not a volume); a missing keyfile is
+    // A file smaller than any volume is said to be (a bad request:
+    // nothing was searched), not a wrong password; a missing keyfile is
     // "not found".
     let small = d.path("small.tc");
     for len in [64, 4096] {
@@ -493,7 +493,7 @@ fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
         assert_eq!(
             (code, msg),
             (
-                2,
+                7,
                 format!(
                     "tcctl: the volume is {len} bytes: smaller than any TrueCrypt or VeraCrypt \
                      volume (18944 bytes)\n"

@@ -646,12 +646,15 @@ fn slots_are_unique_and_dismount_slot_takes_the_veracrypt_mount_point() {
         .concat(),
         PW,
     );
-    // One volume attached as a device only, one on VeraCrypt's slot 1.
+    // One volume attached as a device only (the lowest free slot, 1),
+    // one on VeraCrypt's slot 3; slot 1 is taken.
     d.ok(
         &[&["mount", &a, "--filesystem", "none"][..], &fast].concat(),
         PW,
     );
-    d.ok(&[&["mount", &b, "--slot", "1"][..], &fast].concat(), PW);
+    let (code, msg) = d.fails(&[&["mount", &b, "--slot", "1"][..], &fast].concat(), PW);
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    d.ok(&[&["mount", &b, "--slot", "3"][..], &fast].concat(), PW);
     let lines = d.ok(&["-t", "-l"], "");
     let slots: Vec<&str> = lines
         .lines()
@@ -660,13 +663,14 @@ fn slots_are_unique_and_dismount_slot_takes_the_veracrypt_mount_point() {
     assert_eq!(slots.len(), 2, "{lines}");
     assert_ne!(slots[0], slots[1], "no two volumes share a slot: {lines}");
     assert!(
-        lines.contains(&format!("1: {b} ")) && lines.contains(&format!("2: {a} ")),
+        lines.starts_with(&format!("1: {a} ")) && lines.contains(&format!("\n3: {b} ")),
         "{lines}"
     );
-    d.ok(&["-t", "-d", "--slot", "1"], "");
+    assert!(lines.ends_with("/run/media/root/veracrypt3\n"), "{lines}");
+    d.ok(&["-t", "-d", "--slot", "3"], "");
     let left = d.list();
     assert_eq!(left.as_array().map(Vec::len), Some(1), "{left}");
-    assert_eq!(left[0]["volume"], a.as_str(), "slot 1 was b's: {left}");
+    assert_eq!(left[0]["volume"], a.as_str(), "slot 3 was b's: {left}");
 }
 
 #[test]

@@ -819,3 +819,92 @@ fn a_daemon_refusal_names_tcctls_options_not_the_dbus_keys() {
     );
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
 }
+
+#[test]
+fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops() {
+    let mut d = Daemon::start();
+    let (v1, v2, mnt) = (d.path("v1.vc"), d.path("v2.vc"), d.path("mnt"));
+    create(&d, &v1, "none");
+    create(&d, &v2, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(&with_open(&["mount", s(&v1), "--filesystem", "none"]), PW);
+    let first = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let (mut child, rx) = monitor(&d);
+    assert_eq!(
+        next(&rx, "the start"),
+        "Monitoring the tcd daemon. Press Ctrl+C to exit."
+    );
+    // The volume mounted before it started is no news: the next line is
+    // the mount after it.
+    d.ok(&with_open(&["mount", s(&v2), s(&mnt)]), PW);
+    let second = d.list()[1]["object"].as_str().expect("object").to_owned();
+    let line = next(&rx, "the mount");
+    assert!(
+        stamped(&line).starts_with(&format!("{second}: mounted {}", s(&v2))),
+        "{line}"
+    );
+    // SIGTERM dismounts both, and the monitor hears of each.
+    assert!(d.stop().success());
+    let mut said = vec![
+        stamped(&next(&rx, "a dismount at the stop")).to_owned(),
+        stamped(&next(&rx, "the other dismount at the stop")).to_owned(),
+    ];
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            format!("{first}: dismounted {}", s(&v1)),
+            format!("{second}: dismounted {}", s(&v2)),
+        ]
+    );
+    let status = child.wait().expect("monitor ends with the daemon");
+    assert_eq!(status.code(), Some(9), "the daemon went away");
+}
+
+#[test]
+fn status_and_list_say_discards_and_the_idle_dismount() {
+    let d = Daemon::start();
+    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(
+        &with_open(&[
+            "mount",
+            s(&vol),
+            s(&mnt),
+            "--discard",
+            "--dismount-idle",
+            "300",
+        ]),
+        PW,
+    );
+    let out = d.ok(&["status", s(&vol)], "");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.contains(&"  flags:              discards"), "{out}");
+    assert!(lines.contains(&"  dismount when idle: 300 s"), "{out}");
+    let row = &d.list()[0];
+    assert_eq!(
+        (row["discard"].clone(), row["dismount_idle"].clone()),
+        (json!(true), json!(300)),
+        "{row}"
+    );
+    let doc: Value = serde_json::from_str(&d.ok(&["status", s(&vol), "--json"], "")).expect("json");
+    assert_eq!(
+        (doc["discard"].clone(), doc["dismount_idle"].clone()),
+        (json!(true), json!(300))
+    );
+    d.ok(&["dismount", s(&vol)], "");
+    // Without them: no flags line, and JSON says false and 0.
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    let out = d.ok(&["status", s(&vol)], "");
+    assert!(
+        !out.contains("flags:") && !out.contains("when idle"),
+        "{out}"
+    );
+    let row = &d.list()[0];
+    assert_eq!(
+        (row["discard"].clone(), row["dismount_idle"].clone()),
+        (json!(false), json!(0)),
+        "{row}"
+    );
+}

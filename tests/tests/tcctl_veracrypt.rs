@@ -1319,3 +1319,130 @@ fn options_tcctl_does_not_take_are_refused_saying_why() {
     assert_eq!(code, USAGE, "{msg}");
     assert!(msg.contains("contradict each other"), "{msg}");
 }
+
+/// The `-t -l` line of each volume, by its slot.
+fn slot_lines(d: &Daemon) -> Vec<String> {
+    d.ok(&["-t", "-l"], "").lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn slots_are_kept_until_dismounted_and_go_with_a_mount_folder() {
+    let d = Daemon::start();
+    let (v1, m1) = volume(&d, "v1.hc");
+    let (v2, m2) = volume(&d, "v2.hc");
+    let (v3, m3) = volume(&d, "v3.hc");
+    let mount = |args: &[&str]| d.ok(&[&["-t", "--stdin", "--pim=1"][..], args].concat(), PW);
+    mount(&[&v1, &m1]);
+    // VeraCrypt's --slot with a mount folder: that folder, that slot.
+    let out = mount(&["--slot=3", &v2, &m2]);
+    assert!(out.starts_with(&format!("{v2} mounted on {m2} (")), "{out}");
+    // Without --slot: the lowest free one.
+    mount(&[&v3, &m3]);
+    let rows = d.list();
+    let slot_of = |v: &str| {
+        rows.as_array()
+            .and_then(|r| r.iter().find(|r| r["volume"] == v))
+            .map(|r| r["slot"].clone())
+    };
+    assert_eq!(
+        [slot_of(&v1), slot_of(&v2), slot_of(&v3)],
+        [Some(1.into()), Some(3.into()), Some(2.into())],
+        "{rows}"
+    );
+    let dev = |v: &str| {
+        rows.as_array()
+            .and_then(|r| r.iter().find(|r| r["volume"] == v))
+            .and_then(|r| r["device"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // In the order of the slots, as VeraCrypt lists them.
+    assert_eq!(
+        slot_lines(&d),
+        [
+            format!("1: {v1} {} {m1}", dev(&v1)),
+            format!("2: {v3} {} {m3}", dev(&v3)),
+            format!("3: {v2} {} {m2}", dev(&v2)),
+        ]
+    );
+    // Another's dismount moves nobody: slot 3 is still v2's.
+    d.ok(&["-t", "-d", "--slot=1"], "");
+    assert_eq!(
+        slot_lines(&d),
+        [
+            format!("2: {v3} {} {m3}", dev(&v3)),
+            format!("3: {v2} {} {m2}", dev(&v2)),
+        ]
+    );
+    let status = d.ok(&["status", "--slot", "3"], "");
+    assert!(status.starts_with(&format!("{v2} is active")), "{status}");
+    assert!(status.contains("\n  slot:            3\n"), "{status}");
+    // A slot held is refused, by tcctl and by the daemon.
+    let (code, msg) = d.fails(&["-t", "--stdin", "--pim=1", "--slot=2", &v1, &m1], "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert_eq!(
+        msg,
+        format!("tcctl: slot 2 is taken: {v3} is mounted on {m3}; choose another --slot\n")
+    );
+    d.ok(&["-t", "-d", "--slot=3"], "");
+    assert_eq!(row(&d)["volume"], v3.as_str());
+    assert_eq!(row(&d)["slot"], 2);
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
+fn a_volume_detaching_leaves_its_folder_and_slot_and_is_not_mounted_again() {
+    let d = Daemon::start();
+    let (v1, m1) = volume(&d, "v1.hc");
+    let (v2, _) = volume(&d, "v2.hc");
+    let m2 = s(&d.path("m2")).to_owned();
+    std::fs::create_dir(&m2).expect("mkdir");
+    d.ok(&["-t", "--stdin", "--pim=1", &v1, &m2], PW);
+    // A process that keeps the filesystem busy.
+    let mut holder = Command::new("sleep")
+        .arg("120")
+        .current_dir(&m2)
+        .spawn()
+        .expect("sleep");
+    let pid = holder.id();
+    let out = d.ok(&["dismount", "-f", &v1], "");
+    assert!(out.contains(&format!("PID {pid} (sleep)")), "{out}");
+    let r = row(&d);
+    assert_eq!(
+        (
+            r["state"].clone(),
+            r["mount_point"].clone(),
+            r["slot"].clone()
+        ),
+        (
+            "detaching".into(),
+            serde_json::Value::Null,
+            serde_json::Value::Null
+        ),
+        "{r}"
+    );
+    let status = d.ok(&["status", &v1], "");
+    assert!(status.contains("\n  mount point:     -\n"), "{status}");
+    // Not mounted: no VeraCrypt line.
+    let (code, msg) = d.fails(&["-t", "-l"], "");
+    assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
+    // The same volume is refused, saying who holds it.
+    let (code, msg) = d.fails(&["-t", "--stdin", "--pim=1", &v1, &m1], PW);
+    assert_eq!(code, 5, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {v1} is still detaching (dismounted by force): in use by PID {pid} (sleep); \
+             mount it again once they let go\n"
+        )
+    );
+    // Its folder is free for another volume, which takes slot 1.
+    d.ok(&["-t", "--stdin", "--pim=1", &v2, &m2], PW);
+    let lines = slot_lines(&d);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with(&format!("1: {v2} ")), "{lines:?}");
+    assert!(lines[0].ends_with(&format!(" {m2}")), "{lines:?}");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    d.ok(&["dismount", &v2], "");
+}

@@ -82,6 +82,12 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
     type Added<T> = (OwnedObjectPath, HashMap<String, T>);
     let (object, mut interfaces): Added<VolumeView> = body.deserialize().ok()?;
     let v = interfaces.remove(VOLUME_INTERFACE)?;
+    // A volume listed when the monitor started is no change (the daemon
+    // announces the volumes already mounted to each new connection);
+    // object paths are never used twice.
+    if seen.hosts.contains_key(object.as_str()) {
+        return None;
+    }
     if let Ok((_, mut raw)) = body.deserialize::<Added<HashMap<String, OwnedValue>>>() {
         let words = raw
             .remove(VOLUME_INTERFACE)
@@ -100,8 +106,10 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
     })
 }
 
+/// A property's value in words; "-" for none (an empty mount point).
 fn in_words(v: &OwnedValue) -> String {
-    crate::output::plain(&crate::bus::to_json(v))
+    let words = crate::output::plain(&crate::bus::to_json(v));
+    if words.is_empty() { "-".into() } else { words }
 }
 
 /// A volume's `Backends`, `ReadOnly` and `State` as they change: only

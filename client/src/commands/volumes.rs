@@ -158,23 +158,23 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A slot one of the user's volumes is mounted on (`veracryptN`, as the
-/// daemon names its mount point) is said taken before any password is
-/// asked; the daemon checks again.
+/// A slot one of the user's volumes holds is said taken before any
+/// password is asked; the daemon checks again.
 fn check_slot(slot: u32, listed: &[Volume]) -> Result<(), Failure> {
     // SAFETY: getuid has no arguments and cannot fail.
     let me = unsafe { libc::getuid() };
-    let name = format!("veracrypt{slot}");
-    let taken = listed.iter().find(|v| {
-        v.view.owner == Some(me)
-            && v.mount_point()
-                .is_some_and(|m| Path::new(m).file_name().is_some_and(|f| *f == *name))
-    });
+    let taken = listed
+        .iter()
+        .zip(output::slots(listed))
+        .find(|(v, s)| v.view.owner == Some(me) && *s == Some(slot));
     match taken {
-        Some(v) => Err(Failure::invalid(format!(
-            "slot {slot} is taken: {} is mounted on {}; choose another --slot",
+        Some((v, _)) => Err(Failure::invalid(format!(
+            "slot {slot} is taken: {} is mounted {}; choose another --slot",
             v.host(),
-            v.mount_point().unwrap_or_default()
+            match v.mount_point() {
+                Some(at) => format!("on {at}"),
+                None => format!("as {}", v.device()),
+            }
         ))),
         None => Ok(()),
     }
@@ -193,6 +193,8 @@ pub fn mounted_row<'a>(listed: &'a [Volume], volume: &Path) -> Option<&'a Volume
 pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
     match mounted_row(listed, volume) {
         None => Ok(()),
+        // The daemon refuses it, naming the processes that hold it.
+        Some(r) if r.state() == VolumeState::Detaching => Ok(()),
         Some(r) => Err(Failure {
             code: exit::ALREADY_MOUNTED,
             message: format!(
@@ -302,10 +304,14 @@ impl Named {
             Named::None => Ok(None),
             Named::Slot(n) => {
                 let rows = c.list()?;
-                let slots = output::slots(&rows);
+                // SAFETY: getuid has no arguments and cannot fail.
+                let me = unsafe { libc::getuid() };
+                // Slots are each user's own: the caller's volume first
+                // (root sees everyone's).
                 rows.iter()
-                    .zip(slots)
-                    .find(|(_, s)| *s == n)
+                    .zip(output::slots(&rows))
+                    .filter(|(_, s)| *s == Some(n))
+                    .max_by_key(|(r, _)| r.view.owner == Some(me))
                     .map(|(r, _)| Some(r.device().to_owned()))
                     .ok_or_else(|| Failure::not_found(format!("no volume is mounted in slot {n}")))
             }
@@ -400,13 +406,13 @@ pub fn list(ctx: Context<'_>, json: bool, veracrypt_lines: bool) -> Result<(), F
         output::volumes(&rows, json);
         return Ok(());
     }
-    if rows.is_empty() {
+    // A volume detaching is not mounted any more: no line.
+    if output::veracrypt_lines(&rows) == 0 {
         return Err(Failure {
             code: exit::FAILED,
             message: "No volumes mounted.".into(),
         });
     }
-    output::veracrypt_lines(&rows);
     Ok(())
 }
 

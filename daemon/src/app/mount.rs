@@ -93,11 +93,6 @@ impl MountCall {
         if o.slot.is_some_and(|s| !(1..=64).contains(&s)) {
             return Err(Error::InvalidArgument("option slot: 1 to 64".into()));
         }
-        if o.slot.is_some() && o.mount_point.as_ref().is_some_and(|p| !p.is_empty()) {
-            return Err(Error::InvalidArgument(
-                "option slot: only without a mount point".into(),
-            ));
-        }
         for (what, v) in [
             ("option mount_point", &o.mount_point),
             ("option favorite", &o.favorite),
@@ -211,9 +206,7 @@ impl App {
         };
         // A volume mounted already is said so at once: no search slot
         // taken (a user at the bound would hear "busy"), no key derived.
-        if self.table.is_mounted(&call.host) {
-            return Err(Error::AlreadyMounted(call.host_name));
-        }
+        self.table.check_host(&call.host, &call.host_name)?;
         let pim = o.pim.unwrap_or(0);
         let hidden = o.protect_hidden_password.clone().map(|p| {
             credentials(

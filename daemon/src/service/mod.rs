@@ -136,6 +136,8 @@ impl Shared {
                 let _ = object.backends_changed(iface.signal_emitter()).await;
                 let _ = object.read_only_changed(iface.signal_emitter()).await;
                 let _ = object.state_changed(iface.signal_emitter()).await;
+                let _ = object.mount_point_changed(iface.signal_emitter()).await;
+                let _ = object.slot_changed(iface.signal_emitter()).await;
             }
         }
     }

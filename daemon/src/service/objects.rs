@@ -169,14 +169,24 @@ impl BusView {
         .await;
     }
 
-    /// `PropertiesChanged` of a volume's `Backends`, `ReadOnly` and
-    /// `State`.
+    /// `PropertiesChanged` of a volume's `Backends`, `ReadOnly`, `State`,
+    /// `MountPoint` and `Slot`.
     pub async fn changed(&self, shared: &Shared, m: &Mounted) {
         let to = self.audience(shared, m.owner).await;
         let mut changed: HashMap<&str, Value<'_>> = HashMap::new();
         changed.insert("Backends", Value::from(m.info.backends.clone()));
         changed.insert("ReadOnly", Value::from(m.read_only));
         changed.insert("State", Value::from(m.state.name()));
+        changed.insert(
+            "MountPoint",
+            Value::from(
+                m.mount_point
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            ),
+        );
+        changed.insert("Slot", Value::from(m.slot));
         let path = volume::object_path(m.id);
         self.tell(
             &to,

@@ -39,6 +39,9 @@ pub fn view(m: &Mounted) -> VolumeView {
         state: Some(m.state.contract()),
         used_backup_header: Some(m.info.used_backup_header),
         system_encryption: Some(m.info.system),
+        slot: Some(m.slot),
+        discard: Some(m.discard),
+        dismount_idle: Some(u64::from(m.auto_dismount.idle_seconds)),
     }
 }
 
@@ -193,5 +196,21 @@ impl VolumeObject {
     #[zbus(property)]
     fn system_encryption(&self) -> bool {
         self.m.info.system
+    }
+    /// VeraCrypt's slot (1 to 64), given at the mount and kept until the
+    /// dismount; 0 once detaching.
+    #[zbus(property)]
+    fn slot(&self) -> u32 {
+        self.m.slot
+    }
+    /// Discards (TRIM) pass through to the host (mounted with `discard`).
+    #[zbus(property)]
+    fn discard(&self) -> bool {
+        self.m.discard
+    }
+    /// Dismounted after this many seconds with no read or write; 0: never.
+    #[zbus(property)]
+    fn dismount_idle(&self) -> u64 {
+        u64::from(self.m.auto_dismount.idle_seconds)
     }
 }

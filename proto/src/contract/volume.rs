@@ -66,6 +66,13 @@ pub struct VolumeView {
     pub used_backup_header: Option<bool>,
     /// Opened as system encryption (the header in the drive's first track).
     pub system_encryption: Option<bool>,
+    /// VeraCrypt's slot (1 to 64), kept from the mount to the dismount; 0
+    /// while detaching. Absent from daemons before slots were kept.
+    pub slot: Option<u32>,
+    /// Discards (TRIM) pass through to the host.
+    pub discard: Option<bool>,
+    /// Seconds with no I/O before an automatic dismount; 0: never.
+    pub dismount_idle: Option<u64>,
 }
 
 /// One row of the `ListVolumes` reply, `(osssssssbbbtss)`: object, host,
