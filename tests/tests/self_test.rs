@@ -86,6 +86,7 @@ fn every_algorithm_on_every_backend_and_path_passes() {
         assert!(has("Argon2id", "tcd", "AVX2"), "{out}");
     }
     assert!(has("PBKDF2-HMAC-BLAKE2s-256", "tcd", "SSE2 lanes"), "{out}");
+    assert!(has("PBKDF2-HMAC-RIPEMD-160", "tcd", "SSE2 lanes"), "{out}");
 
     let json: serde_json::Value =
         serde_json::from_str(&d.ok(&["self-test", "--json"], "")).expect("JSON");

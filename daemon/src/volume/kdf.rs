@@ -14,13 +14,16 @@
 //! compression functions ([`sha2_chains`]), Streebog and Whirlpool on
 //! their own table-driven compressions ([`streebog_tables`],
 //! [`whirlpool_tables`]), each checked against the generic code over
-//! random inputs.
+//! random inputs. SHA-512, BLAKE2s and RIPEMD-160 also run several
+//! independent chains at once in SIMD lanes ([`sha512_lanes`],
+//! [`blake2s_lanes`], [`ripemd160_lanes`]).
 //!
 //! The output blocks of one derivation are independent:
 //! [`derive_header_key_parts`] derives some of them, so that a search
 //! spreads one key over the cores.
 
 mod blake2s_lanes;
+mod ripemd160_lanes;
 mod sha2_chains;
 mod sha512_lanes;
 mod streebog_tables;
@@ -512,6 +515,7 @@ impl Prf {
         match self {
             Prf::Sha512 => sha512_lanes::lanes(level),
             Prf::Blake2s => blake2s_lanes::lanes(level),
+            Prf::Ripemd160 => ripemd160_lanes::lanes(level),
             _ => 1,
         }
     }
@@ -524,6 +528,7 @@ fn lanes_of(prf: Prf) -> Option<Lanes> {
     match prf {
         Prf::Sha512 => Some(sha512_lanes::pbkdf2_sha512_jobs),
         Prf::Blake2s => Some(blake2s_lanes::pbkdf2_blake2s_jobs),
+        Prf::Ripemd160 => Some(ripemd160_lanes::pbkdf2_ripemd160_jobs),
         _ => None,
     }
 }
@@ -587,9 +592,9 @@ pub fn pbkdf2_along(
 
 /// Derives several output blocks of one password's header keys, each of
 /// its own salt and part: the independent chains of a search (the blocks
-/// of one key, the salts of the header slots). SHA-512 and BLAKE2s run
-/// [`Prf::chains_at_once`] of them at once in SIMD lanes at `level` (one
-/// [`simd_level`] gave); the other PRFs one after another.
+/// of one key, the salts of the header slots). SHA-512, BLAKE2s and
+/// RIPEMD-160 run [`Prf::chains_at_once`] of them at once in SIMD lanes at
+/// `level` (one [`simd_level`] gave); the other PRFs one after another.
 #[allow(clippy::too_many_arguments)]
 pub fn derive_header_key_chains(
     (prf, format, pim, scope): (Prf, Format, u32, Scope),
@@ -624,7 +629,8 @@ pub fn derive_header_key_chains(
         .map(|c| sha512_lanes::Job {
             salt: &c.salt[..],
             block: c.part,
-            out: &mut c.out[c.part * len..(c.part + 1) * len],
+            // RIPEMD-160's last block is cut short at the key's end.
+            out: &mut c.out[c.part * len..((c.part + 1) * len).min(HEADER_KEY_BYTES)],
         })
         .collect();
     let result = lanes(password, iterations, cancel, level, &mut jobs);
@@ -1128,6 +1134,7 @@ mod tests {
             (Format::TrueCrypt, 0, Prf::Sha512),
             (Format::VeraCrypt, 1, Prf::Sha256),
             (Format::VeraCrypt, 1, Prf::Blake2s),
+            (Format::TrueCrypt, 0, Prf::Ripemd160),
         ] {
             let want: Vec<[u8; HEADER_KEY_BYTES]> = salts
                 .iter()
