@@ -63,6 +63,9 @@ impl HeaderForm {
         let keyfiles = read_keyfiles(&self.keyfiles)?;
         let new_kf = read_keyfiles(&secrets.keyfiles)?;
         crate::input::judge_new_password(new, !new_kf.is_empty(), false)?.say();
+        // The PIM it keeps (the one that opened it) unless a new one.
+        let pim = secrets.pim.unwrap_or(self.pim);
+        crate::input::judge_new_pim(new, pim, !new_kf.is_empty(), false)?.say();
         let new_o = NewCredentials {
             pim: secrets.pim,
             hash: secrets.hash.clone(),

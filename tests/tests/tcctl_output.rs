@@ -717,7 +717,7 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
     d.ok(&with_open(&["backup-header", s(&vol), s(&backup)]), PW);
     d.ok(
         &with_open(&["change-password", s(&vol)]),
-        &format!("{PW}new output words\n"),
+        &format!("{PW}new output words, twenty and more\n"),
     );
     assert_eq!(
         stamped(&next(&rx, "the password change")),
@@ -765,7 +765,11 @@ fn on_the_system_bus_a_users_header_work_is_told_to_them_and_root_but_not_to_ano
     let vol = sys.create_volume(alice, "a.hc", "24M");
     let mut args = vec!["change-password", s(&vol)];
     args.extend(OPEN_FAST);
-    sys.ok(Some(alice), &args, &format!("{PASSWORD}\nnew user words\n"));
+    sys.ok(
+        Some(alice),
+        &args,
+        &format!("{PASSWORD}\nnew user words, twenty and more\n"),
+    );
     for (rx, who) in [(&alices, "alice"), (&roots, "root")] {
         assert_eq!(
             stamped(&next(rx, &format!("alice's creation, to {who}"))),
