@@ -74,10 +74,6 @@ fn parse(given: &[std::ffi::OsString], mut args: Vec<std::ffi::OsString>) -> Res
         }
         Err(e) => return Err(usage_error(e)),
     };
-    // A `-t` mount asks VeraCrypt's last questions, and is read again.
-    if text_mode::mount_questions(given, &mut args).map_err(said)? {
-        return Cli::try_parse_from(&args).map_err(usage_error);
-    }
     Ok(cli)
 }
 

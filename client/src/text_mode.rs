@@ -37,35 +37,6 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
     Ok(())
 }
 
-/// After a `-t` mount line parsed: VeraCrypt asks for keyfiles and
-/// whether to protect a hidden volume when the line says neither; true
-/// when answers were added to `args`.
-pub fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) -> Result<bool, Failure> {
-    if !may_ask(given, args) || args.get(1).is_none_or(|a| a != "mount") {
-        return Ok(false);
-    }
-    let said = |names: &[&str]| {
-        given.iter().chain(args.iter()).any(|a| {
-            let a = a.to_string_lossy();
-            names
-                .iter()
-                .any(|n| a == *n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
-        })
-    };
-    let keyfiles_said = said(&["-k", "--keyfile", "--keyfiles", "--key-file"]);
-    let protection_said = said(&["--protect-hidden", "--readonly", "-m"]);
-    if !keyfiles_said {
-        keyfiles(args)?;
-    }
-    if !protection_said {
-        let yes = terminal_line("Protect hidden volume (if any)? (y=Yes/n=No) [No]: ")?;
-        if matches!(yes.trim(), "y" | "Y" | "yes" | "Yes") {
-            args.push("--protect-hidden".into());
-        }
-    }
-    Ok(!keyfiles_said || !protection_said)
-}
-
 /// After a parse that found required arguments missing: asks for each
 /// one, adding the answers to `args`; false when it would not ask.
 pub fn ask_missing(

@@ -469,14 +469,6 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     t.type_line(&v);
     t.expect("Enter mount directory [default]: ", Duration::from_secs(20));
     t.type_line("");
-    // VeraCrypt's last questions: keyfiles, and a hidden volume to protect.
-    t.expect("Enter keyfile path [none]: ", Duration::from_secs(20));
-    t.type_line("");
-    t.expect(
-        "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ",
-        Duration::from_secs(20),
-    );
-    t.type_line("");
     t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
