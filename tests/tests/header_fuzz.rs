@@ -151,7 +151,9 @@ fn opening_survives_well_formed_headers_with_hostile_fields() {
                 );
                 opened += 1;
             }
-            Err(Error::NotUnlocked { .. } | Error::InvalidArgument(_)) => refused += 1,
+            Err(Error::NotUnlocked { .. } | Error::InvalidArgument(_) | Error::NotAVolume(_)) => {
+                refused += 1
+            }
             Err(other) => panic!("round {round}: unexpected error {other}"),
         }
     }
