@@ -40,7 +40,8 @@ pub fn open(path: &Path, write: bool) -> Result<File, Failure> {
     Ok(file)
 }
 
-fn describe(kind: std::fs::FileType) -> &'static str {
+/// What a file that is no volume is, in words ("a FIFO").
+pub(crate) fn describe(kind: std::fs::FileType) -> &'static str {
     if kind.is_dir() {
         "a folder"
     } else if kind.is_fifo() {

@@ -330,7 +330,13 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
                 f.take(tcd_proto::keyfiles::MAX_READ as u64)
                     .read_to_end(&mut data)
             })
-            .map_err(|e| Failure::invalid(format!("keyfile {}: {}", p.display(), io_text(&e))))?;
+            .map_err(|e| {
+                Failure::invalid(format!(
+                    "keyfile {}: {}",
+                    p.display(),
+                    crate::bus::io_text(&e)
+                ))
+            })?;
         // Said here, by name: the daemon only knows it by its place.
         if data.is_empty() {
             return Err(Failure::invalid(format!(
@@ -353,15 +359,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let kind = file.metadata()?.file_type();
-    let what = if kind.is_fifo() {
-        "is a pipe (FIFO)"
-    } else if kind.is_socket() {
-        "is a socket"
-    } else if kind.is_char_device() {
-        "is a character device"
-    } else if kind.is_dir() {
-        "is a folder"
-    } else {
+    if kind.is_file() || kind.is_block_device() {
         // Regular reads block again, as any file's.
         // SAFETY: F_SETFL on a descriptor this function owns; no pointers.
         let rc = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETFL, 0) };
@@ -369,15 +367,12 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
             0 => Ok(file),
             _ => Err(std::io::Error::last_os_error()),
         };
-    };
+    }
+    let what = crate::host::describe(kind);
     Err(std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
-        format!("{what}, not a regular file"),
+        format!("is {what}, not a regular file"),
     ))
-}
-
-fn io_text(e: &std::io::Error) -> String {
-    crate::bus::io_text(e)
 }
 
 /// A detached header file's bytes (`--header`): both header slots at most.
