@@ -37,6 +37,10 @@ pub struct Cli {
     /// comes with --password-stdin, else the command fails at once.
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
+    /// VeraCrypt's `-p ""`, as translated: the password is the empty one
+    /// (keyfiles alone open the volume); implies --non-interactive.
+    #[arg(long, global = true, hide = true)]
+    pub empty_password: bool,
     /// The PKCS #11 library of your security token, for keyfiles named
     /// token://slot/N/file/NAME (default: $TCD_PKCS11_MODULE, then the
     /// policy's token_library, then p11-kit's proxy).
@@ -544,7 +548,12 @@ pub enum Command {
     /// health and state changes of the volumes you may see, volumes
     /// created, expanded, given a new password or their header restored
     /// (yours; root and administrators: everyone's), and policy changes.
-    Monitor,
+    Monitor {
+        /// One JSON object a line, for scripts: schema, time (UTC), event,
+        /// object, message and the event's own fields.
+        #[arg(long)]
+        json: bool,
+    },
     /// The daemon's cipher backends, loaded or not, and what the policy
     /// allows.
     Backends {
@@ -669,6 +678,14 @@ pub struct MountArgs {
         requires = "protect_hidden"
     )]
     pub protect_hidden_keyfiles: Vec<PathBuf>,
+    /// VeraCrypt's text mode on a terminal, no keyfile on its line: ask
+    /// for keyfiles after the password and PIM, as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
+    /// VeraCrypt's text mode on a terminal, no --protect-hidden on its
+    /// line: ask whether to protect a hidden volume, as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_protection: bool,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,
@@ -1045,6 +1062,10 @@ pub enum PolicyAction {
 }
 
 #[derive(Args)]
+// Nothing to set is a mistake, not a rewrite of the file as it is.
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args([
+    "hardware_acceleration", "allow", "allow_all", "prefer", "token_library", "file",
+])))]
 pub struct PolicySetArgs {
     /// Use processor AES instructions where present, or software only.
     #[arg(long, value_enum)]

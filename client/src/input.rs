@@ -27,22 +27,35 @@ fn take_stdin(what: &str) -> Result<(), Failure> {
     }
 }
 
+/// Whether a password may be asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    Yes,
+    /// `--non-interactive`.
+    No,
+    /// VeraCrypt's `-p ""`: nothing is asked, the password is empty.
+    EmptyGiven,
+}
+
 /// Passwords from standard input (one line each), a terminal prompt, or
 /// without a terminal a graphical one (or the system's password agents);
 /// with `interactive` false, only from standard input.
 pub struct Passwords {
     stdin: bool,
     interactive: bool,
+    /// VeraCrypt's `-p ""`: the password is the empty one.
+    empty_given: bool,
     lines: Option<std::io::StdinLock<'static>>,
     /// Where keyfiles come from, said when no password can be asked.
     keyfiles_from: &'static str,
 }
 
 impl Passwords {
-    pub fn new(stdin: bool, interactive: bool) -> Self {
+    pub fn new(stdin: bool, asking: Asking) -> Self {
         Passwords {
             stdin,
-            interactive,
+            interactive: asking == Asking::Yes,
+            empty_given: asking == Asking::EmptyGiven,
             lines: None,
             keyfiles_from: "open with keyfiles alone: give them with --keyfile",
         }
@@ -90,6 +103,16 @@ impl Passwords {
             }
             let trimmed = line.trim_end_matches(['\n', '\r']);
             return Ok(Zeroizing::new(trimmed.as_bytes().to_vec()));
+        }
+        if self.empty_given {
+            // No volume has the empty password and no keyfile: VeraCrypt
+            // would search and say the password is wrong; this says so now.
+            return Err(Failure {
+                code: exit::WRONG_PASSWORD,
+                message: "-p \"\": the empty password opens no volume without a keyfile: \
+                          give the password with --stdin, or the keyfiles with -k"
+                    .into(),
+            });
         }
         if !self.interactive {
             return Err(Failure {
@@ -187,6 +210,36 @@ pub fn terminal_line(question: &str) -> Result<String, Failure> {
         Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
         Err(e) => Err(Failure::invalid(format!("cannot read the answer: {e}"))),
     }
+}
+
+/// Keyfile paths typed on the terminal after `question`, one a line until
+/// an empty one; a path that is not there is asked again, saying why.
+pub fn keyfile_questions(question: &str) -> Result<Vec<PathBuf>, Failure> {
+    let mut paths = Vec::new();
+    let mut asked = question.to_owned();
+    loop {
+        let keyfile = terminal_line(&asked)?;
+        if keyfile.is_empty() {
+            return Ok(paths);
+        }
+        match std::fs::metadata(&keyfile) {
+            Ok(_) => {
+                paths.push(PathBuf::from(keyfile));
+                asked = question.to_owned();
+            }
+            Err(e) => asked = format!("{keyfile}: {}\n{question}", crate::bus::io_text(&e)),
+        }
+    }
+}
+
+/// A yes-or-no question on the terminal, VeraCrypt's way: "y" or "yes"
+/// (any case) is yes, anything else (Enter too) no.
+pub fn terminal_yes(question: &str) -> Result<bool, Failure> {
+    let typed = terminal_line(question)?;
+    Ok(matches!(
+        typed.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }
 
 /// Runs `prompt` with SIGINT held in this thread. The prompt reads the

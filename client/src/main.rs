@@ -36,6 +36,10 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);
     }
+    if let Some(help) = veracrypt::text_mode_help(&args) {
+        print!("{help}");
+        return ExitCode::SUCCESS;
+    }
     let given = args.clone();
     let args = match veracrypt::translate(args) {
         Ok(a) => a,
@@ -144,7 +148,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let ctx = Context {
         at,
         notify: notify::wanted(cli.notify),
-        interactive: !cli.non_interactive,
+        interactive: !cli.non_interactive && !cli.empty_password,
+        empty_password: cli.empty_password,
     };
     match cli.command {
         Command::Mount(a) => volumes::mount(ctx, a),
@@ -178,6 +183,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::SelfTest { json } => backends::self_test(ctx, json),
         Command::Favorites { action } => favorites::run(ctx, action),
         Command::Watch => watch::watch(ctx),
-        Command::Monitor => monitor::monitor(ctx),
+        Command::Monitor { json } => monitor::monitor(ctx, json),
     }
 }

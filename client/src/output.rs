@@ -45,7 +45,7 @@ pub const SCHEMA: u32 = 1;
 /// The manual page's OUTPUT section (roff): what `--json` promises.
 pub const MAN_SECTION: &str = r#".SH OUTPUT
 With \fB\-\-json\fR, \fBlist\fR, \fBstatus\fR, \fBinfo\fR, \fBdump\fR, \fBbackends\fR,
-\fBpolicy show\fR, \fBbenchmark\fR, \fBself\-test\fR, \fBtoken list\fR and \fBfavorites list\fR print one JSON object with \fB"schema": 1\fR. The number changes only when a field changes
+\fBpolicy show\fR, \fBbenchmark\fR, \fBself\-test\fR, \fBtoken list\fR and \fBfavorites list\fR print one JSON object (\fBmonitor\fR one a line) with \fB"schema": 1\fR. The number changes only when a field changes
 meaning or type; new fields may appear. Lists are arrays and absent facts
 are \fBnull\fR, never empty strings.
 \fBlist \-\-json\fR is \fB{"schema": 1, "volumes": [...]}\fR; each volume has
@@ -58,7 +58,8 @@ are \fBnull\fR, never empty strings.
 \fBdiscard\fR and \fBdismount_idle\fR (seconds, 0 for never). \fBstatus \-\-json\fR is one of them.
 \fBinfo \-\-json\fR and \fBdump \-\-json\fR have \fBpath\fR, \fBformat\fR,
 \fBheader_version\fR, \fBencryption\fR, \fBhash\fR, \fBpim\fR (null: the default),
-\fBiterations\fR (null for Argon2id), \fBhidden\fR, \fBused_backup_header\fR,
+\fBiterations\fR (null for Argon2id), \fBargon2_memory_kib\fR and
+\fBargon2_passes\fR (Argon2id's costs, null for PBKDF2), \fBhidden\fR, \fBused_backup_header\fR,
 \fBdata_offset\fR, \fBsize\fR, \fBsector_size\fR, \fBweak_keys\fR, \fBbackends\fR
 (array), \fBkey_bits\fR, \fBmode\fR, \fBsystem_encryption\fR, \fBcreated_by\fR
 (the header's minimum program version, as "VeraCrypt 1.0b"), and with \fB\-\-dump\-master\-key\fR
@@ -75,7 +76,14 @@ check has \fBalgorithm\fR, \fBbackend\fR, \fBpath\fR (the code path), \fBpassed\
 \fBmonitor\fR prints one line per event, the local time first
 (\fBHH:MM:SS.mmm: \fR), then the volume's object and what happened:
 mounted, attached, dismounted, dismounted automatically, health, changed,
-or \fBpolicy changed\fR.
+or \fBpolicy changed\fR. \fBmonitor \-\-json\fR prints one object a line, no
+banner: \fBschema\fR, \fBtime\fR (UTC, ISO 8601), \fBevent\fR (\fBmounted\fR,
+\fBattached\fR, \fBdismounted\fR, \fBauto_dismounted\fR, \fBauto_dismount_failed\fR,
+\fBhealth\fR, \fBchanged\fR, \fBheaders_written\fR, \fBpolicy_changed\fR),
+\fBobject\fR (null for headers and the policy), \fBmessage\fR (the line's words)
+and the event's fields: \fBvolume\fR, \fBdevice\fR, \fBmount_point\fR,
+\fBreason\fR, \fBerror\fR, \fBhealth\fR, \fBproblems\fR, \fBchanges\fR (each
+property by its D\-Bus name), \fBmethod\fR, \fBsize\fR, \fBbackup\fR, \fBpolicy\fR.
 "#;
 
 /// A text as JSON: `null` when absent or empty.
@@ -281,7 +289,8 @@ pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
         .unwrap_or_default();
     json!({"schema": SCHEMA, "path": path, "format": info.format, "header_version": info.header_version,
         "encryption": info.encryption, "hash": info.hash, "pim": info.pim.filter(|p| *p != 0),
-        "iterations": info.iterations, "hidden": info.hidden,
+        "iterations": info.iterations, "argon2_memory_kib": info.argon2_memory_kib,
+        "argon2_passes": info.argon2_passes, "hidden": info.hidden,
         "used_backup_header": info.used_backup_header, "data_offset": info.data_offset,
         "size": info.size, "sector_size": info.sector_size, "weak_keys": info.weak_keys,
         "backends": backends, "key_bits": info.key_bits, "mode": info.mode,
@@ -307,7 +316,7 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
     let Json::Object(fields) = header_json(info, path) else {
         return Vec::new();
     };
-    const SHOWN: [(&str, &str); 18] = [
+    const SHOWN: [(&str, &str); 20] = [
         ("path", "Volume"),
         ("format", "Format"),
         ("created_by", "Created by"),
@@ -319,6 +328,8 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
         ("mode", "Mode"),
         ("hash", "PKCS-5 PRF"),
         ("iterations", "Iterations"),
+        ("argon2_memory_kib", "Argon2 memory"),
+        ("argon2_passes", "Argon2 passes"),
         ("pim", "PIM"),
         ("size", "Size (bytes)"),
         ("sector_size", "Sector size"),
@@ -329,9 +340,19 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
     ];
     SHOWN
         .into_iter()
+        // Argon2id's costs, or PBKDF2's iterations: not the other's dash.
+        .filter(|(key, _)| {
+            let null = fields.get(*key).is_none_or(Json::is_null);
+            let argon2 = fields.get("argon2_passes").is_some_and(|p| !p.is_null());
+            !(null && (key.starts_with("argon2_") || (*key == "iterations" && argon2)))
+        })
         .map(|(key, label)| {
             let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
                 ("pim", Json::Null) => "default".to_owned(),
+                ("argon2_memory_kib", Json::Number(n)) => n.as_u64().map_or_else(
+                    || plain(&Json::Number(n.clone())),
+                    |k| format!("{} MiB", k / 1024),
+                ),
                 // As VeraCrypt says it: each cipher's key, and XTS's second.
                 ("key_bits", Json::Number(n)) => n.as_u64().map_or_else(
                     || plain(&Json::Number(n.clone())),
@@ -417,6 +438,18 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
     ];
     for (name, value) in lines {
         if argon2 && name == "Iterations" {
+            // cryptsetup luksDump's names for Argon2's costs (memory in KiB).
+            println!(
+                "{:<16}{}",
+                "Time cost:",
+                num(info.argon2_passes.map(u64::from))
+            );
+            println!(
+                "{:<16}{}",
+                "Memory:",
+                num(info.argon2_memory_kib.map(u64::from))
+            );
+            println!("{:<16}1", "Threads:");
             continue;
         }
         println!("{:<16}{value}", format!("{name}:"));

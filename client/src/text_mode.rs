@@ -1,5 +1,7 @@
 //! VeraCrypt's text mode asks on the terminal for what a command line
-//! leaves out: `-t` alone the volume to mount and where, `-t -c` the new
+//! leaves out: `-t` alone the volume to mount and where (and on a mount,
+//! marks the keyfiles and hidden-volume protection for `mount` to ask
+//! once its checks have passed), `-t -c` the new
 //! volume's type, path, size, encryption, hash, filesystem and keyfiles
 //! (one question each, as VeraCrypt asks them; `create` itself then asks
 //! the password and the PIM), and any other
@@ -15,11 +17,13 @@ use clap::{Parser, ValueEnum};
 use std::ffi::OsString;
 
 /// Whether `given` (the command line as typed) may be asked about; `args`
-/// is its translation (where `-p ""` became `--non-interactive`).
+/// is its translation (where `-p ""` became `--empty-password`).
 fn may_ask(given: &[OsString], args: &[OsString]) -> bool {
     let has = |w: &str| given.iter().any(|a| a == w);
     (has("-t") || has("--text"))
-        && !args.iter().any(|a| a == "--non-interactive")
+        && !args
+            .iter()
+            .any(|a| a == "--non-interactive" || a == "--empty-password")
         && !["-h", "--help", "-V", "--version"].iter().any(|w| has(w))
         && std::io::IsTerminal::is_terminal(&std::io::stdin())
 }
@@ -34,7 +38,30 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
         });
         create(args, keyfiles_given)?;
     }
+    if may_ask(given, args) && args.get(1).is_some_and(|a| a == "mount") {
+        mount_questions(given, args);
+    }
     Ok(())
+}
+
+/// A `-t` mount: what VeraCrypt asks after the password and PIM that its
+/// line leaves out, the keyfiles and whether to protect a hidden volume.
+/// `mount` asks them in that order, once its own checks have passed.
+fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) {
+    let named = |names: &[&str]| {
+        given.iter().any(|a| {
+            let a = a.to_string_lossy();
+            let name = a.split_once('=').map_or(a.as_ref(), |(n, _)| n);
+            names.contains(&name)
+        })
+    };
+    let by_stdin = named(&["--stdin", "--password-stdin", "--cached", "--use-cached"]);
+    if !by_stdin && !named(&["-k", "--keyfiles", "--keyfile", "--key-file"]) {
+        args.push("--ask-keyfiles".into());
+    }
+    if !by_stdin && !named(&["--protect-hidden"]) {
+        args.push("--ask-protection".into());
+    }
 }
 
 /// After a parse that found required arguments missing: asks for each
@@ -163,25 +190,10 @@ fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure>
 /// Keyfiles, one path a line until an empty one; a path that is not
 /// there is asked again.
 fn keyfiles(args: &mut Vec<OsString>) -> Result<(), Failure> {
-    let mut question = "Enter keyfile path [none]: ".to_owned();
-    loop {
-        let keyfile = terminal_line(&question)?;
-        if keyfile.is_empty() {
-            return Ok(());
-        }
-        match std::fs::metadata(&keyfile) {
-            Ok(_) => {
-                args.extend(["--keyfile".into(), keyfile.into()]);
-                question = "Enter keyfile path [none]: ".to_owned();
-            }
-            Err(e) => {
-                question = format!(
-                    "{keyfile}: {}\nEnter keyfile path [none]: ",
-                    crate::bus::io_text(&e)
-                )
-            }
-        }
+    for k in crate::input::keyfile_questions("Enter keyfile path [none]: ")? {
+        args.extend(["--keyfile".into(), k.into()]);
     }
+    Ok(())
 }
 
 /// A new volume's path whose folder is there.
@@ -257,7 +269,13 @@ fn menu(title: &str, items: &[String], default: usize) -> Result<usize, Failure>
         }
         match typed.trim().parse::<usize>() {
             Ok(n) if (1..=items.len()).contains(&n) => return Ok(n - 1),
-            _ => text = format!("Incorrect selection: type 1 to {}. Select: ", items.len()),
+            _ => {
+                let which = match items.len() {
+                    2 => "1 or 2".to_owned(),
+                    n => format!("a number from 1 to {n}"),
+                };
+                text = format!("Incorrect selection: type {which}. Select: ");
+            }
         }
     }
 }

@@ -102,12 +102,29 @@ impl HeaderForm {
     }
 }
 
+const BACKUP_RULE: &str = "a header backup never replaces a file; name a new one";
+
 /// A header backup's file: new, mode 0600, never over another.
 pub fn new_backup_file(path: &Path) -> Result<File, Failure> {
-    crate::host::create_private(
-        path,
-        "a header backup never replaces a file; name a new one",
-    )
+    crate::host::create_private(path, BACKUP_RULE)
+}
+
+/// Refuses a header backup's path that is taken (or whose folder is
+/// missing) before any password is asked; `new_backup_file` makes it after.
+pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(Failure {
+            code: crate::bus::exit::INVALID_ARGUMENT,
+            message: format!("{} exists: {BACKUP_RULE}", path.display()),
+        });
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::metadata(folder)
+        .map(drop)
+        .map_err(|e| Failure::file(folder, &e))
 }
 
 /// A header backup to restore from.

@@ -13,7 +13,11 @@ use std::ffi::OsString;
 pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "-t, --text",
-        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory, with -c each choice of the new volume, with --backup-headers the file",
+        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory (and after the password and PIM, keyfiles and whether to protect a hidden volume), with -c each choice of the new volume, with --backup-headers the file",
+    ),
+    (
+        "-h, --help",
+        "with -t and no command, this list; after a command, that command's options",
     ),
     ("VOLUME [MOUNT_DIRECTORY], --mount", "mount"),
     (
@@ -80,7 +84,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("--list-token-keyfiles", "token list"),
     (
         "-p \"\", --password=",
-        "an empty password: --non-interactive, so keyfiles open the volume alone",
+        "the empty password: keyfiles open the volume alone, nothing is asked; without a keyfile it opens nothing and fails at once as a wrong password",
     ),
     (
         "--protection-hash HASH",
@@ -184,6 +188,50 @@ fn usage(message: String) -> Failure {
         code: exit::USAGE,
         message,
     }
+}
+
+/// `tcctl -t -h` with no command: VeraCrypt's spellings and what each
+/// does here, as `veracrypt -t -h` lists its options; `None` for any other
+/// command line.
+pub fn text_mode_help(args: &[OsString]) -> Option<String> {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let text = words
+        .iter()
+        .take_while(|w| !SUBCOMMANDS.contains(*w))
+        .any(|w| matches!(*w, "-t" | "--text"));
+    let help = words.iter().any(|w| matches!(*w, "-h" | "--help"));
+    let command = words.iter().any(|w| {
+        let name = w.split_once('=').map_or(*w, |(n, _)| n);
+        SUBCOMMANDS.contains(&name)
+            || name == "--auto-mount"
+            || COMMANDS.iter().any(|(names, _)| names.contains(&name))
+    });
+    if !text || !help || command {
+        return None;
+    }
+    let mut out = String::from(
+        "tcctl -t: VeraCrypt's text-mode command line, read as tcctl's\n\n\
+         Usage: tcctl -t [OPTIONS] [VOLUME] [MOUNT_DIRECTORY]\n       \
+         tcctl -t COMMAND [OPTIONS]   (-c, -d, -l, -C, --backup-headers, ...)\n\n\
+         Each VeraCrypt spelling, and what tcctl does with it (tcctl -t -c -h and\n\
+         the like show the options of each command; tcctl -h shows tcctl's own):\n",
+    );
+    for (spelling, meaning) in SPELLINGS {
+        out.push_str(&format!("\n  {spelling}\n"));
+        let mut line = String::from("      ");
+        for word in meaning.split_whitespace() {
+            if line.len() + word.len() > 78 && !line.trim().is_empty() {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = String::from("      ");
+            }
+            line.push_str(word);
+            line.push(' ');
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// `args` (the program's name first) as tcctl's parser takes them.
@@ -333,7 +381,7 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             // takes the value; a non-empty one is refused just below.)
             "-p" | "--password" if value(&mut it).is_empty() => {
                 empty_password = true;
-                out.push("--non-interactive".into());
+                out.push("--empty-password".into());
             }
             // The hidden volume's header is searched over every PRF.
             "--protection-hash" => known_hash(&value(&mut it))?,
@@ -385,8 +433,8 @@ fn known_hash(name: &str) -> Result<(), Failure> {
     }
 }
 
-/// `-p ""` with `--stdin` contradicts itself; with `--non-interactive`
-/// too it says that twice, which clap takes once.
+/// `-p ""` with `--stdin` contradicts itself; given twice it is said
+/// once, as clap takes a flag.
 fn settle_empty_password(mut out: Vec<String>, empty: bool) -> Result<Vec<String>, Failure> {
     if empty
         && out
@@ -400,7 +448,7 @@ fn settle_empty_password(mut out: Vec<String>, empty: bool) -> Result<Vec<String
         ));
     }
     let mut seen = false;
-    out.retain(|w| w != "--non-interactive" || !std::mem::replace(&mut seen, true));
+    out.retain(|w| w != "--empty-password" || !std::mem::replace(&mut seen, true));
     Ok(out)
 }
 

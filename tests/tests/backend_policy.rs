@@ -712,6 +712,23 @@ fn policy_set_keeps_the_shipped_files_comments_and_layout() {
         std::fs::read_to_string(repo_dir().join("dist/etc/policy.toml")).expect("shipped policy");
     let (_p, path) = policy(&shipped);
     let d = Daemon::start_with(&[OsStr::new("--policy"), path.as_os_str()]);
+    // Nothing to set is a usage error naming the options; the file is not
+    // touched (not even rewritten as it is).
+    let before = std::fs::metadata(&path)
+        .expect("policy")
+        .modified()
+        .expect("mtime");
+    let (code, msg) = d.fails(&["policy", "set"], "");
+    assert_eq!(code, 64, "{msg}");
+    assert!(
+        msg.contains("--hardware-acceleration") && msg.contains("--file"),
+        "{msg}"
+    );
+    let after = std::fs::metadata(&path)
+        .expect("policy")
+        .modified()
+        .expect("mtime");
+    assert_eq!(before, after);
     let comments = |text: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| l.find('#').map(|at| l[at..].to_owned()))

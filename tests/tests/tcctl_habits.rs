@@ -472,9 +472,48 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
+    // Then, as VeraCrypt asks them: keyfiles (a path not there is asked
+    // again, saying why) and whether to protect a hidden volume.
+    t.expect("Enter keyfile [none]: ", Duration::from_secs(20));
+    t.type_line("/nonexistent/keyfile");
+    t.expect(
+        &crlf("/nonexistent/keyfile: No such file or directory\nEnter keyfile [none]: "),
+        Duration::from_secs(20),
+    );
+    t.type_line("");
+    t.expect(
+        "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ",
+        Duration::from_secs(20),
+    );
+    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert_eq!(d.list()[0]["volume"], v.as_str());
+    assert_eq!(d.list()[0]["protects_hidden"], false);
+    d.ok(&["dismount", "--all"], "");
+    // Asked after the mount's own checks: a mounted volume is refused
+    // before any question.
+    d.ok(
+        &[
+            "mount",
+            &v,
+            "--filesystem",
+            "none",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    let mut c = d.command();
+    c.args(["-t", "--pim", "1", "--filesystem", "none", &v]);
+    let (code, text) = Pty::spawn(c, None).finish(Duration::from_secs(20));
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        !text.contains("Password") && !text.contains("keyfile"),
+        "{text}"
+    );
+    d.ok(&["dismount", "--all"], "");
     // Without a terminal there is no one to ask: the usage error.
     let (code, msg) = d.fails(&["-t"], "");
     assert_eq!(code, USAGE, "{msg}");
@@ -742,7 +781,10 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line("4");
     t.expect(&crlf("Encryption algorithm:\n 1) AES\n 2) Serpent\n"), wait);
     t.type_line("99");
-    t.expect("Incorrect selection: type 1 to 15. Select: ", wait);
+    t.expect(
+        "Incorrect selection: type a number from 1 to 15. Select: ",
+        wait,
+    );
     t.type_line("2");
     // Given on the command line: not asked.
     t.expect(&crlf("Filesystem:\n 1) ext4\n"), wait);
@@ -806,6 +848,8 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
         ),
         wait,
     );
+    t.type_line("3");
+    t.expect("Incorrect selection: type 1 or 2. Select: ", wait);
     t.type_line("2");
     t.expect("Enter the backup file's path: ", wait);
     t.type_line(&backup);
@@ -942,7 +986,7 @@ fn create_takes_vfat_as_mkfs_users_write_it() {
 }
 
 #[test]
-fn dump_names_argon2id_a_kdf_without_iterations() {
+fn dump_and_info_give_argon2id_its_costs_not_iterations() {
     let d = Daemon::start();
     let v = s(&d.path("a.hc")).to_owned();
     let open = ["--pim", "1", "--hash", "argon2id", "--password-stdin"];
@@ -959,6 +1003,29 @@ fn dump_names_argon2id_a_kdf_without_iterations() {
     assert!(
         !text.contains("PBKDF2") && !text.contains("Iterations"),
         "{text}"
+    );
+    // Its costs instead, by cryptsetup luksDump's names (PIM 1: 64 MiB,
+    // 3 passes, one lane), and in info's lines and JSON.
+    assert!(
+        text.contains("\nTime cost:      3\nMemory:         65536\nThreads:        1\n"),
+        "{text}"
+    );
+    let info = d.ok(&[&["info", &v][..], &open].concat(), PW);
+    assert!(
+        info.contains("\nArgon2 memory      64 MiB\nArgon2 passes      3\n")
+            && !info.contains("Iterations"),
+        "{info}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&d.ok(&[&["info", &v, "--json"][..], &open].concat(), PW))
+            .expect("info --json");
+    assert_eq!(
+        (
+            &json["argon2_memory_kib"],
+            &json["argon2_passes"],
+            &json["iterations"]
+        ),
+        (&65536.into(), &3.into(), &serde_json::Value::Null)
     );
 }
 
@@ -1050,4 +1117,21 @@ fn a_hidden_volumes_outer_volume_is_named_when_it_does_not_open() {
             && msg.contains("--outer-pim and --outer-hash"),
         "{msg}"
     );
+}
+
+#[test]
+fn watch_on_a_terminal_first_says_what_it_watches() {
+    let d = Daemon::start();
+    let mut c = d.command();
+    c.arg("watch");
+    let mut t = Pty::spawn(c, None);
+    // Root watches everyone's volumes; the session's autostart, with no
+    // terminal, gets no such line (its output is the journal's).
+    t.expect(
+        "Watching the tcd daemon for automatic dismounts and health changes of every \
+         volume. Press Ctrl+C to exit.",
+        Duration::from_secs(20),
+    );
+    let _ = t.child.kill();
+    let _ = t.child.wait();
 }

@@ -408,9 +408,16 @@ fn monitor(d: &Daemon) -> (std::process::Child, mpsc::Receiver<String>) {
 
 /// Runs `tcctl` (`c`, daemon chosen) `monitor`; its lines come on the
 /// receiver.
-fn monitor_with(mut c: Command) -> (std::process::Child, mpsc::Receiver<String>) {
+fn monitor_with(c: Command) -> (std::process::Child, mpsc::Receiver<String>) {
+    monitor_args(c, &[])
+}
+
+/// Runs `tcctl` (`c`, daemon chosen) `monitor` with `args`; its lines come
+/// on the receiver.
+fn monitor_args(mut c: Command, args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>) {
     let mut child = c
         .arg("monitor")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -519,6 +526,77 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
     assert_eq!(
         stamped(&line),
         "policy changed: hardware acceleration disabled, backends allowed soft, preferred -"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn monitor_json_gives_each_event_a_line_of_its_fields() {
+    let policy = tempfile::tempdir().expect("temp dir");
+    let file = policy.path().join("policy.toml");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), file.as_os_str()]);
+    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let (mut child, rx) = monitor_args(d.command(), &["--json"]);
+    // No banner: the first line is the first event, JSON like every line.
+    let event = |what: &str| -> serde_json::Value {
+        let line = next(&rx, what);
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{what}: {e}: {line}"))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    let row = d.list()[0].clone();
+    let e = event("the mount");
+    assert_eq!(e["schema"], 1);
+    assert_eq!(e["event"], "mounted");
+    assert_eq!(e["object"], row["object"]);
+    assert_eq!(e["volume"], s(&vol));
+    assert_eq!(e["mount_point"], s(&mnt));
+    assert_eq!(e["device"], row["device"]);
+    let time = e["time"].as_str().expect("time");
+    assert!(
+        time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
+        "{time}"
+    );
+    assert_eq!(
+        e["message"],
+        format!(
+            "mounted {} on {} ({})",
+            s(&vol),
+            s(&mnt),
+            row["device"].as_str().expect("device")
+        )
+    );
+    d.ok(&["dismount", s(&mnt)], "");
+    let e = event("the dismount");
+    assert_eq!(
+        (&e["event"], &e["object"], &e["volume"]),
+        (&"dismounted".into(), &row["object"], &s(&vol).into())
+    );
+    d.ok(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    let e = event("the policy change");
+    assert_eq!(e["event"], "policy_changed");
+    assert_eq!(e["object"], serde_json::Value::Null);
+    assert_eq!(e["policy"]["hardware_acceleration"], "disabled");
+    assert_eq!(e["policy"]["all_allowed"], true);
+    d.ok(
+        &with_open(&["change-password", s(&vol)]),
+        &format!("{PW}new output words, twenty and more\n"),
+    );
+    let e = event("the password change");
+    assert_eq!(
+        (&e["event"], &e["method"], &e["backup"]),
+        (
+            &"headers_written".into(),
+            &"ChangePassword".into(),
+            &serde_json::Value::Null
+        ),
+        "{e}"
     );
     let _ = child.kill();
     let _ = child.wait();

@@ -14,6 +14,7 @@ const AAA: &str = "aaaaaaaaaaaa\n";
 const BBB: &str = "bbbbbbbbbbbb\n";
 const PW: &str = "correct horse\n";
 const USAGE: i32 = 64;
+const WRONG_PASSWORD: i32 = 2;
 const INVALID_ARGUMENT: i32 = 7;
 
 /// A new 24 MiB ext4 volume (PIM 1: a fast key derivation) and an empty
@@ -1026,7 +1027,11 @@ fn dismount_unmount_and_list_forms() {
         d.ok(&["-t", "-l", "--slot", "3"], ""),
         d.ok(&["status", &spaced], "")
     );
-    d.ok(&["-t", "-d", "--slot=3"], "");
+    // Said by the volume and the slot that named it.
+    assert_eq!(
+        d.ok(&["-t", "-d", "--slot=3"], ""),
+        format!("{spaced} dismounted (slot 3)\n")
+    );
     assert_eq!(d.list().as_array().map(Vec::len), Some(2));
     let (code, msg) = d.fails(&["-t", "-d", "--slot", "3"], "");
     assert_eq!(
@@ -1075,11 +1080,12 @@ fn change_and_header_backup_forms() {
         "new words\n",
     );
     assert_eq!(std::fs::metadata(&b).expect("backup").len(), 131072);
-    // Never over a file, the backup just made included: a refused request.
+    // Never over a file, the backup just made included: a refused request,
+    // refused before any password is read (standard input holds none).
     let kept = std::fs::read(&b).expect("backup");
     let out = d.tcctl(
         &["-t", "--backup-headers", &v, s(&b), "--stdin", "--pim", "1"],
-        "new words\n",
+        "",
     );
     assert_eq!(out.status.code(), Some(INVALID_ARGUMENT), "{out:?}");
     assert_eq!(
@@ -1135,15 +1141,29 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
                 .replace("\\-", "-")
         })
         .collect();
+    // `tcctl -t -h` lists the same spellings, each on a line of its own, as
+    // `veracrypt -t -h` lists its options.
+    let help = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "-h"])
+        .output()
+        .expect("tcctl -t -h");
+    assert!(help.status.success(), "{help:?}");
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(
+        help.starts_with("tcctl -t: VeraCrypt's text-mode command line"),
+        "{help}"
+    );
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 38, "the table's rows");
+    assert_eq!(rows.len(), 39, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
-        let test = cells.last().expect("a test").trim_matches('`');
-        assert!(
-            me.contains(&format!("fn {test}()")),
-            "row {r}: no test {test}"
-        );
+        for test in cells.last().expect("a test").split(", ") {
+            let test = test.trim_matches('`');
+            assert!(
+                me.contains(&format!("fn {test}()")),
+                "row {r}: no test {test}"
+            );
+        }
         let spelling = cells[0]
             .split('`')
             .nth(1)
@@ -1152,6 +1172,11 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         assert!(
             tags.iter().any(|t| t.contains(&spelling)),
             "tcctl.1 lacks {spelling} as a tag: {tags:?}"
+        );
+        assert!(
+            help.lines()
+                .any(|l| l.starts_with("  ") && !l.starts_with("   ") && l.contains(&spelling)),
+            "tcctl -t -h lacks {spelling}: {help}"
         );
     }
 }
@@ -1296,25 +1321,21 @@ fn options_tcctl_does_not_take_are_refused_saying_why() {
         PW,
     );
     d.ok(&["dismount", "--all"], "");
-    // `-p ""` says --non-interactive, which may also be given; with --stdin
-    // it contradicts itself.
-    let (code, msg) = d.fails(
-        &[
-            "-t",
-            "--non-interactive",
-            "-p",
-            "",
-            "--test",
-            &v,
-            "--pim",
-            "1",
-        ],
-        "",
-    );
-    assert!(
-        code != 0 && !msg.contains("multiple times"),
-        "given twice is no error of its own: {msg}"
-    );
+    // `-p ""` on a volume with a password and no keyfile: the empty
+    // password opens nothing, said at once as a wrong password (with
+    // --non-interactive too, and given twice), never "a password is needed".
+    for extra in [&[][..], &["--non-interactive"], &["-p", ""]] {
+        let mut line = vec!["-t", "-p", "", "--test", &v, "--pim", "1"];
+        line.extend_from_slice(extra);
+        let (code, msg) = d.fails(&line, "");
+        assert_eq!(code, WRONG_PASSWORD, "{line:?}: {msg}");
+        assert_eq!(
+            msg,
+            "tcctl: -p \"\": the empty password opens no volume without a keyfile: give the \
+             password with --stdin, or the keyfiles with -k\n",
+            "{line:?}"
+        );
+    }
     let (code, msg) = d.fails(&["-t", "-p", "", "--stdin", "--test", &v], PW);
     assert_eq!(code, USAGE, "{msg}");
     assert!(msg.contains("contradict each other"), "{msg}");

@@ -26,7 +26,7 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
         ));
     }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let password = pw.ask("Password for every device: ")?;
     let pim = pw.pim(
         a.secrets.pim,

@@ -73,7 +73,7 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     if !a.batch_mode {
         confirm_expansion(ctx.interactive, &a.volume)?;
     }
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     begun.store(true, Ordering::Relaxed);

@@ -49,7 +49,7 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
         }
     );
     if a.remember {
-        let mut pw = Passwords::new(a.password_stdin, ctx.interactive);
+        let mut pw = Passwords::new(a.password_stdin, ctx.asking());
         let password = pw.ask(&format!("Password for {name} (to remember): "))?;
         let store = keystore::store(&key_of(name, false), &password)?;
         println!("password of {name} kept in your {store}");
@@ -121,7 +121,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
-    let mut pw = Passwords::new(a.password_stdin, ctx.interactive).of_favorites();
+    let mut pw = Passwords::new(a.password_stdin, ctx.asking()).of_favorites();
     // Standard input's password serves every favorite (VeraCrypt's habit).
     let mut shared = a.password_stdin.then(SharedPassword::default);
     let mut first_failure = None;

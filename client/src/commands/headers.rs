@@ -59,7 +59,7 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
     if a.system_encryption && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let c = Client::connect(ctx.at)?;
@@ -130,7 +130,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let host = host::open(&a.volume, true)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
     let keyfiles = keyfiles.finish()?;
@@ -193,7 +193,8 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     a.volume = crate::input::shown_absolute(a.volume);
     let host = host::open(&a.volume, false)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    tcd_client::tools::check_backup_path(&a.backup)?;
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let out = tcd_client::tools::new_backup_file(&a.backup)?;
@@ -246,7 +247,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
             ),
         )?;
     }
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let (password, keyfiles) =
         ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let o = options::search(&a.search, a.secrets.pim());

@@ -35,6 +35,30 @@ pub fn ask_to_open(
     };
     settle_pim(pw, s, search, volume)?;
     let keyfiles = keyfiles.finish()?;
+    opens_something(volume, password, keyfiles)
+}
+
+/// VeraCrypt's text mode's order on a terminal, its line naming no
+/// keyfile: the password, the PIM, then keyfiles typed one a line.
+pub fn ask_to_open_then_keyfiles(
+    pw: &mut Passwords,
+    s: &mut Secrets,
+    search: &Search,
+    volume: &std::path::Path,
+) -> Result<Credentials, Failure> {
+    let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+    settle_pim(pw, s, search, volume)?;
+    let typed = crate::input::keyfile_questions("Enter keyfile [none]: ")?;
+    let keyfiles = crate::input::prepare_keyfiles(&typed)?.finish()?;
+    opens_something(volume, password, keyfiles)
+}
+
+/// The credentials, unless both are empty: that opens no volume.
+fn opens_something(
+    volume: &std::path::Path,
+    password: Zeroizing<Vec<u8>>,
+    keyfiles: Vec<Zeroizing<Vec<u8>>>,
+) -> Result<Credentials, Failure> {
     if password.is_empty() && keyfiles.is_empty() {
         return Err(Failure {
             code: crate::bus::exit::USAGE,
@@ -100,4 +124,18 @@ pub struct Context<'a> {
     pub notify: bool,
     /// Passwords may be asked for (not --non-interactive).
     pub interactive: bool,
+    /// VeraCrypt's `-p ""`: the password is the empty one.
+    pub empty_password: bool,
+}
+
+impl Context<'_> {
+    /// How passwords are come by, for `Passwords::new`.
+    pub fn asking(&self) -> crate::input::Asking {
+        use crate::input::Asking;
+        match (self.interactive, self.empty_password) {
+            (_, true) => Asking::EmptyGiven,
+            (true, false) => Asking::Yes,
+            (false, false) => Asking::No,
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! `tcctl monitor`: every change the daemon announces, a timestamped line
-//! each, as `udisksctl monitor` prints them.
+//! each, as `udisksctl monitor` prints them; with `--json`, one JSON object
+//! a line (the same event, its fields apart).
 
 use super::Context;
-use crate::bus::{Client, Failure, VolumeView, exit};
+use crate::bus::{Client, Failure, VolumeView, exit, to_json};
+use serde_json::{Value as Json, json};
 use std::collections::{HashMap, HashSet};
 use tcd_proto::contract::names::{MANAGER_INTERFACE, VOLUME_INTERFACE};
 use zbus::zvariant::{OwnedObjectPath, OwnedValue};
@@ -12,7 +14,7 @@ const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 
 /// `tcctl monitor`: until the daemon goes. The daemon sends each client
 /// only the volumes it may see, so nothing is filtered here.
-pub fn monitor(ctx: Context<'_>) -> Result<(), Failure> {
+pub fn monitor(ctx: Context<'_>, as_json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let signals = c.signals()?;
     let mut seen = Seen {
@@ -23,16 +25,60 @@ pub fn monitor(ctx: Context<'_>) -> Result<(), Failure> {
             .collect(),
         ..Seen::default()
     };
-    println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
+    // The banner is for people; a script reading JSON gets events only.
+    if !as_json {
+        println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
+    }
     for m in signals {
-        if let Some(line) = describe(&c, &m, &mut seen) {
-            println!("{}: {line}", timestamp());
+        let Some(e) = describe(&c, &m, &mut seen) else {
+            continue;
+        };
+        if as_json {
+            println!("{}", e.json());
+        } else {
+            println!("{}: {}", timestamp(), e.line());
         }
     }
     Err(Failure {
         code: exit::NO_DAEMON,
         message: "the daemon went away".into(),
     })
+}
+
+/// One change: its kind, the volume's object (none for the policy), the
+/// line people read, and its fields for `--json`.
+struct Event {
+    kind: &'static str,
+    object: Option<String>,
+    text: String,
+    fields: Json,
+}
+
+impl Event {
+    fn of(kind: &'static str, object: &str, text: String, fields: Json) -> Event {
+        Event {
+            kind,
+            object: Some(object.to_owned()),
+            text,
+            fields,
+        }
+    }
+
+    fn line(&self) -> String {
+        match &self.object {
+            Some(o) => format!("{o}: {}", self.text),
+            None => self.text.clone(),
+        }
+    }
+
+    fn json(&self) -> Json {
+        let mut doc = json!({"schema": crate::output::SCHEMA, "time": utc_time(),
+            "event": self.kind, "object": self.object, "message": self.text});
+        if let (Json::Object(d), Json::Object(f)) = (&mut doc, &self.fields) {
+            d.extend(f.clone());
+        }
+        doc
+    }
 }
 
 /// What the monitor knows of the volumes, to print each change once.
@@ -49,9 +95,9 @@ struct Seen {
     auto_dismounted: HashSet<String>,
 }
 
-/// One signal in words; `None` for one that says nothing new (a volume's
-/// `Health` property comes with the manager's `HealthChanged`).
-fn describe(c: &Client, m: &zbus::Message, seen: &mut Seen) -> Option<String> {
+/// One signal as an event; `None` for one that says nothing new (a
+/// volume's `Health` property comes with the manager's `HealthChanged`).
+fn describe(c: &Client, m: &zbus::Message, seen: &mut Seen) -> Option<Event> {
     let header = m.header();
     let path = header.path()?.to_string();
     let body = m.body();
@@ -61,8 +107,10 @@ fn describe(c: &Client, m: &zbus::Message, seen: &mut Seen) -> Option<String> {
             let (object, _): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;
             let host = seen.hosts.remove(object.as_str()).unwrap_or_default();
             seen.values.remove(object.as_str());
-            (!seen.auto_dismounted.remove(object.as_str()))
-                .then(|| format!("{object}: dismounted {host}"))
+            (!seen.auto_dismounted.remove(object.as_str())).then(|| {
+                let text = format!("dismounted {host}");
+                Event::of("dismounted", &object, text, json!({"volume": host}))
+            })
         }
         (PROPERTIES, "PropertiesChanged") => {
             let (_, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) =
@@ -78,7 +126,7 @@ fn describe(c: &Client, m: &zbus::Message, seen: &mut Seen) -> Option<String> {
 }
 
 /// A volume mounted (or attached) since the monitor started.
-fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
+fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<Event> {
     type Added<T> = (OwnedObjectPath, HashMap<String, T>);
     let (object, mut interfaces): Added<VolumeView> = body.deserialize().ok()?;
     let v = interfaces.remove(VOLUME_INTERFACE)?;
@@ -100,15 +148,25 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
     let host = v.host.clone().unwrap_or_default();
     seen.hosts.insert(object.to_string(), host.clone());
     let device = v.device.unwrap_or_default();
-    Some(match v.mount_point.filter(|p| !p.is_empty()) {
-        Some(at) => format!("{object}: mounted {host} on {at} ({device})"),
-        None => format!("{object}: attached {host} as {device}"),
+    let at = v.mount_point.filter(|p| !p.is_empty());
+    let fields = json!({"volume": host, "device": device, "mount_point": at});
+    Some(match at {
+        Some(at) => {
+            let text = format!("mounted {host} on {at} ({device})");
+            Event::of("mounted", &object, text, fields)
+        }
+        None => Event::of(
+            "attached",
+            &object,
+            format!("attached {host} as {device}"),
+            fields,
+        ),
     })
 }
 
 /// A property's value in words; "-" for none (an empty mount point).
 fn in_words(v: &OwnedValue) -> String {
-    let words = crate::output::plain(&crate::bus::to_json(v));
+    let words = crate::output::plain(&to_json(v));
     if words.is_empty() { "-".into() } else { words }
 }
 
@@ -119,35 +177,54 @@ fn properties_changed(
     host: &str,
     known: &mut HashMap<String, String>,
     changed: HashMap<String, OwnedValue>,
-) -> Option<String> {
-    let mut said: Vec<String> = changed
+) -> Option<Event> {
+    let mut said: Vec<(String, String, Json)> = changed
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
         .filter_map(|(k, v)| {
             let words = in_words(v);
             let old = known.insert(k.clone(), words.clone());
-            (old.as_ref() != Some(&words)).then(|| format!("{k} {words}"))
+            (old.as_ref() != Some(&words)).then(|| (k.clone(), words, to_json(v)))
         })
         .collect();
-    said.sort();
-    (!said.is_empty()).then(|| format!("{path}: {host} changed: {}", said.join(", ")))
+    if said.is_empty() {
+        return None;
+    }
+    said.sort_by(|a, b| a.0.cmp(&b.0));
+    let text = said
+        .iter()
+        .map(|(k, words, _)| format!("{k} {words}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let changes: serde_json::Map<String, Json> =
+        said.into_iter().map(|(k, _, value)| (k, value)).collect();
+    Some(Event::of(
+        "changed",
+        path,
+        format!("{host} changed: {text}"),
+        json!({"volume": host, "changes": changes}),
+    ))
 }
 
-/// An automatic dismount: one line, which also stands for the removal of
+/// An automatic dismount: one event, which also stands for the removal of
 /// the volume's object that follows it.
-fn auto_dismounted(body: &zbus::message::Body, seen: &mut Seen) -> Option<String> {
+fn auto_dismounted(body: &zbus::message::Body, seen: &mut Seen) -> Option<Event> {
     let (object, host, _, reason, error): (OwnedObjectPath, String, u32, String, String) =
         body.deserialize().ok()?;
     Some(if error.is_empty() {
         seen.auto_dismounted.insert(object.to_string());
-        format!("{object}: dismounted {host} automatically ({reason})")
+        let text = format!("dismounted {host} automatically ({reason})");
+        let fields = json!({"volume": host, "reason": reason});
+        Event::of("auto_dismounted", &object, text, fields)
     } else {
-        format!("{object}: could not dismount {host} ({reason}): {error}")
+        let text = format!("could not dismount {host} ({reason}): {error}");
+        let fields = json!({"volume": host, "reason": reason, "error": error});
+        Event::of("auto_dismount_failed", &object, text, fields)
     })
 }
 
-/// The manager's own signals: health, the policy.
-fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Option<String> {
+/// The manager's own signals: health, headers written, the policy.
+fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Option<Event> {
     match member {
         "HealthChanged" => {
             let (object, host, _, health, problems): (
@@ -157,45 +234,60 @@ fn manager_signal(c: &Client, member: &str, body: &zbus::message::Body) -> Optio
                 String,
                 Vec<String>,
             ) = body.deserialize().ok()?;
-            let mut line = format!("{object}: {host} health {health}");
+            let mut text = format!("{host} health {health}");
             if !problems.is_empty() {
-                line.push_str(&format!(": {}", problems.join("; ")));
+                text.push_str(&format!(": {}", problems.join("; ")));
             }
-            Some(line)
+            let fields = json!({"volume": host, "health": health, "problems": problems});
+            Some(Event::of("health", &object, text, fields))
         }
         "HeadersWritten" => headers_written(body),
-        "PolicyChanged" => Some(match c.policy() {
-            Ok(p) => {
-                let list = |l: &[String]| {
-                    if l.is_empty() {
-                        "-".to_owned()
-                    } else {
-                        l.join(", ")
-                    }
-                };
-                let allowed = if p.all_allowed {
-                    "all".to_owned()
-                } else {
-                    list(&p.allowed)
-                };
-                format!(
-                    "policy changed: hardware acceleration {}, backends allowed {allowed}, \
-                     preferred {}",
-                    p.hardware_acceleration,
-                    list(&p.prefer)
-                )
-            }
-            Err(_) => "policy changed".into(),
-        }),
+        "PolicyChanged" => Some(policy_changed(c)),
         _ => None,
     }
 }
 
-/// A call that wrote a volume's headers, in words.
-fn headers_written(body: &zbus::message::Body) -> Option<String> {
+/// The policy now in force, in words and fields.
+fn policy_changed(c: &Client) -> Event {
+    let Ok(p) = c.policy() else {
+        return Event {
+            kind: "policy_changed",
+            object: None,
+            text: "policy changed".into(),
+            fields: json!({"policy": null}),
+        };
+    };
+    let list = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_owned()
+        } else {
+            l.join(", ")
+        }
+    };
+    let allowed = if p.all_allowed {
+        "all".to_owned()
+    } else {
+        list(&p.allowed)
+    };
+    Event {
+        kind: "policy_changed",
+        object: None,
+        text: format!(
+            "policy changed: hardware acceleration {}, backends allowed {allowed}, \
+             preferred {}",
+            p.hardware_acceleration,
+            list(&p.prefer)
+        ),
+        fields: json!({"policy": {"hardware_acceleration": p.hardware_acceleration,
+            "all_allowed": p.all_allowed, "allowed": p.allowed, "prefer": p.prefer}}),
+    }
+}
+
+/// A call that wrote a volume's headers.
+fn headers_written(body: &zbus::message::Body) -> Option<Event> {
     let (host, _, method, size, backup): (String, u32, String, u64, String) =
         body.deserialize().ok()?;
-    Some(match method.as_str() {
+    let text = match method.as_str() {
         "Create" => format!("created {host}"),
         "Expand" => format!("expanded {host} to {}", in_units(size)),
         "ChangePassword" => format!("changed the password of {host}"),
@@ -204,6 +296,13 @@ fn headers_written(body: &zbus::message::Body) -> Option<String> {
             format!("restored the header of {host} from its embedded backup")
         }
         other => format!("{other} wrote the headers of {host}"),
+    };
+    let backup = (!backup.is_empty()).then_some(backup);
+    Some(Event {
+        kind: "headers_written",
+        object: None,
+        text,
+        fields: json!({"volume": host, "method": method, "size": size, "backup": backup}),
     })
 }
 
@@ -223,6 +322,31 @@ fn in_units(bytes: u64) -> String {
             || format!("{bytes} bytes"),
             |(unit, name)| format!("{} {name}", bytes / unit),
         )
+}
+
+/// The time in UTC, as ISO 8601 to the millisecond, for scripts.
+fn utc_time() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = libc::time_t::try_from(now.as_secs()).unwrap_or_default();
+    // SAFETY: `tm` is plain data that gmtime_r fills; both pointers are to
+    // live locals.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::gmtime_r(&secs, &mut tm);
+        tm
+    };
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        now.subsec_millis()
+    )
 }
 
 /// The local time to the millisecond, as `udisksctl monitor` shows it.

@@ -38,37 +38,27 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     } else if options::system(a) && !a.read_write && !options::asked_read_only(a) {
         output::system_read_only_note();
     }
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let shown = a.volume.display().to_string();
     let (password, keyfiles) = if a.cached {
         (zeroize::Zeroizing::new(Vec::new()), keyfiles.finish()?)
+    } else if a.ask_keyfiles {
+        super::ask_to_open_then_keyfiles(&mut pw, &mut a.secrets, &a.search, &a.volume)?
     } else {
         super::ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?
     };
+    // VeraCrypt's next question; a read-only mount has no writes to guard.
+    if a.ask_protection && !a.cached && !a.protect_hidden && !options::read_only(a) {
+        a.protect_hidden =
+            crate::input::terminal_yes("Protect hidden volume (if any)? (y=Yes/n=No) [No]: ")?;
+    }
     let mut o = options::mount(a);
     o.detached_header = header;
-    let hidden_pw;
-    if a.protect_hidden {
-        let hidden_keyfiles = read_keyfiles(&a.protect_hidden_keyfiles)?;
-        // As the volume's own: with --non-interactive, keyfiles alone.
-        hidden_pw = if pw.asks_nobody() && !hidden_keyfiles.is_empty() {
-            zeroize::Zeroizing::new(Vec::new())
-        } else {
-            pw.ask("Hidden volume password (to protect it): ")?
-        };
-        if !hidden_keyfiles.is_empty() {
-            let bytes = hidden_keyfiles.iter().map(|k| k.to_vec()).collect();
-            o.protect_hidden_keyfiles = Some(tcd_proto::contract::SecretList::new(bytes));
-        }
-        let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
-        let pim = pw.pim(
-            a.protect_hidden_pim,
-            truecrypt,
-            "Hidden volume PIM (Enter for none): ",
-        )?;
-        options::protect_hidden(&mut o, &hidden_pw);
-        o.protect_hidden_pim = (pim != 0).then_some(pim);
-    }
+    let _hidden_pw = if a.protect_hidden {
+        Some(protection(&mut pw, a, &mut o)?)
+    } else {
+        None
+    };
     let path = search::run(&c, || {
         c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)
     })
@@ -95,6 +85,42 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         explore(&c, &path);
     }
     Ok(reported)
+}
+
+/// `--protect-hidden`: the hidden volume's password, PIM and keyfiles
+/// into `o`; the password, which `o` holds a copy of, kept by the caller
+/// until the call is made.
+fn protection(
+    pw: &mut Passwords,
+    a: &MountArgs,
+    o: &mut tcd_proto::contract::MountOptions,
+) -> Result<zeroize::Zeroizing<Vec<u8>>, Failure> {
+    let mut hidden_keyfiles = read_keyfiles(&a.protect_hidden_keyfiles)?;
+    // As the volume's own: with --non-interactive, keyfiles alone.
+    let hidden_pw = if pw.asks_nobody() && !hidden_keyfiles.is_empty() {
+        zeroize::Zeroizing::new(Vec::new())
+    } else {
+        pw.ask("Hidden volume password (to protect it): ")?
+    };
+    let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
+    let pim = pw.pim(
+        a.protect_hidden_pim,
+        truecrypt,
+        "Hidden volume PIM (Enter for none): ",
+    )?;
+    // VeraCrypt's text mode asks the hidden volume's keyfiles last.
+    if a.ask_keyfiles && a.protect_hidden_keyfiles.is_empty() {
+        let typed =
+            crate::input::keyfile_questions("Enter keyfile for the hidden volume [none]: ")?;
+        hidden_keyfiles = read_keyfiles(&typed)?;
+    }
+    if !hidden_keyfiles.is_empty() {
+        let bytes = hidden_keyfiles.iter().map(|k| k.to_vec()).collect();
+        o.protect_hidden_keyfiles = Some(tcd_proto::contract::SecretList::new(bytes));
+    }
+    options::protect_hidden(o, &hidden_pw);
+    o.protect_hidden_pim = (pim != 0).then_some(pim);
+    Ok(hidden_pw)
 }
 
 /// `--explore`: the mount point opened in the file manager, by xdg-open.
@@ -322,9 +348,11 @@ impl Named {
 /// `tcctl dismount`.
 pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Result<(), Failure> {
     let what = target.describe();
+    // A slot's volume is said by its slot, as it was named.
+    let named_as = matches!(target, Named::Slot(_)).then(|| what.clone());
     // clap asks for one of them.
     let result = Client::connect(ctx.at).and_then(|c| match target.resolve(&c)? {
-        Some(t) if !all => dismount_one(&c, t, force),
+        Some(t) if !all => dismount_one(&c, t, named_as, force),
         _ => dismount_all(&c, force),
     });
     notify::outcome(ctx.notify, &format!("Cannot dismount {what}"), result)
@@ -367,7 +395,12 @@ fn busy_hint(force: bool, f: Failure) -> Failure {
     }
 }
 
-fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, String), Failure> {
+fn dismount_one(
+    c: &Client,
+    target: String,
+    named_as: Option<String>,
+    force: bool,
+) -> Result<(String, String), Failure> {
     let name = if Path::new(&target).exists() {
         absolute(Path::new(&target))
     } else {
@@ -382,10 +415,10 @@ fn dismount_one(c: &Client, target: String, force: bool) -> Result<(String, Stri
     let holders = c.dismount(&name, force).map_err(|f| busy_hint(force, f))?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
-        let from = if volume == name {
-            String::new()
-        } else {
-            format!(" ({name})")
+        let from = match named_as {
+            Some(n) => format!(" ({n})"),
+            None if volume == name => String::new(),
+            None => format!(" ({name})"),
         };
         println!("{volume} dismounted{from}");
         return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
@@ -538,7 +571,7 @@ fn ask_for_create(
     ),
     Failure,
 > {
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.interactive);
+    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let mut o = options::create(a);
     let truecrypt = o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
     let what = match a.hidden_size {

@@ -13,7 +13,21 @@ pub fn watch(ctx: Context<'_>) -> Result<(), Failure> {
         .map(|m| m.uid())
         .unwrap_or(u32::MAX);
     let c = Client::connect(ctx.at)?;
-    for event in c.volume_events()? {
+    let events = c.volume_events()?;
+    // People are told what to expect; the session's autostart, writing to
+    // the journal, is not.
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        println!(
+            "Watching the tcd daemon for automatic dismounts and health changes of {}. \
+             Press Ctrl+C to exit.",
+            if me == 0 {
+                "every volume"
+            } else {
+                "your volumes"
+            }
+        );
+    }
+    for event in events {
         let (owner, summary, body, urgent) = match event {
             VolumeEvent::AutoDismounted {
                 host,

@@ -87,6 +87,7 @@ impl App {
         } else {
             Scope::Volume
         };
+        let argon2 = info.prf.argon2_cost(pim);
         Ok(HeaderInfo {
             format: Some(info.format.name().to_owned()),
             header_version: Some(u32::from(info.header_version)),
@@ -101,6 +102,8 @@ impl App {
             backends: Some(info.backends.join(",")),
             pim: Some(pim),
             iterations: info.prf.iterations_in(info.format, pim, scope),
+            argon2_memory_kib: argon2.map(|c| c.memory_kib),
+            argon2_passes: argon2.map(|c| c.passes),
             key_bits: Some(key_bits),
             mode: Some(info.chain.cryptsetup_mode().to_owned()),
             system_encryption: Some(info.system),

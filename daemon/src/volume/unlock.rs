@@ -345,15 +345,37 @@ struct Derivation {
     failed: AtomicBool,
 }
 
-/// Argon2id's one part, in PBKDF2 iterations (about a second's work),
-/// for the estimate of the time left.
-const ARGON2_WEIGHT: u64 = 2_000_000;
+/// Argon2id's one part at its default cost (about 3 s on one core), in
+/// the units of [`iteration_cost`], for the estimate of the time left.
+const ARGON2_WEIGHT: u64 = 80_000_000;
 
-/// The work of one part of `d`'s derivation, for the estimate.
+/// What one PBKDF2 iteration of one chain costs, in tenths of SHA-512's
+/// (the ratios `kdf_speed` measures on AVX2 and AVX-512 machines alike,
+/// rounded): weighing iterations alone, the fast PRFs tried first made
+/// the early estimate of the time left far too short.
+fn iteration_cost(prf: Prf) -> u64 {
+    match prf {
+        Prf::Sha512 => 10,
+        Prf::Sha256 | Prf::Sha1 => 5,
+        Prf::Blake2s => 3,
+        Prf::Ripemd160 => 4,
+        Prf::Whirlpool => 40,
+        Prf::Streebog => 85,
+        Prf::Argon2id => 1,
+    }
+}
+
+/// The work of one part of `d`'s derivation, for the estimate: Argon2id's
+/// scaled by its memory times passes against its default's.
 fn weight(d: &Derivation, pim: u32) -> u64 {
-    d.prf
-        .iterations(d.format, pim)
-        .map_or(ARGON2_WEIGHT, u64::from)
+    if let Some(n) = d.prf.iterations(d.format, pim) {
+        return u64::from(n) * iteration_cost(d.prf);
+    }
+    let work = |c: super::kdf::Argon2Cost| u64::from(c.memory_kib) * u64::from(c.passes);
+    match (d.prf.argon2_cost(pim), d.prf.argon2_cost(0)) {
+        (Some(c), Some(default)) => ARGON2_WEIGHT * work(c) / work(default).max(1),
+        _ => ARGON2_WEIGHT,
+    }
 }
 
 /// Tells a search's sink how it goes: at a change of PRF, format or

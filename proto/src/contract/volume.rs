@@ -145,6 +145,10 @@ pub struct HeaderInfo {
     pub pim: Option<u32>,
     /// PBKDF2 iterations of the header key (absent for Argon2id).
     pub iterations: Option<u32>,
+    /// Argon2id's memory in KiB, its `m_cost` (absent for PBKDF2).
+    pub argon2_memory_kib: Option<u32>,
+    /// Argon2id's passes over that memory, its `t_cost` (absent for PBKDF2).
+    pub argon2_passes: Option<u32>,
     /// Bits of the master key: 512 (two 256-bit XTS keys) per layer.
     pub key_bits: Option<u32>,
     /// The block mode, as cryptsetup names it ("xts-plain64").
