@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -400,6 +400,18 @@ fn dump_field(text: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A daemon with a policy file of the test's own (`policy set` writes
+/// it), an ext4 volume and a folder to mount it on.
+fn with_policy_and_volume() -> (tempfile::TempDir, Daemon, PathBuf, PathBuf) {
+    let policy = tempfile::tempdir().expect("temp dir");
+    let file = policy.path().join("policy.toml");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), file.as_os_str()]);
+    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    (policy, d, vol, mnt)
+}
+
 /// Runs `tcctl monitor` on the daemon of `d`.
 fn monitor(d: &Daemon) -> (std::process::Child, mpsc::Receiver<String>) {
     let c = d.command();
@@ -458,13 +470,7 @@ fn stamped(line: &str) -> &str {
 
 #[test]
 fn monitor_prints_each_mount_dismount_and_policy_change_once() {
-    // A policy file of the test's own: `policy set` writes it.
-    let policy = tempfile::tempdir().expect("temp dir");
-    let file = policy.path().join("policy.toml");
-    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), file.as_os_str()]);
-    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
-    create(&d, &vol, "ext4");
-    std::fs::create_dir(&mnt).expect("mount point");
+    let (_policy, d, vol, mnt) = with_policy_and_volume();
     let (mut child, rx) = monitor(&d);
     assert_eq!(
         next(&rx, "the start"),
@@ -533,12 +539,7 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
 
 #[test]
 fn monitor_json_gives_each_event_a_line_of_its_fields() {
-    let policy = tempfile::tempdir().expect("temp dir");
-    let file = policy.path().join("policy.toml");
-    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), file.as_os_str()]);
-    let (vol, mnt) = (d.path("v.vc"), d.path("mnt"));
-    create(&d, &vol, "ext4");
-    std::fs::create_dir(&mnt).expect("mount point");
+    let (_policy, d, vol, mnt) = with_policy_and_volume();
     let (mut child, rx) = monitor_args(d.command(), &["--json"]);
     // No banner: the first line is the first event, JSON like every line.
     let event = |what: &str| -> serde_json::Value {

@@ -326,49 +326,45 @@ fn in_units(bytes: u64) -> String {
 
 /// The time in UTC, as ISO 8601 to the millisecond, for scripts.
 fn utc_time() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = libc::time_t::try_from(now.as_secs()).unwrap_or_default();
-    // SAFETY: `tm` is plain data that gmtime_r fills; both pointers are to
-    // live locals.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::gmtime_r(&secs, &mut tm);
-        tm
-    };
+    let (tm, ms) = now(true);
     format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ms:03}Z",
         tm.tm_year + 1900,
         tm.tm_mon + 1,
         tm.tm_mday,
         tm.tm_hour,
         tm.tm_min,
         tm.tm_sec,
-        now.subsec_millis()
     )
 }
 
 /// The local time to the millisecond, as `udisksctl monitor` shows it.
 fn timestamp() -> String {
+    let (tm, ms) = now(false);
+    format!(
+        "{:02}:{:02}:{:02}.{ms:03}",
+        tm.tm_hour, tm.tm_min, tm.tm_sec
+    )
+}
+
+/// The time now, broken down in UTC or local time, and its milliseconds.
+fn now(utc: bool) -> (libc::tm, u32) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let secs = libc::time_t::try_from(now.as_secs()).unwrap_or_default();
-    // SAFETY: `tm` is plain data that localtime_r fills; both pointers are
-    // to live locals.
+    // SAFETY: `tm` is plain data that gmtime_r or localtime_r fills; both
+    // pointers are to live locals.
     let tm = unsafe {
         let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&secs, &mut tm);
+        if utc {
+            libc::gmtime_r(&secs, &mut tm);
+        } else {
+            libc::localtime_r(&secs, &mut tm);
+        }
         tm
     };
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        now.subsec_millis()
-    )
+    (tm, now.subsec_millis())
 }
 
 #[cfg(test)]
