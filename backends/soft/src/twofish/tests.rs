@@ -34,6 +34,26 @@ fn twofish_q_permutations_match_the_paper() {
 }
 
 #[test]
+fn twofish_g_reads_rotated_registers() {
+    // g_rot on a word held rotated by 0, 8, 16 or 24 bits is g of the word,
+    // with the register rotated by 16 more.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x6_2071);
+    let mut key = [0u8; 32];
+    rng.fill_bytes(&mut key);
+    let c = Twofish256::new_portable(&key);
+    let s = &c.ks.s;
+    for _ in 0..1000 {
+        let v: u32 = rng.random();
+        let [b0, b1, b2, b3] = v.to_le_bytes().map(usize::from);
+        let g = s[0][b0] ^ s[1][b1] ^ s[2][b2] ^ s[3][b3];
+        for off in 0..4 {
+            let x = v.rotate_left(8 * off as u32);
+            assert_eq!(g_rot(s, x, off), (g, x.rotate_left(16)), "off {off}");
+        }
+    }
+}
+
+#[test]
 fn twofish_known_answers() {
     let mut n = 0;
     for f in lines("KAT") {
