@@ -28,15 +28,25 @@ fn may_ask(given: &[OsString], args: &[OsString]) -> bool {
         && std::io::IsTerminal::is_terminal(&std::io::stdin())
 }
 
+/// Every spelling of a keyfile option, VeraCrypt's and tcctl's.
+const KEYFILES: &[&str] = &["-k", "--keyfiles", "--keyfile", "--key-file"];
+
+/// Whether the command line as typed gives one of `options` (alone or as
+/// `--option=value`).
+fn names(given: &[OsString], options: &[&str]) -> bool {
+    given.iter().any(|a| {
+        let a = a.to_string_lossy();
+        let name = a.split_once('=').map_or(a.as_ref(), |(n, _)| n);
+        options.contains(&name)
+    })
+}
+
 /// Before parsing: `-t -c` asks for each choice its command line leaves
 /// out, adding the answers to `args` (the translated command line).
 pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failure> {
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
         // VeraCrypt's `-k ""` (no keyfile) leaves nothing in `args`.
-        let keyfiles_given = given.iter().any(|a| {
-            a == "-k" || a == "--keyfiles" || a.to_string_lossy().starts_with("--keyfiles=")
-        });
-        create(args, keyfiles_given)?;
+        create(args, names(given, KEYFILES))?;
     }
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "mount") {
         mount_questions(given, args);
@@ -48,18 +58,14 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
 /// line leaves out, the keyfiles and whether to protect a hidden volume.
 /// `mount` asks them in that order, once its own checks have passed.
 fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) {
-    let named = |names: &[&str]| {
-        given.iter().any(|a| {
-            let a = a.to_string_lossy();
-            let name = a.split_once('=').map_or(a.as_ref(), |(n, _)| n);
-            names.contains(&name)
-        })
-    };
-    let by_stdin = named(&["--stdin", "--password-stdin", "--cached", "--use-cached"]);
-    if !by_stdin && !named(&["-k", "--keyfiles", "--keyfile", "--key-file"]) {
+    let by_stdin = names(
+        given,
+        &["--stdin", "--password-stdin", "--cached", "--use-cached"],
+    );
+    if !by_stdin && !names(given, KEYFILES) {
         args.push("--ask-keyfiles".into());
     }
-    if !by_stdin && !named(&["--protect-hidden"]) {
+    if !by_stdin && !names(given, &["--protect-hidden"]) {
         args.push("--ask-protection".into());
     }
 }
