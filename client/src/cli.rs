@@ -133,11 +133,26 @@ pub fn narrowing_hint() -> Option<String> {
         .map(|(name, _)| *name)
         .filter(|name| !(truecrypt && *name == "--pim"))
         .collect();
-    match missing.as_slice() {
+    let hint = match missing.as_slice() {
         [] => None,
         [one] => Some(format!("{one} narrows the search")),
         [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
+    };
+    // A PIM rules TrueCrypt out (its volumes have none): a volume made or
+    // converted by TrueCrypt is only found without one.
+    let pim = given
+        .iter()
+        .position(|a| a == "--pim")
+        .and_then(|i| given.get(i + 1).map(String::as_str))
+        .or_else(|| given.iter().find_map(|a| a.strip_prefix("--pim=")));
+    if truecrypt || pim.is_none_or(|p| p.trim() == "0") {
+        return hint;
     }
+    let note = "with --pim only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM";
+    Some(match hint {
+        Some(h) => format!("{h}; {note}"),
+        None => note.into(),
+    })
 }
 
 #[derive(Args, Clone, Default)]
@@ -440,10 +455,11 @@ pub enum Command {
     /// volume opened by its backup header (its primary header is damaged)
     /// is said on standard error, with the repair: restore-header
     /// --embedded.
+    #[command(visible_alias = "open")]
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     #[command(
-        visible_aliases = ["unmount", "umount"],
+        visible_aliases = ["unmount", "umount", "close"],
         override_usage = "tcctl dismount [OPTIONS] <TARGET | --all | --slot N>"
     )]
     Dismount {
@@ -487,6 +503,19 @@ pub enum Command {
         /// exit 1 when nothing is mounted, as veracrypt does.
         #[arg(long, hide = true, conflicts_with = "json")]
         veracrypt_lines: bool,
+        /// With the VeraCrypt lines: only the line of this volume (its
+        /// container or device, mount point or mapped device).
+        #[arg(
+            long = "only",
+            hide = true,
+            requires = "veracrypt_lines",
+            conflicts_with = "slot"
+        )]
+        target: Option<String>,
+        /// With the VeraCrypt lines: only the line of the volume in this
+        /// slot.
+        #[arg(long, hide = true, requires = "veracrypt_lines")]
+        slot: Option<u32>,
     },
     /// What a mounted volume is and where it is mapped, as `cryptsetup
     /// status` says it; exits 3 when it is not mounted.
@@ -513,7 +542,7 @@ pub enum Command {
     /// Dump a volume's header as `cryptsetup tcryptDump` does: key size,
     /// mode, PRF, iterations, PIM, sector size, offsets; with
     /// --dump-master-key (root only) its master key too.
-    #[command(alias = "tcrypt-dump")]
+    #[command(aliases = ["tcrypt-dump", "tcryptDump"])]
     Dump(DumpArgs),
     /// Create a volume (a new file of --size, or in an existing file or
     /// device), or with --hidden-size a hidden volume inside one.
@@ -610,7 +639,7 @@ pub struct MountArgs {
     #[command(flatten)]
     pub detached: Detached,
     /// Mount read-only: nothing is written to the volume.
-    #[arg(long)]
+    #[arg(long, short = 'r', visible_alias = "read-only")]
     pub readonly: bool,
     /// Open a drive or partition encrypted by TrueCrypt's or VeraCrypt's
     /// system encryption (a Windows system drive), without its boot
@@ -686,6 +715,10 @@ pub struct MountArgs {
     /// line: ask whether to protect a hidden volume, as VeraCrypt does.
     #[arg(long, hide = true)]
     pub ask_protection: bool,
+    /// VeraCrypt's text mode on a terminal: a wrong password is said and
+    /// the password asked again, until it opens or Ctrl-C.
+    #[arg(long, hide = true)]
+    pub ask_again: bool,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,
@@ -975,7 +1008,8 @@ pub struct ChangePasswordArgs {
     /// The new PIM (0: the default iterations; without it the PIM stays).
     #[arg(long)]
     pub new_pim: Option<u32>,
-    /// Take a new password shorter than 8 characters.
+    /// Take a new password shorter than 8 characters, or one shorter than
+    /// 20 with a PIM under 485 (with a warning).
     #[arg(long)]
     pub force: bool,
     /// A new hash (PRF).

@@ -75,6 +75,8 @@ fn locate(host: &str) -> Result<PathBuf, Failure> {
 pub struct Mounted {
     /// Its mount point, or its block device.
     pub at: String,
+    /// Only its block device: no filesystem was mounted.
+    pub attached: bool,
     /// The keyring the typed password was kept in, when asked to.
     pub kept: Option<String>,
 }
@@ -167,10 +169,8 @@ pub fn mount_one(
     // opens it as the daemon's own mounts do, when this user can read it.
     if let Some(password) = system_password_file(f, note) {
         let path = mount(&password).map_err(|e| from_password_file(e, f))?;
-        return Ok(Mounted {
-            at: mounted_at(c, &path)?,
-            kept,
-        });
+        let (at, attached) = mounted_at(c, &path)?;
+        return Ok(Mounted { at, attached, kept });
     }
     let path = match mount_stored(&key, mount, note)? {
         Some(p) => p,
@@ -183,10 +183,8 @@ pub fn mount_one(
             p
         }
     };
-    Ok(Mounted {
-        at: mounted_at(c, &path)?,
-        kept,
-    })
+    let (at, attached) = mounted_at(c, &path)?;
+    Ok(Mounted { at, attached, kept })
 }
 
 /// A wrong password that came from a system favorite's password file,
@@ -202,12 +200,16 @@ fn from_password_file(mut e: Failure, f: &Favorite) -> Failure {
     e
 }
 
-/// The mount point of the volume at `path`, or its block device.
-fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<String, Failure> {
+/// The mount point of the volume at `path`, or its block device and
+/// true.
+fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<(String, bool), Failure> {
     Ok(c.list()?
         .into_iter()
         .find(|r| &r.object == path)
-        .map(|r| r.mount_point().unwrap_or(r.device()).to_owned())
+        .map(|r| match r.mount_point() {
+            Some(at) => (at.to_owned(), false),
+            None => (r.device().to_owned(), true),
+        })
         .unwrap_or_default())
 }
 

@@ -170,15 +170,13 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
 
 /// A question answered `YES` on the controlling terminal, as cryptsetup
 /// confirms what cannot be undone; anything else is `CANCELLED`, and no
-/// terminal (or `interactive` false) is a usage error naming
-/// `--batch-mode`, at once, after `what`.
-pub fn confirm(interactive: bool, what: &str, question: &str) -> Result<(), Failure> {
+/// terminal (or `interactive` false) is a usage error naming `skip`, the
+/// options that answer it beforehand, at once, after `what`.
+pub fn confirm(interactive: bool, what: &str, question: &str, skip: &str) -> Result<(), Failure> {
     if !interactive || File::open("/dev/tty").is_err() {
         return Err(Failure {
             code: exit::USAGE,
-            message: format!(
-                "{what}: confirmation needed and no terminal to ask on: give --batch-mode"
-            ),
+            message: format!("{what}: confirmation needed and no terminal to ask on: give {skip}"),
         });
     }
     match terminal_line(question)?.as_str() {
@@ -511,8 +509,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn parse_volume_size(s: &str) -> Result<u64, String> {
     let size = parse_size(s)?;
     if size == 0 || size % 512 != 0 {
+        let given = if s.trim() == size.to_string() {
+            format!("{size} byte{}", if size == 1 { "" } else { "s" })
+        } else {
+            format!("{} ({size} bytes)", s.trim())
+        };
         return Err(format!(
-            "a volume's size is a whole, nonzero number of 512-byte sectors, not {size} bytes \
+            "a volume's size is a whole, nonzero number of 512-byte sectors, not {given} \
              (K, M, G and T are whole sectors)"
         ));
     }

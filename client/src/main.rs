@@ -162,7 +162,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::List {
             json,
             veracrypt_lines,
-        } => volumes::list(ctx, json, veracrypt_lines),
+            target,
+            slot,
+        } => volumes::list(ctx, json, veracrypt_lines, volumes::Named::of(target, slot)),
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
         Command::Status { target, slot, json } => {

@@ -115,11 +115,12 @@ pub fn volume_json(v: &Volume) -> Json {
 /// shows them). A path with a space is quoted as VeraCrypt quotes it.
 /// Returns how many lines it printed, in the order of the slots as
 /// VeraCrypt prints them.
-pub fn veracrypt_lines(rows: &[Volume]) -> usize {
+pub fn veracrypt_lines(rows: &[Volume], only: Option<&zbus::zvariant::OwnedObjectPath>) -> usize {
     let mut shown: Vec<(u32, &Volume)> = rows
         .iter()
         .zip(slots(rows))
         .filter(|(r, _)| r.state() != VolumeState::Detaching)
+        .filter(|(r, _)| only.is_none_or(|o| &r.object == o))
         .filter_map(|(r, slot)| Some((slot?, r)))
         .collect();
     shown.sort_by_key(|(slot, _)| *slot);
@@ -273,10 +274,12 @@ pub fn human_size(bytes: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if unit == 0 || v >= 10.0 || v.fract() == 0.0 {
-        format!("{v:.0}{}", UNITS[unit])
+    // As lsblk: one decimal, rounded, unless it is 0.
+    let tenths = (v * 10.0).round() as u64;
+    if unit == 0 || tenths.is_multiple_of(10) {
+        format!("{}{}", tenths / 10, UNITS[unit])
     } else {
-        format!("{v:.1}{}", UNITS[unit])
+        format!("{}.{}{}", tenths / 10, tenths % 10, UNITS[unit])
     }
 }
 
@@ -405,7 +408,12 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
     }
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let num = |v: Option<u64>| or_dash(v.map(|n| n.to_string()));
-    println!("TCRYPT header information for {path}");
+    // cryptsetup's title: VERACRYPT for a VeraCrypt header.
+    let title = match info.format.as_deref() {
+        Some("VeraCrypt") => "VERACRYPT",
+        _ => "TCRYPT",
+    };
+    println!("{title} header information for {path}");
     // Argon2id is no PBKDF2 and counts no iterations (cryptsetup's names
     // are for PBKDF2's).
     let argon2 = info.hash.as_deref() == Some("Argon2id");
@@ -501,13 +509,16 @@ pub fn status(v: &Volume, json: bool) {
     let size = o
         .size
         .map_or_else(|| "-".into(), |n| format!("{} ({n} bytes)", human_size(n)));
+    // cryptsetup's names where it has the fact: `type`, `cipher`, and
+    // `mode` for read/write or readonly (the block mode is `cipher mode`).
     let mut lines = vec![
+        ("type", "TCRYPT".to_owned()),
         ("device", v.device().to_owned()),
         ("mount point", v.mount_point().unwrap_or("-").to_owned()),
         ("filesystem", text(&o.filesystem)),
         ("size", size),
         ("cipher", text(&o.encryption)),
-        ("mode", mode_of(o.encryption.as_deref())),
+        ("cipher mode", mode_of(o.encryption.as_deref())),
         ("PRF", text(&o.hash)),
         ("format", text(&o.format)),
         (
@@ -515,8 +526,13 @@ pub fn status(v: &Volume, json: bool) {
             o.sector_size.map_or_else(|| "-".into(), |n| n.to_string()),
         ),
         (
-            "read-only",
-            yes_no(o.read_only.unwrap_or_default()).to_owned(),
+            "mode",
+            if o.read_only.unwrap_or_default() {
+                "readonly"
+            } else {
+                "read/write"
+            }
+            .to_owned(),
         ),
         ("hidden", yes_no(o.hidden.unwrap_or_default()).to_owned()),
         (
@@ -530,7 +546,7 @@ pub fn status(v: &Volume, json: bool) {
         ("health", v.health().to_owned()),
     ];
     if let Some(slot) = v.slot() {
-        lines.insert(2, ("slot", slot.to_string()));
+        lines.insert(3, ("slot", slot.to_string()));
     }
     // As cryptsetup says a mapping with discards allowed.
     if o.discard == Some(true) {
@@ -963,4 +979,18 @@ fn favorite_json(f: &Favorite) -> Json {
     }
     o.insert("system".into(), f.system.into());
     Json::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_size;
+
+    #[test]
+    fn sizes_read_as_lsblk_writes_them() {
+        assert_eq!(human_size(66_846_720), "63.8M");
+        assert_eq!(human_size(16 << 20), "16M");
+        assert_eq!(human_size(15_518_720), "14.8M");
+        assert_eq!(human_size(3 << 29), "1.5G");
+        assert_eq!(human_size(512), "512B");
+    }
 }

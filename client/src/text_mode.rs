@@ -65,6 +65,9 @@ fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) {
     if !by_stdin && !names(given, KEYFILES) {
         args.push("--ask-keyfiles".into());
     }
+    if !by_stdin {
+        args.push("--ask-again".into());
+    }
     if !by_stdin && !names(given, &["--protect-hidden"]) {
         args.push("--ask-protection".into());
     }

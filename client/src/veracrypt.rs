@@ -13,7 +13,7 @@ use std::ffi::OsString;
 pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "-t, --text",
-        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory (and after the password and PIM, keyfiles and whether to protect a hidden volume), with -c each choice of the new volume, with --backup-headers the file",
+        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory (and after the password and PIM, keyfiles and whether to protect a hidden volume; a wrong password is said and all of it asked again), with -c each choice of the new volume, with --backup-headers the file",
     ),
     (
         "-h, --help",
@@ -26,7 +26,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--volume-type normal|hidden",
-        "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size); other commands refuse normal and hidden (a hidden volume opens with its own password)",
+        "create: hidden makes a hidden volume of --size in the existing outer volume (--hidden-size), whose password comes first (with --stdin, its line, then the hidden one's); other commands refuse normal and hidden (a hidden volume opens with its own password)",
     ),
     (
         "--volume-type veracrypt|truecrypt",
@@ -83,6 +83,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     ("--list-token-keyfiles", "token list"),
     (
+        "--import-token-keyfiles, --delete-token-keyfiles",
+        "refused, naming the command that does it: token import FILE, token delete KEYFILE",
+    ),
+    (
         "-p \"\", --password=",
         "the empty password: keyfiles open the volume alone, nothing is asked; without a keyfile it opens nothing and fails at once as a wrong password",
     ),
@@ -122,11 +126,11 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
-        "dismount VOLUME, or without one dismount --all; -f is --force; --slot N: the volume in slot N; tcctl's dismount is also spelled unmount and umount",
+        "dismount VOLUME, or without one dismount --all; -f is --force; --slot N: the volume in slot N; --dismount=VOLUME names it too; tcctl's dismount is also spelled unmount and umount",
     ),
     (
         "-l, --list",
-        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME is status VOLUME, -l --slot N status --slot N; -v (anywhere) adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME and -l --slot N print that volume's line alone; -v (anywhere) adds nothing",
     ),
     ("-C, --change", "change-password"),
     (
@@ -154,9 +158,11 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
 /// tcctl's own subcommands: a command line naming one first is tcctl's.
 const SUBCOMMANDS: &[&str] = &[
     "mount",
+    "open",
     "dismount",
     "unmount",
     "umount",
+    "close",
     "list",
     "info",
     "create",
@@ -170,6 +176,15 @@ const SUBCOMMANDS: &[&str] = &[
     "policy",
     "benchmark",
     "create-keyfile",
+    "status",
+    "dump",
+    "tcrypt-dump",
+    "tcryptDump",
+    "expand",
+    "monitor",
+    "token",
+    "self-test",
+    "mount-devices",
     "help",
 ];
 
@@ -259,9 +274,20 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if let Some((at, sub)) = command {
         out.extend(sub.iter().map(|s| (*s).to_owned()));
         if let Some(at) = at {
-            // `--auto-mount favorites`: the option and its value.
-            let n = if words[at] == "--auto-mount" { 2 } else { 1 };
-            words.drain(at..(at + n).min(words.len()));
+            let inline = words[at]
+                .split_once('=')
+                .map(|(_, v)| v.to_owned())
+                .filter(|_| !words[at].starts_with("--auto-mount"));
+            match inline {
+                // `--dismount=VOLUME`: the value is the command's volume,
+                // never dropped (a dismount without one dismounts all).
+                Some(value) => words[at] = value,
+                None => {
+                    // `--auto-mount favorites`: the option and its value.
+                    let n = if words[at] == "--auto-mount" { 2 } else { 1 };
+                    words.drain(at..(at + n).min(words.len()));
+                }
+            }
         }
     }
     // VeraCrypt's --force on a mount: nothing in tcd's mount waits for it.
@@ -470,6 +496,15 @@ const NOT_TAKEN: &[(&str, &str)] = &[
         "--no-size-check",
         "tcctl always checks that a new volume fits the free space (--size max takes all of it)",
     ),
+    (
+        "--import-token-keyfiles",
+        "tcctl token import FILE stores a keyfile on a security token, one file a call \
+         (--slot N, --name NAME)",
+    ),
+    (
+        "--delete-token-keyfiles",
+        "tcctl token delete token://slot/N/file/NAME deletes one keyfile from a token",
+    ),
 ];
 
 /// VeraCrypt's keyfile list: comma-separated, `,,` a comma in a name, an
@@ -519,7 +554,7 @@ fn names_a_volume(out: &[String]) -> bool {
     out.iter().any(|w| w == "--slot")
 }
 
-/// VeraCrypt's `-l VOLUME` lists that volume: `status VOLUME`. Its `-v`
+/// VeraCrypt's `-l VOLUME` lists that volume's line alone. Its `-v`
 /// (verbose) asks for what `list` and `status` always show.
 fn list_forms(out: &mut Vec<String>) {
     let verbose = |w: &String| w == "-v" || w == "--verbose";
@@ -531,10 +566,24 @@ fn list_forms(out: &mut Vec<String>) {
             i += 1;
         }
     }
-    if names_a_volume(out) {
+    let json = out.iter().any(|w| w == "--json");
+    if json && names_a_volume(out) {
+        // One volume's JSON is `status --json`'s.
         out[1] = "status".into();
-    } else if !out.iter().any(|w| w == "--json") {
+    } else if !json {
         out.push("--veracrypt-lines".into());
+        // `-l VOLUME`: that volume's line, by `list --only`.
+        let mut i = 2;
+        while i < out.len() {
+            match out[i].as_str() {
+                "--socket" | "--slot" => i += 2,
+                w if w.starts_with('-') => i += 1,
+                _ => {
+                    out.insert(i, "--only".into());
+                    break;
+                }
+            }
+        }
     }
 }
 
@@ -559,17 +608,32 @@ mod tests {
         assert_eq!(t(&["--text", "-u", "/mnt/x"]), ["dismount", "/mnt/x"]);
         assert_eq!(t(&["-t", "-l"]), ["list", "--veracrypt-lines"]);
         assert_eq!(t(&["-t", "-l", "-v"]), ["list", "--veracrypt-lines"]);
-        assert_eq!(t(&["-t", "-l", "--slot", "2"]), ["status", "--slot", "2"]);
-        assert_eq!(t(&["-t", "--slot=2", "-l"]), ["status", "--slot=2"]);
+        assert_eq!(
+            t(&["-t", "-l", "--slot", "2"]),
+            ["list", "--slot", "2", "--veracrypt-lines"]
+        );
+        assert_eq!(
+            t(&["-t", "--slot=2", "-l"]),
+            ["list", "--slot=2", "--veracrypt-lines"]
+        );
+        assert_eq!(t(&["-t", "--dismount=/m"]), ["dismount", "/m"]);
+        assert_eq!(t(&["-t", "-d=/m"]), ["dismount", "/m"]);
+        assert_eq!(
+            t(&["-t", "--list=/m"]),
+            ["list", "--only", "/m", "--veracrypt-lines"]
+        );
         assert_eq!(t(&["-t", "-d", "--slot", "3"]), ["dismount", "--slot", "3"]);
         assert_eq!(
             t(&["-t", "--stdin", "-v", "--mount", "/v.hc"]),
             ["mount", "--stdin", "/v.hc"]
         );
-        assert_eq!(t(&["-t", "-l", "/v.hc"]), ["status", "/v.hc"]);
+        assert_eq!(
+            t(&["-t", "-l", "/v.hc"]),
+            ["list", "--only", "/v.hc", "--veracrypt-lines"]
+        );
         assert_eq!(
             t(&["-t", "--list", "--verbose", "/v.hc"]),
-            ["status", "/v.hc"]
+            ["list", "--only", "/v.hc", "--veracrypt-lines"]
         );
         assert_eq!(
             t(&["-t", "--auto-mount", "favorites"]),

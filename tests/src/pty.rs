@@ -91,8 +91,14 @@ impl Pty {
 
     /// Waits (up to `limit`) until the terminal shows `what`.
     pub fn expect(&mut self, what: &str, limit: Duration) {
+        self.expect_times(what, 1, limit);
+    }
+
+    /// Waits (up to `limit`) until the terminal has shown `what` `times`
+    /// times in all: a question asked again.
+    pub fn expect_times(&mut self, what: &str, times: usize, limit: Duration) {
         let deadline = Instant::now() + limit;
-        while !self.text().contains(what) {
+        while self.text().matches(what).count() < times {
             assert!(
                 Instant::now() < deadline,
                 "the terminal never showed {what:?}; it shows:\n{}",

@@ -8,6 +8,8 @@
 //! - two dismounts of one's own volume racing another user's mount (ids
 //!   reused);
 //! - a volume mounted under another user's file name;
+//! - mounts of two users racing for VeraCrypt slots, one asking for a
+//!   slot twice at once;
 //! - a filesystem outside the allow-list (squashfs) inside a volume.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
@@ -216,6 +218,92 @@ fn racing_dismounts_of_ones_own_volume_never_reach_another_users() {
         assert_eq!(sys.list(Some(alice)).as_array().map(Vec::len), Some(0));
         sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
     }
+}
+
+#[test]
+fn slots_are_each_users_own_when_mounts_race() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let alices: Vec<PathBuf> = (1..=3)
+        .map(|i| sys.create_volume(alice, &format!("a{i}.hc"), "24M"))
+        .collect();
+    let bobs: Vec<PathBuf> = (1..=2)
+        .map(|i| sys.create_volume(bob, &format!("b{i}.hc"), "24M"))
+        .collect();
+    let pw = format!("{PASSWORD}\n");
+    let mount = |who: &User, vol: &Path, slot: Option<&str>| {
+        let mut a = vec!["mount", s(vol), "--filesystem", "none"];
+        if let Some(n) = slot {
+            a.extend(["--slot", n]);
+        }
+        a.extend(OPEN_FAST);
+        let out = sys.tcctl(Some(who), &a, &pw);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // All at once (two searches each, the policy's most at once): alice's
+    // take the lowest free slots of hers; bob asks for his slot 1 twice,
+    // which alice's slot 1 does not hold.
+    let (alices_runs, mut bobs_runs) = std::thread::scope(|scope| {
+        let a: Vec<_> = alices[..2]
+            .iter()
+            .map(|v| scope.spawn(|| mount(alice, v, None)))
+            .collect();
+        let b: Vec<_> = bobs
+            .iter()
+            .map(|v| scope.spawn(|| mount(bob, v, Some("1"))))
+            .collect();
+        let joined = |h: Vec<std::thread::ScopedJoinHandle<'_, _>>| -> Vec<(Option<i32>, String)> {
+            h.into_iter().map(|h| h.join().expect("a mount")).collect()
+        };
+        (joined(a), joined(b))
+    });
+    for (code, err) in &alices_runs {
+        assert_eq!(*code, Some(0), "alice's mount: {err}\n{}", sys.log());
+    }
+    bobs_runs.sort();
+    assert_eq!(
+        (bobs_runs[0].0, bobs_runs[1].0),
+        (Some(0), Some(7)),
+        "one of bob's two mounts asking for slot 1 gets it, the other is refused: {bobs_runs:?}"
+    );
+    assert!(bobs_runs[1].1.contains("slot 1 is taken"), "{bobs_runs:?}");
+    // A third of alice's, after: the next free slot of hers.
+    let (code, err) = mount(alice, &alices[2], None);
+    assert_eq!(code, Some(0), "{err}");
+    let slots = |who: &User| -> Vec<u64> {
+        let mut v: Vec<u64> = sys
+            .list(Some(who))
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r["slot"].as_u64().expect("a slot"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(slots(alice), [1, 2, 3]);
+    assert_eq!(slots(bob), [1]);
+    // Bob's slots say nothing of alice's volumes: slot 2 is no volume of
+    // his, and slot 1 is his own.
+    let out = sys.tcctl(Some(bob), &["dismount", "--slot", "2"], "");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: no volume is mounted in slot 2\n"
+    );
+    let status = sys.ok(Some(bob), &["status", "--slot", "1"], "");
+    assert!(
+        bobs.iter()
+            .any(|b| status.starts_with(&format!("{} is active", s(b)))),
+        "{status}"
+    );
+    assert_eq!(slots(alice), [1, 2, 3], "bob's calls moved none of alice's");
+    sys.ok(Some(bob), &["dismount", "--all"], "");
+    sys.ok(Some(alice), &["dismount", "--all"], "");
 }
 
 /// Mounts `volume` as `who` through the D-Bus API directly (python3 with

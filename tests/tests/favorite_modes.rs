@@ -73,7 +73,7 @@ fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
     let out = d.ok(&["favorites", "mount", "old", "--password-stdin"], AAA);
     let rows = d.list();
     let device = rows[0]["device"].as_str().expect("device").to_owned();
-    assert_eq!(out, format!("old ({tc}) mounted on {device}\n"));
+    assert_eq!(out, format!("old ({tc}) attached as {device}\n"));
     assert_eq!(rows[0]["format"], "TrueCrypt");
     assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");
     d.ok(&["dismount", &device], "");
@@ -269,7 +269,7 @@ fn a_system_encrypted_partition_mounts_as_your_favorite_and_as_the_systems() {
         let out = d.ok(&["favorites", "mount", "windows", "--password-stdin"], AAA);
         let row = d.list()[0].clone();
         let device = row["device"].as_str().expect("device").to_owned();
-        assert_eq!(out, format!("windows ({stable}) mounted on {device}\n"));
+        assert_eq!(out, format!("windows ({stable}) attached as {device}\n"));
         assert_eq!(row["read_only"], true);
         assert_eq!(row["system_encryption"], true);
         assert_eq!(blkid_uuid(std::path::Path::new(&device)), "DEAD-BABE");

@@ -471,7 +471,7 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     t.type_line("");
     t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
-    t.type_line(PW.trim_end());
+    t.type_line("not the password at all");
     // Then, as VeraCrypt asks them: keyfiles (a path not there is asked
     // again, saying why) and whether to protect a hidden volume.
     t.expect("Enter keyfile [none]: ", Duration::from_secs(20));
@@ -481,10 +481,22 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
         Duration::from_secs(20),
     );
     t.type_line("");
+    let protect = "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ";
+    t.expect(protect, Duration::from_secs(20));
+    t.type_line("");
+    // A wrong password is said, and everything asked again, as VeraCrypt's
+    // text mode does.
     t.expect(
-        "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ",
-        Duration::from_secs(20),
+        "tcctl: wrong password or keyfile, or not a volume",
+        Duration::from_secs(180),
     );
+    t.expect_times(&format!("Password for {v}: "), 2, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    // The first round showed it twice (asked again after the missing file).
+    t.expect_times("Enter keyfile [none]: ", 3, Duration::from_secs(20));
+    t.type_line("");
+    t.expect_times(protect, 2, Duration::from_secs(20));
     t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
@@ -534,7 +546,7 @@ fn restore_header_asks_before_it_replaces_the_headers() {
         msg,
         format!(
             "tcctl: restoring the header of {v}: confirmation needed and no terminal to ask on: \
-             give --batch-mode\n"
+             give --batch-mode (VeraCrypt's --force)\n"
         )
     );
     let mut c = d.command();
@@ -999,6 +1011,11 @@ fn dump_and_info_give_argon2id_its_costs_not_iterations() {
         PW,
     );
     let text = d.ok(&[&["dump", &v][..], &open].concat(), PW);
+    // cryptsetup's title for a VeraCrypt header.
+    assert!(
+        text.starts_with(&format!("VERACRYPT header information for {v}\n")),
+        "{text}"
+    );
     assert!(text.contains("\nKDF:            Argon2id\n"), "{text}");
     assert!(
         !text.contains("PBKDF2") && !text.contains("Iterations"),
@@ -1134,4 +1151,28 @@ fn watch_on_a_terminal_first_says_what_it_watches() {
     );
     let _ = t.child.kill();
     let _ = t.child.wait();
+}
+
+#[test]
+fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
+    let d = Daemon::start();
+    let v = create(&d, "c.hc", "4M");
+    // cryptsetup's open and close, mount's -r and --read-only.
+    for ro in ["-r", "--read-only"] {
+        d.ok(
+            &[&["open", &v, "--filesystem", "none", ro][..], &OPEN].concat(),
+            PW,
+        );
+        let rows = d.list();
+        assert_eq!(rows[0]["read_only"], true, "{ro}: {rows}");
+        let out = d.ok(&["close", &v], "");
+        assert_eq!(out, format!("{v} dismounted\n"));
+        assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    }
+    // cryptsetup's tcryptDump is dump.
+    let dump = d.ok(&[&["tcryptDump", &v][..], &OPEN].concat(), PW);
+    assert!(
+        dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
+        "{dump}"
+    );
 }

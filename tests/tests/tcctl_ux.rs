@@ -442,7 +442,7 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(
         msg,
         format!(
-            "tcctl: {v} exists: confirmation needed and no terminal to ask on: give --batch-mode\n"
+            "tcctl: {v} exists: confirmation needed and no terminal to ask on: give --batch-mode (VeraCrypt's --force)\n"
         )
     );
     // VeraCrypt's --force and cryptsetup's -q both say "do not ask".
@@ -520,7 +520,7 @@ fn create_says_what_is_missing_and_what_it_made() {
         msg,
         format!(
             "tcctl: {sv} exists: confirmation needed and no terminal to ask on: give \
-             --batch-mode\n"
+             --batch-mode (VeraCrypt's --force)\n"
         )
     );
     let (code, msg) = d.fails(

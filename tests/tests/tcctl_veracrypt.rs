@@ -387,7 +387,7 @@ fn force_with_create_overwrites_without_asking() {
     assert_eq!(
         msg,
         format!(
-            "tcctl: {} exists: confirmation needed and no terminal to ask on: give --batch-mode\n",
+            "tcctl: {} exists: confirmation needed and no terminal to ask on: give --batch-mode (VeraCrypt's --force)\n",
             s(&v)
         )
     );
@@ -1007,7 +1007,16 @@ fn dismount_unmount_and_list_forms() {
     assert_eq!(d.ok(&["-t", "-l"], ""), lines);
     assert_eq!(d.ok(&["-t", "--list"], ""), lines);
     assert_eq!(d.ok(&["-t", "-l", "-v"], ""), lines);
-    assert_eq!(d.ok(&["-t", "-l", &v], ""), d.ok(&["status", &v], ""));
+    // `-l VOLUME`: that volume's line alone, as veracrypt prints it.
+    assert_eq!(
+        d.ok(&["-t", "-l", &v], ""),
+        format!("1: {v} {} -\n", devices[0])
+    );
+    let (code, msg) = d.fails(&["-t", "-l", "/nonexistent/x.hc"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (3, "tcctl: /nonexistent/x.hc is not mounted\n")
+    );
     // A path with a space comes in single quotes, a quote in it doubled,
     // as VeraCrypt writes it, so a script splitting on spaces still can.
     let spaced = s(&d.path("Bob's vol.hc")).to_owned();
@@ -1025,7 +1034,7 @@ fn dismount_unmount_and_list_forms() {
     // VeraCrypt's --slot names a volume to -l and -d too.
     assert_eq!(
         d.ok(&["-t", "-l", "--slot", "3"], ""),
-        d.ok(&["status", &spaced], "")
+        format!("3: {quoted} {third} -\n")
     );
     // Said by the volume and the slot that named it.
     assert_eq!(
@@ -1038,6 +1047,13 @@ fn dismount_unmount_and_list_forms() {
         (code, msg.as_str()),
         (3, "tcctl: no volume is mounted in slot 3\n")
     );
+    // `--dismount=VOLUME` (and `-d=`): that volume only, never all.
+    d.ok(&["-t", &format!("--dismount={v}")], "");
+    assert_eq!(row(&d)["volume"], w.as_str());
+    mount(&v);
+    d.ok(&["-t", &format!("-d={v}")], "");
+    assert_eq!(row(&d)["volume"], w.as_str());
+    mount(&v);
     d.ok(&["-t", "-u", &v], "");
     assert_eq!(row(&d)["volume"], w.as_str());
     d.ok(&["--text", "-d"], "");
@@ -1154,7 +1170,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         "{help}"
     );
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 39, "the table's rows");
+    assert_eq!(rows.len(), 40, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         for test in cells.last().expect("a test").split(", ") {
@@ -1275,6 +1291,14 @@ fn options_tcctl_does_not_take_are_refused_saying_why() {
         (
             "--no-size-check",
             "tcctl always checks that a new volume fits",
+        ),
+        (
+            "--import-token-keyfiles",
+            "tcctl token import FILE stores a keyfile",
+        ),
+        (
+            "--delete-token-keyfiles",
+            "tcctl token delete token://slot/N/file/NAME",
         ),
     ] {
         let (code, msg) = d.fails(&["-t", option, "--test", &v, "--stdin"], PW);
@@ -1466,4 +1490,31 @@ fn a_volume_detaching_leaves_its_folder_and_slot_and_is_not_mounted_again() {
     let _ = holder.kill();
     let _ = holder.wait();
     d.ok(&["dismount", &v2], "");
+}
+
+#[test]
+fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
+    let d = Daemon::start();
+    let v = d.image("tc_5-sha512-xts-aes");
+    // The right password, with a PIM: no TrueCrypt volume has one.
+    let (code, msg) = d.fails(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        AAA,
+    );
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; with --pim only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM)\n"
+        ),
+        "{msg}"
+    );
+    d.ok(&["info", &v, "--hash", "sha512", "--password-stdin"], AAA);
 }

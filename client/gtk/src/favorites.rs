@@ -453,6 +453,7 @@ fn mount_each(
         };
         let line = match mount_one(c, &f, &mut asker, remember, &|_| {}) {
             Ok(m) => match m.kept {
+                None if m.attached => (trf("{0} attached as {1}", &[&name, &m.at]), false),
                 None => (trf("{0} mounted on {1}", &[&name, &m.at]), false),
                 Some(kept) => (
                     trf(

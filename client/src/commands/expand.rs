@@ -109,6 +109,7 @@ fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), 
              volume (give --holds-hidden to be refused instead). Are you sure? \
              (Type 'YES' in capital letters): "
         ),
+        "--batch-mode",
     )
 }
 

@@ -196,6 +196,11 @@ fn mount_one(
         println!("password of {name} kept in your {store}");
     }
     let at = mounted.at;
-    println!("{name} ({}) mounted on {at}", f.settings.host);
+    // As `mount` says it: a volume with no filesystem is attached.
+    if mounted.attached {
+        println!("{name} ({}) attached as {at}", f.settings.host);
+    } else {
+        println!("{name} ({}) mounted on {at}", f.settings.host);
+    }
     Ok((format!("Mounted {name} at {at}"), f.settings.host.clone()))
 }

@@ -103,6 +103,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
             "The master key decrypts the volume without any password, and \
              stays valid when the password changes. Are you sure? (Type 'YES' \
              in capital letters): ",
+            "--batch-mode",
         )?;
     }
     let l = look(ctx, &mut a.info)?;
@@ -245,6 +246,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
                  (Type 'YES' in capital letters): ",
                 a.volume.display()
             ),
+            "--batch-mode (VeraCrypt's --force)",
         )?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());

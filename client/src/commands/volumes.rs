@@ -40,38 +40,24 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let shown = a.volume.display().to_string();
-    let (password, keyfiles) = if a.cached {
-        (zeroize::Zeroizing::new(Vec::new()), keyfiles.finish()?)
-    } else if a.ask_keyfiles {
-        super::ask_to_open_then_keyfiles(&mut pw, &mut a.secrets, &a.search, &a.volume)?
-    } else {
-        super::ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?
+    let mut keyfiles = Some(keyfiles);
+    let pim_given = a.secrets.pim;
+    let path = loop {
+        let once = MountOnce {
+            c: &c,
+            host: &host,
+            header: header.clone(),
+            keyfiles: keyfiles.take(),
+        };
+        match once.run(a, &mut pw) {
+            // VeraCrypt's text mode on a terminal asks again.
+            Err(f) if f.code == exit::WRONG_PASSWORD && a.ask_again => {
+                eprintln!("tcctl: {}", f.message);
+                a.secrets.pim = pim_given;
+            }
+            r => break r?,
+        }
     };
-    // VeraCrypt's next question; a read-only mount has no writes to guard.
-    if a.ask_protection && !a.cached && !a.protect_hidden && !options::read_only(a) {
-        a.protect_hidden =
-            crate::input::terminal_yes("Protect hidden volume (if any)? (y=Yes/n=No) [No]: ")?;
-    }
-    let mut o = options::mount(a);
-    o.detached_header = header;
-    let _hidden_pw = if a.protect_hidden {
-        Some(protection(&mut pw, a, &mut o)?)
-    } else {
-        None
-    };
-    let path = search::run(&c, || {
-        c.mount(&host, &absolute(&a.volume), &password, &keyfiles, o)
-    })
-    .map_err(|f| match (a.cached, f.code) {
-        (true, exit::WRONG_PASSWORD) => Failure {
-            code: f.code,
-            message: format!(
-                "none of the passwords cached for you opens {shown} (none is kept after \
-                 wipe-cache, or without mount --cache)"
-            ),
-        },
-        _ => f,
-    })?;
     let row = c.list()?.into_iter().find(|r| r.object == path);
     // Asked for (-m headerbak), the backup header says nothing of the
     // primary one.
@@ -85,6 +71,60 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         explore(&c, &path);
     }
     Ok(reported)
+}
+
+/// One try at a mount: its credentials asked, the call made.
+struct MountOnce<'a> {
+    c: &'a Client,
+    host: &'a File,
+    header: Option<tcd_proto::contract::Secret>,
+    /// The keyfiles prepared before the first question; read again for a
+    /// second try.
+    keyfiles: Option<crate::input::Keyfiles>,
+}
+
+impl MountOnce<'_> {
+    fn run(self, a: &mut MountArgs, pw: &mut Passwords) -> Result<OwnedObjectPath, Failure> {
+        let keyfiles = match self.keyfiles {
+            Some(k) => k,
+            None => prepare_keyfiles(&a.secrets.keyfiles)?,
+        };
+        let (password, keyfiles) = if a.cached {
+            (zeroize::Zeroizing::new(Vec::new()), keyfiles.finish()?)
+        } else if a.ask_keyfiles {
+            super::ask_to_open_then_keyfiles(pw, &mut a.secrets, &a.search, &a.volume)?
+        } else {
+            super::ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?
+        };
+        // VeraCrypt's next question; a read-only mount has no writes to
+        // guard.
+        if a.ask_protection && !a.cached && !a.protect_hidden && !options::read_only(a) {
+            a.protect_hidden =
+                crate::input::terminal_yes("Protect hidden volume (if any)? (y=Yes/n=No) [No]: ")?;
+        }
+        let mut o = options::mount(a);
+        o.detached_header = self.header;
+        let _hidden_pw = if a.protect_hidden {
+            Some(protection(pw, a, &mut o)?)
+        } else {
+            None
+        };
+        let (c, host) = (self.c, self.host);
+        search::run(c, || {
+            c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
+        })
+        .map_err(|f| match (a.cached, f.code) {
+            (true, exit::WRONG_PASSWORD) => Failure {
+                code: f.code,
+                message: format!(
+                    "none of the passwords cached for you opens {} (none is kept after \
+                     wipe-cache, or without mount --cache)",
+                    a.volume.display()
+                ),
+            },
+            _ => f,
+        })
+    }
 }
 
 /// `--protect-hidden`: the hidden volume's password, PIM and keyfiles
@@ -432,15 +472,32 @@ fn dismount_one(
 }
 
 /// `tcctl list`.
-pub fn list(ctx: Context<'_>, json: bool, veracrypt_lines: bool) -> Result<(), Failure> {
+pub fn list(
+    ctx: Context<'_>,
+    json: bool,
+    veracrypt_lines: bool,
+    only: Named,
+) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
+    let named = !matches!(only, Named::None);
+    let shown = only.describe();
+    let only = match only.resolve(&c)? {
+        Some(target) => match find_mounted(c.list()?, &target) {
+            Some(v) => Some(v.object),
+            None => return Err(Failure::not_found(format!("{shown} is not mounted"))),
+        },
+        None => None,
+    };
     let rows = c.list()?;
     if !veracrypt_lines {
         output::volumes(&rows, json);
         return Ok(());
     }
     // A volume detaching is not mounted any more: no line.
-    if output::veracrypt_lines(&rows) == 0 {
+    if output::veracrypt_lines(&rows, only.as_ref()) == 0 {
+        if named {
+            return Err(Failure::not_found(format!("{shown} is not mounted")));
+        }
         return Err(Failure {
             code: exit::FAILED,
             message: "No volumes mounted.".into(),
@@ -523,6 +580,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
                  (Type 'YES' in capital letters): ",
                 a.volume.display()
             ),
+            "--batch-mode (VeraCrypt's --force)",
         )?;
     }
     let (password, o) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
@@ -757,8 +815,9 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
         return Err(Failure {
             code: exit::USAGE,
             message: format!(
-                "--size {size}: a volume takes at least {} KiB (its headers and a small \
+                "--size {}: a volume takes at least {} KiB (its headers and a small \
                  filesystem)",
+                crate::output::human_size(size),
                 SMALLEST >> 10
             ),
         });
