@@ -1,13 +1,14 @@
 //! Key derivation as a resource an unprivileged user tries to spend, on the
 //! real daemon on a private system bus with polkitd: a PIM no one could
 //! wait for, searches enough to starve another user, clients that leave in
-//! the middle of a search or a benchmark.
+//! the middle of a search, a header restore or a benchmark.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tcd_tests::system::{PASSWORD, System, User};
+use tcd_tests::s;
+use tcd_tests::system::{OPEN_FAST, PASSWORD, System, User};
 
 /// Starts `cmd` with `stdin` written to it.
 fn spawn(mut cmd: Command, stdin: &str) -> Child {
@@ -282,6 +283,28 @@ fn a_search_whose_client_leaves_the_bus_stops() {
     let child = wrong_search(&sys, user, &vol, &["--hash", "streebog", "--pim", "2000"]);
     std::thread::sleep(Duration::from_secs(2));
     killed_client_stops_the_work(&sys, child, "high-PIM search");
+    // A header restore from a backup file, its search cut short the same
+    // way: the work stops and the volume is as it was.
+    let bak = user.path("v.bak");
+    let mut backup = vec!["backup-header", s(&vol), s(&bak)];
+    backup.extend(OPEN_FAST);
+    sys.ok(Some(user), &backup, &format!("{PASSWORD}\n"));
+    let before = std::fs::read(&vol).expect("the volume");
+    let mut cmd = sys.tcctl_command(Some(user));
+    cmd.args([
+        "restore-header",
+        s(&vol),
+        s(&bak),
+        "--batch-mode",
+        "--password-stdin",
+    ]);
+    let child = spawn(cmd, "not the password\n");
+    std::thread::sleep(Duration::from_secs(2));
+    killed_client_stops_the_work(&sys, child, "header restore");
+    assert!(
+        std::fs::read(&vol).expect("the volume") == before,
+        "a cut-short restore changed the volume"
+    );
 }
 
 #[test]
