@@ -707,6 +707,10 @@ pub struct MountArgs {
         requires = "protect_hidden"
     )]
     pub protect_hidden_keyfiles: Vec<PathBuf>,
+    /// VeraCrypt's text mode on a terminal: ask for the mount directory
+    /// when none is given (not with --filesystem none).
+    #[arg(long, hide = true)]
+    pub ask_mount_point: bool,
     /// VeraCrypt's text mode on a terminal, no keyfile on its line: ask
     /// for keyfiles after the password and PIM, as VeraCrypt does.
     #[arg(long, hide = true)]
@@ -1002,9 +1006,14 @@ pub struct ChangePasswordArgs {
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
-    /// A keyfile for the new credentials (repeatable).
+    /// A keyfile for the new credentials (repeatable). Without one the
+    /// volume opens without keyfiles afterwards (said when it had some).
     #[arg(long = "new-keyfile")]
     pub new_keyfiles: Vec<PathBuf>,
+    /// VeraCrypt's text mode on a terminal: ask for the current keyfiles,
+    /// and whether to keep them (or new ones), as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
     /// The new PIM (0: the default iterations; without it the PIM stays).
     #[arg(long)]
     pub new_pim: Option<u32>,

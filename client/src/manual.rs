@@ -120,6 +120,18 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
     man.render_subcommands_section(&mut page)?;
+    let aliases: Vec<(String, String)> = Cli::command()
+        .get_subcommands()
+        .filter_map(|c| {
+            let names: Vec<&str> = c.get_all_aliases().collect();
+            (!names.is_empty()).then(|| (c.get_name().to_owned(), names.join(", ")))
+        })
+        .collect();
+    let aliases: Vec<(&str, &str)> = aliases
+        .iter()
+        .map(|(c, a)| (c.as_str(), a.as_str()))
+        .collect();
+    section(&mut page, "ALIASES", &aliases, true);
     page.extend_from_slice(crate::output::MAN_SECTION.as_bytes());
     let codes: Vec<(String, &str)> = crate::bus::exit::TABLE
         .iter()
@@ -146,6 +158,10 @@ fn intro(title: &str) -> Option<&'static str> {
         "VERACRYPT SPELLINGS" => Some(
             "VeraCrypt's text-mode command line \\(em veracrypt \\-\\-text with its commands \
              as options \\(em is read as the tcctl command it means:",
+        ),
+        "ALIASES" => Some(
+            "Other names of commands, as cryptsetup, udisksctl and umount(8) users type \
+             them:",
         ),
         _ => None,
     }

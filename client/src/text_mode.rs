@@ -51,13 +51,25 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "mount") {
         mount_questions(given, args);
     }
+    // `-t -C`: the current keyfiles, and the new ones, asked as VeraCrypt
+    // asks them (unless the line names them or reads standard input).
+    if may_ask(given, args)
+        && args.get(1).is_some_and(|a| a == "change-password")
+        && !names(given, &["--stdin", "--password-stdin"])
+        && !names(given, KEYFILES)
+        && !names(given, &["--new-keyfiles", "--new-keyfile"])
+    {
+        args.push("--ask-keyfiles".into());
+    }
     Ok(())
 }
 
-/// A `-t` mount: what VeraCrypt asks after the password and PIM that its
-/// line leaves out, the keyfiles and whether to protect a hidden volume.
-/// `mount` asks them in that order, once its own checks have passed.
+/// A `-t` mount: what VeraCrypt asks that its line leaves out, the mount
+/// directory, then after the password and PIM the keyfiles and whether to
+/// protect a hidden volume. `mount` asks them in that order, once its own
+/// checks have passed.
 fn mount_questions(given: &[OsString], args: &mut Vec<OsString>) {
+    args.push("--ask-mount-point".into());
     let by_stdin = names(
         given,
         &["--stdin", "--password-stdin", "--cached", "--use-cached"],
@@ -92,13 +104,9 @@ pub fn ask_missing(
     for name in &missing {
         match (command.as_str(), name.as_str()) {
             (_, "<VOLUME>") => {
+                // A mount asks its folder itself, once the volume's checks
+                // have passed.
                 args.push(answer("Enter volume path: ", "no volume given")?.into());
-                if command == "mount" {
-                    let point = terminal_line("Enter mount directory [default]: ")?;
-                    if !point.is_empty() {
-                        args.push(point.into());
-                    }
-                }
             }
             ("backup-header", "<BACKUP>") => {
                 let file = answer(

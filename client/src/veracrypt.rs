@@ -13,7 +13,7 @@ use std::ffi::OsString;
 pub const SPELLINGS: &[(&str, &str)] = &[
     (
         "-t, --text",
-        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory (and after the password and PIM, keyfiles and whether to protect a hidden volume; a wrong password is said and all of it asked again), with -c each choice of the new volume, with --backup-headers the file",
+        "taken first (or after the global options): the command line is read as VeraCrypt's; without a command it mounts. On a terminal (without --non-interactive) what the line leaves out is asked: the volume and its mount directory (not with --filesystem none; and after the password and PIM, keyfiles and whether to protect a hidden volume; a wrong password is said and all of it asked again), with -c each choice of the new volume, with --backup-headers the file",
     ),
     (
         "-h, --help",
@@ -35,7 +35,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("-tc, --truecrypt", "--format truecrypt"),
     (
         "--encryption, --hash, --filesystem, --size, --pim, --quick",
-        "the same options; VeraCrypt's value names in any case, sizes with K, KiB, M, MiB, G, GiB, T, TiB",
+        "the same options; VeraCrypt's value names in any case, a cascade also as VeraCrypt displays it (AES(Twofish(Serpent))), sizes with K, KiB, M, MiB, G, GiB, T, TiB",
     ),
     ("-m ro, -m readonly", "--readonly"),
     (
@@ -132,7 +132,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "-l, --list",
         "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME and -l --slot N print that volume's line alone; -v (anywhere) adds nothing",
     ),
-    ("-C, --change", "change-password"),
+    (
+        "-C, --change",
+        "change-password; with -t on a terminal the current keyfiles are asked, then whether to keep them (or new ones)",
+    ),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
         "backup-header, restore-header; with -t on a terminal the file is asked for (--restore-headers VOLUME alone asks: the embedded backup, or a file)",
@@ -368,6 +371,9 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
         let value = |it: &mut std::iter::Peekable<std::vec::IntoIter<String>>| {
             inline.clone().or_else(|| it.next()).unwrap_or_default()
         };
+        if reworded(&name, inline.as_deref(), &mut it, &mut out) {
+            continue;
+        }
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
             // VeraCrypt's verbose output: what tcctl always says.
@@ -424,6 +430,40 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
         }
     }
     settle_empty_password(out, empty_password)
+}
+
+/// Values VeraCrypt writes its own way, put into `out` as tcctl takes
+/// them; false for any other option.
+fn reworded(
+    name: &str,
+    inline: Option<&str>,
+    it: &mut std::iter::Peekable<std::vec::IntoIter<String>>,
+    out: &mut Vec<String>,
+) -> bool {
+    let next = inline.map(str::to_owned).or_else(|| it.peek().cloned());
+    let mut take = || {
+        inline
+            .map(str::to_owned)
+            .or_else(|| it.next())
+            .unwrap_or_default()
+    };
+    match name {
+        // `-m ""` (a script's empty `-m "$OPTIONS"`): no options, as
+        // VeraCrypt takes it.
+        "-m" | "--mount-options" if next.as_deref() == Some("") => {
+            take();
+            true
+        }
+        // VeraCrypt's displayed form of a cascade, AES(Twofish(Serpent)),
+        // is AES-Twofish-Serpent.
+        "--encryption" if next.is_some_and(|v| v.contains('(')) => {
+            let v = take();
+            out.push("--encryption".into());
+            out.push(v.replace('(', "-").replace(')', ""));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// `--protect-hidden`, `--protect-hidden=yes|no` or `--protect-hidden
@@ -617,6 +657,20 @@ mod tests {
             ["list", "--slot=2", "--veracrypt-lines"]
         );
         assert_eq!(t(&["-t", "--dismount=/m"]), ["dismount", "/m"]);
+        assert_eq!(t(&["-t", "-m", "", "/v.hc"]), ["mount", "/v.hc"]);
+        assert_eq!(
+            t(&["-t", "-c", "--encryption", "AES(Twofish(Serpent))", "v"]),
+            ["create", "--encryption", "AES-Twofish-Serpent", "v"]
+        );
+        assert_eq!(
+            t(&["-t", "-c", "--encryption=Serpent(AES)", "v"]),
+            ["create", "--encryption", "Serpent-AES", "v"]
+        );
+        assert_eq!(t(&["-t", "--mount-options=", "/v.hc"]), ["mount", "/v.hc"]);
+        assert_eq!(
+            t(&["-t", "-m", "ro", "/v.hc"]),
+            ["mount", "-m", "ro", "/v.hc"]
+        );
         assert_eq!(t(&["-t", "-d=/m"]), ["dismount", "/m"]);
         assert_eq!(
             t(&["-t", "--list=/m"]),

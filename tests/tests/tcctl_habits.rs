@@ -459,16 +459,24 @@ fn the_benchmark_has_an_argon2id_row() {
 #[test]
 fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     let d = Daemon::start();
-    let v = create(&d, "a.hc", "4M");
-    let mnt = d.path("mnt");
+    let v = s(&d.path("a.hc")).to_owned();
+    d.ok(
+        &[
+            &["create", &v, "--size", "8M", "--filesystem", "ext4"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    let mnt = s(&d.path("mnt")).to_owned();
     std::fs::create_dir(&mnt).expect("mkdir");
     let mut c = d.command();
-    c.args(["-t", "--pim", "1", "--filesystem", "none"]);
+    c.args(["-t", "--pim", "1"]);
     let mut t = Pty::spawn(c, None);
     t.expect("Enter volume path: ", Duration::from_secs(20));
     t.type_line(&v);
     t.expect("Enter mount directory [default]: ", Duration::from_secs(20));
-    t.type_line("");
+    t.type_line(&mnt);
     t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password at all");
@@ -501,6 +509,7 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert_eq!(d.list()[0]["volume"], v.as_str());
+    assert_eq!(d.list()[0]["mount_point"], mnt.as_str());
     assert_eq!(d.list()[0]["protects_hidden"], false);
     d.ok(&["dismount", "--all"], "");
     // Asked after the mount's own checks: a mounted volume is refused
@@ -1175,4 +1184,134 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
         "{dump}"
     );
+    // tcctl(1) lists every other name.
+    let dir = tempfile::tempdir().expect("tmp");
+    let st = Command::new(tcd_tests::build_dir().join("tcctl"))
+        .arg("generate-dist")
+        .arg(dir.path())
+        .status()
+        .expect("generate-dist");
+    assert!(st.success());
+    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    for (command, names) in [
+        ("mount", "open"),
+        ("dismount", "unmount, umount, close"),
+        ("dump", "tcrypt\\-dump, tcryptDump"),
+    ] {
+        assert!(
+            man.contains(&format!(".TP\n\\fB{command}\\fR\n{names}\n")),
+            "{command}: {man}"
+        );
+    }
+}
+
+#[test]
+fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
+    let d = Daemon::start();
+    let v = create(&d, "l.hc", "4M");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let before = std::fs::read(&v).expect("the volume");
+    let losetup = tcd_tests::require_tool("losetup", "package mount");
+    let out = Command::new(&losetup)
+        .args(["-f", "--show", &v])
+        .output()
+        .expect("losetup");
+    assert!(out.status.success(), "{out:?}");
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // Neither made anew nor mounted a second time through the loop device.
+    let (code, msg) = d.fails(
+        &[
+            &["create", &dev, "--force", "--filesystem", "none"][..],
+            &["--pim", "1", "--hash", "sha512", "--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    let (code2, msg2) = d.fails(
+        &[&["mount", &dev, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let _ = Command::new(&losetup).args(["-d", &dev]).status();
+    assert_eq!(code, 4, "{msg}");
+    assert!(
+        msg.contains("already mounted") || msg.contains("is mounted"),
+        "{msg}"
+    );
+    assert_eq!(code2, 4, "{msg2}");
+    assert!(
+        std::fs::read(&v).expect("the volume") == before,
+        "the volume was written"
+    );
+    d.ok(&["dismount", "--all"], "");
+    // A volume on a device fills it: --size is refused, saying so.
+    let plain = d.path("plain.img");
+    std::fs::write(&plain, vec![0u8; 4 << 20]).expect("a file");
+    let out = Command::new(&losetup)
+        .args(["-f", "--show"])
+        .arg(&plain)
+        .output()
+        .expect("losetup");
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let (code, msg) = d.fails(
+        &[&["create", &dev, "--size", "2M", "--force"][..], &FAST].concat(),
+        PW,
+    );
+    let _ = Command::new(&losetup).args(["-d", &dev]).status();
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {dev} is a device: a volume on a device fills it, so --size goes with \
+             container files only (leave it out)\n"
+        )
+    );
+}
+
+#[test]
+fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
+    let d = Daemon::start();
+    let v = s(&d.path("k.hc")).to_owned();
+    let key = s(&d.path("key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    d.ok(
+        &[
+            &["create", &v, "--size", "4M", "--keyfile", &key][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    let mut c = d.command();
+    c.args(["-t", "-C", &v, "--pim", "1", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    let new = "another password, twenty and more";
+    t.expect(&format!("Current password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect("Enter current keyfile [none]: ", wait);
+    t.type_line(&key);
+    t.expect_times("Enter current keyfile [none]: ", 2, wait);
+    t.type_line("");
+    t.expect("New password: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(new);
+    t.expect("Repeat the new password: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(new);
+    t.expect("Keep current keyfiles? (y=Yes/n=No) [Yes]: ", wait);
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    // The new password opens it with the keyfile it kept, not without.
+    let open = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    d.ok(
+        &[&["info", &v, "--keyfile", &key][..], &open].concat(),
+        &format!("{new}\n"),
+    );
+    let (code, _) = d.fails(&[&["info", &v][..], &open].concat(), &format!("{new}\n"));
+    assert_eq!(code, 2);
 }

@@ -586,6 +586,7 @@ fn monitor_json_gives_each_event_a_line_of_its_fields() {
     assert_eq!(e["object"], serde_json::Value::Null);
     assert_eq!(e["policy"]["hardware_acceleration"], "disabled");
     assert_eq!(e["policy"]["all_allowed"], true);
+    assert_eq!(e["policy"]["allowed"], serde_json::Value::Null);
     d.ok(
         &with_open(&["change-password", s(&vol)]),
         &format!("{PW}new output words, twenty and more\n"),
@@ -991,4 +992,31 @@ fn status_and_list_say_discards_and_the_idle_dismount() {
         (json!(false), json!(0)),
         "{row}"
     );
+}
+
+#[test]
+fn a_legacy_volumes_master_key_is_dumped_as_its_header() {
+    // TrueCrypt 4's CBC volumes: the second search is narrowed by the
+    // hash only (their encryption names no XTS chain).
+    let d = Daemon::start();
+    for name in ["tc_1-sha1-cbc-cast5", "tc_1-sha1-cbc-blowfish"] {
+        let vol = d.image(name);
+        let args = [
+            "dump",
+            "-q",
+            "--dump-master-key",
+            &vol,
+            "--password-stdin",
+            "--hash",
+            "sha1",
+        ];
+        let out = d.tcctl(&args, "aaaaaaaaaaaa\n");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("\nMK dump:"), "{name}: {text}");
+    }
 }

@@ -347,7 +347,8 @@ fn create_with_veracrypt_spellings_makes_that_volume() {
             s(&v),
             "--volume-type=normal",
             "--size=20MiB",
-            "--encryption=AES-Twofish",
+            // As VeraCrypt shows a cascade: AES(Twofish) is AES-Twofish.
+            "--encryption=AES(Twofish)",
             "--hash=sha-512",
             "--filesystem=FAT",
             "--pim=1",
@@ -575,6 +576,21 @@ fn mount_options_unknown_words_list_the_valid_ones() {
             ),
         "{err}"
     );
+    // An empty list is no options: the line goes on to the volume (here
+    // one that is not there, exit 3, not a usage error).
+    let out = Command::new(build_dir().join("tcctl"))
+        .args([
+            "-t",
+            "-m",
+            "",
+            "/nonexistent/v.hc",
+            "--socket",
+            "/nonexistent/s",
+        ])
+        .output()
+        .expect("tcctl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(USAGE), "{err}");
 }
 
 #[test]

@@ -114,7 +114,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
     }
     let mut search = l.search.clone();
     search.hash = l.info.hash.clone();
-    search.encryption = l.info.encryption.clone();
+    search.encryption = xts_encryption(&l.info);
     let key =
         l.c.header_master_key(&l.host, &l.password, &l.keyfiles, search)?;
     eprintln!(
@@ -134,7 +134,12 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
     settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
-    let keyfiles = keyfiles.finish()?;
+    let keyfiles = if a.ask_keyfiles {
+        let typed = crate::input::keyfile_questions("Enter current keyfile [none]: ")?;
+        prepare_keyfiles(&typed)?.finish()?
+    } else {
+        keyfiles.finish()?
+    };
     // The current password is checked before the new one is asked, as the
     // outer volume's is before a hidden volume's: a typo is said at once.
     // The change then searches only where the header opened.
@@ -146,7 +151,11 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::invalid("the passwords differ".into()));
     }
-    let new_kf = new_kf.finish()?;
+    let new_kf = if a.ask_keyfiles {
+        new_keyfiles_asked(&keyfiles)?
+    } else {
+        new_kf.finish()?
+    };
     let weak = crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
     // Without --new-pim the volume keeps the PIM it opened with.
     let pim = a.new_pim.unwrap_or(a.secrets.pim());
@@ -177,6 +186,23 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     Ok(())
 }
 
+/// VeraCrypt's text mode's new keyfiles: the current ones kept unless
+/// the answer is no, else typed one a line.
+fn new_keyfiles_asked(
+    current: &[zeroize::Zeroizing<Vec<u8>>],
+) -> Result<Vec<zeroize::Zeroizing<Vec<u8>>>, Failure> {
+    if !current.is_empty()
+        && !crate::input::terminal_line("Keep current keyfiles? (y=Yes/n=No) [Yes]: ")?
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with('n')
+    {
+        return Ok(current.to_vec());
+    }
+    let typed = crate::input::keyfile_questions("Enter new keyfile [none]: ")?;
+    prepare_keyfiles(&typed)?.finish()
+}
+
 /// `o` narrowed to the format, hash and encryption a header opened with.
 fn narrow_to(o: &mut tcd_proto::contract::SearchOptions, info: &tcd_proto::contract::HeaderInfo) {
     use tcd_proto::contract::options::VolumeFormat;
@@ -186,7 +212,16 @@ fn narrow_to(o: &mut tcd_proto::contract::SearchOptions, info: &tcd_proto::contr
         _ => o.format,
     };
     o.hash = info.hash.clone().or(o.hash.take());
-    o.encryption = info.encryption.clone().or(o.encryption.take());
+    o.encryption = xts_encryption(info).or(o.encryption.take());
+}
+
+/// The encryption a header opened with, to narrow a second search to: an
+/// XTS one (a legacy CBC or LRW volume's encryption narrows no search;
+/// its hash does).
+fn xts_encryption(info: &tcd_proto::contract::HeaderInfo) -> Option<String> {
+    info.encryption
+        .clone()
+        .filter(|_| info.mode.as_deref().is_none_or(|m| m == "xts-plain64"))
 }
 
 /// `tcctl backup-header`: into a new file only its owner may read.

@@ -278,8 +278,10 @@ fn policy_changed(c: &Client) -> Event {
             p.hardware_acceleration,
             list(&p.prefer)
         ),
+        // As `policy show --json`: `allowed` is null when every backend is.
         fields: json!({"policy": {"hardware_acceleration": p.hardware_acceleration,
-            "all_allowed": p.all_allowed, "allowed": p.allowed, "prefer": p.prefer}}),
+            "all_allowed": p.all_allowed, "allowed": (!p.all_allowed).then_some(&p.allowed),
+            "prefer": p.prefer}}),
     }
 }
 

@@ -26,6 +26,13 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume)?;
+    // VeraCrypt's text mode asks where, Enter taking the default.
+    if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
+        let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
+        if !typed.is_empty() {
+            a.mount_point = Some(typed.into());
+        }
+    }
     check_mount_point(a, &listed)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut header = read_header(a.detached.header.as_deref())?;
@@ -946,6 +953,22 @@ fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> 
     let volume = &a.volume;
     let shown = volume.display();
     let regular = std::fs::metadata(volume).is_ok_and(|m| m.is_file());
+    // As VeraCrypt says it: a device's volume fills the device.
+    if a.size.is_some()
+        && a.hidden_size.is_none()
+        && std::fs::metadata(volume).is_ok_and(|m| {
+            use std::os::unix::fs::FileTypeExt;
+            m.file_type().is_block_device()
+        })
+    {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{shown} is a device: a volume on a device fills it, so --size goes with \
+                 container files only (leave it out)"
+            ),
+        });
+    }
     let opened = match (a.size, a.hidden_size) {
         (Some(bytes), None) if a.replace && regular => {
             beside(volume, bytes).map(|(f, made)| (f, Some(made)))

@@ -528,8 +528,7 @@ pub fn prf_named(name: &str) -> Result<Prf> {
 
 /// An encryption by name.
 pub fn chain_named(name: &str) -> Result<&'static Chain> {
-    Chain::by_name(name)
-        .ok_or_else(|| Error::UnsupportedCipher(format!("unknown encryption {name}")))
+    Chain::by_name(name).ok_or_else(|| Error::UnknownChain(name.to_owned()))
 }
 
 pub fn format_of(f: VolumeFormat) -> Format {

@@ -2,7 +2,8 @@
 //! under two names: a file by its device and inode (links and bind mounts
 //! lead to the same one), a block device by the stretch of its drive it
 //! covers (a drive and a partition of it share sectors: VeraCrypt system
-//! encryption opens either).
+//! encryption opens either), a loop device by the file behind it (the
+//! file and a loop device over it are the same bytes).
 
 use std::fs::Metadata;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -13,8 +14,14 @@ pub enum HostKey {
     /// A file: its filesystem's device and its inode.
     File { dev: u64, ino: u64 },
     /// Bytes `start..end` of the drive numbered `drive` (a whole drive
-    /// runs to the end of all numbers).
-    Disk { drive: u64, start: u64, end: u64 },
+    /// runs to the end of all numbers); for a loop device (or a partition
+    /// of one), the file it reads too.
+    Disk {
+        drive: u64,
+        start: u64,
+        end: u64,
+        file: Option<(u64, u64)>,
+    },
 }
 
 impl HostKey {
@@ -28,27 +35,61 @@ impl HostKey {
         }
         let rdev = meta.rdev();
         let sys = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
-        partition(Path::new(&sys)).unwrap_or(HostKey::Disk {
+        let mut key = partition(Path::new(&sys)).unwrap_or(HostKey::Disk {
             drive: rdev,
             start: 0,
             end: u64::MAX,
-        })
+            file: None,
+        });
+        if let HostKey::Disk { drive, file, .. } = &mut key
+            && libc::major(*drive) == LOOP_MAJOR
+        {
+            let loop_dev = format!(
+                "/sys/dev/block/{}:{}",
+                libc::major(*drive),
+                libc::minor(*drive)
+            );
+            *file = loop_backing(Path::new(&loop_dev));
+        }
+        key
     }
 
     /// Whether the two share any byte.
     pub fn overlaps(&self, other: &HostKey) -> bool {
         match (self, other) {
             (
-                HostKey::Disk { drive, start, end },
+                HostKey::Disk {
+                    drive, start, end, ..
+                },
                 HostKey::Disk {
                     drive: d,
                     start: s,
                     end: e,
+                    ..
                 },
             ) => drive == d && start < e && s < end,
+            // A loop device (or its partition) and the file it reads.
+            (HostKey::Disk { file: Some(f), .. }, HostKey::File { dev, ino })
+            | (HostKey::File { dev, ino }, HostKey::Disk { file: Some(f), .. }) => {
+                *f == (*dev, *ino)
+            }
             (a, b) => a == b,
         }
     }
+}
+
+/// Loop devices' block major number.
+const LOOP_MAJOR: u32 = 7;
+
+/// The device and inode of the regular file a loop device reads, from
+/// sysfs; None for one with no file, or a file that is gone or is itself a
+/// device. Any
+/// stretch of the file counts as the whole: a loop device over part of a
+/// mounted volume's file overlaps it all the same.
+fn loop_backing(sys: &Path) -> Option<(u64, u64)> {
+    let path = std::fs::read_to_string(sys.join("loop/backing_file")).ok()?;
+    let meta = std::fs::metadata(path.trim_end_matches('\n')).ok()?;
+    meta.file_type().is_file().then(|| (meta.dev(), meta.ino()))
 }
 
 /// A partition's stretch of its drive, from sysfs; None for a drive (or
@@ -66,6 +107,7 @@ fn partition(sys: &Path) -> Option<HostKey> {
         drive: libc::makedev(major.parse().ok()?, minor.parse().ok()?),
         start,
         end: start.checked_add(size)?,
+        file: None,
     })
 }
 
@@ -77,6 +119,7 @@ mod tests {
         drive: 7,
         start: 0,
         end: u64::MAX,
+        file: None,
     };
 
     fn part(start: u64, end: u64) -> HostKey {
@@ -84,6 +127,7 @@ mod tests {
             drive: 7,
             start,
             end,
+            file: None,
         }
     }
 
@@ -97,10 +141,20 @@ mod tests {
             drive: 8,
             start: 0,
             end: u64::MAX,
+            file: None,
         };
         assert!(!DRIVE.overlaps(&other));
         let file = HostKey::File { dev: 7, ino: 0 };
         assert!(!file.overlaps(&DRIVE) && file.overlaps(&file));
+        // A loop device over that file, and a partition of it, are it.
+        let looped = HostKey::Disk {
+            drive: 9,
+            start: 0,
+            end: u64::MAX,
+            file: Some((7, 0)),
+        };
+        assert!(looped.overlaps(&file) && file.overlaps(&looped));
+        assert!(!looped.overlaps(&HostKey::File { dev: 7, ino: 1 }));
     }
 
     #[test]

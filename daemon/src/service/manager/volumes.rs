@@ -54,12 +54,15 @@ impl Manager {
         // tried, and the first refusal is the answer, with the count.
         let mut refused: Option<crate::Error> = None;
         for m in self.ctx.shared.dismountable(&peer.app()) {
+            // One dismounted by force already, still held: not counted
+            // again (the detach is tried again all the same).
+            let counted = m.state != crate::mounts::VolumeState::Detaching;
             let (app, caller) = (self.ctx.app(), peer.app());
             let (result, done) =
                 blocking::unblock(move || app.dismount(m.id, force, &caller)).await;
             if let Some(done) = &done {
                 self.ctx.shared.dismounted(done).await;
-                n += 1;
+                n += u32::from(counted);
             }
             match result {
                 Err(crate::Error::WritesLost(why)) => lost.push(why),
