@@ -44,12 +44,7 @@ impl HostKey {
         if let HostKey::Disk { drive, file, .. } = &mut key
             && libc::major(*drive) == LOOP_MAJOR
         {
-            let loop_dev = format!(
-                "/sys/dev/block/{}:{}",
-                libc::major(*drive),
-                libc::minor(*drive)
-            );
-            *file = loop_backing(Path::new(&loop_dev));
+            *file = loop_backing(*drive);
         }
         key
     }
@@ -81,15 +76,39 @@ impl HostKey {
 /// Loop devices' block major number.
 const LOOP_MAJOR: u32 = 7;
 
-/// The device and inode of the regular file a loop device reads, from
-/// sysfs; None for one with no file, or a file that is gone or is itself a
-/// device. Any
+/// `LOOP_GET_STATUS64` (linux/loop.h).
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+/// The device and inode of the file loop device `drive` reads, as the
+/// kernel recorded it when the file was attached (`LOOP_GET_STATUS64`),
+/// whatever name is at its path now; None for a device with no file. Any
 /// stretch of the file counts as the whole: a loop device over part of a
 /// mounted volume's file overlaps it all the same.
-fn loop_backing(sys: &Path) -> Option<(u64, u64)> {
-    let path = std::fs::read_to_string(sys.join("loop/backing_file")).ok()?;
-    let meta = std::fs::metadata(path.trim_end_matches('\n')).ok()?;
-    meta.file_type().is_file().then(|| (meta.dev(), meta.ino()))
+fn loop_backing(drive: u64) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let uevent = format!(
+        "/sys/dev/block/{}:{}/uevent",
+        libc::major(drive),
+        libc::minor(drive)
+    );
+    let uevent = std::fs::read_to_string(uevent).ok()?;
+    let name = uevent.lines().find_map(|l| l.strip_prefix("DEVNAME="))?;
+    if name.contains('/') {
+        return None;
+    }
+    let device = std::fs::File::open(Path::new("/dev").join(name)).ok()?;
+    if device.metadata().ok()?.rdev() != drive {
+        return None;
+    }
+    // struct loop_info64: five u64 (device, inode, rdevice, offset, size
+    // limit), four u32, three name and key arrays (64 + 64 + 32 bytes) and
+    // two u64: 232 bytes.
+    let mut info = [0u64; 29];
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (232 bytes)
+    // through the pointer, which points to a live, zeroed, 8-aligned array
+    // of that size; the descriptor is open for the duration of the call.
+    let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_GET_STATUS64, info.as_mut_ptr()) };
+    (rc == 0).then_some((info[0], info[1]))
 }
 
 /// A partition's stretch of its drive, from sysfs; None for a drive (or
