@@ -145,14 +145,23 @@ pub fn narrowing_hint() -> Option<String> {
         .position(|a| a == "--pim")
         .and_then(|i| given.get(i + 1).map(String::as_str))
         .or_else(|| given.iter().find_map(|a| a.strip_prefix("--pim=")));
-    if truecrypt || pim.is_none_or(|p| p.trim() == "0") {
-        return hint;
+    let mut notes: Vec<String> = hint.into_iter().collect();
+    // A hash given narrowed the search too: said, so a wrong --hash is not
+    // taken for a wrong password.
+    let hash = given
+        .iter()
+        .position(|a| a == "--hash")
+        .and_then(|i| given.get(i + 1).map(String::as_str))
+        .or_else(|| given.iter().find_map(|a| a.strip_prefix("--hash=")));
+    if let Some(h) = hash.filter(|_| !given.iter().any(|a| a == "create")) {
+        notes.push(format!("only {h} was tried"));
     }
-    let note = "with --pim only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM";
-    Some(match hint {
-        Some(h) => format!("{h}; {note}"),
-        None => note.into(),
-    })
+    if !truecrypt && pim.is_some_and(|p| p.trim() != "0") {
+        notes.push(
+            "with --pim only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM".into(),
+        );
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 #[derive(Args, Clone, Default)]

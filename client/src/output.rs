@@ -548,6 +548,10 @@ pub fn status(v: &Volume, json: bool) {
     if let Some(slot) = v.slot() {
         lines.insert(3, ("slot", slot.to_string()));
     }
+    // Said only of one: most volumes are not a system drive.
+    if o.system_encryption == Some(true) {
+        lines.push(("system encryption", "Yes".to_owned()));
+    }
     // As cryptsetup says a mapping with discards allowed.
     if o.discard == Some(true) {
         lines.push(("flags", "discards".to_owned()));

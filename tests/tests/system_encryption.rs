@@ -318,6 +318,9 @@ fn a_drive_and_its_own_partition_are_one_host_mounted_once() {
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("already mounted"), "{err}");
     assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    // `status` says it is a system drive; other volumes get no such line.
+    let status = d.ok(&["status", disk.path()], "");
+    assert!(status.contains("\n  system encryption: Yes\n"), "{status}");
     d.ok(&["dismount", "--all"], "");
     // And the other way round.
     d.ok(&args(&part).each_ref().map(String::as_str), AAA);
