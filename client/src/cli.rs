@@ -140,19 +140,20 @@ pub fn narrowing_hint() -> Option<String> {
     };
     // A PIM rules TrueCrypt out (its volumes have none): a volume made or
     // converted by TrueCrypt is only found without one.
-    let pim = given
-        .iter()
-        .position(|a| a == "--pim")
-        .and_then(|i| given.get(i + 1).map(String::as_str))
-        .or_else(|| given.iter().find_map(|a| a.strip_prefix("--pim=")));
+    // An option's value as typed: `--name VALUE` or `--name=VALUE`.
+    let value_of = |name: &str| {
+        let inline = format!("{name}=");
+        given
+            .iter()
+            .position(|a| a == name)
+            .and_then(|i| given.get(i + 1).map(String::as_str))
+            .or_else(|| given.iter().find_map(|a| a.strip_prefix(inline.as_str())))
+    };
+    let pim = value_of("--pim");
     let mut notes: Vec<String> = hint.into_iter().collect();
     // A hash given narrowed the search too: said, so a wrong --hash is not
     // taken for a wrong password.
-    let hash = given
-        .iter()
-        .position(|a| a == "--hash")
-        .and_then(|i| given.get(i + 1).map(String::as_str))
-        .or_else(|| given.iter().find_map(|a| a.strip_prefix("--hash=")));
+    let hash = value_of("--hash");
     if let Some(h) = hash.filter(|_| !given.iter().any(|a| a == "create")) {
         notes.push(format!("only {h} was tried"));
     }
