@@ -9,12 +9,16 @@
 #   TCD_BENCH_CASES   "ENCRYPTION BACKEND" pairs, comma-separated (default
 #                     "AES aesni,AES soft,AES-Twofish-Serpent default")
 #   TCD_BENCH_FIO_SECONDS   seconds of each random I/O run (default 10)
+#   TCD_BENCH_TRANSPORTS    how the daemon takes FUSE requests, space-separated
+#                     (default "io_uring classic": FUSE over io_uring, then
+#                     /dev/fuse; each case runs once per transport)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$PWD/target/release"
 mib="${TCD_BENCH_MIB:-1024}"
 cases="${TCD_BENCH_CASES:-AES aesni,AES soft,AES-Twofish-Serpent default}"
 fio_seconds="${TCD_BENCH_FIO_SECONDS:-10}"
+transports="${TCD_BENCH_TRANSPORTS:-io_uring classic}"
 command -v fio >/dev/null || { echo "fio is needed (package fio)" >&2; exit 1; }
 img_mib=$((mib + mib / 4 + 64))
 root=$(mktemp -d /tmp/tcd-bench.XXXXXX)
@@ -30,10 +34,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/tcd" --socket "$TCD_SOCKET" --runtime-dir "$root/run" --backend-dir "$bin" \
-    >"$root/tcd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 50); do [ -S "$TCD_SOCKET" ] && break; sleep 0.1; done
+start_daemon() { # transport
+    if [ -n "${daemon:-}" ]; then kill "$daemon"; wait "$daemon" 2>/dev/null || true; fi
+    rm -f "$TCD_SOCKET"
+    local mode=auto
+    [ "$1" = classic ] && mode=classic
+    TCD_FUSE_TRANSPORT=$mode "$bin/tcd" --socket "$TCD_SOCKET" --runtime-dir "$root/run" \
+        --backend-dir "$bin" >>"$root/tcd.log" 2>&1 &
+    daemon=$!
+    for _ in $(seq 50); do [ -S "$TCD_SOCKET" ] && break; sleep 0.1; done
+}
 
 # MB/s of a dd line ("... bytes ... copied, S s, X MB/s"), recomputed.
 rate() { awk -v b="$1" '/copied/ { for (i = 1; i <= NF; i++) if ($i == "s,") s = $(i-1); printf "%.0f", b / s / 1e6 }'; }
@@ -84,6 +94,8 @@ row "volume (ext4, ${mib} MiB file)" write read "4K wr/s" "4K rd/s"
 printf '%-34s %7s %7s %8s %8s %7s %7s %7s %7s\n' "" "" "" "" "" "w" "r" "4K w" "4K r"
 row "plain loop device" "$pw" "$pr" "$prw" "$prr"
 IFS=, read -r -a case_list <<<"$cases"
+for transport in $transports; do
+start_daemon "$transport"
 for case in "${case_list[@]}"; do
     set -- $case
     enc=$1 backend=$2
@@ -98,7 +110,8 @@ for case in "${case_list[@]}"; do
     read -r rw rr < <(measure_random "$root/mnt")
     "$bin/tcctl" dismount "$root/mnt" >/dev/null
     rm -f "$vol"
-    row "$enc on $backend" "$w" "$r" "$rw" "$rr" \
+    row "$enc on $backend ($transport)" "$w" "$r" "$rw" "$rr" \
         "$(ratio "$w" "$pw")" "$(ratio "$r" "$pr")" "$(ratio "$rw" "$prw")" "$(ratio "$rr" "$prr")"
+done
 done
 echo "write, read: MB/s = 10^6 bytes/s; 4K: IOPS; ratios against the plain loop device in this run."

@@ -52,6 +52,12 @@ struct Args {
         default_value = "/etc/tcd/favorites.toml"
     )]
     system_favorites: PathBuf,
+    /// How the kernel's requests for a volume file reach the daemon:
+    /// `auto` uses FUSE over io_uring where the kernel is built with it
+    /// (turning on its `fuse.enable_uring` switch, which only lets FUSE
+    /// servers ask for it), else `/dev/fuse`; `classic` always `/dev/fuse`.
+    #[arg(long, env = "TCD_FUSE_TRANSPORT", value_enum, default_value = "auto")]
+    fuse_transport: FuseTransport,
     /// Cipher threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -63,6 +69,12 @@ struct Args {
     /// with the package).
     #[arg(long)]
     system: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FuseTransport {
+    Auto,
+    Classic,
 }
 
 fn main() -> std::process::ExitCode {
@@ -117,7 +129,11 @@ fn run(args: &Args) -> tcd::Result<()> {
         &args.policy,
     )?;
     let engine = Arc::new(Engine::with_shared(Vec::new(), args.threads)?);
-    let table = MountTable::new(engine, &args.runtime_dir)?;
+    let table =
+        MountTable::new(engine, &args.runtime_dir)?.with_transport(match args.fuse_transport {
+            FuseTransport::Auto => tcd::mount::Transport::Auto,
+            FuseTransport::Classic => tcd::mount::Transport::Classic,
+        });
     backends.install(&table)?;
     for done in table.clean_up_stale() {
         tracing::info!("left by a previous daemon: {done}");

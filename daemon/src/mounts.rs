@@ -211,6 +211,8 @@ pub struct MountTable {
     next_id: AtomicU32,
     /// Filesystem types the policy adds to [`FILESYSTEMS`].
     extra_filesystems: Mutex<Vec<String>>,
+    /// How volume files reach the kernel.
+    transport: mount::Transport,
 }
 
 impl MountTable {
@@ -230,7 +232,21 @@ impl MountTable {
             mounting: Mutex::new(Vec::new()),
             next_id: AtomicU32::new(1),
             extra_filesystems: Mutex::new(Vec::new()),
+            transport: mount::Transport::Auto,
         })
+    }
+
+    /// The table, serving volume files through `transport`.
+    pub fn with_transport(mut self, transport: mount::Transport) -> MountTable {
+        self.transport = transport;
+        self
+    }
+
+    fn serving(&self) -> mount::Serving {
+        mount::Serving {
+            threads: self.engine.threads(),
+            transport: self.transport,
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -488,7 +504,7 @@ impl MountTable {
         let export: Box<dyn BlockExport> = Box::new(FuseLoop::start_with_overlay(
             Arc::clone(&volume),
             &folder,
-            self.engine.threads(),
+            self.serving(),
             req.discard,
             overlay.clone(),
         )?);
@@ -944,7 +960,7 @@ impl MountTable {
     pub fn grow_filesystem(&self, volume: OpenVolume) -> Result<mount::grow::Grown> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let folder = self.runtime.join("fuse").join(format!("grow-{id}"));
-        mount::grow::grow(Arc::new(volume), &folder, self.engine.threads())
+        mount::grow::grow(Arc::new(volume), &folder, self.serving())
     }
 
     /// Whether `host` (an open file) is mounted, or a device sharing

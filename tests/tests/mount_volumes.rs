@@ -13,13 +13,18 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use tcd::engine::{Chain, Engine};
 use tcd::mount::mountpoint::{self, Options};
-use tcd::mount::{BlockExport, FuseLoop, detect_filesystem};
+use tcd::mount::{BlockExport, FuseLoop, Serving, Transport, detect_filesystem};
 use tcd::volume::create::{self, CreateOptions};
 use tcd::volume::kdf::{Format, Prf};
 use tcd::volume::opened::OpenVolume;
 use tcd::volume::unlock::{Credentials, SearchOptions, Target};
 use tcd_tests::creds;
 use tcd_tests::{blkid_uuid, engine, require_root_and_fuse, require_tool, tcrypt_images};
+
+const SERVING: Serving = Serving {
+    threads: 2,
+    transport: Transport::Auto,
+};
 
 fn serve(
     e: &Engine,
@@ -41,7 +46,8 @@ fn serve(
     )
     .expect("volume opens");
     Box::new(
-        FuseLoop::start(Arc::new(v), &runtime.join(name), 2, false).expect("FUSE and loop device"),
+        FuseLoop::start(Arc::new(v), &runtime.join(name), SERVING, false)
+            .expect("FUSE and loop device"),
     )
 }
 
@@ -257,7 +263,7 @@ fn writes_into_a_protected_hidden_volume_fail_at_the_block_device() {
     let runtime = dir.path().join("run");
     std::fs::create_dir(&runtime).expect("mkdir");
     let export =
-        Box::new(FuseLoop::start(Arc::new(v), &runtime.join("p"), 2, false).expect("export"));
+        Box::new(FuseLoop::start(Arc::new(v), &runtime.join("p"), SERVING, false).expect("export"));
     let dev = OpenOptions::new()
         .write(true)
         .custom_flags_direct()

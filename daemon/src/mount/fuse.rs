@@ -13,7 +13,9 @@ use fuser::{
     ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, SessionACL, WriteFlags,
 };
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -22,10 +24,10 @@ pub const FILE_NAME: &str = "volume";
 const FILE_INO: INodeNo = INodeNo(2);
 /// The largest request the kernel sends us, and its read-ahead: large
 /// requests keep the cipher at full width and the threads busy.
-const MAX_REQUEST: u32 = 1 << 20;
+pub(super) const MAX_REQUEST: u32 = 1 << 20;
 /// Requests in flight from the loop device at once: its queue depth.
 const MAX_BACKGROUND: u16 = 128;
-const TTL: Duration = Duration::from_secs(3600);
+pub(super) const TTL: Duration = Duration::from_secs(3600);
 
 /// Opens of the volume file whose release the session has not answered
 /// yet: the FUSE folder is unmounted only once none is left, so that no
@@ -124,7 +126,9 @@ impl VolumeFile {
         })
     }
 
-    fn write_bytes(&self, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+    /// Writes `data` at `offset`; whole sectors are encrypted in place, so
+    /// `data` holds ciphertext afterwards.
+    fn write_bytes(&self, offset: u64, data: &mut [u8]) -> Result<u32, Errno> {
         let len = data.len() as u64;
         if offset
             .checked_add(len)
@@ -143,8 +147,7 @@ impl VolumeFile {
             return Ok(data.len() as u32);
         }
         if offset.is_multiple_of(UNIT) && len.is_multiple_of(UNIT) {
-            let mut buf = data.to_vec();
-            let written = self.volume.write_at(&mut buf, offset).map_err(errno);
+            let written = self.volume.write_at(data, offset).map_err(errno);
             self.ahead.written(offset, len);
             written?;
             return Ok(data.len() as u32);
@@ -212,7 +215,136 @@ fn errno(e: Error) -> Errno {
     }
 }
 
-impl Filesystem for VolumeFile {
+/// The requests of the volume file, whichever transport brings them: the
+/// classic `/dev/fuse` session ([`Fuser`]) or the io_uring queues
+/// ([`super::uring`]).
+impl VolumeFile {
+    pub(super) fn lookup(&self, parent: u64, name: &[u8]) -> Result<FileAttr, Errno> {
+        match self.attr(FILE_INO) {
+            Some(attr) if parent == INodeNo::ROOT.0 && name == FILE_NAME.as_bytes() => Ok(attr),
+            _ => Err(Errno::ENOENT),
+        }
+    }
+
+    pub(super) fn getattr(&self, ino: u64) -> Result<FileAttr, Errno> {
+        self.attr(INodeNo(ino)).ok_or(Errno::ENOENT)
+    }
+
+    pub(super) fn open(&self, ino: u64, flags: i32) -> Result<(), Errno> {
+        if INodeNo(ino) != FILE_INO {
+            return Err(Errno::EISDIR);
+        }
+        let writing = flags & libc::O_ACCMODE != libc::O_RDONLY;
+        if writing && self.read_only() {
+            return Err(Errno::EROFS);
+        }
+        self.opens.add();
+        Ok(())
+    }
+
+    /// Counted once the reply is out: the dismount waits for it.
+    pub(super) fn released(&self) {
+        self.opens.released();
+    }
+
+    pub(super) fn read(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+        if INodeNo(ino) != FILE_INO {
+            return Err(Errno::EISDIR);
+        }
+        tracing::trace!(offset, size, "read");
+        self.ahead.read(offset, u64::from(size))
+    }
+
+    pub(super) fn write(&self, ino: u64, offset: u64, data: &mut [u8]) -> Result<u32, Errno> {
+        if INodeNo(ino) != FILE_INO {
+            return Err(Errno::EISDIR);
+        }
+        tracing::trace!(offset, size = data.len(), "write");
+        self.write_bytes(offset, data)
+    }
+
+    /// The loop device turns discards into hole punches of this file.
+    /// Zeroing a range is refused, so the kernel writes zeros instead
+    /// (a hole would read back as garbage, not zeros).
+    pub(super) fn fallocate(
+        &self,
+        ino: u64,
+        offset: u64,
+        length: u64,
+        mode: i32,
+    ) -> Result<(), Errno> {
+        if INodeNo(ino) != FILE_INO {
+            return Err(Errno::EISDIR);
+        }
+        let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        if !self.discard || mode != punch {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        tracing::trace!(offset, length, "discard");
+        // Only whole sectors inside the volume.
+        let start = offset.div_ceil(UNIT) * UNIT;
+        let end = offset.saturating_add(length).min(self.volume.size()) / UNIT * UNIT;
+        if start >= end {
+            return Ok(());
+        }
+        let result = self.volume.discard(start, end - start).map_err(errno);
+        self.ahead.written(start, end - start);
+        result
+    }
+
+    /// Unlike the FUSE service of TrueCrypt and VeraCrypt, flush and fsync
+    /// reach the host file.
+    pub(super) fn sync(&self) -> Result<(), Errno> {
+        self.volume.sync().map_err(errno)
+    }
+
+    /// The folder's entries from `offset` on: (inode, kind, name).
+    pub(super) fn entries(
+        &self,
+        ino: u64,
+        offset: u64,
+    ) -> Result<Vec<(u64, FileType, &'static str)>, Errno> {
+        if INodeNo(ino) != INodeNo::ROOT {
+            return Err(Errno::ENOTDIR);
+        }
+        let entries = [
+            (INodeNo::ROOT.0, FileType::Directory, "."),
+            (INodeNo::ROOT.0, FileType::Directory, ".."),
+            (FILE_INO.0, FileType::RegularFile, FILE_NAME),
+        ];
+        Ok(entries.into_iter().skip(offset as usize).collect())
+    }
+
+    /// The file's size in 512-byte blocks, for statfs.
+    pub(super) fn blocks(&self) -> u64 {
+        self.volume.size() / 512
+    }
+
+    /// The session ended: the daemon's own dismount, or the connection cut
+    /// under it (`/sys/fs/fuse/connections/N/abort`, an unmount from
+    /// outside), which loses what the kernel still had to write.
+    pub(super) fn ended(&self) {
+        self.volume.health().fuse_ended();
+    }
+}
+
+/// The volume file on the classic `/dev/fuse` session of `fuser`.
+struct Fuser {
+    file: Arc<VolumeFile>,
+    /// Ask the kernel for io_uring queues (the rings are ready).
+    want_uring: bool,
+    /// Whether the kernel offered them and they were asked for.
+    uring: Arc<AtomicBool>,
+}
+
+fn reply_empty(result: Result<(), Errno>, reply: ReplyEmpty) {
+    match result {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(e),
+    }
+}
+
+impl Filesystem for Fuser {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         // Ask for large requests; the kernel may grant less.
         let _ = config.set_max_write(MAX_REQUEST);
@@ -226,46 +358,38 @@ impl Filesystem for VolumeFile {
         }
         let _ = config.set_max_background(MAX_BACKGROUND);
         let _ = config.set_congestion_threshold(MAX_BACKGROUND);
+        if self.want_uring {
+            let offered = config
+                .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
+                .is_ok();
+            self.uring.store(offered, Ordering::SeqCst);
+        }
         Ok(())
     }
 
-    /// The session ended: the daemon's own dismount, or the connection cut
-    /// under it (`/sys/fs/fuse/connections/N/abort`, an unmount from
-    /// outside), which loses what the kernel still had to write.
     fn destroy(&mut self) {
-        self.volume.health().fuse_ended();
+        self.file.ended();
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match (parent, self.attr(FILE_INO)) {
-            (INodeNo::ROOT, Some(attr)) if name == FILE_NAME => {
-                reply.entry(&TTL, &attr, fuser::Generation(0));
-            }
-            _ => reply.error(Errno::ENOENT),
+        match self.file.lookup(parent.0, name.as_encoded_bytes()) {
+            Ok(attr) => reply.entry(&TTL, &attr, fuser::Generation(0)),
+            Err(e) => reply.error(e),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.attr(ino) {
-            Some(attr) => reply.attr(&TTL, &attr),
-            None => reply.error(Errno::ENOENT),
+        match self.file.getattr(ino.0) {
+            Ok(attr) => reply.attr(&TTL, &attr),
+            Err(e) => reply.error(e),
         }
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        if ino != FILE_INO {
-            return reply.error(Errno::EISDIR);
+        match self.file.open(ino.0, flags.0) {
+            Ok(()) => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            Err(e) => reply.error(e),
         }
-        let writing = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
-        if writing && self.read_only() {
-            return reply.error(Errno::EROFS);
-        }
-        // Direct I/O: the loop device and the filesystem above keep their
-        // own page cache; caching the decrypted file here too would cost a
-        // copy per request and hold a second copy of the plaintext (writes
-        // ran 2-4x faster without it).
-        self.opens.add();
-        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
     }
 
     fn release(
@@ -278,9 +402,8 @@ impl Filesystem for VolumeFile {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        // Counted once the reply is out: the dismount waits for it.
         reply.ok();
-        self.opens.released();
+        self.file.released();
     }
 
     fn read(
@@ -294,11 +417,7 @@ impl Filesystem for VolumeFile {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        if ino != FILE_INO {
-            return reply.error(Errno::EISDIR);
-        }
-        tracing::trace!(offset, size, "read");
-        match self.ahead.read(offset, u64::from(size)) {
+        match self.file.read(ino.0, offset, size) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(e),
         }
@@ -316,19 +435,13 @@ impl Filesystem for VolumeFile {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        if ino != FILE_INO {
-            return reply.error(Errno::EISDIR);
-        }
-        tracing::trace!(offset, size = data.len(), "write");
-        match self.write_bytes(offset, data) {
+        // The session's buffer is shared: encrypt a copy.
+        match self.file.write(ino.0, offset, &mut data.to_vec()) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(e),
         }
     }
 
-    /// The loop device turns discards into hole punches of this file.
-    /// Zeroing a range is refused, so the kernel writes zeros instead
-    /// (a hole would read back as garbage, not zeros).
     fn fallocate(
         &self,
         _req: &Request,
@@ -339,26 +452,7 @@ impl Filesystem for VolumeFile {
         mode: i32,
         reply: ReplyEmpty,
     ) {
-        if ino != FILE_INO {
-            return reply.error(Errno::EISDIR);
-        }
-        let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-        if !self.discard || mode != punch {
-            return reply.error(Errno::EOPNOTSUPP);
-        }
-        tracing::trace!(offset, length, "discard");
-        // Only whole sectors inside the volume.
-        let start = offset.div_ceil(UNIT) * UNIT;
-        let end = offset.saturating_add(length).min(self.volume.size()) / UNIT * UNIT;
-        if start >= end {
-            return reply.ok();
-        }
-        let result = self.volume.discard(start, end - start).map_err(errno);
-        self.ahead.written(start, end - start);
-        match result {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        reply_empty(self.file.fallocate(ino.0, offset, length, mode), reply);
     }
 
     fn flush(
@@ -369,12 +463,7 @@ impl Filesystem for VolumeFile {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        // Unlike the FUSE service of TrueCrypt and VeraCrypt, flush and fsync
-        // reach the host file.
-        match self.volume.sync() {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(self.file.sync(), reply);
     }
 
     fn fsync(
@@ -385,10 +474,7 @@ impl Filesystem for VolumeFile {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        match self.volume.sync() {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(self.file.sync(), reply);
     }
 
     fn readdir(
@@ -399,25 +485,63 @@ impl Filesystem for VolumeFile {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        if ino != INodeNo::ROOT {
-            return reply.error(Errno::ENOTDIR);
-        }
-        let entries = [
-            (INodeNo::ROOT, FileType::Directory, "."),
-            (INodeNo::ROOT, FileType::Directory, ".."),
-            (FILE_INO, FileType::RegularFile, FILE_NAME),
-        ];
-        for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
-            if reply.add(*ino, i as u64 + 1, *kind, name) {
-                break;
+        match self.file.entries(ino.0, offset) {
+            Ok(entries) => {
+                for (i, (ino, kind, name)) in entries.into_iter().enumerate() {
+                    if reply.add(INodeNo(ino), offset + i as u64 + 1, kind, name) {
+                        break;
+                    }
+                }
+                reply.ok();
             }
+            Err(e) => reply.error(e),
         }
-        reply.ok();
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let blocks = self.volume.size() / 512;
-        reply.statfs(blocks, 0, 0, 1, 0, 512, 255, 512);
+        reply.statfs(self.file.blocks(), 0, 0, 1, 0, 512, 255, 512);
+    }
+}
+
+/// How the kernel's requests reach the volume file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// io_uring queues where the kernel offers them, else `/dev/fuse`.
+    Auto,
+    /// Only `/dev/fuse`, read by the session's threads.
+    Classic,
+}
+
+/// A served volume file: the `fuser` session and, when the kernel took
+/// them, the io_uring queues.
+pub struct Served {
+    pub session: fuser::BackgroundSession,
+    pub rings: Option<super::uring::Running>,
+}
+
+impl Served {
+    /// Which transport carries the requests.
+    pub fn transport(&self) -> String {
+        match &self.rings {
+            Some(r) => format!("io_uring ({} queues)", r.queues()),
+            None => "/dev/fuse".into(),
+        }
+    }
+
+    /// Waits for the session and the queues to end (after the unmount).
+    pub fn join(self) {
+        let _ = self.session.join();
+        if let Some(r) = self.rings {
+            r.join();
+        }
+    }
+
+    /// Unmounts, then waits as [`Served::join`].
+    pub fn umount_and_join(self) {
+        let _ = self.session.umount_and_join();
+        if let Some(r) = self.rings {
+            r.join();
+        }
     }
 }
 
@@ -426,11 +550,11 @@ impl Filesystem for VolumeFile {
 pub fn serve(
     volume: Arc<OpenVolume>,
     dir: &Path,
-    threads: usize,
+    serving: super::Serving,
     discard: bool,
     overlay: Option<Arc<Overlay>>,
     opens: Opens,
-) -> std::io::Result<fuser::BackgroundSession> {
+) -> std::io::Result<Served> {
     let mut options = vec![
         MountOption::FSName("tcd".into()),
         MountOption::Subtype("tcd".into()),
@@ -444,11 +568,35 @@ pub fn serve(
     let mut config = Config::default();
     config.mount_options = options;
     config.acl = SessionACL::Owner;
-    config.n_threads = Some(threads.max(1));
+    config.n_threads = Some(serving.threads.max(1));
     config.clone_fd = true;
-    fuser::spawn_mount(
-        VolumeFile::new(volume, discard, overlay, opens),
-        dir,
-        &config,
-    )
+    let file = Arc::new(VolumeFile::new(volume, discard, overlay, opens));
+    // The rings come first: once the kernel has agreed to io_uring, it
+    // holds every request until all queues are registered, so it is asked
+    // for only when they can be.
+    let rings = match serving.transport {
+        Transport::Auto => super::uring::prepare(Arc::clone(&file)),
+        Transport::Classic => None,
+    };
+    let uring = Arc::new(AtomicBool::new(false));
+    let fuser = Fuser {
+        file,
+        want_uring: rings.is_some(),
+        uring: Arc::clone(&uring),
+    };
+    let session = fuser::Session::new(fuser, dir, &config)?;
+    let rings = match rings {
+        Some(r) if uring.load(Ordering::SeqCst) => {
+            Some(r.start(session.as_fd(), MAX_REQUEST as usize)?)
+        }
+        Some(r) => {
+            r.abandon();
+            None
+        }
+        None => None,
+    };
+    Ok(Served {
+        session: session.spawn()?,
+        rings,
+    })
 }

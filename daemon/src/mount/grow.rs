@@ -22,8 +22,8 @@ pub struct Grown {
 
 /// Serves `volume` under `folder` (made and removed here) and grows its
 /// filesystem to fill it.
-pub fn grow(volume: Arc<OpenVolume>, folder: &Path, threads: usize) -> Result<Grown> {
-    let export = Box::new(FuseLoop::start(volume, folder, threads, false)?);
+pub fn grow(volume: Arc<OpenVolume>, folder: &Path, serving: super::Serving) -> Result<Grown> {
+    let export = Box::new(FuseLoop::start(volume, folder, serving, false)?);
     let result = grow_on(export.device(), &folder.with_extension("fs"));
     let closed = export.close();
     let grown = result?;

@@ -15,14 +15,23 @@ pub mod mountpoint;
 pub(crate) mod overlay;
 mod readahead;
 pub(crate) mod tools;
+pub(crate) mod uring;
 pub(crate) mod userfs;
 
 use crate::error::{Error, Result};
 
 use crate::volume::opened::OpenVolume;
+pub use fuse::Transport;
 use overlay::Overlay;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// How a volume file is served: the session's threads and the transport.
+#[derive(Clone, Copy, Debug)]
+pub struct Serving {
+    pub threads: usize,
+    pub transport: Transport,
+}
 
 /// A block device that presents a decrypted volume.
 pub trait BlockExport: Send + Sync {
@@ -39,7 +48,7 @@ pub trait BlockExport: Send + Sync {
 
 /// FUSE file plus loop device.
 pub struct FuseLoop {
-    session: Option<fuser::BackgroundSession>,
+    session: Option<fuse::Served>,
     folder: PathBuf,
     device: PathBuf,
     /// Opens of the volume file not yet released (answered).
@@ -55,10 +64,10 @@ impl FuseLoop {
     pub fn start(
         volume: Arc<OpenVolume>,
         folder: &Path,
-        threads: usize,
+        serving: Serving,
         discard: bool,
     ) -> Result<FuseLoop> {
-        Self::start_with_overlay(volume, folder, threads, discard, None)
+        Self::start_with_overlay(volume, folder, serving, discard, None)
     }
 
     /// [`FuseLoop::start`], taking a read-only volume's writes into
@@ -67,7 +76,7 @@ impl FuseLoop {
     pub fn start_with_overlay(
         volume: Arc<OpenVolume>,
         folder: &Path,
-        threads: usize,
+        serving: Serving,
         discard: bool,
         overlay: Option<Arc<Overlay>>,
     ) -> Result<FuseLoop> {
@@ -85,12 +94,15 @@ impl FuseLoop {
         let session = match fuse::serve(
             volume,
             folder,
-            threads,
+            serving,
             discard,
             overlay.clone(),
             opens.clone(),
         ) {
-            Ok(s) => s,
+            Ok(s) => {
+                tracing::info!("{} served through {}", folder.display(), s.transport());
+                s
+            }
             Err(e) => {
                 let _ = std::fs::remove_dir(folder);
                 return Err(Error::Io {
@@ -110,7 +122,7 @@ impl FuseLoop {
                 overlay,
             }),
             Err(e) => {
-                let _ = session.umount_and_join();
+                session.umount_and_join();
                 let _ = std::fs::remove_dir(folder);
                 Err(e)
             }
@@ -173,7 +185,7 @@ impl FuseLoop {
                 }
             }
             // The session ends once its mount is gone.
-            let _ = s.join();
+            s.join();
         }
         if let Some(o) = self.overlay.take() {
             o.clear();
@@ -188,7 +200,7 @@ impl Drop for FuseLoop {
         // Closed without `close` (an error path): take it all down anyway.
         if let Some(s) = self.session.take() {
             let _ = loopdev::detach(&self.device);
-            let _ = s.umount_and_join();
+            s.umount_and_join();
             let _ = std::fs::remove_dir(&self.folder);
         }
         if let Some(o) = self.overlay.take() {
