@@ -8,13 +8,11 @@ use super::readahead::{ReadAhead, Source};
 use crate::error::Error;
 use crate::volume::opened::{OpenVolume, UNIT};
 use fuser::{
-    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, InitFlags,
-    KernelConfig, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory,
-    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, SessionACL, WriteFlags,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, WriteFlags,
 };
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -185,6 +183,24 @@ fn span(volume: &OpenVolume, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
 struct Plain(Arc<OpenVolume>, Option<Arc<Overlay>>);
 
 impl Source for Plain {
+    fn read_into(&self, offset: u64, out: &mut [u8]) -> Result<usize, Errno> {
+        let Some((start, aligned_end, end)) = span(&self.0, offset, out.len() as u64) else {
+            return Ok(0);
+        };
+        if start != offset || aligned_end != end {
+            // Part of a sector: through a buffer of whole ones.
+            let data = self.read(offset, out.len() as u64)?;
+            out[..data.len()].copy_from_slice(&data);
+            return Ok(data.len());
+        }
+        let n = (end - offset) as usize;
+        self.0.read_at(&mut out[..n], offset).map_err(errno)?;
+        if let Some(overlay) = &self.1 {
+            overlay.apply(offset, &mut out[..n]);
+        }
+        Ok(n)
+    }
+
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
         let Some((start, aligned_end, end)) = span(&self.0, offset, len) else {
             return Ok(Vec::new());
@@ -253,6 +269,15 @@ impl VolumeFile {
         }
         tracing::trace!(offset, size, "read");
         self.ahead.read(offset, u64::from(size))
+    }
+
+    /// As [`VolumeFile::read`], into a request's reply buffer.
+    pub(super) fn read_into(&self, ino: u64, offset: u64, out: &mut [u8]) -> Result<usize, Errno> {
+        if INodeNo(ino) != FILE_INO {
+            return Err(Errno::EISDIR);
+        }
+        tracing::trace!(offset, size = out.len(), "read");
+        self.ahead.read_into(offset, out)
     }
 
     pub(super) fn write(&self, ino: u64, offset: u64, data: &mut [u8]) -> Result<u32, Errno> {
@@ -329,12 +354,24 @@ impl VolumeFile {
 }
 
 /// The volume file on the classic `/dev/fuse` session of `fuser`.
-struct Fuser {
+pub(super) struct Fuser {
     file: Arc<VolumeFile>,
     /// Ask the kernel for io_uring queues (the rings are ready).
     want_uring: bool,
     /// Whether the kernel offered them and they were asked for.
     uring: Arc<AtomicBool>,
+}
+
+impl Fuser {
+    /// `want_uring`: ask the kernel for io_uring queues; whether it agreed
+    /// is set in `uring`.
+    pub(super) fn new(file: Arc<VolumeFile>, want_uring: bool, uring: Arc<AtomicBool>) -> Fuser {
+        Fuser {
+            file,
+            want_uring,
+            uring,
+        }
+    }
 }
 
 fn reply_empty(result: Result<(), Errno>, reply: ReplyEmpty) {
@@ -501,102 +538,4 @@ impl Filesystem for Fuser {
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
         reply.statfs(self.file.blocks(), 0, 0, 1, 0, 512, 255, 512);
     }
-}
-
-/// How the kernel's requests reach the volume file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    /// io_uring queues where the kernel offers them, else `/dev/fuse`.
-    Auto,
-    /// Only `/dev/fuse`, read by the session's threads.
-    Classic,
-}
-
-/// A served volume file: the `fuser` session and, when the kernel took
-/// them, the io_uring queues.
-pub struct Served {
-    pub session: fuser::BackgroundSession,
-    pub rings: Option<super::uring::Running>,
-}
-
-impl Served {
-    /// Which transport carries the requests.
-    pub fn transport(&self) -> String {
-        match &self.rings {
-            Some(r) => format!("io_uring ({} queues)", r.queues()),
-            None => "/dev/fuse".into(),
-        }
-    }
-
-    /// Waits for the session and the queues to end (after the unmount).
-    pub fn join(self) {
-        let _ = self.session.join();
-        if let Some(r) = self.rings {
-            r.join();
-        }
-    }
-
-    /// Unmounts, then waits as [`Served::join`].
-    pub fn umount_and_join(self) {
-        let _ = self.session.umount_and_join();
-        if let Some(r) = self.rings {
-            r.join();
-        }
-    }
-}
-
-/// Serves `volume` as `dir/volume` until the returned session is dropped
-/// or unmounted. Only root may open it.
-pub fn serve(
-    volume: Arc<OpenVolume>,
-    dir: &Path,
-    serving: super::Serving,
-    discard: bool,
-    overlay: Option<Arc<Overlay>>,
-    opens: Opens,
-) -> std::io::Result<Served> {
-    let mut options = vec![
-        MountOption::FSName("tcd".into()),
-        MountOption::Subtype("tcd".into()),
-        MountOption::NoDev,
-        MountOption::NoSuid,
-        MountOption::NoExec,
-    ];
-    if volume.is_read_only() && overlay.is_none() {
-        options.push(MountOption::RO);
-    }
-    let mut config = Config::default();
-    config.mount_options = options;
-    config.acl = SessionACL::Owner;
-    config.n_threads = Some(serving.threads.max(1));
-    config.clone_fd = true;
-    let file = Arc::new(VolumeFile::new(volume, discard, overlay, opens));
-    // The rings come first: once the kernel has agreed to io_uring, it
-    // holds every request until all queues are registered, so it is asked
-    // for only when they can be.
-    let rings = match serving.transport {
-        Transport::Auto => super::uring::prepare(Arc::clone(&file)),
-        Transport::Classic => None,
-    };
-    let uring = Arc::new(AtomicBool::new(false));
-    let fuser = Fuser {
-        file,
-        want_uring: rings.is_some(),
-        uring: Arc::clone(&uring),
-    };
-    let session = fuser::Session::new(fuser, dir, &config)?;
-    let rings = match rings {
-        Some(r) if uring.load(Ordering::SeqCst) => {
-            Some(r.start(session.as_fd(), MAX_REQUEST as usize)?)
-        }
-        Some(r) => {
-            r.abandon();
-            None
-        }
-        None => None,
-    };
-    Ok(Served {
-        session: session.spawn()?,
-        rings,
-    })
 }

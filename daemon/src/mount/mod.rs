@@ -14,6 +14,7 @@ pub(crate) mod loopdev;
 pub mod mountpoint;
 pub(crate) mod overlay;
 mod readahead;
+pub(crate) mod session;
 pub(crate) mod tools;
 pub(crate) mod uring;
 pub(crate) mod userfs;
@@ -21,8 +22,8 @@ pub(crate) mod userfs;
 use crate::error::{Error, Result};
 
 use crate::volume::opened::OpenVolume;
-pub use fuse::Transport;
 use overlay::Overlay;
+pub use session::Transport;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ pub trait BlockExport: Send + Sync {
 
 /// FUSE file plus loop device.
 pub struct FuseLoop {
-    session: Option<fuse::Served>,
+    session: Option<session::Served>,
     folder: PathBuf,
     device: PathBuf,
     /// Opens of the volume file not yet released (answered).
@@ -91,7 +92,7 @@ impl FuseLoop {
         let read_only = volume.is_read_only() && overlay.is_none();
         let sector = volume.info().sector_size;
         let opens = fuse::Opens::default();
-        let session = match fuse::serve(
+        let session = match session::serve(
             volume,
             folder,
             serving,

@@ -17,6 +17,15 @@ use std::thread::JoinHandle;
 /// end of the volume.
 pub trait Source: Send + Sync + 'static {
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno>;
+
+    /// As [`Source::read`] into `out`, its length the request's; the bytes
+    /// read.
+    fn read_into(&self, offset: u64, out: &mut [u8]) -> Result<usize, Errno> {
+        let data = self.read(offset, out.len() as u64)?;
+        let n = data.len().min(out.len());
+        out[..n].copy_from_slice(&data[..n]);
+        Ok(n)
+    }
 }
 
 /// A read made ahead of time, or being made.
@@ -104,6 +113,29 @@ impl<S: Source> ReadAhead<S> {
     /// `len` bytes at `offset`, from the window when it holds exactly
     /// those, else read now.
     pub fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, Errno> {
+        match self.take_window(offset, len) {
+            Some(data) => Ok(data),
+            None => self.source.read(offset, len),
+        }
+    }
+
+    /// As [`ReadAhead::read`], into `out` (a request's reply buffer): a
+    /// read not made ahead lands there without a copy.
+    pub fn read_into(&self, offset: u64, out: &mut [u8]) -> Result<usize, Errno> {
+        match self.take_window(offset, out.len() as u64) {
+            Some(data) => {
+                let n = data.len().min(out.len());
+                out[..n].copy_from_slice(&data[..n]);
+                Ok(n)
+            }
+            None => self.source.read_into(offset, out),
+        }
+    }
+
+    /// The window's bytes when it holds exactly `len` bytes at `offset`
+    /// (waiting for the worker if it is still reading them); on a
+    /// sequential read, starts reading the next request ahead.
+    fn take_window(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
         let mut state = lock(&self.shared);
         let sequential = state.last_end == Some(offset);
         state.last_end = offset.checked_add(len);
@@ -125,16 +157,15 @@ impl<S: Source> ReadAhead<S> {
             }) = state.window.take()
             {
                 self.schedule(&mut state, offset, len);
-                return Ok(data);
+                return Some(data);
             }
-            // The worker failed: read again below and report that error.
+            // The worker failed: read again and report that error.
             break;
         }
         if sequential {
             self.schedule(&mut state, offset, len);
         }
-        drop(state);
-        self.source.read(offset, len)
+        None
     }
 
     /// Starts reading the request after `offset..offset + len`.

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 const SWITCH: &str = "/sys/module/fuse/parameters/enable_uring";
 
 /// Ring entries (requests in flight) of all queues together.
-const ENTRIES: usize = 64;
+const ENTRIES: usize = 16;
 
 /// A queue's thread, waiting to be told the connection to serve.
 struct Waiting {
