@@ -493,7 +493,6 @@ pub fn status(v: &Volume, json: bool) {
         println!("{doc}");
         return;
     }
-    let o = &v.view;
     // As `cryptsetup status` opens: "... is active and is in use."
     let what = match (v.state(), v.mount_point()) {
         (VolumeState::Detaching, _) => "detaching (dismounted by force, still in use)",
@@ -501,6 +500,20 @@ pub fn status(v: &Volume, json: bool) {
         (_, None) => "active (the block device only)",
     };
     println!("{} is {what}.", v.host());
+    let lines = status_lines(v);
+    // Values in one column, past the longest label.
+    let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
+    for (name, value) in lines {
+        println!("  {:<width$}{value}", format!("{name}:"));
+    }
+    for p in v.view.problems.iter().flatten() {
+        println!("  {:<width$}{p}", "problem:");
+    }
+}
+
+/// `status`'s labelled lines, in order.
+fn status_lines(v: &Volume) -> Vec<(&'static str, String)> {
+    let o = &v.view;
     let text = |s: &Option<String>| {
         s.clone()
             .filter(|s| !s.is_empty())
@@ -519,6 +532,17 @@ pub fn status(v: &Volume, json: bool) {
         ("size", size),
         ("cipher", text(&o.encryption)),
         ("cipher mode", mode_of(o.encryption.as_deref())),
+        // cryptsetup's: the key's bits, the data's start in sectors.
+        (
+            "keysize",
+            o.key_bits
+                .map_or_else(|| "-".into(), |n| format!("{n} bits")),
+        ),
+        (
+            "offset",
+            o.data_offset
+                .map_or_else(|| "-".into(), |n| format!("{} sectors", n / 512)),
+        ),
         ("PRF", text(&o.hash)),
         ("format", text(&o.format)),
         (
@@ -559,14 +583,7 @@ pub fn status(v: &Volume, json: bool) {
     if let Some(n) = o.dismount_idle.filter(|n| *n > 0) {
         lines.push(("dismount when idle", format!("{n} s")));
     }
-    // Values in one column, past the longest label.
-    let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
-    for (name, value) in lines {
-        println!("  {:<width$}{value}", format!("{name}:"));
-    }
-    for p in o.problems.iter().flatten() {
-        println!("  {:<width$}{p}", "problem:");
-    }
+    lines
 }
 
 /// Says on standard error that the backup header opened `volume`, and how

@@ -184,6 +184,10 @@ fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {
             "  type:            TCRYPT".into(),
             "  cipher:          AES".into(),
             "  cipher mode:     xts-plain64".into(),
+            // As cryptsetup status: AES-XTS's two 256-bit keys, and a
+            // VeraCrypt volume's data after its 128 KiB of headers.
+            "  keysize:         512 bits".into(),
+            "  offset:          256 sectors".into(),
             "  PRF:             SHA-512".into(),
             "  format:          VeraCrypt".into(),
             "  mode:            read/write".into(),
