@@ -956,10 +956,16 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
     print_table(&rows);
 }
 
-/// A favorite's settings worth a word in the table.
+/// A favorite's settings that differ from a plain mount's, in words.
 fn favorite_notes(f: &Favorite) -> Vec<String> {
     let s = &f.settings;
     let mut notes = Vec::new();
+    if s.filesystem.as_deref() == Some("none") {
+        notes.push("block device only".into());
+    }
+    if let (Some(h), None) = (&s.hash, &s.encryption) {
+        notes.push(format!("{h} tried first"));
+    }
     for (set, word) in [
         (s.auto_mount, "auto-mount"),
         (s.system_encryption, "system encryption"),
@@ -970,6 +976,25 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
         if set {
             notes.push(word.to_owned());
         }
+    }
+    if s.pim > 0 {
+        notes.push(format!("PIM {}", s.pim));
+    }
+    if !s.keyfiles.is_empty() {
+        notes.push(count(s.keyfiles.len(), "keyfile"));
+    }
+    for (set, word) in [
+        (s.protect_hidden, "protects hidden volume"),
+        (s.discard, "discards"),
+        (s.force_dismount, "forced automatic dismounts"),
+        (s.password_file.is_some(), "password file"),
+    ] {
+        if set {
+            notes.push(word.to_owned());
+        }
+    }
+    if let Some(b) = &s.backend {
+        notes.push(format!("backend {b}"));
     }
     match s.format {
         Some(VolumeFormat::TrueCrypt) => notes.push("TrueCrypt format only".into()),

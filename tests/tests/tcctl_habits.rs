@@ -1315,3 +1315,47 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     let (code, _) = d.fails(&[&["info", &v][..], &open].concat(), &format!("{new}\n"));
     assert_eq!(code, 2);
 }
+
+#[test]
+fn favorites_list_names_each_setting_a_favorite_has() {
+    let d = Daemon::start();
+    let v = create(&d, "f.hc", "4M");
+    let mnt = s(&d.path("f.mnt")).to_owned();
+    let key = s(&d.path("key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    d.ok(
+        &[
+            &["favorites", "add", "every", &v, "--mount-point", &mnt][..],
+            &["--filesystem", "none", "--hash", "sha512", "--readonly"],
+            &["--dismount-on-logout", "--pim", "1", "--keyfile", &key],
+            &["--keyfile", &key, "--protect-hidden", "--discard"],
+            &[
+                "--force-dismount",
+                "--backend",
+                "soft",
+                "--format",
+                "veracrypt",
+            ],
+            &["--dismount-idle", "60"],
+        ]
+        .concat(),
+        "",
+    );
+    d.ok(&["favorites", "add", "plain", &v], "");
+    let table = d.ok(&["favorites", "list"], "");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(lines[1].starts_with("every "), "{table}");
+    assert!(lines[1].contains(&format!(" {mnt} ")), "{table}");
+    assert!(
+        lines[1].ends_with(&format!(
+            " {mnt}  block device only, SHA-512 tried first, read-only, dismount at logout, \
+                 PIM 1, 2 keyfiles, protects hidden volume, discards, forced automatic \
+                 dismounts, backend soft, VeraCrypt format only, dismount after 60 s idle"
+        )),
+        "{table}"
+    );
+    // A plain one has nothing to say.
+    assert!(lines[2].starts_with("plain "), "{table}");
+    assert!(lines[2].trim_end().ends_with(" -"), "{table}");
+}
