@@ -1359,3 +1359,70 @@ fn favorites_list_names_each_setting_a_favorite_has() {
     assert!(lines[2].starts_with("plain "), "{table}");
     assert!(lines[2].trim_end().ends_with(" -"), "{table}");
 }
+
+#[test]
+fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
+    let d = Daemon::start();
+    let v = create(&d, "o.hc", "4M");
+    // Only the outer volume's password is given: the hidden volume's size
+    // is judged before its password would be read.
+    let (code, msg) = d.fails(
+        &[
+            &["create", &v, "--hidden-size", "4M", "--outer-pim", "1"][..],
+            &[
+                "--outer-hash",
+                "sha512",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+            ],
+            &["--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    // 4 MiB less the headers' 256 KiB, less the outer volume's first
+    // 64 KiB and last 4 KiB.
+    assert_eq!(
+        msg,
+        "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room for \
+         3862528\n"
+    );
+    // On a terminal: said right after the outer volume's password, with no
+    // question for the hidden volume's.
+    let mut c = d.command();
+    c.args([
+        "create",
+        &v,
+        "--hidden-size",
+        "4M",
+        "--outer-pim",
+        "1",
+        "--pim",
+        "1",
+        "--filesystem",
+        "none",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(
+        &format!("Outer volume password of {v}: "),
+        Duration::from_secs(20),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, INVALID_ARGUMENT, "{text}");
+    assert!(
+        text.ends_with(&crlf(
+            "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room \
+             for 3862528\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Password for the new hidden volume"),
+        "{text}"
+    );
+}
