@@ -505,6 +505,12 @@ pub enum Command {
     /// replaced.
     CreateKeyfile(KeyfileArgs),
     /// List mounted volumes.
+    #[command(after_help = "VeraCrypt's forms (tcctl -t -l):\n  \
+        tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, one a \
+        volume\n                              (exit 1 when none is mounted)\n  \
+        tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+        mounted)\n  \
+        tcctl -t -l --slot N        the line of the volume in slot N")]
     List {
         /// Print JSON, for scripts.
         #[arg(long)]

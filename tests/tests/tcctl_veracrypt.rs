@@ -1534,3 +1534,29 @@ fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
     );
     d.ok(&["info", &v, "--hash", "sha512", "--password-stdin"], AAA);
 }
+
+#[test]
+fn text_mode_list_help_shows_its_volume_and_slot_forms() {
+    for args in [
+        &["-t", "-l", "-h"][..],
+        &["-t", "--list", "--help"],
+        &["list", "-h"],
+    ] {
+        let out = Command::new(build_dir().join("tcctl"))
+            .args(args)
+            .output()
+            .expect("tcctl");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.starts_with("List mounted volumes"), "{help}");
+        for form in [
+            "\n  tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, \
+             one a volume\n                              (exit 1 when none is mounted)\n",
+            "\n  tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+             mounted)\n",
+            "\n  tcctl -t -l --slot N        the line of the volume in slot N\n",
+        ] {
+            assert!(help.contains(form), "{args:?} lacks {form:?}: {help}");
+        }
+    }
+}
