@@ -74,9 +74,9 @@ pub struct Secrets {
     pub keyfiles: Vec<PathBuf>,
     /// VeraCrypt's PIM (cryptsetup's --veracrypt-pim). Without it, a
     /// terminal asks for one (Enter for none) unless --password-stdin or
-    /// --non-interactive is given; cryptsetup's --veracrypt-query-pim asks
-    /// for it even with --password-stdin, which then reads it on the line
-    /// after the password. Above the policy's max_pim refused at once,
+    /// --non-interactive is given; cryptsetup's --veracrypt-query-pim (not
+    /// with create) asks for it even with --password-stdin, which then
+    /// reads it on the line after the password. Above the policy's max_pim refused at once,
     /// except for root, whose search at a large PIM takes as long as
     /// VeraCrypt's.
     #[arg(long, alias = "veracrypt-pim")]
