@@ -72,12 +72,19 @@ pub struct Secrets {
     /// terminal).
     #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,
-    /// VeraCrypt's PIM. Without it, a terminal asks for one (Enter for
-    /// none) unless --password-stdin or --non-interactive is given. Above
-    /// the policy's max_pim refused at once, except for root, whose search
-    /// at a large PIM takes as long as VeraCrypt's.
-    #[arg(long)]
+    /// VeraCrypt's PIM (cryptsetup's --veracrypt-pim). Without it, a
+    /// terminal asks for one (Enter for none) unless --password-stdin or
+    /// --non-interactive is given; cryptsetup's --veracrypt-query-pim (not
+    /// with create) asks for it even with --password-stdin, which then
+    /// reads it on the line after the password. Above the policy's max_pim refused at once,
+    /// except for root, whose search at a large PIM takes as long as
+    /// VeraCrypt's.
+    #[arg(long, alias = "veracrypt-pim")]
     pub pim: Option<u32>,
+    /// cryptsetup's --veracrypt-query-pim: the PIM is asked (with
+    /// --password-stdin, read on the line after the password).
+    #[arg(long = "veracrypt-query-pim", hide = true, conflicts_with = "pim")]
+    pub query_pim: bool,
 }
 
 impl Secrets {
@@ -127,11 +134,14 @@ pub fn narrowing_hint() -> Option<String> {
                     .is_some_and(|v| v.eq_ignore_ascii_case("truecrypt"))
             })
         });
+    // A PIM typed at the prompt narrowed the search as --pim does.
+    let typed_pim = crate::input::typed_pim();
     let missing: Vec<&str> = narrowing
         .iter()
         .filter(|(_, names)| !has(names))
         .map(|(name, _)| *name)
         .filter(|name| !(truecrypt && *name == "--pim"))
+        .filter(|name| !(typed_pim.is_some() && name.ends_with("-pim")))
         .collect();
     let hint = match missing.as_slice() {
         [] => None,
@@ -157,10 +167,15 @@ pub fn narrowing_hint() -> Option<String> {
     if let Some(h) = hash.filter(|_| !given.iter().any(|a| a == "create")) {
         notes.push(format!("only {h} was tried"));
     }
-    if !truecrypt && pim.is_some_and(|p| p.trim() != "0") {
-        notes.push(
-            "with --pim only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM".into(),
-        );
+    let pim_from = match (pim.is_some_and(|p| p.trim() != "0"), typed_pim) {
+        (true, _) => Some("--pim"),
+        (false, Some((_, from))) => Some(from),
+        (false, None) => None,
+    };
+    if let Some(from) = pim_from.filter(|_| !truecrypt) {
+        notes.push(format!(
+            "with {from} only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM"
+        ));
     }
     (!notes.is_empty()).then(|| notes.join("; "))
 }
@@ -174,20 +189,46 @@ pub struct Search {
     /// Only try this encryption, as TrueCrypt names it.
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
-    /// Only try this format.
+    /// Only try this format. (cryptsetup's --veracrypt and --tcrypt-hidden
+    /// are taken and change nothing: VeraCrypt volumes and hidden volumes'
+    /// headers are always searched; its --type takes tcrypt alone, and its
+    /// --disable-veracrypt is --truecrypt.)
     #[arg(long, value_enum, ignore_case = true)]
     pub format: Option<Format>,
+    /// cryptsetup's --veracrypt: VeraCrypt volumes are always searched.
+    #[arg(long, hide = true)]
+    pub veracrypt: bool,
+    /// cryptsetup's --tcrypt-hidden: a hidden volume's header is always
+    /// searched, and a hidden volume opens with its own password.
+    #[arg(long, hide = true)]
+    pub tcrypt_hidden: bool,
+    /// cryptsetup's --type tcrypt: the only type tcctl opens.
+    #[arg(long = "type", hide = true, value_name = "TYPE", value_parser = tcrypt_type)]
+    pub device_type: Option<String>,
     /// The old spelling of --format: veracrypt or truecrypt. (VeraCrypt's
     /// normal and hidden go with create: a hidden volume opens with its
     /// own password, and --protect-hidden protects one.)
     #[arg(long, value_parser = format_as_volume_type, conflicts_with_all = ["format", "truecrypt"])]
     pub volume_type: Option<Format>,
-    /// Only try TrueCrypt's format: --format truecrypt (VeraCrypt's -tc).
-    #[arg(long, conflicts_with = "format")]
+    /// Only try TrueCrypt's format: --format truecrypt (VeraCrypt's -tc,
+    /// cryptsetup's --disable-veracrypt).
+    #[arg(long, alias = "disable-veracrypt", conflicts_with = "format")]
     pub truecrypt: bool,
     /// Use this cipher backend for every layer.
     #[arg(long)]
     pub backend: Option<String>,
+}
+
+/// cryptsetup's `--type`: tcrypt, the only type tcctl opens.
+fn tcrypt_type(value: &str) -> Result<String, String> {
+    match value {
+        "tcrypt" => Ok(value.to_owned()),
+        _ => Err(
+            "tcctl opens TrueCrypt and VeraCrypt volumes only: --type takes tcrypt \
+                  (cryptsetup's name for them)"
+                .into(),
+        ),
+    }
 }
 
 impl Command {
@@ -465,7 +506,7 @@ pub enum Command {
     /// volume opened by its backup header (its primary header is damaged)
     /// is said on standard error, with the repair: restore-header
     /// --embedded.
-    #[command(visible_alias = "open")]
+    #[command(visible_alias = "open", alias = "tcryptOpen")]
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     #[command(
@@ -505,6 +546,12 @@ pub enum Command {
     /// replaced.
     CreateKeyfile(KeyfileArgs),
     /// List mounted volumes.
+    #[command(after_help = "VeraCrypt's forms (tcctl -t -l):\n  \
+        tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, one a \
+        volume\n                              (exit 1 when none is mounted)\n  \
+        tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+        mounted)\n  \
+        tcctl -t -l --slot N        the line of the volume in slot N")]
     List {
         /// Print JSON, for scripts.
         #[arg(long)]
@@ -656,8 +703,8 @@ pub struct MountArgs {
     /// loader: the header is read from the drive's first track, with your
     /// own rights (reading the drive may need more than the partition), or
     /// from --header. Give the encrypted partition (or a disk image).
-    /// Read-only unless --read-write.
-    #[arg(long)]
+    /// Read-only unless --read-write. (cryptsetup's --tcrypt-system.)
+    #[arg(long, alias = "tcrypt-system")]
     pub system_encryption: bool,
     /// Mount read-write a volume that mounts read-only by default: system
     /// encryption (a Windows system written to while Windows is hibernated,
@@ -674,7 +721,8 @@ pub struct MountArgs {
     #[arg(long)]
     pub no_preserve_timestamps: bool,
     /// VeraCrypt's mount options, comma-separated: ro (--readonly),
-    /// headerbak (open by the backup header only), ts
+    /// headerbak (open by the backup header only; cryptsetup's
+    /// --tcrypt-backup), ts
     /// (--no-preserve-timestamps), nokernelcrypto (tcd's only way),
     /// system (--system-encryption).
     #[arg(
@@ -761,8 +809,8 @@ pub struct InfoArgs {
     #[command(flatten)]
     pub detached: Detached,
     /// The header of a drive or partition encrypted by system encryption
-    /// (read from the drive's first track).
-    #[arg(long)]
+    /// (read from the drive's first track; cryptsetup's --tcrypt-system).
+    #[arg(long, alias = "tcrypt-system")]
     pub system_encryption: bool,
     /// VeraCrypt's -m, as mount takes it: headerbak reads the backup header
     /// only, system is --system-encryption; the others are about a mount
@@ -987,6 +1035,13 @@ impl CreateArgs {
         if self.truecrypt {
             self.format = Some(Format::Truecrypt);
         }
+        if self.secrets.query_pim {
+            return Err(bad_line(
+                "--veracrypt-query-pim goes with the commands that open a volume: create takes \
+                 the new volume's --pim, or asks for it on a terminal"
+                    .into(),
+            ));
+        }
         if self.hidden_size.is_none()
             && (self.outer_pim.is_some() || !self.outer_keyfiles.is_empty())
         {
@@ -1024,6 +1079,11 @@ pub struct ChangePasswordArgs {
     /// and whether to keep them (or new ones), as VeraCrypt does.
     #[arg(long, hide = true)]
     pub ask_keyfiles: bool,
+    /// VeraCrypt's text mode on a terminal: a wrong current password is
+    /// said and the current credentials asked again, until they open the
+    /// volume or Ctrl-C.
+    #[arg(long, hide = true)]
+    pub ask_again: bool,
     /// The new PIM (0: the default iterations; without it the PIM stays).
     #[arg(long)]
     pub new_pim: Option<u32>,

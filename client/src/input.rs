@@ -6,12 +6,32 @@ use crate::prompt;
 use std::fs::File;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use zeroize::Zeroizing;
 
 /// Standard input was read by one user of it (passwords, or a keyfile
 /// named `-`): a second would get nothing, or the first one's bytes.
 static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// A PIM other than none typed at a prompt (or read with
+/// `--veracrypt-query-pim`) rather than given on the command line; 0 when
+/// none was. What narrows a search is said from it after a wrong password.
+static TYPED_PIM: AtomicU32 = AtomicU32::new(0);
+
+/// [`TYPED_PIM`] came on standard input (`--veracrypt-query-pim`).
+static PIM_ON_STDIN: AtomicBool = AtomicBool::new(false);
+
+/// The PIM given other than on the command line, if one (other than
+/// none) was, and where it came from ("the PIM typed at the prompt").
+pub fn typed_pim() -> Option<(u32, &'static str)> {
+    let from = match PIM_ON_STDIN.load(Ordering::SeqCst) {
+        true => "the PIM read after the password",
+        false => "the PIM typed at the prompt",
+    };
+    Some(TYPED_PIM.load(Ordering::SeqCst))
+        .filter(|&p| p != 0)
+        .map(|p| (p, from))
+}
 
 /// Claims standard input for `what`; an error if something else has it.
 fn take_stdin(what: &str) -> Result<(), Failure> {
@@ -276,13 +296,58 @@ impl Passwords {
         if self.stdin || !self.interactive || truecrypt || !terminal_to_ask_on() {
             return Ok(0);
         }
+        self.pim_on_terminal(prompt)
+    }
+
+    /// cryptsetup's `--veracrypt-query-pim`: the PIM asked even where
+    /// [`Passwords::pim`] would not ask: with --password-stdin, the next
+    /// line of standard input (after the password, as cryptsetup reads
+    /// it); otherwise at the prompt.
+    pub fn query_pim(&mut self, prompt: &str) -> Result<u32, Failure> {
+        if self.stdin {
+            let line = self.ask(prompt)?;
+            let typed = String::from_utf8_lossy(&line);
+            let pim = match typed.trim() {
+                "" => 0,
+                t => t.parse().map_err(|_| Failure {
+                    code: exit::USAGE,
+                    message: "--veracrypt-query-pim: the line after the password is the PIM, \
+                              a whole number (empty for none)"
+                        .into(),
+                })?,
+            };
+            TYPED_PIM.store(pim, Ordering::SeqCst);
+            PIM_ON_STDIN.store(true, Ordering::SeqCst);
+            return Ok(pim);
+        }
+        self.pim_on_terminal(prompt)
+    }
+
+    /// The PIM typed at `prompt` (Enter for none); on no terminal, the
+    /// password's ways of asking say why not.
+    fn pim_on_terminal(&self, prompt: &str) -> Result<u32, Failure> {
+        if !self.interactive || !terminal_to_ask_on() {
+            return Err(Failure {
+                code: exit::USAGE,
+                message: format!(
+                    "--veracrypt-query-pim: no terminal to ask for the PIM on: {}",
+                    other_way()
+                ),
+            });
+        }
         // A typo is asked again, as VeraCrypt does, not the end of the
         // command (and of the password typed before it).
         loop {
             match on_terminal(prompt, "PIM")?.trim() {
-                "" => return Ok(0),
+                "" => {
+                    TYPED_PIM.store(0, Ordering::SeqCst);
+                    return Ok(0);
+                }
                 t => match t.parse() {
-                    Ok(pim) => return Ok(pim),
+                    Ok(pim) => {
+                        TYPED_PIM.store(pim, Ordering::SeqCst);
+                        return Ok(pim);
+                    }
                     Err(_) => eprintln!("a PIM is a whole number (Enter for none)"),
                 },
             }

@@ -144,6 +144,12 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     section(&mut page, "ENVIRONMENT", ENVIRONMENT, true);
     section(
         &mut page,
+        "CRYPTSETUP SPELLINGS",
+        crate::veracrypt::CRYPTSETUP_SPELLINGS,
+        true,
+    );
+    section(
+        &mut page,
         "VERACRYPT SPELLINGS",
         crate::veracrypt::SPELLINGS,
         true,
@@ -158,6 +164,10 @@ fn intro(title: &str) -> Option<&'static str> {
         "VERACRYPT SPELLINGS" => Some(
             "VeraCrypt's text-mode command line \\(em veracrypt \\-\\-text with its commands \
              as options \\(em is read as the tcctl command it means:",
+        ),
+        "CRYPTSETUP SPELLINGS" => Some(
+            "cryptsetup's options for TrueCrypt and VeraCrypt volumes (its type tcrypt), taken \
+             by every command that opens a volume:",
         ),
         "ALIASES" => Some(
             "Other names of commands, as cryptsetup, udisksctl and umount(8) users type \

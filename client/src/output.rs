@@ -493,7 +493,6 @@ pub fn status(v: &Volume, json: bool) {
         println!("{doc}");
         return;
     }
-    let o = &v.view;
     // As `cryptsetup status` opens: "... is active and is in use."
     let what = match (v.state(), v.mount_point()) {
         (VolumeState::Detaching, _) => "detaching (dismounted by force, still in use)",
@@ -501,6 +500,20 @@ pub fn status(v: &Volume, json: bool) {
         (_, None) => "active (the block device only)",
     };
     println!("{} is {what}.", v.host());
+    let lines = status_lines(v);
+    // Values in one column, past the longest label.
+    let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
+    for (name, value) in lines {
+        println!("  {:<width$}{value}", format!("{name}:"));
+    }
+    for p in v.view.problems.iter().flatten() {
+        println!("  {:<width$}{p}", "problem:");
+    }
+}
+
+/// `status`'s labelled lines, in order.
+fn status_lines(v: &Volume) -> Vec<(&'static str, String)> {
+    let o = &v.view;
     let text = |s: &Option<String>| {
         s.clone()
             .filter(|s| !s.is_empty())
@@ -519,6 +532,17 @@ pub fn status(v: &Volume, json: bool) {
         ("size", size),
         ("cipher", text(&o.encryption)),
         ("cipher mode", mode_of(o.encryption.as_deref())),
+        // cryptsetup's: the key's bits, the data's start in sectors.
+        (
+            "keysize",
+            o.key_bits
+                .map_or_else(|| "-".into(), |n| format!("{n} bits")),
+        ),
+        (
+            "offset",
+            o.data_offset
+                .map_or_else(|| "-".into(), |n| format!("{} sectors", n / 512)),
+        ),
         ("PRF", text(&o.hash)),
         ("format", text(&o.format)),
         (
@@ -559,14 +583,7 @@ pub fn status(v: &Volume, json: bool) {
     if let Some(n) = o.dismount_idle.filter(|n| *n > 0) {
         lines.push(("dismount when idle", format!("{n} s")));
     }
-    // Values in one column, past the longest label.
-    let width = lines.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
-    for (name, value) in lines {
-        println!("  {:<width$}{value}", format!("{name}:"));
-    }
-    for p in o.problems.iter().flatten() {
-        println!("  {:<width$}{p}", "problem:");
-    }
+    lines
 }
 
 /// Says on standard error that the backup header opened `volume`, and how
@@ -939,10 +956,16 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
     print_table(&rows);
 }
 
-/// A favorite's settings worth a word in the table.
+/// A favorite's settings that differ from a plain mount's, in words.
 fn favorite_notes(f: &Favorite) -> Vec<String> {
     let s = &f.settings;
     let mut notes = Vec::new();
+    if s.filesystem.as_deref() == Some("none") {
+        notes.push("block device only".into());
+    }
+    if let (Some(h), None) = (&s.hash, &s.encryption) {
+        notes.push(format!("{h} tried first"));
+    }
     for (set, word) in [
         (s.auto_mount, "auto-mount"),
         (s.system_encryption, "system encryption"),
@@ -953,6 +976,25 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
         if set {
             notes.push(word.to_owned());
         }
+    }
+    if s.pim > 0 {
+        notes.push(format!("PIM {}", s.pim));
+    }
+    if !s.keyfiles.is_empty() {
+        notes.push(count(s.keyfiles.len(), "keyfile"));
+    }
+    for (set, word) in [
+        (s.protect_hidden, "protects hidden volume"),
+        (s.discard, "discards"),
+        (s.force_dismount, "forced automatic dismounts"),
+        (s.password_file.is_some(), "password file"),
+    ] {
+        if set {
+            notes.push(word.to_owned());
+        }
+    }
+    if let Some(b) = &s.backend {
+        notes.push(format!("backend {b}"));
     }
     match s.format {
         Some(VolumeFormat::TrueCrypt) => notes.push("TrueCrypt format only".into()),

@@ -52,14 +52,16 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
         mount_questions(given, args);
     }
     // `-t -C`: the current keyfiles, and the new ones, asked as VeraCrypt
-    // asks them (unless the line names them or reads standard input).
+    // asks them (unless the line names them or reads standard input), and
+    // a wrong current password said and asked again.
     if may_ask(given, args)
         && args.get(1).is_some_and(|a| a == "change-password")
         && !names(given, &["--stdin", "--password-stdin"])
-        && !names(given, KEYFILES)
-        && !names(given, &["--new-keyfiles", "--new-keyfile"])
     {
-        args.push("--ask-keyfiles".into());
+        if !names(given, KEYFILES) && !names(given, &["--new-keyfiles", "--new-keyfile"]) {
+            args.push("--ask-keyfiles".into());
+        }
+        args.push("--ask-again".into());
     }
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! subcommands, and its spellings that tcctl's own parser cannot take
 //! (`-tc`, comma-separated keyfiles, `--protect-hidden=yes|no`) become
 //! tcctl's options, so a VeraCrypt user's scripts carry over. Spellings
-//! clap can take are aliases in `cli.rs`.
+//! clap can take are aliases in `cli.rs`. cryptsetup's spellings for
+//! TrueCrypt volumes are listed here too, for the manual page.
 
 use crate::bus::{Failure, exit};
 use std::ffi::OsString;
@@ -134,12 +135,45 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-C, --change",
-        "change-password; with -t on a terminal the current keyfiles are asked, then whether to keep them (or new ones)",
+        "change-password; with -t on a terminal the current keyfiles are asked, then whether to keep them (or new ones); a wrong current password is said and asked again",
     ),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
         "backup-header, restore-header; with -t on a terminal the file is asked for (--restore-headers VOLUME alone asks: the embedded backup, or a file)",
     ),
+];
+
+/// cryptsetup's spellings for TrueCrypt and VeraCrypt volumes and what
+/// tcctl does with them, for the manual page (docs/VERACRYPT.md has the
+/// same rows).
+pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
+    ("open, tcryptOpen", "mount"),
+    ("close", "dismount"),
+    ("tcryptDump", "dump"),
+    (
+        "--type tcrypt",
+        "taken and passed over: tcctl opens TrueCrypt and VeraCrypt volumes only (another type is refused)",
+    ),
+    (
+        "--veracrypt",
+        "taken and passed over: VeraCrypt volumes are always searched",
+    ),
+    ("--veracrypt-pim N", "--pim N"),
+    (
+        "--veracrypt-query-pim",
+        "the PIM is asked at the prompt; with --password-stdin, read on the line after the password (create refuses it: it takes --pim)",
+    ),
+    (
+        "--disable-veracrypt",
+        "--truecrypt: TrueCrypt's format only",
+    ),
+    (
+        "--tcrypt-hidden",
+        "taken and passed over: a hidden volume's header is always searched, and its own password opens it",
+    ),
+    ("--tcrypt-system", "--system-encryption"),
+    ("--tcrypt-backup", "-m headerbak: the backup header only"),
+    ("-r, --read-only", "mount --readonly"),
 ];
 
 /// A VeraCrypt command option and the tcctl subcommand it becomes.
@@ -162,6 +196,7 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
 const SUBCOMMANDS: &[&str] = &[
     "mount",
     "open",
+    "tcryptOpen",
     "dismount",
     "unmount",
     "umount",
@@ -376,6 +411,8 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
         }
         match name.as_str() {
             "-tc" => out.push("--truecrypt".into()),
+            // cryptsetup's: the backup header only, as -m headerbak.
+            "--tcrypt-backup" => out.extend(["-m".into(), "headerbak".into()]),
             // VeraCrypt's verbose output: what tcctl always says.
             "-v" | "--verbose" if veracrypt => {}
             // The kernel's own sources: what tcd reads anyway (getrandom).

@@ -1194,7 +1194,7 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     assert!(st.success());
     let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
     for (command, names) in [
-        ("mount", "open"),
+        ("mount", "open, tcryptOpen"),
         ("dismount", "unmount, umount, close"),
         ("dump", "tcrypt\\-dump, tcryptDump"),
     ] {
@@ -1314,4 +1314,189 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     );
     let (code, _) = d.fails(&[&["info", &v][..], &open].concat(), &format!("{new}\n"));
     assert_eq!(code, 2);
+}
+
+#[test]
+fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
+    let d = Daemon::start();
+    let v = create(&d, "o.hc", "4M");
+    // Only the outer volume's password is given: the hidden volume's size
+    // is judged before its password would be read.
+    let (code, msg) = d.fails(
+        &[
+            &["create", &v, "--hidden-size", "4M", "--outer-pim", "1"][..],
+            &[
+                "--outer-hash",
+                "sha512",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+            ],
+            &["--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    // 4 MiB less the headers' 256 KiB, less the outer volume's first
+    // 64 KiB and last 4 KiB.
+    assert_eq!(
+        msg,
+        "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room for \
+         3862528\n"
+    );
+    // On a terminal: said right after the outer volume's password, with no
+    // question for the hidden volume's.
+    let mut c = d.command();
+    c.args([
+        "create",
+        &v,
+        "--hidden-size",
+        "4M",
+        "--outer-pim",
+        "1",
+        "--pim",
+        "1",
+        "--filesystem",
+        "none",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(
+        &format!("Outer volume password of {v}: "),
+        Duration::from_secs(20),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, INVALID_ARGUMENT, "{text}");
+    assert!(
+        text.ends_with(&crlf(
+            "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room \
+             for 3862528\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Password for the new hidden volume"),
+        "{text}"
+    );
+}
+
+/// The hint after a wrong password when the PIM was typed at the prompt
+/// and --hash given: what narrowed the search, and that a PIM rules
+/// TrueCrypt out.
+const TYPED_PIM_HINT: &str = "; --format narrows the search; only sha512 was tried; with the PIM \
+                              typed at the prompt only VeraCrypt volumes are searched: a \
+                              TrueCrypt volume has no PIM)";
+
+#[test]
+fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
+    let d = Daemon::start();
+    let v = create(&d, "p.hc", "4M");
+    let mut c = d.command();
+    c.args(["info", &v, "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password, but as long");
+    t.expect(&format!("PIM for {v} (Enter for none): "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.ends_with(&crlf(&format!("{TYPED_PIM_HINT}\n"))),
+        "{text}"
+    );
+    assert!(!text.contains("--pim"), "{text}");
+}
+
+#[test]
+fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
+    let d = Daemon::start();
+    let v = create(&d, "w.hc", "4M");
+    let mut c = d.command();
+    c.args(["-t", "-C", &v, "--hash", "sha512", "-k", ""]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    let current = format!("Current password for {v}: ");
+    let pim = format!("PIM for {v} (Enter for none): ");
+    t.expect(&current, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password, but as long");
+    t.expect(&pim, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
+    // Said, and asked again, as a -t mount does.
+    t.expect(
+        "tcctl: wrong password or keyfile, or not a volume (searched for ",
+        Duration::from_secs(120),
+    );
+    t.expect(TYPED_PIM_HINT, wait);
+    t.expect_times(&current, 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect_times(&pim, 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
+    let new = "another password, twenty and more";
+    t.expect("New password: ", Duration::from_secs(120));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(new);
+    t.expect("Repeat the new password: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(new);
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.ends_with(&crlf(&format!("{v}: password changed\n"))),
+        "{text}"
+    );
+    d.ok(&[&["info", &v][..], &OPEN].concat(), &format!("{new}\n"));
+}
+
+#[test]
+fn favorites_list_names_each_setting_a_favorite_has() {
+    let d = Daemon::start();
+    let v = create(&d, "f.hc", "4M");
+    let mnt = s(&d.path("f.mnt")).to_owned();
+    let key = s(&d.path("key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    d.ok(
+        &[
+            &["favorites", "add", "every", &v, "--mount-point", &mnt][..],
+            &["--filesystem", "none", "--hash", "sha512", "--readonly"],
+            &["--dismount-on-logout", "--pim", "1", "--keyfile", &key],
+            &["--keyfile", &key, "--protect-hidden", "--discard"],
+            &[
+                "--force-dismount",
+                "--backend",
+                "soft",
+                "--format",
+                "veracrypt",
+            ],
+            &["--dismount-idle", "60"],
+        ]
+        .concat(),
+        "",
+    );
+    d.ok(&["favorites", "add", "plain", &v], "");
+    let table = d.ok(&["favorites", "list"], "");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(lines[1].starts_with("every "), "{table}");
+    assert!(lines[1].contains(&format!(" {mnt} ")), "{table}");
+    assert!(
+        lines[1].ends_with(&format!(
+            " {mnt}  block device only, SHA-512 tried first, read-only, dismount at logout, \
+                 PIM 1, 2 keyfiles, protects hidden volume, discards, forced automatic \
+                 dismounts, backend soft, VeraCrypt format only, dismount after 60 s idle"
+        )),
+        "{table}"
+    );
+    // A plain one has nothing to say.
+    assert!(lines[2].starts_with("plain "), "{table}");
+    assert!(lines[2].trim_end().ends_with(" -"), "{table}");
 }

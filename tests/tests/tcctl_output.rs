@@ -184,6 +184,10 @@ fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {
             "  type:            TCRYPT".into(),
             "  cipher:          AES".into(),
             "  cipher mode:     xts-plain64".into(),
+            // As cryptsetup status: AES-XTS's two 256-bit keys, and a
+            // VeraCrypt volume's data after its 128 KiB of headers.
+            "  keysize:         512 bits".into(),
+            "  offset:          256 sectors".into(),
             "  PRF:             SHA-512".into(),
             "  format:          VeraCrypt".into(),
             "  mode:            read/write".into(),
@@ -1018,5 +1022,49 @@ fn a_legacy_volumes_master_key_is_dumped_as_its_header() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(text.contains("\nMK dump:"), "{name}: {text}");
+    }
+}
+
+#[test]
+fn status_keysize_and_offset_are_cryptsetups_mk_bits_and_mk_offset() {
+    let d = Daemon::start();
+    let vol = d.path("v.tc");
+    std::fs::copy(tcrypt_images().join("tc_5-sha512-xts-aes"), &vol).expect("copy the image");
+    d.ok(
+        &[
+            "mount",
+            s(&vol),
+            "--filesystem",
+            "none",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        "aaaaaaaaaaaa\n",
+    );
+    let status = d.ok(&["status", s(&vol)], "");
+    d.ok(&["dismount", "--all"], "");
+    // cryptsetup's own reading of the same header (AES: the cipher this
+    // kernel's crypto interface gives cryptsetup).
+    let dump = tcrypt_dump(&vol, b"aaaaaaaaaaaa", "sha512", false);
+    let field = |name: &str| {
+        dump.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim_start_matches(':').trim().to_owned())
+            .unwrap_or_else(|| panic!("{name} in {dump}"))
+    };
+    // cryptsetup status says the MK offset (bytes) in 512-byte sectors.
+    let (bits, offset) = (field("MK bits"), field("MK offset"));
+    assert_eq!(
+        (bits.as_str(), offset.as_str()),
+        ("512", "131072"),
+        "{dump}"
+    );
+    let sectors = offset.parse::<u64>().expect("a number") / 512;
+    for want in [
+        format!("  keysize:         {bits} bits"),
+        format!("  offset:          {sectors} sectors"),
+    ] {
+        assert!(status.lines().any(|l| l == want), "{want:?} in {status}");
     }
 }

@@ -278,7 +278,7 @@ fn protection_keyfiles_protect_a_hidden_volume_opened_by_keyfiles() {
         assert_eq!(out.status.code(), Some(code), "{keyfiles}: {err}");
     }
     assert_eq!(row(&d)["protects_hidden"], true);
-    assert_eq!(row(&d)["hidden"], false);
+    assert_ne!(row(&d)["hidden"], true);
 }
 
 #[test]
@@ -1185,6 +1185,10 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         help.starts_with("tcctl -t: VeraCrypt's text-mode command line"),
         "{help}"
     );
+    // The VeraCrypt table; cryptsetup's follows, checked apart.
+    let (doc, _) = doc
+        .split_once("## cryptsetup spellings")
+        .expect("a cryptsetup section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
     assert_eq!(rows.len(), 40, "the table's rows");
     for r in rows {
@@ -1533,4 +1537,255 @@ fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
         "{msg}"
     );
     d.ok(&["info", &v, "--hash", "sha512", "--password-stdin"], AAA);
+}
+
+/// The tags of section `title` of tcctl(1), in bold, hyphens unescaped.
+fn man_tags(title: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tmp");
+    let st = Command::new(build_dir().join("tcctl"))
+        .arg("generate-dist")
+        .arg(dir.path())
+        .status()
+        .expect("tcctl generate-dist");
+    assert!(st.success());
+    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let lines: Vec<&str> = man
+        .lines()
+        .skip_while(|l| *l != format!(".SH \"{title}\""))
+        .skip(1)
+        .take_while(|l| !l.starts_with(".SH "))
+        .collect();
+    assert!(!lines.is_empty(), "tcctl.1 has no section {title}");
+    lines
+        .windows(2)
+        .filter(|w| w[0] == ".TP")
+        .map(|w| {
+            w[1].strip_prefix("\\fB")
+                .and_then(|t| t.strip_suffix("\\fR"))
+                .unwrap_or_else(|| panic!("a tag in bold: {}", w[1]))
+                .replace("\\-", "-")
+        })
+        .collect()
+}
+
+#[test]
+fn the_cryptsetup_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
+    let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
+        .expect("docs/VERACRYPT.md");
+    let (_, doc) = doc
+        .split_once("## cryptsetup spellings")
+        .expect("a cryptsetup section");
+    let tests = [
+        include_str!("tcctl_veracrypt.rs"),
+        include_str!("tcctl_habits.rs"),
+    ];
+    let tags = man_tags("CRYPTSETUP SPELLINGS");
+    let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 12, "the table's rows");
+    assert_eq!(tags.len(), rows.len(), "{tags:?}");
+    for r in rows {
+        let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
+        for test in cells.last().expect("a test").split(", ") {
+            let test = test.trim_matches('`');
+            assert!(
+                tests.iter().any(|t| t.contains(&format!("fn {test}()"))),
+                "row {r}: no test {test}"
+            );
+        }
+        let spelling = cells[0].split('`').nth(1).expect("a spelling");
+        assert!(
+            tags.iter().any(|t| t.contains(spelling)),
+            "tcctl.1 lacks {spelling} as a tag: {tags:?}"
+        );
+    }
+}
+
+#[test]
+fn cryptsetup_tcrypt_open_type_and_pim_spellings() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "c.hc");
+    let open = ["--stdin", "--filesystem", "none"];
+    // tcryptOpen is mount; --type tcrypt and --veracrypt change nothing;
+    // --veracrypt-pim is --pim.
+    for pim in [&["--veracrypt-pim", "1"][..], &["--veracrypt-pim=1"]] {
+        let args = [
+            &["tcryptOpen", "--type", "tcrypt", "--veracrypt"][..],
+            pim,
+            &open,
+            &[&v],
+        ]
+        .concat();
+        let out = d.ok(&args, PW);
+        assert!(
+            out.starts_with(&format!("{v} attached as /dev/loop")),
+            "{out}"
+        );
+        assert_eq!(row(&d)["volume"], v.as_str());
+        assert_eq!(d.ok(&["close", &v], ""), format!("{v} dismounted\n"));
+    }
+    // Another type is refused, before any password.
+    let (code, msg) = d.fails(
+        &[&["open", "--type", "luks2"][..], &open, &[&v]].concat(),
+        "",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains(
+            "tcctl opens TrueCrypt and VeraCrypt volumes only: --type takes tcrypt \
+             (cryptsetup's name for them)"
+        ),
+        "{msg}"
+    );
+    // --veracrypt-query-pim with --stdin: the PIM is the line after the
+    // password, as cryptsetup reads it.
+    let query = [&["open", "--veracrypt-query-pim"][..], &open, &[&v]].concat();
+    let out = d.ok(&query, &format!("{PW}1\n"));
+    assert!(
+        out.starts_with(&format!("{v} attached as /dev/loop")),
+        "{out}"
+    );
+    d.ok(&["close", &v], "");
+    // A wrong password after it: the PIM read is said to rule TrueCrypt
+    // out, and not asked for as --pim.
+    let (code, msg) = d.fails(
+        &[
+            "info",
+            "--veracrypt-query-pim",
+            "--stdin",
+            "--hash",
+            "sha512",
+            &v,
+        ],
+        "not the password, but as long\n1\n",
+    );
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; --format narrows the search; only sha512 was tried; with the PIM read after the \
+             password only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM)\n"
+        ),
+        "{msg}"
+    );
+    // Without that line, no PIM: said, and nothing searched.
+    let (code, msg) = d.fails(&query, PW);
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("standard input ended before"), "{msg}");
+    // Neither standard input nor a terminal: nowhere to ask.
+    let (code, msg) = d.fails(
+        &[
+            "--non-interactive",
+            "info",
+            "--veracrypt-query-pim",
+            "--keyfile",
+            &v,
+            &v,
+        ],
+        "",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.starts_with("tcctl: --veracrypt-query-pim: no terminal to ask for the PIM on"),
+        "{msg}"
+    );
+    // A new volume's PIM is --pim's, or asked on a terminal.
+    let new = d.path("new.hc");
+    let (code, msg) = d.fails(
+        &["create", s(&new), "--size", "4M", "--veracrypt-query-pim"],
+        PW,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: --veracrypt-query-pim goes with the commands that open a volume: create takes \
+         the new volume's --pim, or asks for it on a terminal\n"
+    );
+    assert!(!new.exists());
+}
+
+#[test]
+fn cryptsetup_disable_veracrypt_and_tcrypt_hidden() {
+    let d = Daemon::start();
+    let base = [
+        "open",
+        "--stdin",
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "none",
+    ];
+    // --disable-veracrypt: a VeraCrypt volume is not tried.
+    let vc = d.image("vc_1-sha512-xts-aes");
+    let (code, msg) = d.fails(&[&base[..], &["--disable-veracrypt", &vc]].concat(), AAA);
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    let tc = d.image("tc_5-sha512-xts-aes-hidden");
+    d.ok(&[&base[..], &["--disable-veracrypt", &tc]].concat(), AAA);
+    assert_eq!(row(&d)["format"], "TrueCrypt");
+    assert_ne!(row(&d)["hidden"], true);
+    d.ok(&["close", &tc], "");
+    // --tcrypt-hidden: the hidden volume, by its own password.
+    d.ok(&[&base[..], &["--tcrypt-hidden", &tc]].concat(), BBB);
+    assert_eq!(row(&d)["hidden"], true);
+}
+
+#[test]
+fn cryptsetup_tcrypt_system_and_tcrypt_backup() {
+    let d = Daemon::start();
+    let sys = d.image("sys_vc_1_gpt_part-sha512-xts-aes");
+    let none = ["--filesystem", "none"];
+    let out = d.tcctl(
+        &[
+            &["open", "--tcrypt-system", "--hash", "sha512", "--stdin"][..],
+            &none,
+            &[&sys],
+        ]
+        .concat(),
+        AAA,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = row(&d);
+    assert_eq!(r["read_only"], true, "{r}");
+    let device = r["device"].as_str().expect("device").to_owned();
+    assert_eq!(tcd_tests::blkid_uuid(Path::new(&device)), "DEAD-BABE");
+    d.ok(&["close", &sys], "");
+    // --tcrypt-backup: the backup header only. Its primary header
+    // damaged, a volume opens by it; its backup damaged, it does not.
+    let (v, _) = volume(&d, "bak.hc");
+    let (w, _) = volume(&d, "prim.hc");
+    damage(&v, -131072);
+    damage(&w, 0);
+    let backup = ["--tcrypt-backup", "--stdin", "--pim", "1"];
+    let (code, msg) = d.fails(&[&["open"][..], &backup, &none, &[&v]].concat(), PW);
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    d.ok(&[&["open"][..], &backup, &none, &[&w]].concat(), PW);
+    assert_eq!(row(&d)["volume"], w.as_str());
+    let out = d.tcctl(&[&["tcryptDump"][..], &backup, &[&w]].concat(), PW);
+    assert!(out.status.success(), "{out:?}");
+    let (code, msg) = d.fails(&[&["info"][..], &backup, &[&v]].concat(), PW);
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+}
+
+#[test]
+fn text_mode_list_help_shows_its_volume_and_slot_forms() {
+    for args in [
+        &["-t", "-l", "-h"][..],
+        &["-t", "--list", "--help"],
+        &["list", "-h"],
+    ] {
+        let out = Command::new(build_dir().join("tcctl"))
+            .args(args)
+            .output()
+            .expect("tcctl");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.starts_with("List mounted volumes"), "{help}");
+        for form in [
+            "\n  tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, \
+             one a volume\n                              (exit 1 when none is mounted)\n",
+            "\n  tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+             mounted)\n",
+            "\n  tcctl -t -l --slot N        the line of the volume in slot N\n",
+        ] {
+            assert!(help.contains(form), "{args:?} lacks {form:?}: {help}");
+        }
+    }
 }

@@ -28,11 +28,14 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let password = pw.ask("Password for every device: ")?;
-    let pim = pw.pim(
-        a.secrets.pim,
-        a.search.format() == Some(crate::cli::Format::Truecrypt),
-        "PIM (Enter for none): ",
-    )?;
+    let pim = match a.secrets.query_pim && a.secrets.pim.is_none() {
+        true => pw.query_pim("PIM (Enter for none): ")?,
+        false => pw.pim(
+            a.secrets.pim,
+            a.search.format() == Some(crate::cli::Format::Truecrypt),
+            "PIM (Enter for none): ",
+        )?,
+    };
     a.secrets.pim = Some(pim);
     let keyfiles = keyfiles.finish()?;
     let (mut mounted, mut unopened) = (0, 0);

@@ -132,21 +132,8 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
-    settle_pim(&pw, &mut a.secrets, &a.search, &a.volume)?;
-    let keyfiles = if a.ask_keyfiles {
-        let typed = crate::input::keyfile_questions("Enter current keyfile [none]: ")?;
-        prepare_keyfiles(&typed)?.finish()?
-    } else {
-        keyfiles.finish()?
-    };
-    // The current password is checked before the new one is asked, as the
-    // outer volume's is before a hidden volume's: a typo is said at once.
-    // The change then searches only where the header opened.
     let c = Client::connect(ctx.at)?;
-    let mut o = options::search(&a.search, a.secrets.pim());
-    let info = search::run(&c, || c.header_info(&host, &old, &keyfiles, o.clone()))?;
-    narrow_to(&mut o, &info);
+    let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
     let new = pw.ask("New password: ")?;
     if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
         return Err(Failure::invalid("the passwords differ".into()));
@@ -184,6 +171,49 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         );
     }
     Ok(())
+}
+
+/// The current password, PIM and keyfiles of a password change, checked
+/// before the new ones are asked, as the outer volume's are before a
+/// hidden volume's: a typo is said at once (and with --ask-again, VeraCrypt's
+/// text mode on a terminal, they are asked again, until they open it or
+/// Ctrl-C). The search the change then makes, narrowed to where the
+/// header opened.
+fn current_credentials(
+    c: &Client,
+    host: &File,
+    a: &mut ChangePasswordArgs,
+    pw: &mut Passwords,
+    keyfiles: crate::input::Keyfiles,
+) -> Result<(super::Credentials, SearchOptions), Failure> {
+    let pim_given = a.secrets.pim;
+    let mut prepared = Some(keyfiles);
+    loop {
+        let keyfiles = match prepared.take() {
+            Some(k) => k,
+            None => prepare_keyfiles(&a.secrets.keyfiles)?,
+        };
+        let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
+        settle_pim(pw, &mut a.secrets, &a.search, &a.volume)?;
+        let keyfiles = if a.ask_keyfiles {
+            let typed = crate::input::keyfile_questions("Enter current keyfile [none]: ")?;
+            prepare_keyfiles(&typed)?.finish()?
+        } else {
+            keyfiles.finish()?
+        };
+        let mut o = options::search(&a.search, a.secrets.pim());
+        match search::run(c, || c.header_info(host, &old, &keyfiles, o.clone())) {
+            Ok(info) => {
+                narrow_to(&mut o, &info);
+                return Ok(((old, keyfiles), o));
+            }
+            Err(f) if f.code == crate::bus::exit::WRONG_PASSWORD && a.ask_again => {
+                eprintln!("tcctl: {}", f.message);
+                a.secrets.pim = pim_given;
+            }
+            Err(f) => return Err(f),
+        }
+    }
 }
 
 /// VeraCrypt's text mode's new keyfiles: the current ones kept unless

@@ -74,16 +74,16 @@ fn opens_something(
 /// Settles the PIM of `s` for `volume`: the one given, else asked on a
 /// terminal (see [`Passwords::pim`]).
 pub fn settle_pim(
-    pw: &Passwords,
+    pw: &mut Passwords,
     s: &mut Secrets,
     search: &Search,
     volume: &std::path::Path,
 ) -> Result<(), Failure> {
-    s.pim = Some(pw.pim(
-        s.pim,
-        search.format() == Some(Format::Truecrypt),
-        &format!("PIM for {} (Enter for none): ", volume.display()),
-    )?);
+    let prompt = format!("PIM for {} (Enter for none): ", volume.display());
+    s.pim = Some(match s.query_pim && s.pim.is_none() {
+        true => pw.query_pim(&prompt)?,
+        false => pw.pim(s.pim, search.format() == Some(Format::Truecrypt), &prompt)?,
+    });
     Ok(())
 }
 

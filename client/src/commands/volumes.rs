@@ -657,7 +657,14 @@ fn ask_for_create(
         // As VeraCrypt: the outer volume is opened before the hidden
         // volume's password is asked, and its hash then narrows the
         // daemon's second look.
-        let hash = open_outer(ctx, a, &outer, outer_pim, &outer_keyfiles)?;
+        let (hash, room) = open_outer(ctx, a, &outer, outer_pim, &outer_keyfiles)?;
+        // Said before the hidden volume's password is typed (twice).
+        if let Some(room) = room.filter(|&room| size > room) {
+            return Err(Failure::invalid(format!(
+                "a hidden volume of {size} bytes does not fit: the outer volume has room for \
+                 {room}"
+            )));
+        }
         let outer_keyfiles = outer_keyfiles.iter().map(|k| k.to_vec()).collect();
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
         o.outer_hash = hash;
@@ -689,14 +696,14 @@ fn ask_for_create(
 
 /// Opens the outer volume of a new hidden volume with its credentials, as
 /// `info` does (progress on a terminal, the wrong-password hint); its
-/// hash.
+/// hash, and the largest hidden volume its data area has room for.
 fn open_outer(
     ctx: Context<'_>,
     a: &CreateArgs,
     password: &[u8],
     pim: u32,
     keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
-) -> Result<Option<String>, Failure> {
+) -> Result<(Option<String>, Option<u64>), Failure> {
     let host = host::open(&a.volume, false)?;
     let c = Client::connect(ctx.at)?;
     let search = tcd_proto::contract::SearchOptions {
@@ -716,7 +723,8 @@ fn open_outer(
             }
             f
         })?;
-    tcd_client::forms::outer_hash(&a.volume, &info)
+    let room = info.size.map(tcd_client::forms::hidden_limit);
+    Ok((tcd_client::forms::outer_hash(&a.volume, &info)?, room))
 }
 
 /// The daemon's list of volumes, taken on a thread of its own with the

@@ -42,7 +42,14 @@ pub fn view(m: &Mounted) -> VolumeView {
         slot: Some(m.slot),
         discard: Some(m.discard),
         dismount_idle: Some(u64::from(m.auto_dismount.idle_seconds)),
+        key_bits: Some(key_bits(m)),
+        data_offset: Some(m.info.data_offset),
     }
+}
+
+/// Bits of the volume's master key, all layers' XTS keys.
+fn key_bits(m: &Mounted) -> u32 {
+    u32::try_from(m.info.chain.key_bytes() * 8).unwrap_or(u32::MAX)
 }
 
 pub fn object_path(id: u32) -> OwnedObjectPath {
@@ -212,5 +219,15 @@ impl VolumeObject {
     #[zbus(property)]
     fn dismount_idle(&self) -> u64 {
         u64::from(self.m.auto_dismount.idle_seconds)
+    }
+    /// Bits of the master key: 512 (two 256-bit XTS keys) per layer.
+    #[zbus(property)]
+    fn key_bits(&self) -> u32 {
+        key_bits(&self.m)
+    }
+    /// Where the data area starts in the host, in bytes.
+    #[zbus(property)]
+    fn data_offset(&self) -> u64 {
+        self.m.info.data_offset
     }
 }

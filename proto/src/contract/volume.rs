@@ -73,6 +73,12 @@ pub struct VolumeView {
     pub discard: Option<bool>,
     /// Seconds with no I/O before an automatic dismount; 0: never.
     pub dismount_idle: Option<u64>,
+    /// Bits of the master key: 512 (two 256-bit XTS keys) per layer.
+    /// Absent from daemons before it was said.
+    pub key_bits: Option<u32>,
+    /// Where the data area starts in the host, in bytes. Absent from
+    /// daemons before it was said.
+    pub data_offset: Option<u64>,
 }
 
 /// One row of the `ListVolumes` reply, `(osssssssbbbtss)`: object, host,
