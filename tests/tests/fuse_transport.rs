@@ -49,6 +49,24 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A new ext4 volume of `size`.
+fn create(d: &Daemon, volume: &Path, size: &str) {
+    d.ok(
+        &[
+            "create",
+            s(volume),
+            "--size",
+            size,
+            "--filesystem",
+            "ext4",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        PASSWORD,
+    );
+}
+
 fn mount(d: &Daemon, volume: &Path, at: &Path) {
     std::fs::create_dir_all(at).expect("mount point");
     d.ok(
@@ -169,20 +187,7 @@ fn volumes_are_served_through_io_uring_and_read_back_through_dev_fuse() {
     );
     let mut d = Daemon::start();
     let volume = d.path("v.hc");
-    d.ok(
-        &[
-            "create",
-            s(&volume),
-            "--size",
-            "96M",
-            "--filesystem",
-            "ext4",
-            "--pim",
-            "1",
-            "--password-stdin",
-        ],
-        PASSWORD,
-    );
+    create(&d, &volume, "96M");
     let mnt = d.path("mnt");
     mount(&d, &volume, &mnt);
     let queues = possible_cpus();
@@ -213,20 +218,7 @@ fn volumes_are_served_through_io_uring_and_read_back_through_dev_fuse() {
 fn what_the_classic_transport_wrote_reads_back_through_io_uring() {
     let c = classic();
     let volume = c.path("v.hc");
-    c.ok(
-        &[
-            "create",
-            s(&volume),
-            "--size",
-            "96M",
-            "--filesystem",
-            "ext4",
-            "--pim",
-            "1",
-            "--password-stdin",
-        ],
-        PASSWORD,
-    );
+    create(&c, &volume, "96M");
     let mnt = c.path("mnt");
     mount(&c, &volume, &mnt);
     write_files(&mnt);
@@ -248,20 +240,7 @@ fn what_the_classic_transport_wrote_reads_back_through_io_uring() {
 fn an_aborted_connection_ends_the_queues() {
     let d = Daemon::start();
     let volume = d.path("v.hc");
-    d.ok(
-        &[
-            "create",
-            s(&volume),
-            "--size",
-            "32M",
-            "--filesystem",
-            "ext4",
-            "--pim",
-            "1",
-            "--password-stdin",
-        ],
-        PASSWORD,
-    );
+    create(&d, &volume, "32M");
     let mnt = d.path("mnt");
     mount(&d, &volume, &mnt);
     assert!(rings(&d) > 0, "mounted through io_uring");

@@ -19,6 +19,13 @@ impl Drop for Restore {
     }
 }
 
+fn mount(d: &Daemon, volume: &Path, at: &Path) {
+    d.ok(
+        &["mount", s(volume), s(at), "--pim", "1", "--password-stdin"],
+        PASSWORD,
+    );
+}
+
 #[test]
 fn a_machine_without_io_uring_gets_its_volumes_through_dev_fuse() {
     let before = std::fs::read_to_string(DISABLED)
@@ -43,17 +50,7 @@ fn a_machine_without_io_uring_gets_its_volumes_through_dev_fuse() {
     );
     let mnt = d.path("mnt");
     std::fs::create_dir(&mnt).expect("mount point");
-    d.ok(
-        &[
-            "mount",
-            s(&volume),
-            s(&mnt),
-            "--pim",
-            "1",
-            "--password-stdin",
-        ],
-        PASSWORD,
-    );
+    mount(&d, &volume, &mnt);
     let log = std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
     assert!(
         log.contains("FUSE requests go through /dev/fuse: no io_uring here"),
@@ -62,17 +59,7 @@ fn a_machine_without_io_uring_gets_its_volumes_through_dev_fuse() {
     assert!(log.contains("served through /dev/fuse"), "{log}");
     std::fs::write(mnt.join("note"), "still here").expect("write");
     d.ok(&["dismount", s(&mnt)], "");
-    d.ok(
-        &[
-            "mount",
-            s(&volume),
-            s(&mnt),
-            "--pim",
-            "1",
-            "--password-stdin",
-        ],
-        PASSWORD,
-    );
+    mount(&d, &volume, &mnt);
     assert_eq!(
         std::fs::read_to_string(Path::new(&mnt).join("note")).expect("read"),
         "still here"
