@@ -75,7 +75,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "--protect-hidden-pim N: the hidden volume's PIM",
     ),
     (
-        "--random-source /dev/urandom",
+        "--random-source /dev/urandom|/dev/random",
         "taken and passed over: tcd reads the kernel's random source itself; another file is refused",
     ),
     (

@@ -1500,3 +1500,36 @@ fn favorites_list_names_each_setting_a_favorite_has() {
     assert!(lines[2].starts_with("plain "), "{table}");
     assert!(lines[2].trim_end().ends_with(" -"), "{table}");
 }
+
+#[test]
+fn a_new_container_is_its_owners_only_and_dismount_follows_links_as_mount_does() {
+    let d = Daemon::start();
+    let v = create(&d, "a.hc", "4M");
+    let mode = std::fs::metadata(&v)
+        .expect("container")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "a new container is readable by its owner only");
+
+    // A link to the container, mounted and dismounted by the link.
+    let link = d.path("link.hc");
+    std::os::unix::fs::symlink(&v, &link).expect("symlink");
+    d.ok(&[&["mount", s(&link)][..], &FAST].concat(), PW);
+    let said = d.ok(&["dismount", s(&link)], "");
+    assert!(said.starts_with(&format!("{v} dismounted")), "{said}");
+    assert!(d.list().as_array().is_some_and(Vec::is_empty));
+
+    // A link to its device.
+    let said = d.ok(&[&["mount", v.as_str()][..], &FAST].concat(), PW);
+    let device = said
+        .split_whitespace()
+        .find(|w| w.starts_with("/dev/"))
+        .unwrap_or_else(|| panic!("no device in {said:?}"))
+        .to_owned();
+    let dev_link = d.path("dev-link");
+    std::os::unix::fs::symlink(&device, &dev_link).expect("symlink");
+    let said = d.ok(&["close", s(&dev_link)], "");
+    assert!(said.starts_with(&format!("{v} dismounted")), "{said}");
+    assert!(d.list().as_array().is_some_and(Vec::is_empty));
+}

@@ -7,6 +7,7 @@ use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
 use crate::input::{Passwords, absolute, prepare_keyfiles, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
 use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use zbus::zvariant::OwnedObjectPath;
 
@@ -453,13 +454,16 @@ fn dismount_one(
     } else {
         target
     };
-    // Said by the volume, whatever named it (its mount point or device).
-    let volume = c
-        .list()
-        .ok()
-        .and_then(|l| find_mounted(l, &name))
+    // Said by the volume, whatever named it (its mount point or device),
+    // and asked by the volume's own name: a symbolic link to the
+    // container, the device or the mount point is followed, as mount
+    // followed it.
+    let found = c.list().ok().and_then(|l| find_mounted(l, &name));
+    let volume = found
+        .as_ref()
         .map_or_else(|| name.clone(), |v| v.host().to_owned());
-    let holders = c.dismount(&name, force).map_err(|f| busy_hint(force, f))?;
+    let asked = found.as_ref().map_or(name.as_str(), |v| v.host());
+    let holders = c.dismount(asked, force).map_err(|f| busy_hint(force, f))?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
         let from = match named_as {
@@ -937,6 +941,7 @@ fn beside(old: &Path, bytes: u64) -> std::io::Result<(File, MadeFile)> {
         .read(true)
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&path)?;
     let made = MadeFile {
         path,
@@ -981,10 +986,13 @@ fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> 
         (Some(bytes), None) if a.replace && regular => {
             beside(volume, bytes).map(|(f, made)| (f, Some(made)))
         }
+        // Readable by its owner only: a container anyone may copy is
+        // open to a password search anywhere.
         (Some(bytes), None) => OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(!a.replace)
+            .mode(0o600)
             .open(volume)
             .and_then(|f| {
                 let made = (!a.replace).then(|| MadeFile {
