@@ -117,13 +117,19 @@ pub fn narrowing_hint() -> Option<String> {
             ("--hash", &["--hash"]),
             (
                 "--format",
-                &["--format", "--volume-type", "--truecrypt", "-tc"],
+                &[
+                    "--format",
+                    "--volume-type",
+                    "--truecrypt",
+                    "-tc",
+                    "--disable-veracrypt",
+                ],
             ),
-            ("--pim", &["--pim"]),
+            ("--pim", &["--pim", "--veracrypt-pim"]),
         ]
     };
     // TrueCrypt volumes have no PIM: no hint of one for them.
-    let truecrypt = has(&["--truecrypt", "-tc"])
+    let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"])
         || given.windows(2).any(|w| {
             ["--format", "--volume-type"].contains(&w[0].as_str())
                 && w[1].eq_ignore_ascii_case("truecrypt")
