@@ -968,7 +968,9 @@ pub struct CreateArgs {
     #[arg(long, value_enum, ignore_case = true, default_value_t = Hash::Sha512)]
     pub hash: Hash,
     /// The filesystem made inside (ext4 unless told; "none" leaves the
-    /// volume empty; xfs needs 300 MiB of data or more).
+    /// volume empty). Each needs room, past the headers' 256 KiB: xfs 300
+    /// MiB, btrfs 109 MiB, exfat 3 MiB, ntfs 1152 KiB, ext2/3/4 128 KiB,
+    /// fat 64 KiB.
     #[arg(long, value_enum, ignore_case = true, default_value_t = NewFilesystem::Ext4)]
     pub filesystem: NewFilesystem,
     /// Sector size: 512, 1024, 2048 or 4096 (default: 512 in a file, the

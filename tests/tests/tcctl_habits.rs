@@ -812,12 +812,18 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line("");
     t.expect("Enter keyfile path [none]: ", wait);
     t.type_line("");
-    t.expect(&format!("Password for the new volume {v}: "), wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line(PW.trim_end());
-    t.expect("Repeat the password: ", wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line(PW.trim_end());
+    // A mistyped repeat: said, and both asked again.
+    for (round, repeat) in [(1, "not the same password at all"), (2, PW.trim_end())] {
+        t.expect_times(&format!("Password for the new volume {v}: "), round, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(PW.trim_end());
+        t.expect_times("Repeat the password: ", round, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(repeat);
+        if repeat != PW.trim_end() {
+            t.expect("the passwords differ: type them again", wait);
+        }
+    }
     t.expect("(Enter for the default): ", wait);
     t.type_line("1");
     let (code, text) = t.finish(Duration::from_secs(120));

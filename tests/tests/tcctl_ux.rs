@@ -508,6 +508,41 @@ fn create_says_what_is_missing_and_what_it_made() {
         )
     );
     assert!(!small.exists());
+    // The small filesystems have their least too, said in KiB: 300K less
+    // the headers' 256 KiB leaves 44 KiB of data, 288K leaves 32.
+    for (fs, size, said) in [
+        (
+            "ext4",
+            "300K",
+            "ext4 needs a volume of at least 128 KiB of data (44 KiB here)",
+        ),
+        (
+            "fat",
+            "288K",
+            "fat needs a volume of at least 64 KiB of data (32 KiB here)",
+        ),
+        (
+            "ntfs",
+            "1M",
+            "ntfs needs a volume of at least 1152 KiB of data (768 KiB here)",
+        ),
+    ] {
+        let (code, msg) = d.fails(
+            &[
+                "create",
+                sv,
+                "--filesystem",
+                fs,
+                "--size",
+                size,
+                "--password-stdin",
+            ],
+            "",
+        );
+        assert_eq!(code, 7, "{msg}");
+        assert_eq!(msg, format!("tcctl: {sv}: {said}: its mkfs refuses less\n"));
+        assert!(!small.exists());
+    }
     std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
     // Overwriting what is there is asked first; without a terminal, it
     // takes --batch-mode.

@@ -134,10 +134,15 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
-    let new = pw.ask("New password: ")?;
-    if !a.secrets.password_stdin && pw.ask("Repeat the new password: ")? != new {
-        return Err(Failure::invalid("the passwords differ".into()));
-    }
+    // A mistyped repeat is said and both are asked again, as VeraCrypt
+    // does (the current password's search is not made again).
+    let new = loop {
+        let new = pw.ask("New password: ")?;
+        if a.secrets.password_stdin || pw.ask("Repeat the new password: ")? == new {
+            break new;
+        }
+        eprintln!("tcctl: the passwords differ: type them again");
+    };
     let new_kf = if a.ask_keyfiles {
         new_keyfiles_asked(&keyfiles)?
     } else {

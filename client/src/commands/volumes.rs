@@ -675,18 +675,23 @@ fn ask_for_create(
     }
     // With --non-interactive and keyfiles: the keyfiles alone, as VeraCrypt.
     let keyfiles_alone = pw.asks_nobody() && any_keyfile;
-    let password = if keyfiles_alone {
-        zeroize::Zeroizing::new(Vec::new())
-    } else {
-        pw.ask(&format!("Password for {what}: "))?
-    };
-    crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
-    if !a.secrets.password_stdin && !keyfiles_alone {
-        let again = pw.ask("Repeat the password: ")?;
-        if again != password {
-            return Err(Failure::invalid("the passwords differ".into()));
+    // A mistyped repeat is said and both are asked again, as VeraCrypt
+    // does; a password read from standard input is not repeated.
+    let password = loop {
+        let password = if keyfiles_alone {
+            zeroize::Zeroizing::new(Vec::new())
+        } else {
+            pw.ask(&format!("Password for {what}: "))?
+        };
+        crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
+        if a.secrets.password_stdin
+            || keyfiles_alone
+            || pw.ask("Repeat the password: ")? == password
+        {
+            break password;
         }
-    }
+        eprintln!("tcctl: the passwords differ: type them again");
+    };
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
     let pim = pw.pim(
         a.secrets.pim,

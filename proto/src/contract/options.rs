@@ -58,6 +58,16 @@ pub enum NewFilesystem {
     Ext2,
 }
 
+/// `bytes` in MiB, or in KiB below a MiB (rounded down), as the minimum
+/// sizes are said.
+fn whole_units(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
 /// What a new volume's headers take of its host: 128 KiB at the start
 /// and 128 KiB of backups at the end.
 pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
@@ -67,18 +77,28 @@ impl NewFilesystem {
     /// said before any password is asked or header written.
     pub fn refuses(self, bytes: u64) -> Option<String> {
         // What each mkfs says its least is (btrfs-progs: 114294784 bytes
-        // per device).
+        // per device), or the least it was seen to take on a file (e2fsprogs
+        // 104 KiB, mkfs.vfat -I 50 KiB, mkfs.exfat 3 MiB, mkfs.ntfs 1088
+        // KiB), rounded up.
         let least: u64 = match self {
             NewFilesystem::Xfs => 300 << 20,
             NewFilesystem::Btrfs => 109 << 20,
-            _ => 0,
+            NewFilesystem::Exfat => 3 << 20,
+            NewFilesystem::Ntfs => 1152 << 10,
+            NewFilesystem::Ext4 | NewFilesystem::Ext3 | NewFilesystem::Ext2 => 128 << 10,
+            NewFilesystem::Fat => 64 << 10,
+            NewFilesystem::None => 0,
         };
         (bytes < least).then(|| {
             format!(
-                "{} needs a volume of at least {} MiB of data ({} MiB here): its mkfs refuses less",
+                "{} needs a volume of at least {} of data ({} here): its mkfs refuses less",
                 self.key(),
-                least >> 20,
-                bytes >> 20
+                if least.is_multiple_of(1 << 20) {
+                    whole_units(least)
+                } else {
+                    format!("{} KiB", least >> 10)
+                },
+                whole_units(bytes)
             )
         })
     }
