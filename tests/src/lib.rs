@@ -24,6 +24,18 @@ pub fn build_dir() -> PathBuf {
     deps.parent().expect("profile folder").to_path_buf()
 }
 
+/// tcctl(1) as the built `tcctl generate-dist` writes it.
+pub fn tcctl_manual_page() -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let st = std::process::Command::new(build_dir().join("tcctl"))
+        .arg("generate-dist")
+        .arg(dir.path())
+        .status()
+        .expect("tcctl generate-dist");
+    assert!(st.success(), "tcctl generate-dist: {st}");
+    std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1")
+}
+
 /// The path of a built backend library, e.g. `backend_lib("soft")`.
 pub fn backend_lib(name: &str) -> PathBuf {
     let p = build_dir().join(format!("libtcd_backend_{name}.so"));

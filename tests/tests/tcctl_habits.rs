@@ -655,14 +655,7 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
 
 #[test]
 fn the_manual_page_describes_every_json_output_and_the_readme_how_to_make_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let st = Command::new(build_dir().join("tcctl"))
-        .arg("generate-dist")
-        .arg(dir.path())
-        .status()
-        .expect("tcctl generate-dist");
-    assert!(st.success());
-    let page = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let page = tcd_tests::tcctl_manual_page();
     let plain = page
         .replace("\\fB", "")
         .replace("\\fR", "")
@@ -1191,14 +1184,7 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         "{dump}"
     );
     // tcctl(1) lists every other name.
-    let dir = tempfile::tempdir().expect("tmp");
-    let st = Command::new(tcd_tests::build_dir().join("tcctl"))
-        .arg("generate-dist")
-        .arg(dir.path())
-        .status()
-        .expect("generate-dist");
-    assert!(st.success());
-    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let man = tcd_tests::tcctl_manual_page();
     for (command, names) in [
         ("mount", "open, tcryptOpen"),
         ("dismount", "unmount, umount, close"),

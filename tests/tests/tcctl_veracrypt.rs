@@ -1150,14 +1150,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
         .expect("docs/VERACRYPT.md");
     let me = include_str!("tcctl_veracrypt.rs");
-    let dir = tempfile::tempdir().expect("tmp");
-    let st = Command::new(build_dir().join("tcctl"))
-        .arg("generate-dist")
-        .arg(dir.path())
-        .status()
-        .expect("tcctl generate-dist");
-    assert!(st.success());
-    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let man = tcd_tests::tcctl_manual_page();
     assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
     // Each spelling is a paragraph's tag, in bold, its hyphens escaped.
     let tags: Vec<String> = man
@@ -1541,14 +1534,7 @@ fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
 
 /// The tags of section `title` of tcctl(1), in bold, hyphens unescaped.
 fn man_tags(title: &str) -> Vec<String> {
-    let dir = tempfile::tempdir().expect("tmp");
-    let st = Command::new(build_dir().join("tcctl"))
-        .arg("generate-dist")
-        .arg(dir.path())
-        .status()
-        .expect("tcctl generate-dist");
-    assert!(st.success());
-    let man = std::fs::read_to_string(dir.path().join("tcctl.1")).expect("tcctl.1");
+    let man = tcd_tests::tcctl_manual_page();
     let lines: Vec<&str> = man
         .lines()
         .skip_while(|l| *l != format!(".SH \"{title}\""))
