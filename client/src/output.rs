@@ -576,6 +576,10 @@ fn status_lines(v: &Volume) -> Vec<(&'static str, String)> {
     if o.system_encryption == Some(true) {
         lines.push(("system encryption", "Yes".to_owned()));
     }
+    // As `dump` says it: the primary header did not open the volume.
+    if o.used_backup_header == Some(true) {
+        lines.push(("backup header", "Yes".to_owned()));
+    }
     // As cryptsetup says a mapping with discards allowed.
     if o.discard == Some(true) {
         lines.push(("flags", "discards".to_owned()));

@@ -1747,6 +1747,14 @@ fn cryptsetup_tcrypt_system_and_tcrypt_backup() {
     assert_eq!(code, WRONG_PASSWORD, "{msg}");
     d.ok(&[&["open"][..], &backup, &none, &[&w]].concat(), PW);
     assert_eq!(row(&d)["volume"], w.as_str());
+    // status says so, as dump does.
+    let status = d.ok(&["status", &w], "");
+    assert!(
+        status
+            .lines()
+            .any(|l| l.starts_with("  backup header:") && l.trim_end().ends_with(" Yes")),
+        "{status}"
+    );
     let out = d.tcctl(&[&["tcryptDump"][..], &backup, &[&w]].concat(), PW);
     assert!(out.status.success(), "{out:?}");
     let (code, msg) = d.fails(&[&["info"][..], &backup, &[&v]].concat(), PW);
