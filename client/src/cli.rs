@@ -94,6 +94,19 @@ impl Secrets {
     }
 }
 
+/// Whether `--format` or `--volume-type` says truecrypt, in either form.
+fn asks_truecrypt(given: &[String]) -> bool {
+    given.windows(2).any(|w| {
+        ["--format", "--volume-type"].contains(&w[0].as_str())
+            && w[1].eq_ignore_ascii_case("truecrypt")
+    }) || given.iter().any(|a| {
+        ["--format=", "--volume-type="].iter().any(|p| {
+            a.strip_prefix(p)
+                .is_some_and(|v| v.eq_ignore_ascii_case("truecrypt"))
+        })
+    })
+}
+
 /// The hint after a wrong password: the narrowing options this command
 /// line did not give (`--hash narrows the search`), or `None` when it gave
 /// them all.
@@ -129,17 +142,7 @@ pub fn narrowing_hint() -> Option<String> {
         ]
     };
     // TrueCrypt volumes have no PIM: no hint of one for them.
-    let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"])
-        || given.windows(2).any(|w| {
-            ["--format", "--volume-type"].contains(&w[0].as_str())
-                && w[1].eq_ignore_ascii_case("truecrypt")
-        })
-        || given.iter().any(|a| {
-            ["--format=", "--volume-type="].iter().any(|p| {
-                a.strip_prefix(p)
-                    .is_some_and(|v| v.eq_ignore_ascii_case("truecrypt"))
-            })
-        });
+    let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"]) || asks_truecrypt(&given);
     // A PIM typed at the prompt narrowed the search as --pim does.
     let typed_pim = crate::input::typed_pim();
     let missing: Vec<&str> = narrowing
