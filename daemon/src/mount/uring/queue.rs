@@ -149,9 +149,7 @@ fn serve(ring: &mut Ring, fd: i32, qid: u16, slots: &mut [Slot], file: &VolumeFi
                 continue;
             };
             if result < 0 {
-                // The connection ended (or refused the entry: the kernel
-                // then serves it through /dev/fuse).
-                tracing::debug!("FUSE queue {qid} entry {i} ended: {result}");
+                ended(qid, i, result);
                 continue;
             }
             let (commit, release) = answer(slot, file);
@@ -172,6 +170,21 @@ fn serve(ring: &mut Ring, fd: i32, qid: u16, slots: &mut [Slot], file: &VolumeFi
         }
     }
     true
+}
+
+/// Says why entry `i` of queue `qid` came back with `result`: the
+/// connection's end is expected; anything else means the kernel refused
+/// the entry and serves the volume through `/dev/fuse` instead, which the
+/// log must say, since the volume was announced as served through io_uring.
+fn ended(qid: u16, i: usize, result: i32) {
+    let e = std::io::Error::from_raw_os_error(-result);
+    if [libc::ENOTCONN, libc::ECONNABORTED, libc::ECANCELED].contains(&-result) {
+        tracing::debug!("FUSE queue {qid} entry {i} ended: {e}");
+    } else {
+        tracing::warn!(
+            "FUSE queue {qid} entry {i} refused by the kernel ({e}): requests go through /dev/fuse"
+        );
+    }
 }
 
 /// Answers the request in `slot`: the id to commit it under, and whether
