@@ -1150,22 +1150,8 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
         .expect("docs/VERACRYPT.md");
     let me = include_str!("tcctl_veracrypt.rs");
-    let man = tcd_tests::tcctl_manual_page();
-    assert!(man.contains(".SH \"VERACRYPT SPELLINGS\""));
     // Each spelling is a paragraph's tag, in bold, its hyphens escaped.
-    let tags: Vec<String> = man
-        .lines()
-        .skip_while(|l| *l != ".SH \"VERACRYPT SPELLINGS\"")
-        .collect::<Vec<_>>()
-        .windows(2)
-        .filter(|w| w[0] == ".TP")
-        .map(|w| {
-            w[1].strip_prefix("\\fB")
-                .and_then(|t| t.strip_suffix("\\fR"))
-                .unwrap_or_else(|| panic!("a tag in bold: {}", w[1]))
-                .replace("\\-", "-")
-        })
-        .collect();
+    let tags = man_tags("VERACRYPT SPELLINGS");
     // `tcctl -t -h` lists the same spellings, each on a line of its own, as
     // `veracrypt -t -h` lists its options.
     let help = Command::new(build_dir().join("tcctl"))
