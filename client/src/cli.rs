@@ -3,7 +3,8 @@
 
 use crate::bus::Failure;
 use crate::input;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Where the options every command takes are listed, apart from its own.
@@ -51,6 +52,17 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// Reads a command line. A mistake's message shows the command's whole
+    /// usage line: clap's own would list the options given as though they
+    /// were required (`--socket <SOCKET>` among them).
+    pub fn read(args: &[OsString]) -> Result<Cli, clap::Error> {
+        let mut command = Cli::command();
+        command.build();
+        let mut command = whole_usage(command);
+        let matches = command.try_get_matches_from_mut(args)?;
+        Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    }
+
     /// The socket asked for: --socket, else $TCD_SOCKET if set.
     pub fn socket(&self) -> Option<PathBuf> {
         self.socket.clone().or_else(|| {
@@ -59,6 +71,15 @@ impl Cli {
                 .map(PathBuf::from)
         })
     }
+}
+
+/// `command`'s subcommands (built), each with its usage line fixed.
+fn whole_usage(command: clap::Command) -> clap::Command {
+    command.mut_subcommands(|mut sub| {
+        let usage = sub.render_usage().to_string();
+        let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage).to_owned();
+        whole_usage(sub.override_usage(usage))
+    })
 }
 
 #[derive(Args, Clone, Default)]

@@ -15,7 +15,6 @@ use tcd_client::{
 };
 
 use bus::{Failure, Where};
-use clap::Parser;
 use cli::{Cli, Command};
 use commands::{
     Context, backends, devices, expand, favorites, headers, keyfiles, monitor, tokens, volumes,
@@ -68,13 +67,13 @@ fn main() -> ExitCode {
 /// leaves out asked for. The exit code when it cannot be read.
 fn parse(given: &[std::ffi::OsString], mut args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
     text_mode::fill_in(given, &mut args).map_err(said)?;
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::read(&args) {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
             if !text_mode::ask_missing(given, &mut args, &e).map_err(said)? {
                 return Err(usage_error(e));
             }
-            Cli::try_parse_from(&args).map_err(usage_error)?
+            Cli::read(&args).map_err(usage_error)?
         }
         Err(e) => return Err(usage_error(e)),
     };

@@ -13,7 +13,7 @@ use crate::bus::{Failure, exit};
 use crate::cli::{Cli, Encryption, Hash, NewFilesystem};
 use crate::input::terminal_line;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{Parser, ValueEnum};
+use clap::ValueEnum;
 use std::ffi::OsString;
 
 /// Whether `given` (the command line as typed) may be asked about; `args`
@@ -246,7 +246,7 @@ fn checked(
 
 /// Whether the command line lacks the volume (clap says so).
 fn volume_missing(args: &[OsString]) -> bool {
-    match Cli::try_parse_from(args) {
+    match Cli::read(args) {
         Err(e) => missing_names(&e).iter().any(|n| n == "<VOLUME>"),
         Ok(_) => false,
     }

@@ -26,8 +26,8 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output() {
-    // TCD_SOCKET is set (by `tcctl`): the usage lines do not show --socket
-    // as required.
+    // TCD_SOCKET is set (by `tcctl`), and --socket given: the usage lines
+    // are the commands' whole ones, with no option given shown as required.
     let cases: &[(&[&str], &str)] = &[
         (
             &["dismount"],
@@ -38,7 +38,21 @@ fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output()
         (
             &["mount"],
             "error: the following required arguments were not provided:\n  <VOLUME>\n\n\
-             Usage: tcctl mount <VOLUME> [MOUNT_POINT]\n\n\
+             Usage: tcctl mount [OPTIONS] <VOLUME> [MOUNT_POINT]\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["mount", "--socket", "/run/x.sock", "--readonl", "v.hc"],
+            "error: unexpected argument '--readonl' found\n\n  \
+             tip: a similar argument exists: '--readonly'\n\n\
+             Usage: tcctl mount [OPTIONS] <VOLUME> [MOUNT_POINT]\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["favorites", "add", "--socket", "/run/x.sock", "--bogus"],
+            "error: unexpected argument '--bogus' found\n\n  \
+             tip: to pass '--bogus' as a value, use '-- --bogus'\n\n\
+             Usage: tcctl favorites add [OPTIONS] <NAME> <VOLUME>\n\n\
              For more information, try '--help'.\n",
         ),
         (
