@@ -160,7 +160,7 @@ pub fn mount_one(
         crate::search::run_hinted(
             c,
             "",
-            || narrowing(&f.settings),
+            |_| narrowing(&f.settings),
             || c.mount(&host, &f.settings.host, password, &keyfiles, options()),
         )
     };

@@ -20,16 +20,16 @@ pub fn run_for<T>(
     name: &str,
     call: impl FnOnce() -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    run_hinted(c, name, crate::cli::narrowing_hint, call)
+    run_hinted(c, name, |_| crate::cli::narrowing_hint(), call)
 }
 
 /// As [`run_for`], with `hint` saying what narrows the search after a
 /// wrong password (the options this command line lacks, or a favorite's
-/// settings).
+/// settings), given the daemon's message.
 pub fn run_hinted<T>(
     c: &Client,
     name: &str,
-    hint: impl FnOnce() -> Option<String>,
+    hint: impl FnOnce(&str) -> Option<String>,
     call: impl FnOnce() -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let start = Instant::now();
@@ -41,7 +41,7 @@ pub fn run_hinted<T>(
     r.map_err(|mut f| {
         if f.code == exit::WRONG_PASSWORD {
             let took = duration(start.elapsed().as_secs());
-            f.message = match hint() {
+            f.message = match hint(&f.message) {
                 Some(hint) => format!("{} (searched for {took}; {hint})", f.message),
                 None => format!("{} (searched for {took})", f.message),
             };

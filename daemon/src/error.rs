@@ -65,10 +65,7 @@ pub enum Error {
     NotUnlocked { untried: Vec<String> },
     /// `--protect-hidden`: the outer password was right, the hidden one
     /// opened nothing. Says nothing of whether a hidden volume exists.
-    #[error(
-        "the outer volume opened, but the password, keyfiles and PIM given to protect a hidden \
-         volume open none inside it"
-    )]
+    #[error("{}", tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED)]
     HiddenNotUnlocked,
     /// A file too small to be a volume: nothing was searched, so this is a
     /// bad request, not a wrong password.

@@ -1525,3 +1525,52 @@ fn a_new_container_is_its_owners_only_and_dismount_follows_links_as_mount_does()
     assert!(said.starts_with(&format!("{v} dismounted")), "{said}");
     assert!(d.list().as_array().is_some_and(Vec::is_empty));
 }
+
+#[test]
+fn a_protected_hidden_volume_is_searched_over_every_hash_and_its_failure_names_its_options() {
+    let d = Daemon::start();
+    let v = create(&d, "p.hc", "4M");
+    // The hidden volume's hash is not the outer one's.
+    d.ok(
+        &[
+            "create",
+            &v,
+            "--hidden-size",
+            "1M",
+            "--outer-pim",
+            "1",
+            "--outer-hash",
+            "sha512",
+            "--pim",
+            "2",
+            "--hash",
+            "sha256",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        &format!("{PW}hidden words, twenty and more\n"),
+    );
+    let mount = [
+        &["mount", &v, "--protect-hidden", "--protect-hidden-pim", "2"][..],
+        &["--filesystem", "none", "--non-interactive"],
+        &OPEN,
+    ]
+    .concat();
+    // --hash sha512 is the outer volume's: the hidden one still opens.
+    let said = d.ok(&mount, &format!("{PW}hidden words, twenty and more\n"));
+    assert!(said.contains("attached as /dev/loop"), "{said}");
+    d.ok(&["dismount", &v], "");
+    let (code, msg) = d.fails(&mount, &format!("{PW}not the hidden words at all\n"));
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.starts_with(
+            "tcctl: the outer volume opened, but the password, keyfiles and PIM given to \
+             protect a hidden volume open none inside it (searched for "
+        ) && msg.ends_with(
+            "; its PIM and keyfiles are --protect-hidden-pim and --protect-hidden-keyfile; \
+             its header is searched over every hash and encryption)\n"
+        ),
+        "{msg}"
+    );
+}

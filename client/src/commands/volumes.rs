@@ -118,7 +118,11 @@ impl MountOnce<'_> {
             None
         };
         let (c, host) = (self.c, self.host);
-        search::run(c, || {
+        let hint = |said: &str| match said {
+            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(HIDDEN_HINT.to_owned()),
+            _ => crate::cli::narrowing_hint(),
+        };
+        search::run_hinted(c, "", hint, || {
             c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
         })
         .map_err(|f| match (a.cached, f.code) {
@@ -134,6 +138,12 @@ impl MountOnce<'_> {
         })
     }
 }
+
+/// What a protected hidden volume's failed search is told: the outer
+/// volume's --pim, --hash and --encryption do not reach its search.
+const HIDDEN_HINT: &str = "its PIM and keyfiles are --protect-hidden-pim and \
+                           --protect-hidden-keyfile; its header is searched over every hash \
+                           and encryption";
 
 /// `--protect-hidden`: the hidden volume's password, PIM and keyfiles
 /// into `o`; the password, which `o` holds a copy of, kept by the caller

@@ -203,7 +203,15 @@ impl OpenVolume {
         read_only: bool,
     ) -> Result<OpenVolume> {
         let o = unlock::unlock(engine, &host, outer, Target::Outer, opts, cancel)?;
-        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, opts, cancel).map_err(
+        // The hash and encryption asked for are the outer volume's: the
+        // hidden one's are searched over all (VeraCrypt's --hash does not
+        // reach its --protection-hash either).
+        let any = SearchOptions {
+            prf: None,
+            chain: None,
+            ..opts.clone()
+        };
+        let h = unlock::unlock(engine, &host, hidden, Target::Hidden, &any, cancel).map_err(
             |e| match e {
                 Error::NotUnlocked { .. } => Error::HiddenNotUnlocked,
                 e => e,

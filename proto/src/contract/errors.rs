@@ -37,6 +37,12 @@ pub enum ErrorKind {
     Failed,
 }
 
+/// `WrongPassword`'s message when `protect_hidden_password` is what
+/// failed (the outer volume's credentials were right): a client tells the
+/// two apart by it, to name the hidden volume's options.
+pub const HIDDEN_NOT_UNLOCKED: &str = "the outer volume opened, but the password, keyfiles and \
+                                       PIM given to protect a hidden volume open none inside it";
+
 /// `tcctl`'s exit codes, one per kind of failure a script tells apart.
 pub mod exit {
     pub const FAILED: u8 = 1;
