@@ -12,8 +12,8 @@
 use crate::bus::{Failure, exit};
 use crate::cli::{Cli, Encryption, Hash, NewFilesystem};
 use crate::input::terminal_line;
-use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::ValueEnum;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use std::ffi::OsString;
 
 /// Whether `given` (the command line as typed) may be asked about; `args`

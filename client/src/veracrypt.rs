@@ -114,7 +114,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--volume-properties VOLUME, --test VOLUME",
-        "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME, with no password",
+        "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME (--slot N: status --slot N), with no password",
     ),
     (
         "--test",
@@ -338,6 +338,14 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     }
     if command.is_some_and(|(_, sub)| sub == ["list"]) {
         list_forms(&mut out);
+    }
+    // `--volume-properties --slot N`: the mounted volume in that slot.
+    if command.is_some_and(|(_, sub)| sub == ["info", "--mounted-status"])
+        && out
+            .iter()
+            .any(|w| w == "--slot" || w.starts_with("--slot="))
+    {
+        out.splice(1..3, ["status".to_owned()]);
     }
     // VeraCrypt's `--test` alone runs its algorithm self-tests.
     if command.is_some_and(|(_, sub)| sub == ["info"]) && !names_a_volume(&out) {

@@ -752,6 +752,25 @@ fn volume_properties_and_test_read_the_header_without_mounting() {
         ),
         status
     );
+    // And by its slot, in both of VeraCrypt's spellings.
+    let slot = d.list()[0]["slot"].as_u64().unwrap_or_default();
+    assert!(slot > 0, "{:?}", d.list());
+    for by_slot in [
+        vec!["--slot".to_owned(), slot.to_string()],
+        vec![format!("--slot={slot}")],
+    ] {
+        let args = [
+            &["-t", "--volume-properties"][..],
+            &by_slot.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat();
+        assert_eq!(d.ok(&args, ""), status, "{args:?}");
+    }
+    let (code, msg) = d.fails(&["-t", "--volume-properties", "--slot=64"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (3, "tcctl: no volume is mounted in slot 64\n")
+    );
     d.ok(&["dismount", &v], "");
 }
 
