@@ -1277,6 +1277,10 @@ pub struct FavoriteAddArgs {
     /// Where to mount it.
     #[arg(long)]
     pub mount_point: Option<PathBuf>,
+    /// VeraCrypt's slot it mounts in (as mount's --slot; without
+    /// --mount-point, it mounts on that slot's /run/media/$USER/veracryptN).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slot: Option<u32>,
     /// Mount it read-only.
     #[arg(long)]
     pub readonly: bool,

@@ -244,6 +244,7 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         name: a.name.clone(),
         host: host.to_owned(),
         mount_point: a.mount_point.as_deref().map(absolute),
+        slot: a.slot,
         readonly: favorite_read_only(a),
         format: favorite_format(a).map(volume_format),
         system_encryption: favorite_system(a),

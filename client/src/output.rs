@@ -964,6 +964,9 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
 fn favorite_notes(f: &Favorite) -> Vec<String> {
     let s = &f.settings;
     let mut notes = Vec::new();
+    if let Some(slot) = s.slot {
+        notes.push(format!("slot {slot}"));
+    }
     if s.filesystem.as_deref() == Some("none") {
         notes.push("block device only".into());
     }

@@ -107,7 +107,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "--create-keyfile FILE",
         "create-keyfile FILE: 64 random bytes, mode 0600, never over a file",
     ),
-    ("--auto-mount favorites", "favorites mount --auto"),
+    (
+        "--auto-mount favorites",
+        "favorites mount --all: every favorite, each in its slot",
+    ),
     (
         "--auto-mount devices",
         "mount-devices: the password tried on every unused device you may open",
@@ -379,7 +382,7 @@ fn command_of(words: &[String], text: bool) -> Result<Option<VcCommand>, Failure
     Ok((text && !asks_help).then_some((None, &["mount"][..])))
 }
 
-/// `--auto-mount favorites` is `favorites mount --auto`, and
+/// `--auto-mount favorites` is `favorites mount --all` (every favorite), and
 /// `--auto-mount devices` is `mount-devices`.
 fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Failure> {
     let value = match words[at].split_once('=') {
@@ -387,7 +390,7 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
         None => words.get(at + 1).cloned().unwrap_or_default(),
     };
     match value.as_str() {
-        "favorites" => Ok(&["favorites", "mount", "--auto"]),
+        "favorites" => Ok(&["favorites", "mount", "--all"]),
         "devices" => Ok(&["mount-devices"]),
         "devices,favorites" | "favorites,devices" => Err(usage(
             "--auto-mount takes one of devices and favorites here: run \
@@ -736,7 +739,7 @@ mod tests {
         );
         assert_eq!(
             t(&["-t", "--auto-mount", "favorites"]),
-            ["favorites", "mount", "--auto"]
+            ["favorites", "mount", "--all"]
         );
         assert_eq!(
             t(&["-t", "-tc", "--stdin", "v.tc", "/mnt"]),

@@ -1469,7 +1469,7 @@ fn favorites_list_names_each_setting_a_favorite_has() {
                 "--format",
                 "veracrypt",
             ],
-            &["--dismount-idle", "60"],
+            &["--dismount-idle", "60", "--slot", "7"],
         ]
         .concat(),
         "",
@@ -1482,7 +1482,7 @@ fn favorites_list_names_each_setting_a_favorite_has() {
     assert!(lines[1].contains(&format!(" {mnt} ")), "{table}");
     assert!(
         lines[1].ends_with(&format!(
-            " {mnt}  block device only, SHA-512 tried first, read-only, dismount at logout, \
+            " {mnt}  slot 7, block device only, SHA-512 tried first, read-only, dismount at logout, \
                  PIM 1, 2 keyfiles, protects hidden volume, discards, forced automatic \
                  dismounts, backend soft, VeraCrypt format only, dismount after 60 s idle"
         )),

@@ -643,28 +643,43 @@ fn create_keyfile_writes_64_random_bytes_for_the_user_only() {
 }
 
 #[test]
-fn auto_mount_favorites_mounts_the_auto_mount_favorites() {
+fn auto_mount_favorites_mounts_every_favorite_in_its_slot() {
     let d = Daemon::start();
     let v = d.image("tc_5-sha512-xts-aes");
     let w = d.image("tc_5-sha512-xts-serpent-aes");
     d.ok(
         &[
-            "favorites",
-            "add",
-            "auto",
-            &v,
-            "--filesystem",
-            "none",
-            "--auto-mount",
-        ],
+            &["favorites", "add", "auto", &v, "--filesystem", "none"][..],
+            &["--auto-mount", "--slot", "5"],
+        ]
+        .concat(),
         "",
     );
     d.ok(
-        &["favorites", "add", "other", &w, "--filesystem", "none"],
+        &[
+            &["favorites", "add", "other", &w, "--filesystem", "none"][..],
+            &["--slot", "3"],
+        ]
+        .concat(),
         "",
     );
+    // VeraCrypt's --auto-mount favorites mounts each favorite, marked
+    // auto-mount or not, in the slot it keeps.
     d.ok(&["-t", "--auto-mount", "favorites", "--stdin"], AAA);
-    assert_eq!(row(&d)["volume"], v.as_str());
+    let list = d.list();
+    let mut slots: Vec<(String, u64)> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["volume"].as_str().unwrap_or_default().to_owned(),
+                r["slot"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    slots.sort();
+    assert_eq!(slots, [(v, 5), (w, 3)], "{list:?}");
 }
 
 /// What it does to devices is tested in `tcctl_devices` (it tries every

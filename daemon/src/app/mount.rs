@@ -275,6 +275,9 @@ impl App {
         if settings.mount_point.is_none() {
             settings.mount_point = fav.mount_point.as_ref().map(PathBuf::from);
         }
+        if settings.slot.is_none() {
+            settings.slot = fav.slot;
+        }
         if fav.filesystem.is_some() {
             settings.filesystem = filesystem_of(fav);
         }

@@ -94,6 +94,9 @@ impl Rules for Favorite {
                 return too_large(format!("{what} of more than 128 bytes"));
             }
         }
+        if self.slot.is_some_and(|s| !(1..=64).contains(&s)) {
+            return bad("slot: 1 to 64".into());
+        }
         if self.name.is_empty() || self.name.chars().any(char::is_control) {
             return bad(format!(
                 "a name of 1 to {MAX_NAME} printable characters is needed"
@@ -517,6 +520,21 @@ mod tests {
         f.password_file = Some("/etc/shadow".into());
         assert!(s.add(Owner::User(5), f.clone()).is_err());
         assert!(s.add(Owner::System, f).is_ok());
+    }
+
+    #[test]
+    fn a_slot_past_veracrypts_64_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Favorites::new(dir.path(), &dir.path().join("system.toml"));
+        for (slot, ok) in [(0, false), (1, true), (64, true), (65, false)] {
+            let mut f = fav(&format!("s{slot}"), "/srv/v.hc");
+            f.slot = Some(slot);
+            let added = s.add(Owner::User(5), f);
+            assert_eq!(added.is_ok(), ok, "slot {slot}: {added:?}");
+            if let Err(e) = added {
+                assert!(e.to_string().ends_with("slot: 1 to 64"), "{e}");
+            }
+        }
     }
 
     #[test]

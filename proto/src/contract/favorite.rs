@@ -21,6 +21,10 @@ pub struct Favorite {
     pub host: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount_point: Option<String>,
+    /// VeraCrypt's slot (1 to 64) it mounts in; without a mount point, its
+    /// default mount point is that slot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
     /// Read-only. A system-encryption favorite added without this key
     /// is read-only; `false` given in so many words mounts it read-write.
     #[serde(default)]
@@ -105,6 +109,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("name", "s"),
     ("host", "s"),
     ("mount_point", "s"),
+    ("slot", "u"),
     ("readonly", "b"),
     ("backend", "s"),
     ("filesystem", "s"),
