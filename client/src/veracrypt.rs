@@ -138,7 +138,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-C, --change",
-        "change-password; with -t on a terminal the current keyfiles are asked, then whether to keep them (or new ones); a wrong current password is said and asked again",
+        "change-password; with -t on a terminal the current keyfiles are asked, then the new PIM (unless --new-pim), then whether to keep the keyfiles (or new ones); a wrong current password is said and asked again",
     ),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",

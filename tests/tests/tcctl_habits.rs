@@ -1294,6 +1294,10 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     t.expect("Repeat the new password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
+    // VeraCrypt's next question: the new PIM (the same one here).
+    t.expect("New PIM (Enter for none): ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("1");
     t.expect("Keep current keyfiles? (y=Yes/n=No) [Yes]: ", wait);
     t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
@@ -1440,13 +1444,19 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     t.expect("Repeat the new password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
+    t.expect("New PIM (Enter for none): ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("2");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert!(
         text.ends_with(&crlf(&format!("{v}: password changed\n"))),
         "{text}"
     );
-    d.ok(&[&["info", &v][..], &OPEN].concat(), &format!("{new}\n"));
+    // The PIM typed is the volume's now.
+    let opens = ["--pim", "2", "--hash", "sha512", "--password-stdin"];
+    let info = d.ok(&[&["info", &v][..], &opens].concat(), &format!("{new}\n"));
+    assert!(info.contains("PIM                2\n"), "{info}");
 }
 
 #[test]

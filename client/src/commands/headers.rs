@@ -143,6 +143,16 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         }
         eprintln!("tcctl: the passwords differ: type them again");
     };
+    // VeraCrypt's text mode asks the new PIM next (Enter: none); a
+    // TrueCrypt header has no PIM to ask for.
+    if a.ask_again && a.new_pim.is_none() {
+        use tcd_proto::contract::options::VolumeFormat;
+        let truecrypt = match a.to {
+            Some(to) => to == crate::cli::Format::Truecrypt,
+            None => o.format == Some(VolumeFormat::TrueCrypt),
+        };
+        a.new_pim = Some(pw.pim(None, truecrypt, "New PIM (Enter for none): ")?);
+    }
     let new_kf = if a.ask_keyfiles {
         new_keyfiles_asked(&keyfiles)?
     } else {
