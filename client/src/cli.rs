@@ -140,8 +140,12 @@ pub fn narrowing_hint() -> Option<String> {
                 .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
         })
     };
-    // The one search `create` makes is its outer volume's.
-    let narrowing: &[(&str, &[&str])] = if given.iter().any(|a| a == "create") {
+    // The one search `create` makes is its outer volume's (VeraCrypt's
+    // `-c` and `--create` are create too).
+    let create = given
+        .iter()
+        .any(|a| ["create", "-c", "--create"].contains(&a.as_str()) || a.starts_with("--create="));
+    let narrowing: &[(&str, &[&str])] = if create {
         &[
             ("--outer-hash", &["--outer-hash"]),
             ("--outer-pim", &["--outer-pim"]),
@@ -189,16 +193,21 @@ pub fn narrowing_hint() -> Option<String> {
             .and_then(|i| given.get(i + 1).map(String::as_str))
             .or_else(|| given.iter().find_map(|a| a.strip_prefix(inline.as_str())))
     };
-    let pim = value_of("--pim");
+    // create's --pim and --hash are the hidden volume's, not the search's.
+    let (pim_name, hash_name) = if create {
+        ("--outer-pim", "--outer-hash")
+    } else {
+        ("--pim", "--hash")
+    };
+    let pim = value_of(pim_name);
     let mut notes: Vec<String> = hint.into_iter().collect();
     // A hash given narrowed the search too: said, so a wrong --hash is not
     // taken for a wrong password.
-    let hash = value_of("--hash");
-    if let Some(h) = hash.filter(|_| !given.iter().any(|a| a == "create")) {
+    if let Some(h) = value_of(hash_name) {
         notes.push(format!("only {h} was tried"));
     }
     let pim_from = match (pim.is_some_and(|p| p.trim() != "0"), typed_pim) {
-        (true, _) => Some("--pim"),
+        (true, _) => Some(pim_name),
         (false, Some((_, from))) => Some(from),
         (false, None) => None,
     };

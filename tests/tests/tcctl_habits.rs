@@ -1145,6 +1145,31 @@ fn a_hidden_volumes_outer_volume_is_named_when_it_does_not_open() {
 }
 
 #[test]
+fn a_text_mode_hidden_volumes_failed_outer_search_names_the_outer_options() {
+    let d = Daemon::start();
+    let v = create(&d, "t.hc", "4M");
+    // VeraCrypt's spelling: --pim and --hash are the hidden volume's, so
+    // the hint speaks of the outer volume's options only.
+    let (code, msg) = d.fails(
+        &[
+            &["-t", "-c", &v, "--volume-type=hidden", "--size=1M"][..],
+            &["--pim=5", "--hash=sha-512", "--outer-hash", "sha512"],
+            &["--filesystem=none", "--non-interactive", "--stdin"],
+        ]
+        .concat(),
+        "not the outer password at all\nhidden words, twenty and more\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    let hint = "; --outer-pim narrows the search; only sha512 was tried) (its PIM and hash \
+                are --outer-pim and --outer-hash; --pim and --hash are the hidden volume's)\n";
+    assert!(
+        msg.starts_with(&format!("tcctl: the outer volume {v}: wrong password"))
+            && msg.ends_with(hint),
+        "{msg}"
+    );
+}
+
+#[test]
 fn watch_on_a_terminal_first_says_what_it_watches() {
     let d = Daemon::start();
     let mut c = d.command();
