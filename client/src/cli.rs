@@ -128,24 +128,10 @@ fn asks_truecrypt(given: &[String]) -> bool {
     })
 }
 
-/// The hint after a wrong password: the narrowing options this command
-/// line did not give (`--hash narrows the search`), or `None` when it gave
-/// them all.
-pub fn narrowing_hint() -> Option<String> {
-    let given: Vec<String> = std::env::args().skip(1).collect();
-    let has = |names: &[&str]| {
-        given.iter().any(|a| {
-            names
-                .iter()
-                .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
-        })
-    };
-    // The one search `create` makes is its outer volume's (VeraCrypt's
-    // `-c` and `--create` are create too).
-    let create = given
-        .iter()
-        .any(|a| ["create", "-c", "--create"].contains(&a.as_str()) || a.starts_with("--create="));
-    let narrowing: &[(&str, &[&str])] = if create {
+/// The options that narrow a search: create's outer volume's, or the
+/// volume's own.
+fn narrowing_options(create: bool) -> &'static [(&'static str, &'static [&'static str])] {
+    if create {
         &[
             ("--outer-hash", &["--outer-hash"]),
             ("--outer-pim", &["--outer-pim"]),
@@ -165,7 +151,27 @@ pub fn narrowing_hint() -> Option<String> {
             ),
             ("--pim", &["--pim", "--veracrypt-pim"]),
         ]
+    }
+}
+
+/// The hint after a wrong password: the narrowing options this command
+/// line did not give (`--hash narrows the search`), or `None` when it gave
+/// them all.
+pub fn narrowing_hint() -> Option<String> {
+    let given: Vec<String> = std::env::args().skip(1).collect();
+    let has = |names: &[&str]| {
+        given.iter().any(|a| {
+            names
+                .iter()
+                .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
     };
+    // The one search `create` makes is its outer volume's (VeraCrypt's
+    // `-c` and `--create` are create too).
+    let create = given
+        .iter()
+        .any(|a| ["create", "-c", "--create"].contains(&a.as_str()) || a.starts_with("--create="));
+    let narrowing = narrowing_options(create);
     // TrueCrypt volumes have no PIM: no hint of one for them.
     let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"]) || asks_truecrypt(&given);
     // A PIM typed at the prompt narrowed the search as --pim does.
