@@ -1358,7 +1358,8 @@ pub struct FavoriteAddArgs {
     /// System favorites: a root-only file with the password.
     #[arg(long, requires = "system_favorite")]
     pub password_file: Option<PathBuf>,
-    /// Ask for the password now and keep it in your keyring.
+    /// Ask for the password now and keep it in your keyring, once it has
+    /// opened the volume (a password that does not is not kept: exit 2).
     #[arg(long, conflicts_with = "system_favorite")]
     pub remember: bool,
     /// Read the password from standard input (with --remember).

@@ -173,9 +173,10 @@ pub fn mount_one(
         return Ok(Mounted { at, attached, kept });
     }
     let path = match mount_stored(&key, mount, note)? {
-        Some(p) => p,
-        None => {
-            let password = ask(&password_prompt(&f.settings.name))?;
+        (Some(p), _) => p,
+        (None, refused) => {
+            let password =
+                ask(&password_prompt(&f.settings.name)).map_err(|e| keyring_refused(e, refused))?;
             let p = mount(&password)?;
             if remember {
                 kept = Some(keystore::store(&key, &password)?.to_string());
@@ -185,6 +186,23 @@ pub fn mount_one(
     };
     let (at, attached) = mounted_at(c, &path)?;
     Ok(Mounted { at, attached, kept })
+}
+
+/// No way to ask for a password after the keyring's was refused: a wrong
+/// password, not a mistake in the command line.
+fn keyring_refused(e: Failure, refused: bool) -> Failure {
+    if refused && e.code == exit::USAGE {
+        Failure {
+            code: exit::WRONG_PASSWORD,
+            message: format!(
+                "the password in your keyring does not open it, and no other can be asked \
+                 for: {}",
+                e.message
+            ),
+        }
+    } else {
+        e
+    }
 }
 
 /// A wrong password that came from a system favorite's password file,
@@ -254,12 +272,13 @@ fn system_password_file(f: &Favorite, note: &dyn Fn(&str)) -> Option<Zeroizing<V
 const PASSWORD_FILE_LIMIT: u64 = 4096;
 
 /// Mounts with the password kept in the keyring under `key`, if there is
-/// one and it opens the volume; `None` when one must be asked for.
+/// one and it opens the volume; `None` when one must be asked for, with
+/// whether a kept one was refused.
 fn mount_stored(
     key: &str,
     mount: impl Fn(&[u8]) -> Result<OwnedObjectPath, Failure>,
     note: &dyn Fn(&str),
-) -> Result<Option<OwnedObjectPath>, Failure> {
+) -> Result<(Option<OwnedObjectPath>, bool), Failure> {
     let stored = match keystore::load(key) {
         Ok(s) => s,
         Err(e) => {
@@ -268,13 +287,13 @@ fn mount_stored(
         }
     };
     let Some(stored) = stored else {
-        return Ok(None);
+        return Ok((None, false));
     };
     match mount(&stored) {
-        Ok(p) => Ok(Some(p)),
+        Ok(p) => Ok((Some(p), false)),
         Err(e) if e.code == exit::WRONG_PASSWORD => {
-            note("the password in your keyring does not open it; asking instead");
-            Ok(None)
+            note("the password in your keyring does not open it");
+            Ok((None, true))
         }
         Err(e) => Err(e),
     }

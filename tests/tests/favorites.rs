@@ -161,9 +161,48 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     assert_eq!(favs["favorites"][0]["system"], false);
     d.ok(&["dismount", s(&mnt)], "");
 
-    // A wrong kept password: reported, then the user is asked, and the
-    // right one (with --remember) replaces it.
-    add_remembering("not the password\n");
+    // A password that does not open the volume is never kept: said, with
+    // a wrong password's exit code, and the one kept stays.
+    let (code, err) = d.fails(
+        &[
+            &["favorites", "add", &name, s(&vol), "--mount-point", s(&mnt)][..],
+            &["--replace", "--remember", "--password-stdin"],
+        ]
+        .concat(),
+        "not the password\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "tcctl: the password to remember does not open {}, so it is not kept (the \
+             favorite {name} is added; `favorites mount {name} --remember` keeps the one that \
+             opens it): wrong password",
+            s(&vol)
+        )),
+        "{err}"
+    );
+    // A kept password the volume no longer takes (its password changed):
+    // with no way to ask, a wrong password; else reported, then the user
+    // is asked, and the right one (with --remember) replaces it.
+    let changed = "favorite words, changed\n";
+    d.ok(
+        &[
+            "change-password",
+            s(&vol),
+            "--password-stdin",
+            "--hash",
+            "sha512",
+        ],
+        &format!("{PW}{changed}"),
+    );
+    let (code, err) = d.fails(&["favorites", "mount", &name, "--non-interactive"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "the password in your keyring does not open it, and no other can be asked for: "
+        ),
+        "{err}"
+    );
     let out = d.tcctl(
         &[
             "favorites",
@@ -172,11 +211,14 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
             "--remember",
             "--password-stdin",
         ],
-        PW,
+        changed,
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "falls back to asking: {err}");
-    assert!(err.contains("does not open it; asking instead"), "{err}");
+    assert!(
+        err.contains("the password in your keyring does not open it"),
+        "{err}"
+    );
     d.ok(&["dismount", s(&mnt)], "");
     let out = d.tcctl(&["favorites", "mount", &name, "--password-stdin"], "");
     assert!(
@@ -185,6 +227,16 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
         String::from_utf8_lossy(&out.stderr)
     );
     d.ok(&["dismount", s(&mnt)], "");
+    d.ok(
+        &[
+            "change-password",
+            s(&vol),
+            "--password-stdin",
+            "--hash",
+            "sha512",
+        ],
+        &format!("{changed}{PW}"),
+    );
 
     // Nothing kept for one favorite is tried on another: a second
     // favorite of the same volume has no password, and its mount asks

@@ -2,7 +2,7 @@
 //! `tcd_client::favorites`), listed, added, removed, mounted.
 
 use super::Context;
-use crate::bus::{Client, Failure, Favorite};
+use crate::bus::{Client, Failure, Favorite, exit};
 use crate::cli::{FavoriteAddArgs, FavoriteMountArgs, FavoritesAction};
 use crate::input::Passwords;
 use crate::{keystore, notify, options, output};
@@ -38,7 +38,8 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
             old.settings.host
         )));
     }
-    c.add_favorite(&options::favorite(&a, &host), a.system)?;
+    let favorite = options::favorite(&a, &host);
+    c.add_favorite(&favorite, a.system)?;
     println!(
         "{} favorite {name}: {host}{}",
         if a.system { "system" } else { "your" },
@@ -51,10 +52,63 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
     if a.remember {
         let mut pw = Passwords::new(a.password_stdin, ctx.asking());
         let password = pw.ask(&format!("Password for {name} (to remember): "))?;
+        opens(&c, &a, &favorite, &password)?;
         let store = keystore::store(&key_of(name, false), &password)?;
         println!("password of {name} kept in your {store}");
     }
     Ok(())
+}
+
+/// Whether `password` opens the favorite's volume, with its keyfiles, PIM
+/// and format (its hash tried first): a password that does not is never
+/// kept.
+fn opens(
+    c: &Client,
+    a: &FavoriteAddArgs,
+    f: &tcd_proto::contract::favorite::Favorite,
+    password: &[u8],
+) -> Result<(), Failure> {
+    let host = crate::host::open(&a.volume, false)?;
+    let keyfiles = crate::input::read_keyfiles(&a.keyfiles)?;
+    let mut search = tcd_proto::contract::SearchOptions {
+        format: f.format,
+        pim: Some(f.pim),
+        hash: f.hash.clone(),
+        ..Default::default()
+    };
+    if f.system_encryption {
+        search.system_encryption = Some(true);
+        search.detached_header = crate::host::system_header(&a.volume, &host)?;
+    }
+    let tried = |s: tcd_proto::contract::SearchOptions| {
+        crate::search::run(c, || c.header_info(&host, password, &keyfiles, s))
+    };
+    let mut opened = tried(search.clone());
+    if search.hash.is_some()
+        && opened
+            .as_ref()
+            .is_err_and(|e| e.code == exit::WRONG_PASSWORD)
+    {
+        opened = tried(tcd_proto::contract::SearchOptions {
+            hash: None,
+            ..search
+        });
+    }
+    match opened {
+        Ok(_) => Ok(()),
+        Err(mut e) if e.code == exit::WRONG_PASSWORD => {
+            e.message = format!(
+                "the password to remember does not open {}, so it is not kept (the favorite \
+                 {} is added; `favorites mount {} --remember` keeps the one that opens it): {}",
+                a.volume.display(),
+                a.name,
+                a.name,
+                e.message
+            );
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
