@@ -1236,7 +1236,7 @@ pub struct PolicySetArgs {
     /// Every backend may be used.
     #[arg(long)]
     pub allow_all: bool,
-    /// Order of preference (comma-separated backend names).
+    /// Order of preference (comma-separated backend names; "" for none).
     #[arg(long, value_delimiter = ',')]
     pub prefer: Option<Vec<String>>,
     /// The PKCS #11 library clients read token keyfiles with when the user

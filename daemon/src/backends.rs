@@ -5,7 +5,7 @@
 use crate::engine::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::mounts::{Applied, MountTable};
-use crate::policy::{Candidate, Policy};
+use crate::policy::{Acceleration, Candidate, Policy};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -100,8 +100,16 @@ impl Backends {
                     )));
                 }
                 Some(f) if !policy.allows(f) => {
+                    let why = if policy.hardware_acceleration == Acceleration::Disabled
+                        && f.uses_cpu_crypto()
+                    {
+                        ": hardware_acceleration = \"disabled\" keeps out backends that use \
+                         processor crypto instructions"
+                    } else {
+                        ""
+                    };
                     return Err(Error::InvalidArgument(format!(
-                        "the policy prefers {name}, which it does not allow"
+                        "the policy prefers {name}, which it does not allow{why}"
                     )));
                 }
                 Some(_) => {}

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::volume::kdf::KdfLimits;
 use std::path::Path;
 use std::sync::Arc;
-pub use tcd_proto::contract::policy::{Candidate, Limits, Policy};
+pub use tcd_proto::contract::policy::{Acceleration, Candidate, Limits, Policy};
 
 /// Parses policy text; `source_name` names it in errors (a file path).
 pub fn parse(text: &str, source_name: &str) -> Result<Policy> {

@@ -410,7 +410,8 @@ fn policy_set_tells_of_changes_only_and_refuses_a_preference_it_keeps_out() {
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert_eq!(
         msg,
-        "tcctl: the policy prefers aesni, which it does not allow\n"
+        "tcctl: the policy prefers aesni, which it does not allow: hardware_acceleration = \
+         \"disabled\" keeps out backends that use processor crypto instructions\n"
     );
     d.ok(
         &["policy", "set", "--hardware-acceleration", "disabled"],
@@ -430,6 +431,40 @@ fn policy_set_tells_of_changes_only_and_refuses_a_preference_it_keeps_out() {
             "policy changed: hardware acceleration disabled, backends allowed all, preferred -"
         ),
         "{said}"
+    );
+    // A preference the new setting keeps out goes, and is said to go;
+    // `--prefer ""` clears one.
+    d.ok(
+        &[
+            "policy",
+            "set",
+            "--hardware-acceleration",
+            "auto",
+            "--prefer",
+            "aesni",
+        ],
+        "",
+    );
+    let out = d.tcctl(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: no longer preferred, as no longer allowed: aesni\n"
+    );
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .contains("prefer")
+    );
+    d.ok(&["policy", "set", "--prefer", "soft"], "");
+    d.ok(&["policy", "set", "--prefer", ""], "");
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .contains("prefer")
     );
 }
 

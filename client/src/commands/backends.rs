@@ -29,7 +29,7 @@ pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
             refuse_unknown_backends(&c, &a)?;
             let text = match &a.file {
                 Some(f) => read_policy_file(f)?,
-                None => changed_policy(a, c.policy()?)?,
+                None => changed_policy(a, c.policy()?, &c.backends()?.1)?,
             };
             let notes = c.set_policy(&text)?;
             output::policy_set(&notes, &c.policy()?);
@@ -41,7 +41,13 @@ pub fn policy(ctx: Context<'_>, action: PolicyAction) -> Result<(), Failure> {
 /// Refuses, by name, backends in --allow or --prefer the daemon does not
 /// have (as the policy file itself would be).
 fn refuse_unknown_backends(c: &Client, a: &PolicySetArgs) -> Result<(), Failure> {
-    let named: Vec<&String> = a.allow.iter().chain(a.prefer.iter()).flatten().collect();
+    // `--prefer ""` alone clears the preference.
+    let no_preference = a
+        .prefer
+        .as_ref()
+        .is_some_and(|p| p.iter().all(String::is_empty));
+    let prefer = a.prefer.iter().filter(|_| !no_preference);
+    let named: Vec<&String> = a.allow.iter().chain(prefer).flatten().collect();
     if named.is_empty() {
         return Ok(());
     }
@@ -100,25 +106,16 @@ fn read_policy_file(f: &Path) -> Result<String, Failure> {
 
 /// The policy `now` with the settings given changed (the rest, such as
 /// the filesystem allow-list and `[limits]`, as it is).
-fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> {
+fn changed_policy(
+    a: PolicySetArgs,
+    now: PolicyView,
+    backends: &[tcd_proto::contract::rows::BackendRow],
+) -> Result<String, Failure> {
     let mut policy = Policy::parse(&now.text)
         .map_err(|e| Failure::invalid(format!("the daemon's policy does not parse: {e}")))?;
     if a.allow_all {
         policy.allowed = None;
     } else if let Some(allow) = a.allow {
-        // A preference for a backend --allow leaves out could never be
-        // followed: it goes, and the user is told.
-        if a.prefer.is_none() {
-            let (kept, dropped): (Vec<String>, Vec<String>) =
-                policy.prefer.drain(..).partition(|p| allow.contains(p));
-            if !dropped.is_empty() {
-                eprintln!(
-                    "tcctl: no longer preferred, as no longer allowed: {}",
-                    dropped.join(", ")
-                );
-            }
-            policy.prefer = kept;
-        }
         policy.allowed = Some(allow);
     }
     if let Some(h) = a.hardware_acceleration {
@@ -127,8 +124,30 @@ fn changed_policy(a: PolicySetArgs, now: PolicyView) -> Result<String, Failure> 
             policy.hardware_acceleration = acc;
         }
     }
-    if let Some(prefer) = a.prefer {
-        policy.prefer = prefer;
+    match a.prefer {
+        // `--prefer ""`: no preference.
+        Some(prefer) if prefer.iter().all(|p| p.is_empty()) => policy.prefer.clear(),
+        Some(prefer) => policy.prefer = prefer,
+        // A preference for a backend the new settings keep out (--allow,
+        // --hardware-acceleration disabled) could never be followed: it
+        // goes, and the user is told.
+        None => {
+            let allowed = |name: &String| {
+                backends
+                    .iter()
+                    .filter(|b| &b.name == name)
+                    .all(|b| policy.allows(b))
+            };
+            let (kept, dropped): (Vec<String>, Vec<String>) =
+                policy.prefer.clone().into_iter().partition(allowed);
+            if !dropped.is_empty() {
+                eprintln!(
+                    "tcctl: no longer preferred, as no longer allowed: {}",
+                    dropped.join(", ")
+                );
+            }
+            policy.prefer = kept;
+        }
     }
     if let Some(lib) = a.token_library {
         if !lib.is_absolute() {

@@ -24,6 +24,15 @@ pub struct BackendRow {
     pub skipped: String,
 }
 
+impl super::policy::Candidate for BackendRow {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn uses_cpu_crypto(&self) -> bool {
+        self.uses_cpu_crypto
+    }
+}
+
 /// One check of `SelfTest` (`(sssbs)`): an algorithm on one backend and
 /// code path against its test vectors.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
