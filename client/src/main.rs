@@ -44,10 +44,11 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(f) => return said(f),
     };
-    let cli = match parse(&given, args) {
+    let mut cli = match parse(&given, args) {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    veracrypt::cryptsetup_open(&given, &mut cli);
     let result = run(cli);
     token::forget_pins();
     match result {

@@ -177,6 +177,14 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ("--tcrypt-system", "--system-encryption"),
     ("--tcrypt-backup", "-m headerbak: the backup header only"),
     ("-r, --read-only", "mount --readonly"),
+    (
+        "-d FILE, --key-file FILE",
+        "--keyfile FILE (on a line in cryptsetup's words: tcryptOpen, tcryptDump or --type)",
+    ),
+    (
+        "open --type tcrypt VOLUME NAME",
+        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there); a password piped in is read as with --password-stdin",
+    ),
 ];
 
 /// A VeraCrypt command option and the tcctl subcommand it becomes.
@@ -310,6 +318,12 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if let Some(at) = text_at {
         words.remove(at);
     }
+    // cryptsetup's -d is its --key-file (VeraCrypt's -d dismounts).
+    if !text && cryptsetup_line(&words) {
+        for w in words.iter_mut().filter(|w| *w == "-d") {
+            *w = "--keyfile".into();
+        }
+    }
     let command = command_of(&words, text)?;
     let mut out = vec![program];
     if let Some((at, sub)) = command {
@@ -355,6 +369,51 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
         out[1] = "self-test".into();
     }
     Ok(out.into_iter().map(OsString::from).collect())
+}
+
+/// A command line in cryptsetup's words: `tcryptOpen`, `tcryptDump`, or
+/// `--type` (tcrypt, the one tcctl takes).
+fn cryptsetup_line(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        ["tcryptOpen", "tcryptDump", "--type"].contains(&w.as_str()) || w.starts_with("--type=")
+    })
+}
+
+/// cryptsetup's habits on its `open` line, once read: a password piped in
+/// is read (as cryptsetup reads a standard input that is no terminal), and
+/// a second argument that is no folder's path is its mapping name, which
+/// tcd has no use for: the volume is attached as a loop device only, as
+/// cryptsetup maps it without mounting.
+pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
+    let words: Vec<String> = given
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let crate::cli::Command::Mount(a) = &mut cli.command else {
+        return;
+    };
+    if !cryptsetup_line(&words) {
+        return;
+    }
+    let piped = !std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let keyfile_piped = a.secrets.keyfiles.iter().any(|k| k.as_os_str() == "-");
+    if piped && !keyfile_piped {
+        a.secrets.password_stdin = true;
+    }
+    let name = a
+        .mount_point
+        .as_ref()
+        .filter(|p| !p.as_os_str().as_encoded_bytes().contains(&b'/') && !p.exists());
+    if let Some(name) = name {
+        eprintln!(
+            "tcctl: {} is taken as cryptsetup's mapping name, which tcd does not keep: the \
+             volume is attached as a loop device only (`tcctl status {}` names it)",
+            name.display(),
+            a.volume.display()
+        );
+        a.mount_point = None;
+        a.filesystem = crate::cli::MountFilesystem::None;
+    }
 }
 
 /// A VeraCrypt command: its place among the words (none when implied)

@@ -31,8 +31,18 @@ const FAST: [&str; 7] = [
 const OPEN: [&str; 5] = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
 
 fn create(d: &Daemon, name: &str, size: &str) -> String {
+    create_with(d, name, &["--size", size])
+}
+
+/// A new fast volume of 4 MiB unless `more` gives its size, with `more`.
+fn create_with(d: &Daemon, name: &str, more: &[&str]) -> String {
     let v = s(&d.path(name)).to_owned();
-    d.ok(&[&["create", &v, "--size", size][..], &FAST].concat(), PW);
+    let size: &[&str] = if more.contains(&"--size") {
+        &[]
+    } else {
+        &["--size", "4M"]
+    };
+    d.ok(&[&["create", &v][..], size, more, &FAST].concat(), PW);
     v
 }
 
@@ -1243,6 +1253,46 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
         "{dump}"
     );
+    // cryptsetup's habits: a piped password is read without
+    // --password-stdin, -d is --key-file, and the mapping name is taken
+    // and said to be of no use (the volume is a loop device only).
+    let key = s(&d.path("c.key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    let k = create_with(&d, "k.hc", &["--keyfile", &key]);
+    let out = d.tcctl(
+        &[
+            "open",
+            "--type",
+            "tcrypt",
+            &k,
+            "tcvol",
+            "-d",
+            &key,
+            "--veracrypt-pim",
+            "1",
+        ],
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "tcctl: tcvol is taken as cryptsetup's mapping name, which tcd does not keep: the \
+             volume is attached as a loop device only (`tcctl status {k}` names it)\n"
+        )
+    );
+    let rows = d.list();
+    assert_eq!(rows[0]["mount_point"], serde_json::Value::Null, "{rows}");
+    assert!(
+        rows[0]["device"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("/dev/loop")
+    );
+    d.ok(&["close", &k], "");
+    // tcctl's own mount asks for --password-stdin as before.
+    let (code, msg) = d.fails(&["mount", &k, "--filesystem", "none", "-k", &key], PW);
+    assert_eq!(code, USAGE, "{msg}");
     // tcctl(1) lists every other name.
     let man = tcd_tests::tcctl_manual_page();
     for (command, names) in [
