@@ -150,6 +150,12 @@ fn main_page() -> std::io::Result<Vec<u8>> {
     );
     section(
         &mut page,
+        "UDISKSCTL SPELLINGS",
+        crate::veracrypt::UDISKS_SPELLINGS,
+        true,
+    );
+    section(
+        &mut page,
         "VERACRYPT SPELLINGS",
         crate::veracrypt::SPELLINGS,
         true,
@@ -169,6 +175,7 @@ fn intro(title: &str) -> Option<&'static str> {
             "cryptsetup's options for TrueCrypt and VeraCrypt volumes (its type tcrypt), taken \
              by every command that opens a volume:",
         ),
+        "UDISKSCTL SPELLINGS" => Some("udisksctl's words for an encrypted device:"),
         "ALIASES" => Some(
             "Other names of commands, as cryptsetup, udisksctl and umount(8) users type \
              them:",

@@ -318,6 +318,9 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if let Some(at) = text_at {
         words.remove(at);
     }
+    if !text {
+        udisks_words(&mut words);
+    }
     // cryptsetup's -d is its --key-file (VeraCrypt's -d dismounts).
     if !text && cryptsetup_line(&words) {
         for w in words.iter_mut().filter(|w| *w == "-d") {
@@ -369,6 +372,52 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
         out[1] = "self-test".into();
     }
     Ok(out.into_iter().map(OsString::from).collect())
+}
+
+/// udisksctl's words, for the manual page (docs/VERACRYPT.md has the
+/// same rows).
+pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
+    (
+        "unlock",
+        "mount --filesystem none: the block device only, as udisks unlocks without mounting",
+    ),
+    ("lock", "dismount"),
+    (
+        "-b DEVICE, --block-device DEVICE",
+        "DEVICE as the command's argument",
+    ),
+];
+
+/// udisksctl's habits: `unlock` is mount of the device only (udisks
+/// unlocks without mounting) and `lock` dismount, and `-b DEVICE` (or
+/// `--block-device`) names the volume as tcctl's argument does.
+fn udisks_words(words: &mut Vec<String>) {
+    let command = words
+        .iter()
+        .take_while(|w| !SUBCOMMANDS.contains(&w.as_str()))
+        .position(|w| w == "unlock" || w == "lock");
+    if let Some(i) = command {
+        if words[i] == "lock" {
+            words[i] = "dismount".into();
+        } else {
+            words[i] = "mount".into();
+            if !words.iter().any(|w| w.starts_with("--filesystem")) {
+                words.extend(["--filesystem".into(), "none".into()]);
+            }
+        }
+    }
+    let mut i = 0;
+    while i < words.len() {
+        if words[i] == "-b" || words[i] == "--block-device" {
+            // Its value stays, as the command's argument.
+            words.remove(i);
+            continue;
+        }
+        if let Some(v) = words[i].strip_prefix("--block-device=") {
+            words[i] = v.to_owned();
+        }
+        i += 1;
+    }
 }
 
 /// A command line in cryptsetup's words: `tcryptOpen`, `tcryptDump`, or

@@ -1308,6 +1308,66 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
 }
 
 #[test]
+fn udisks_spellings_unlock_lock_and_block_device() {
+    let d = Daemon::start();
+    let v = create(&d, "u.hc", "4M");
+    let out = d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
+    assert!(
+        out.starts_with(&format!("{v} attached as /dev/loop")),
+        "{out}"
+    );
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let status = d.ok(&["status", "-b", &device], "");
+    assert!(status.starts_with(&format!("{v} is active")), "{status}");
+    // A mounted volume's device holds no header: said, with what to run.
+    let (code, msg) = d.fails(
+        &["info", "--block-device", &device, "--non-interactive"],
+        "",
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {device} is the device of the mounted volume {v}: it holds no header; \
+             `tcctl status {device}` shows the volume without a password, `tcctl info {v}` \
+             reads its header\n"
+        )
+    );
+    let (code, msg) = d.fails(&["info", &v, "--non-interactive"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.ends_with(&format!(
+            " (it is mounted: `tcctl status {v}` shows it without a password)\n"
+        )),
+        "{msg}"
+    );
+    let out = d.ok(&["lock", &format!("--block-device={device}")], "");
+    assert_eq!(out, format!("{v} dismounted ({device})\n"));
+    // The manual page lists each udisksctl row of docs/VERACRYPT.md.
+    let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
+        .expect("docs/VERACRYPT.md");
+    let (_, doc) = doc
+        .split_once("## udisksctl spellings")
+        .expect("a udisksctl section");
+    let man = tcd_tests::tcctl_manual_page();
+    let (_, man) = man
+        .split_once(".SH \"UDISKSCTL SPELLINGS\"")
+        .expect("a man section");
+    let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 3, "{doc}");
+    for r in rows {
+        let spelling = r.split('`').nth(1).expect("a spelling");
+        assert!(
+            man.contains(&format!("\\fB{}", spelling.replace('-', "\\-"))),
+            "{spelling}: {man}"
+        );
+    }
+}
+
+#[test]
 fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
     let d = Daemon::start();
     let v = create(&d, "l.hc", "4M");

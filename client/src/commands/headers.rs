@@ -26,8 +26,27 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
             done => return done,
         }
     }
-    let looked = look(ctx, &mut a)?;
-    output::header_info(&looked.info, &absolute(&a.volume), a.json);
+    let listed = Client::connect(ctx.at)?.list()?;
+    let name = absolute(&a.volume);
+    // A mounted volume's device holds its decrypted data, not a header.
+    if let Some(row) = listed.iter().find(|r| r.device() == name) {
+        return Err(Failure::invalid(format!(
+            "{name} is the device of the mounted volume {host}: it holds no header; `tcctl \
+             status {name}` shows the volume without a password, `tcctl info {host}` reads \
+             its header",
+            host = row.host()
+        )));
+    }
+    let mounted = super::volumes::mounted_row(&listed, &a.volume).is_some();
+    let looked = look(ctx, &mut a).map_err(|mut f| {
+        if mounted && f.code == crate::bus::exit::USAGE {
+            f.message.push_str(&format!(
+                " (it is mounted: `tcctl status {name}` shows it without a password)"
+            ));
+        }
+        f
+    })?;
+    output::header_info(&looked.info, &name, a.json);
     Ok(())
 }
 
