@@ -16,7 +16,10 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
         // VeraCrypt's --volume-properties shows a mounted volume's
         // properties without its password: named by its volume, mount
         // point or device, as `status` takes it.
-        let listed = Client::connect(ctx.at)?.list()?;
+        // Without a daemon, the search's own errors come first, as before.
+    let listed = Client::connect(ctx.at)
+        .and_then(|c| c.list())
+        .unwrap_or_default();
         let name = match super::volumes::mounted_row(&listed, &a.volume) {
             Some(row) => row.host().to_owned(),
             None => a.volume.to_string_lossy().into_owned(),
@@ -26,7 +29,10 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
             done => return done,
         }
     }
-    let listed = Client::connect(ctx.at)?.list()?;
+    // Without a daemon, the search's own errors come first, as before.
+    let listed = Client::connect(ctx.at)
+        .and_then(|c| c.list())
+        .unwrap_or_default();
     let name = absolute(&a.volume);
     // A mounted volume's device holds its decrypted data, not a header.
     if let Some(row) = listed.iter().find(|r| r.device() == name) {
