@@ -489,7 +489,8 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
         stamped(&line),
         format!("{object}: mounted {} on {} ({device})", s(&vol), s(&mnt))
     );
-    let out = d.tcctl(&["dismount", s(&mnt)], "");
+    // Typed with a slash at its end, named without it.
+    let out = d.tcctl(&["dismount", &format!("{}/", s(&mnt))], "");
     assert_eq!(
         (
             out.status.code(),

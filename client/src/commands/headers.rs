@@ -17,9 +17,9 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
         // properties without its password: named by its volume, mount
         // point or device, as `status` takes it.
         // Without a daemon, the search's own errors come first, as before.
-    let listed = Client::connect(ctx.at)
-        .and_then(|c| c.list())
-        .unwrap_or_default();
+        let listed = Client::connect(ctx.at)
+            .and_then(|c| c.list())
+            .unwrap_or_default();
         let name = match super::volumes::mounted_row(&listed, &a.volume) {
             Some(row) => row.host().to_owned(),
             None => a.volume.to_string_lossy().into_owned(),

@@ -476,10 +476,19 @@ fn dismount_one(
     let holders = c.dismount(asked, force).map_err(|f| busy_hint(force, f))?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
+        // The name given, when it was the volume's mount point or device
+        // (`mnt/` as `mnt`); a link to the container is the container.
+        let given = match name.trim_end_matches('/') {
+            "" => "/",
+            n => n,
+        };
+        let by_place = found
+            .as_ref()
+            .is_some_and(|v| v.mount_point() == Some(given) || v.device() == given);
         let from = match named_as {
             Some(n) => format!(" ({n})"),
-            None if volume == name => String::new(),
-            None => format!(" ({name})"),
+            None if by_place => format!(" ({given})"),
+            None => String::new(),
         };
         println!("{volume} dismounted{from}");
         return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
