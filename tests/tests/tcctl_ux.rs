@@ -1216,6 +1216,28 @@ fn change_password_says_when_it_converted_the_format() {
         "veracrypt words now\n",
     );
     assert!(info.contains("\"format\":\"VeraCrypt\""), "{info}");
+    // To the format it has: no conversion said.
+    let again = [
+        &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
+        &["--to", "veracrypt", "--force", "--password-stdin"],
+    ]
+    .concat();
+    let out = d.ok(&again, "veracrypt words now\nveracrypt words again\n");
+    assert_eq!(out, format!("{v}: password changed\n"));
+    // Back to TrueCrypt's: the PIM it had is said to be gone.
+    let back = [
+        &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
+        &["--to", "truecrypt", "--force", "--password-stdin"],
+    ]
+    .concat();
+    let out = d.ok(&back, "veracrypt words again\ntruecrypt words again\n");
+    assert_eq!(
+        out,
+        format!(
+            "{v}: password changed\n{v}: converted to the TrueCrypt format\n{v}: its PIM (1) \
+             is gone: TrueCrypt's format has none\n"
+        )
+    );
 }
 
 /// What needs no password is said before any is asked: `create` over a

@@ -188,6 +188,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let pim = a.new_pim.unwrap_or(a.secrets.pim());
     let few = crate::input::judge_new_pim(&new, pim, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
+    let was = o.format;
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })?;
@@ -195,22 +196,36 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     // Said once the change is made: a refusal makes them moot.
     weak.say();
     few.say();
-    if let Some(to) = a.to {
-        let name = match to {
-            crate::cli::Format::Veracrypt => "VeraCrypt",
-            crate::cli::Format::Truecrypt => "TrueCrypt",
-        };
-        println!("{}: converted to the {name} format", a.volume.display());
+    said_after_change(&a, was, !keyfiles.is_empty() && new_kf.is_empty());
+    Ok(())
+}
+
+/// What a password change did beyond the password: a conversion (not to
+/// the format the volume had), the PIM a TrueCrypt header cannot keep,
+/// keyfiles dropped.
+fn said_after_change(
+    a: &ChangePasswordArgs,
+    was: Option<tcd_proto::contract::options::VolumeFormat>,
+    keyfiles_dropped: bool,
+) {
+    use tcd_proto::contract::options::VolumeFormat;
+    let path = a.volume.display();
+    let to = a.to.map(|to| match to {
+        crate::cli::Format::Veracrypt => (VolumeFormat::VeraCrypt, "VeraCrypt"),
+        crate::cli::Format::Truecrypt => (VolumeFormat::TrueCrypt, "TrueCrypt"),
+    });
+    if let Some((format, name)) = to.filter(|(f, _)| Some(*f) != was) {
+        println!("{path}: converted to the {name} format");
+        let pim = a.secrets.pim();
+        if format == VolumeFormat::TrueCrypt && pim != 0 {
+            println!("{path}: its PIM ({pim}) is gone: TrueCrypt's format has none");
+        }
     }
     // As VeraCrypt: the new credentials are what was given. Dropping the
     // keyfiles that opened it is said, not left to be found out.
-    if !keyfiles.is_empty() && new_kf.is_empty() {
-        println!(
-            "{}: it now opens without keyfiles (--new-keyfile gives it new ones)",
-            a.volume.display()
-        );
+    if keyfiles_dropped {
+        println!("{path}: it now opens without keyfiles (--new-keyfile gives it new ones)");
     }
-    Ok(())
 }
 
 /// The current password, PIM and keyfiles of a password change, checked
