@@ -322,7 +322,7 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
     const SHOWN: [(&str, &str); 20] = [
         ("path", "Volume"),
         ("format", "Format"),
-        ("created_by", "Created by"),
+        ("created_by", "Minimum version"),
         ("system_encryption", "System encryption"),
         ("header_version", "Header version"),
         ("hidden", "Hidden volume"),

@@ -152,7 +152,7 @@ fn info_shows_the_system_header_as_veracrypt_does() {
     );
     for line in [
         "Format             VeraCrypt\n",
-        "Created by         VeraCrypt 1.0b\n",
+        "Minimum version    VeraCrypt 1.0b\n",
         "System encryption  Yes\n",
         "PKCS-5 PRF         SHA-256\n",
         // The boot loader's count, not a volume's 500000.

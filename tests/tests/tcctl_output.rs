@@ -242,7 +242,7 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
         [
             "Volume",
             "Format",
-            "Created by",
+            "Minimum version",
             "System encryption",
             "Header version",
             "Hidden volume",

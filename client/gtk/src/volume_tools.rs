@@ -28,7 +28,7 @@ use zeroize::Zeroizing;
 const HEADER_LABELS: [&str; 18] = [
     mark("Volume"),
     mark("Format"),
-    mark("Created by"),
+    mark("Minimum version"),
     mark("System encryption"),
     mark("Header version"),
     mark("Hidden volume"),
