@@ -494,7 +494,7 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(
         msg,
         format!(
-            "tcctl: {sv}: xfs needs a volume of at least 300 MiB of data (19 MiB here): its \
+            "tcctl: {sv}: xfs needs a volume of at least 300 MiB of data (19.75 MiB here): its \
              mkfs refuses less\n"
         )
     );
@@ -516,7 +516,7 @@ fn create_says_what_is_missing_and_what_it_made() {
         (
             7,
             format!(
-                "tcctl: {sv}: btrfs needs a volume of at least 109 MiB of data (99 MiB here): \
+                "tcctl: {sv}: btrfs needs a volume of at least 109 MiB of data (99.75 MiB here): \
                  its mkfs refuses less\n"
             )
         )
@@ -540,6 +540,11 @@ fn create_says_what_is_missing_and_what_it_made() {
             "1M",
             "ntfs needs a volume of at least 1152 KiB of data (768 KiB here)",
         ),
+        (
+            "exfat",
+            "3M",
+            "exfat needs a volume of at least 3 MiB of data (2.75 MiB here)",
+        ),
     ] {
         let (code, msg) = d.fails(
             &[
@@ -557,6 +562,19 @@ fn create_says_what_is_missing_and_what_it_made() {
         assert_eq!(msg, format!("tcctl: {sv}: {said}: its mkfs refuses less\n"));
         assert!(!small.exists());
     }
+    // Below what the headers take, whatever the filesystem: refused with
+    // the same code.
+    let none = ["--filesystem", "none", "--password-stdin"];
+    let (code, msg) = d.fails(&[&["create", sv, "--size", "100K"][..], &none].concat(), "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            7,
+            "tcctl: --size 100K: a volume takes at least 288 KiB (its headers and a small \
+             filesystem)\n"
+        )
+    );
+    assert!(!small.exists());
     std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
     // Overwriting what is there is asked first; without a terminal, it
     // takes --batch-mode.
@@ -578,7 +596,7 @@ fn create_says_what_is_missing_and_what_it_made() {
     );
     assert_eq!(code, 7, "{msg}");
     assert!(
-        msg.contains("xfs needs a volume of at least 300 MiB of data (19 MiB here)"),
+        msg.contains("xfs needs a volume of at least 300 MiB of data (19.75 MiB here)"),
         "{msg}"
     );
     assert!(

@@ -856,7 +856,7 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     const SMALLEST: u64 = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
     if let Some(size) = a.size.filter(|&s| s < SMALLEST && a.hidden_size.is_none()) {
         return Err(Failure {
-            code: exit::USAGE,
+            code: exit::INVALID_ARGUMENT,
             message: format!(
                 "--size {}: a volume takes at least {} KiB (its headers and a small \
                  filesystem)",

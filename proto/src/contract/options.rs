@@ -68,6 +68,16 @@ fn whole_units(bytes: u64) -> String {
     }
 }
 
+/// `bytes` as the size a volume has: in KiB below a MiB, else in MiB with
+/// the fraction a whole MiB count would hide (`2.75 MiB`).
+fn exact_units(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        return format!("{} KiB", bytes >> 10);
+    }
+    let mib = format!("{:.2}", bytes as f64 / f64::from(1u32 << 20));
+    format!("{} MiB", mib.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// What a new volume's headers take of its host: 128 KiB at the start
 /// and 128 KiB of backups at the end.
 pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
@@ -98,7 +108,7 @@ impl NewFilesystem {
                 } else {
                     format!("{} KiB", least >> 10)
                 },
-                whole_units(bytes)
+                exact_units(bytes)
             )
         })
     }
