@@ -1451,9 +1451,16 @@ fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
     // made, and a new name leaves no file.
     let out = create(&old, "99999T", "a long enough password");
     assert_eq!(out.status.code(), Some(7), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not enough free space"), "{out:?}");
+    // The way out that needs no room: the volume in the file itself.
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not enough free space"),
-        "{out:?}"
+        err.ends_with(&format!(
+            "free (a new file is made beside {} until it replaces it; without --size the \
+             volume is made in that file, at its size)\n",
+            s(&old)
+        )),
+        "{err}"
     );
     assert_eq!(kept(), b"the user's own data");
     let new = dir.join("new.hc");

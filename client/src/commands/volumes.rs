@@ -905,7 +905,18 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     if let (true, true, Some(size), Some(Ok(dir))) =
         (new_file, regular_or_new, a.size, folder.map(File::open))
     {
-        crate::host::check_room(&dir, &a.volume, size, a.quick)?;
+        crate::host::check_room(&dir, &a.volume, size, a.quick).map_err(|mut f| {
+            // The file there keeps its place without --size: the volume
+            // is made in it, as VeraCrypt makes one in an existing file.
+            if there {
+                f.message.push_str(&format!(
+                    " (a new file is made beside {} until it replaces it; without --size the \
+                     volume is made in that file, at its size)",
+                    a.volume.display()
+                ));
+            }
+            f
+        })?;
     }
     match (new_file, there) {
         (false, false) => open_for_create(a).map(|_| ()),
