@@ -83,7 +83,8 @@ fn shown<T>(
 
 /// Runs `call` (a method that searches for the header) on `c`; `on`
 /// gets each of the daemon's `SearchProgress` reports in words ("Trying
-/// VeraCrypt sha512 on the normal headers: 40 % done, about 3 s left")
+/// VeraCrypt sha512 on the normal headers: 40 % done, up to about 3 s
+/// left")
 /// and the fraction done.
 pub fn reported<T>(
     c: &Client,
@@ -108,7 +109,8 @@ fn describe((format, hash, headers, done, left): &(String, String, String, f64, 
         (done * 100.0).clamp(0.0, 100.0)
     );
     if let Ok(left) = u64::try_from(*left) {
-        line.push_str(&format!(", about {} left", duration(left)));
+        // The whole search's: a header found ends it sooner.
+        line.push_str(&format!(", up to about {} left", duration(left)));
     }
     line
 }
