@@ -178,6 +178,12 @@ pub fn free_space(folder: &Path) -> std::io::Result<u64> {
     free_in(&File::open(folder)?)
 }
 
+/// Whether `path` is a block device (a link to one too).
+pub fn is_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
 /// The bytes this user may still write in the filesystem holding `file`.
 fn free_in(file: &File) -> std::io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();

@@ -239,7 +239,9 @@ fn volume_cells(r: &Volume) -> [String; 10] {
             o.hidden.unwrap_or_default(),
             o.protects_hidden.unwrap_or_default(),
         ),
-        o.backends.clone().unwrap_or_default().join(","),
+        // One backend per layer, `+` between them, as benchmark and
+        // self-test name a cascade's.
+        o.backends.clone().unwrap_or_default().join("+"),
         state,
     ]
 }
@@ -364,6 +366,7 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
                 ("mode", Json::String(m)) if m != "xts-plain64" => {
                     format!("{m} (TrueCrypt before 5.0, legacy)")
                 }
+                ("backends", Json::Array(a)) => a.iter().map(plain).collect::<Vec<_>>().join("+"),
                 (_, Json::Bool(b)) => yes_no(*b).to_owned(),
                 (_, v) => plain(v),
             };
@@ -563,10 +566,7 @@ fn status_lines(v: &Volume) -> Vec<(&'static str, String)> {
             "protects hidden",
             yes_no(o.protects_hidden.unwrap_or_default()).to_owned(),
         ),
-        (
-            "backends",
-            o.backends.clone().unwrap_or_default().join(", "),
-        ),
+        ("backends", o.backends.clone().unwrap_or_default().join("+")),
         ("health", v.health().to_owned()),
     ];
     if let Some(slot) = v.slot() {

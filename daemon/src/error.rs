@@ -152,7 +152,7 @@ pub enum Error {
         volume: String,
         holders: Vec<Holder>,
     },
-    #[error("no mounted volume {0}")]
+    #[error("{0} is not mounted")]
     NotMounted(String),
     #[error(
         "{0} holds no filesystem this machine can mount (mount with filesystem \"none\" to reach its block device)"

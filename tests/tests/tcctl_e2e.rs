@@ -1806,7 +1806,7 @@ fn create_in_an_existing_file_asks_before_overwriting_it() {
     t.expect("Repeat the password: ", Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("twenty-one characters");
-    t.expect("(Enter for the default): ", Duration::from_secs(20));
+    t.expect("(Enter for none): ", Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(60));

@@ -862,7 +862,7 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
             t.expect("the passwords differ: type them again", wait);
         }
     }
-    t.expect("(Enter for the default): ", wait);
+    t.expect("(Enter for none): ", wait);
     t.type_line("1");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
@@ -1421,7 +1421,19 @@ fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
         &[&["create", &dev, "--size", "2M", "--force"][..], &FAST].concat(),
         PW,
     );
+    // Without --force, the question names it a device.
+    let (code2, msg2) = d.fails(&[&["create", &dev][..], &FAST].concat(), PW);
     let _ = Command::new(&losetup).args(["-d", &dev]).status();
+    assert_eq!(
+        (code2, msg2),
+        (
+            USAGE,
+            format!(
+                "tcctl: {dev} is a device: confirmation needed and no terminal to ask on: give \
+                 --batch-mode (VeraCrypt's --force)\n"
+            )
+        )
+    );
     assert_eq!(code, USAGE, "{msg}");
     assert_eq!(
         msg,

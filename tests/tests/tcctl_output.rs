@@ -166,6 +166,53 @@ fn list_and_status_show_a_mounted_volume_and_an_attached_one() {
     assert_eq!(d.ok(&["list"], ""), "No volumes mounted.\n");
 }
 
+#[test]
+fn a_cascades_backends_are_named_one_per_layer_with_plus_signs() {
+    let d = Daemon::start();
+    let vol = d.path("c.vc");
+    let create = [
+        &[
+            "create",
+            s(&vol),
+            "--size",
+            "4M",
+            "--encryption",
+            "Serpent-AES",
+        ][..],
+        &["--filesystem", "none", "--force"],
+        &OPEN,
+    ]
+    .concat();
+    d.ok(&create, PW);
+    d.ok(&with_open(&["mount", s(&vol), "--filesystem", "none"]), PW);
+    let layers: Vec<String> = d.list()[0]["backends"]
+        .as_array()
+        .expect("backends")
+        .iter()
+        .map(|b| b.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(layers.len(), 2, "{layers:?}");
+    let named = layers.join("+");
+    let list = d.ok(&["list"], "");
+    assert!(
+        list.lines()
+            .nth(1)
+            .is_some_and(|l| l.split_whitespace().any(|c| c == named)),
+        "{list}"
+    );
+    let status = d.ok(&["status", s(&vol)], "");
+    assert!(
+        status.contains(&format!("  backends:        {named}\n")),
+        "{status}"
+    );
+    let info = d.ok(&with_open(&["info", s(&vol)]), PW);
+    assert!(
+        info.ends_with(&format!("Backends           {named}\n")),
+        "{info}"
+    );
+    d.ok(&["dismount", s(&vol)], "");
+}
+
 /// `status` finds the volume by container, mount point and device, and says
 /// what `cryptsetup status` says.
 fn status_by_every_name(d: &Daemon, vol: &Path, mnt: &Path, device: &str) {

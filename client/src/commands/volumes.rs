@@ -604,7 +604,15 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     if a.replace && !a.batch_mode && !a.force {
         crate::input::confirm(
             ctx.interactive,
-            &format!("{} exists", a.volume.display()),
+            &format!(
+                "{} {}",
+                a.volume.display(),
+                if crate::host::is_device(&a.volume) {
+                    "is a device"
+                } else {
+                    "exists"
+                }
+            ),
             &format!(
                 "WARNING: this overwrites everything in {} irrevocably. Are you sure? \
                  (Type 'YES' in capital letters): ",
@@ -715,7 +723,7 @@ fn ask_for_create(
     let pim = pw.pim(
         a.secrets.pim,
         truecrypt,
-        &format!("PIM for {what} (Enter for the default): "),
+        &format!("PIM for {what} (Enter for none): "),
     )?;
     crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
     o.pim = (pim != 0).then_some(pim);
