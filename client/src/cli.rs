@@ -893,8 +893,8 @@ pub struct MountDevicesArgs {
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
-    /// Mount read-only.
-    #[arg(long)]
+    /// Mount read-only (as mount's -r).
+    #[arg(long, short = 'r', visible_alias = "read-only")]
     pub readonly: bool,
     /// Mount the filesystem inside, or attach the block device only.
     #[arg(long, value_parser = MountFilesystemParser, default_value = "auto")]
@@ -1296,8 +1296,8 @@ pub struct FavoriteAddArgs {
     /// --mount-point, it mounts on that slot's /run/media/$USER/veracryptN).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub slot: Option<u32>,
-    /// Mount it read-only.
-    #[arg(long)]
+    /// Mount it read-only (as mount's -r).
+    #[arg(long, short = 'r', visible_alias = "read-only")]
     pub readonly: bool,
     /// Only try this format at each mount (absent: both).
     #[arg(long, value_enum, ignore_case = true)]

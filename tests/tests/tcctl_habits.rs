@@ -1683,6 +1683,14 @@ fn favorites_list_names_each_setting_a_favorite_has() {
     // A plain one has nothing to say.
     assert!(lines[2].starts_with("plain "), "{table}");
     assert!(lines[2].trim_end().ends_with(" -"), "{table}");
+    // mount's -r is favorites add's too.
+    d.ok(&["favorites", "add", "short", &v, "-r"], "");
+    let table = d.ok(&["favorites", "list"], "");
+    let short = table
+        .lines()
+        .find(|l| l.starts_with("short "))
+        .unwrap_or_default();
+    assert!(short.ends_with(" read-only"), "{table}");
 }
 
 #[test]
