@@ -411,6 +411,7 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
     }
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let num = |v: Option<u64>| or_dash(v.map(|n| n.to_string()));
+    let unit = |v: Option<u64>, unit: &str| or_dash(v.map(|n| format!("{n} {unit}")));
     // cryptsetup's title: VERACRYPT for a VeraCrypt header.
     let title = match info.format.as_deref() {
         Some("VeraCrypt") => "VERACRYPT",
@@ -425,10 +426,11 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Format", or_dash(info.format.clone())),
         ("Version", num(info.header_version.map(u64::from))),
         ("Sector size", num(info.sector_size.map(u64::from))),
-        // cryptsetup's unit: 512-byte sectors.
-        ("Payload offset", num(info.data_offset.map(|b| b / 512))),
-        ("Data offset", num(info.data_offset)),
-        ("Size", num(info.size)),
+        // cryptsetup's unit: 512-byte sectors; each with its unit, as two
+        // offsets in different units read alike otherwise.
+        ("Payload offset", unit(info.data_offset.map(|b| b / 512), "sectors")),
+        ("Data offset", unit(info.data_offset, "bytes")),
+        ("Size", unit(info.size, "bytes")),
         (kdf, or_dash(info.hash.clone())),
         (
             "PIM",
