@@ -428,7 +428,10 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Sector size", num(info.sector_size.map(u64::from))),
         // cryptsetup's unit: 512-byte sectors; each with its unit, as two
         // offsets in different units read alike otherwise.
-        ("Payload offset", unit(info.data_offset.map(|b| b / 512), "sectors")),
+        (
+            "Payload offset",
+            unit(info.data_offset.map(|b| b / 512), "sectors"),
+        ),
         ("Data offset", unit(info.data_offset, "bytes")),
         ("Size", unit(info.size, "bytes")),
         (kdf, or_dash(info.hash.clone())),

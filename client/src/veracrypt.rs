@@ -178,6 +178,10 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ("--tcrypt-backup", "-m headerbak: the backup header only"),
     ("-r, --read-only", "mount --readonly"),
     (
+        "open --test-passphrase",
+        "info: the password checked (exit 0, or 2 when wrong), nothing mounted",
+    ),
+    (
         "-d FILE, --key-file FILE",
         "--keyfile FILE (on a line in cryptsetup's words: tcryptOpen, tcryptDump or --type)",
     ),
@@ -327,6 +331,17 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
             *w = "--keyfile".into();
         }
     }
+    // cryptsetup's `open --test-passphrase`: the password checked, nothing
+    // mapped, as info checks it.
+    if !text && let Some(at) = words.iter().position(|w| w == "--test-passphrase") {
+        let opening = words
+            .iter()
+            .position(|w| ["open", "tcryptOpen", "mount"].contains(&w.as_str()));
+        if let Some(i) = opening {
+            words.remove(at);
+            words[i] = "info".into();
+        }
+    }
     let command = command_of(&words, text)?;
     let mut out = vec![program];
     if let Some((at, sub)) = command {
@@ -438,17 +453,24 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    let crate::cli::Command::Mount(a) = &mut cli.command else {
-        return;
-    };
     if !cryptsetup_line(&words) {
         return;
     }
+    use crate::cli::Command;
+    let secrets = match &mut cli.command {
+        Command::Mount(a) => &mut a.secrets,
+        Command::Info(a) => &mut a.secrets,
+        Command::Dump(a) => &mut a.info.secrets,
+        _ => return,
+    };
     let piped = !std::io::IsTerminal::is_terminal(&std::io::stdin());
-    let keyfile_piped = a.secrets.keyfiles.iter().any(|k| k.as_os_str() == "-");
+    let keyfile_piped = secrets.keyfiles.iter().any(|k| k.as_os_str() == "-");
     if piped && !keyfile_piped {
-        a.secrets.password_stdin = true;
+        secrets.password_stdin = true;
     }
+    let Command::Mount(a) = &mut cli.command else {
+        return;
+    };
     let name = a
         .mount_point
         .as_ref()

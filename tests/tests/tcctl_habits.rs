@@ -1290,6 +1290,27 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             .starts_with("/dev/loop")
     );
     d.ok(&["close", &k], "");
+    // open --test-passphrase checks it and mounts nothing.
+    let test = [
+        "open",
+        "--test-passphrase",
+        "--type",
+        "tcrypt",
+        &k,
+        "-d",
+        &key,
+    ];
+    let said = d.ok(&[&test[..], &["--veracrypt-pim", "1"]].concat(), PW);
+    assert!(
+        said.starts_with(&format!("Volume             {k}\n")),
+        "{said}"
+    );
+    let (code, msg) = d.fails(
+        &[&test[..], &["--veracrypt-pim", "1"]].concat(),
+        "wrong words\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
     // tcctl's own mount asks for --password-stdin as before.
     let (code, msg) = d.fails(&["mount", &k, "--filesystem", "none", "-k", &key], PW);
     assert_eq!(code, USAGE, "{msg}");
