@@ -545,7 +545,9 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
 }
 
 /// The volume among `listed` that `target` names: its container or
-/// device, mount point, mapped device or object path.
+/// device (by name, or by the file itself: a hard link or bind mount of
+/// the container names it too, as the daemon refuses to mount it twice),
+/// mount point, mapped device or object path.
 fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
     let given = Path::new(target);
     // The names as the daemon keeps them: absolute, and symbolic links
@@ -557,7 +559,7 @@ fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
     ];
-    listed.into_iter().find(|v| {
+    let named_by = |v: &Volume| {
         let own = [
             v.object.as_str(),
             v.host(),
@@ -566,6 +568,12 @@ fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
         ];
         own.iter()
             .any(|o| !o.is_empty() && names.iter().any(|n| n == o))
+    };
+    let (named, others): (Vec<Volume>, Vec<Volume>) = listed.into_iter().partition(named_by);
+    named.into_iter().next().or_else(|| {
+        others
+            .into_iter()
+            .find(|v| same_host(Path::new(v.host()), given))
     })
 }
 
