@@ -955,10 +955,9 @@ fn beside(old: &Path, bytes: u64) -> std::io::Result<(File, MadeFile)> {
     let old = std::fs::canonicalize(old)?;
     let meta = std::fs::metadata(&old)?;
     let name = old.file_name().map(|n| n.to_string_lossy().into_owned());
-    let path = old.with_file_name(format!(
-        ".{}.tcd-new-{}",
-        name.unwrap_or_default(),
-        std::process::id()
+    let path = old.with_file_name(tcd_proto::contract::names::replacement_name(
+        &name.unwrap_or_default(),
+        std::process::id(),
     ));
     let f = OpenOptions::new()
         .read(true)
