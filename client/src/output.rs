@@ -82,8 +82,9 @@ banner: \fBschema\fR, \fBtime\fR (UTC, ISO 8601), \fBevent\fR (\fBmounted\fR,
 \fBhealth\fR, \fBchanged\fR, \fBheaders_written\fR, \fBpolicy_changed\fR),
 \fBobject\fR (null for headers and the policy), \fBmessage\fR (the line's words)
 and the event's fields: \fBvolume\fR, \fBdevice\fR, \fBmount_point\fR,
-\fBreason\fR, \fBerror\fR, \fBhealth\fR, \fBproblems\fR, \fBchanges\fR (each
-property by its D\-Bus name), \fBmethod\fR, \fBsize\fR, \fBbackup\fR, \fBpolicy\fR.
+\fBread_only\fR, \fBreason\fR, \fBerror\fR, \fBhealth\fR, \fBproblems\fR,
+\fBchanges\fR (each property by its D\-Bus name), \fBmethod\fR, \fBsize\fR,
+\fBbackup\fR, \fBhidden\fR, \fBconverted_to\fR, \fBpolicy\fR.
 "#;
 
 /// A text as JSON: `null` when absent or empty.

@@ -498,7 +498,9 @@ impl MountTable {
         let folder = self.runtime.join("fuse").join(id.to_string());
         // A read-only filesystem is served over an overlay in memory, so a
         // journal left by an unclean stop is replayed there and never
-        // written to the container. A bare block device stays read-only.
+        // written to the container; once it is mounted, the device is
+        // made read-only (`BlockExport::seal`). A bare block device is
+        // attached read-only.
         let overlay = (req.filesystem == Filesystem::Auto && volume.is_read_only())
             .then(|| Arc::new(Overlay::new(overlay::LIMIT)));
         let export: Box<dyn BlockExport> = Box::new(FuseLoop::start_with_overlay(
@@ -569,6 +571,21 @@ impl MountTable {
                         });
                     }
                     parts.fs = Some(mounted?);
+                }
+                // The kernel mounted it (and replayed any journal into the
+                // overlay): from now on a write to the device fails at
+                // once, as on a loop device attached read-only, instead of
+                // landing in memory and going at the dismount.
+                if volume.is_read_only()
+                    && let Err(e) = export.seal()
+                {
+                    if let Some(fs) = parts.fs.take() {
+                        let _ = fs.unmount(true);
+                    }
+                    if let Some(u) = parts.userfs.take() {
+                        u.wait_gone();
+                    }
+                    return Err(e);
                 }
                 fs_type = Some(found);
                 Ok(())

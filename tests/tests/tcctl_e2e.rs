@@ -748,6 +748,94 @@ fn readonly_holds_together_with_protect_hidden() {
     d.ok(&["dismount", m], "");
 }
 
+/// `blockdev --getro DEVICE`: "1" when the kernel refuses its writes.
+fn blockdev_read_only(device: &str) -> String {
+    let out = Command::new(require_tool("blockdev", "package util-linux"))
+        .args(["--getro", device])
+        .output()
+        .expect("blockdev");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `dd` of one 4 KiB block of a pattern onto `device` at block 200,
+/// O_DIRECT, as root: whether it succeeded.
+fn dd_pattern_onto(device: &str) -> bool {
+    let pattern = std::env::temp_dir().join(format!("tcd-pattern-{}", std::process::id()));
+    std::fs::write(&pattern, vec![0xa5u8; 4096]).expect("pattern");
+    let st = Command::new(require_tool("dd", "package coreutils"))
+        .arg(format!("if={}", pattern.display()))
+        .arg(format!("of={device}"))
+        .args([
+            "bs=4096",
+            "seek=200",
+            "count=1",
+            "oflag=direct",
+            "status=none",
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .expect("dd");
+    let _ = std::fs::remove_file(&pattern);
+    st.success()
+}
+
+#[test]
+fn a_read_only_mount_with_a_filesystem_refuses_writes_to_its_loop_device() {
+    let d = Daemon::start();
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let m = mnt.to_str().expect("utf-8");
+    let search = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    let password = "read-only words of twenty\n";
+    for (fs, read_only) in [("ext4", "-r"), ("fat", "-m ro")] {
+        let vol = d.path(&format!("ro-{fs}.hc"));
+        let v = vol.to_str().expect("utf-8");
+        d.ok(
+            &[
+                &["create", v, "--size", "8M", "--filesystem", fs, "--force"][..],
+                &search,
+            ]
+            .concat(),
+            password,
+        );
+        let before = sha256_of(&vol);
+        let ro: Vec<&str> = read_only.split(' ').collect();
+        d.ok(&[&["mount", v, m][..], &ro, &search].concat(), password);
+        let row = d.list()[0].clone();
+        assert_eq!(row["read_only"], true, "{row}");
+        let device = row["device"].as_str().expect("device").to_owned();
+        assert!(
+            mount_options(&mnt).split(',').any(|o| o == "ro"),
+            "{fs}: mounted read-only: {}",
+            mount_options(&mnt)
+        );
+        // As cryptsetup --readonly and VeraCrypt's read-only loop device:
+        // the kernel refuses the write at once, nothing is kept aside.
+        assert_eq!(blockdev_read_only(&device), "1", "{fs}: blockdev --getro");
+        assert_eq!(loop_read_only(&device), "1", "{fs}: losetup -l shows RO");
+        assert!(
+            !dd_pattern_onto(&device),
+            "{fs}: a write to {device} of a read-only mount fails"
+        );
+        std::fs::read_dir(&mnt).expect("the filesystem still reads");
+        let status = d.ok(&["status", v], "");
+        assert!(status.contains("ok"), "{fs}: health stays ok: {status}");
+        d.ok(&["dismount", m], "");
+        assert_eq!(sha256_of(&vol), before, "{fs}: the container is unchanged");
+
+        // The device the next mount gets is writable again.
+        d.ok(&[&["mount", v, m][..], &search].concat(), password);
+        let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+        assert_eq!(blockdev_read_only(&device), "0", "{fs}: writable mount");
+        std::fs::write(mnt.join("new"), b"written").expect("a writable mount writes");
+        d.ok(&["dismount", m], "");
+    }
+}
+
+fn sha256_of(path: &Path) -> Vec<u8> {
+    Sha256::digest(std::fs::read(path).expect("read the container")).to_vec()
+}
+
 #[test]
 fn a_keyfile_from_standard_input_with_the_password_typed_on_the_terminal() {
     let d = Daemon::start();

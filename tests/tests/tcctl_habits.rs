@@ -1749,6 +1749,32 @@ fn a_new_container_is_its_owners_only_and_dismount_follows_links_as_mount_does()
 }
 
 #[test]
+fn a_hard_link_to_a_mounted_container_names_it_for_status_and_dismount() {
+    let d = Daemon::start();
+    let v = create(&d, "h.hc", "4M");
+    let link = d.path("hard.hc");
+    std::fs::hard_link(&v, &link).expect("hard link");
+    let l = s(&link);
+    d.ok(&[&["mount", v.as_str()][..], &FAST].concat(), PW);
+    // Mounting it again by the link is refused: the same file.
+    let (code, err) = d.fails(&[&["mount", l][..], &FAST].concat(), PW);
+    assert!(err.contains("already mounted"), "{code}: {err}");
+
+    // The link names the mounted volume, as mount found it.
+    let status = d.ok(&["status", l], "");
+    assert!(status.contains(&v), "status by the hard link: {status}");
+    let said = d.ok(&["dismount", l], "");
+    assert!(
+        said.starts_with(&format!("{v} dismounted ({l})")),
+        "dismount by the hard link: {said}"
+    );
+    assert!(d.list().as_array().is_some_and(Vec::is_empty));
+    // Not mounted any more: said so by the link too.
+    let (code, err) = d.fails(&["status", l], "");
+    assert_eq!(code, 3, "{err}");
+}
+
+#[test]
 fn a_protected_hidden_volume_is_searched_over_every_hash_and_its_failure_names_its_options() {
     let d = Daemon::start();
     let v = create(&d, "p.hc", "4M");

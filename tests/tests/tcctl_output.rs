@@ -547,6 +547,23 @@ fn monitor_prints_each_mount_dismount_and_policy_change_once() {
     );
     let line = next(&rx, "the dismount");
     assert_eq!(stamped(&line), format!("{object}: dismounted {}", s(&vol)));
+    // A read-only mount says so.
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt), "-r"]), PW);
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    assert_eq!(
+        stamped(&next(&rx, "the read-only mount")),
+        format!(
+            "{object}: mounted {} on {} ({device}), read-only",
+            s(&vol),
+            s(&mnt)
+        )
+    );
+    d.ok(&["dismount", s(&mnt)], "");
+    assert_eq!(
+        stamped(&next(&rx, "the read-only dismount")),
+        format!("{object}: dismounted {}", s(&vol))
+    );
     // An idle dismount is one line, and the mount before it one line too:
     // the next thing said is the policy change.
     d.ok(
@@ -603,6 +620,7 @@ fn monitor_json_gives_each_event_a_line_of_its_fields() {
     assert_eq!(e["volume"], s(&vol));
     assert_eq!(e["mount_point"], s(&mnt));
     assert_eq!(e["device"], row["device"]);
+    assert_eq!(e["read_only"], false);
     let time = e["time"].as_str().expect("time");
     assert!(
         time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
@@ -645,6 +663,11 @@ fn monitor_json_gives_each_event_a_line_of_its_fields() {
             &"ChangePassword".into(),
             &serde_json::Value::Null
         ),
+        "{e}"
+    );
+    assert_eq!(
+        (&e["converted_to"], &e["hidden"]),
+        (&serde_json::Value::Null, &false.into()),
         "{e}"
     );
     let _ = child.kill();
@@ -832,6 +855,33 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
         stamped(&next(&rx, "the creation")),
         format!("created {}", s(&vol))
     );
+    // A new container in the place of a file is named by that file, not
+    // by the file it is made in beside it.
+    create(&d, &vol, "none");
+    assert_eq!(
+        stamped(&next(&rx, "the replacement")),
+        format!("created {}", s(&vol))
+    );
+    // A hidden volume is written inside the container, which stays.
+    d.ok(
+        &with_open(&[
+            "create",
+            s(&vol),
+            "--hidden-size",
+            "1M",
+            "--outer-pim",
+            "1",
+            "--outer-hash",
+            "sha512",
+            "--filesystem",
+            "none",
+        ]),
+        &format!("{PW}hidden output words, twenty and more\n"),
+    );
+    assert_eq!(
+        stamped(&next(&rx, "the hidden volume")),
+        format!("created a hidden volume in {}", s(&vol))
+    );
     d.ok(
         &with_open(&["expand", "-q", s(&vol), "--size", "16M", "--no-random-fill"]),
         PW,
@@ -866,6 +916,17 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
         stamped(&next(&rx, "the restore of the embedded backup")),
         format!(
             "restored the header of {} from its embedded backup",
+            s(&vol)
+        )
+    );
+    d.ok(
+        &with_open(&["change-password", s(&vol), "--to", "truecrypt"]),
+        &format!("{PW}truecrypt output words, twenty and more\n"),
+    );
+    assert_eq!(
+        stamped(&next(&rx, "the conversion")),
+        format!(
+            "changed the password of {} and converted it to TrueCrypt",
             s(&vol)
         )
     );

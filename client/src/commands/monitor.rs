@@ -149,16 +149,19 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<Event> {
     seen.hosts.insert(object.to_string(), host.clone());
     let device = v.device.unwrap_or_default();
     let at = v.mount_point.filter(|p| !p.is_empty());
-    let fields = json!({"volume": host, "device": device, "mount_point": at});
+    let read_only = v.read_only.unwrap_or_default();
+    let how = if read_only { ", read-only" } else { "" };
+    let fields =
+        json!({"volume": host, "device": device, "mount_point": at, "read_only": read_only});
     Some(match at {
         Some(at) => {
-            let text = format!("mounted {host} on {at} ({device})");
+            let text = format!("mounted {host} on {at} ({device}){how}");
             Event::of("mounted", &object, text, fields)
         }
         None => Event::of(
             "attached",
             &object,
-            format!("attached {host} as {device}"),
+            format!("attached {host} as {device}{how}"),
             fields,
         ),
     })
@@ -287,24 +290,31 @@ fn policy_changed(c: &Client) -> Event {
 
 /// A call that wrote a volume's headers.
 fn headers_written(body: &zbus::message::Body) -> Option<Event> {
-    let (host, _, method, size, backup): (String, u32, String, u64, String) =
+    let (host, _, method, size, detail): (String, u32, String, u64, String) =
         body.deserialize().ok()?;
-    let text = match method.as_str() {
-        "Create" => format!("created {host}"),
-        "Expand" => format!("expanded {host} to {}", in_units(size)),
-        "ChangePassword" => format!("changed the password of {host}"),
-        "RestoreHeaders" => format!("restored the header of {host} from {backup}"),
-        "RestoreEmbeddedHeader" => {
+    let hidden = method == "Create" && detail == "hidden";
+    let converted_to = (method == "ChangePassword" && !detail.is_empty()).then_some(&detail);
+    let text = match (method.as_str(), converted_to) {
+        ("Create", _) if hidden => format!("created a hidden volume in {host}"),
+        ("Create", _) => format!("created {host}"),
+        ("Expand", _) => format!("expanded {host} to {}", in_units(size)),
+        ("ChangePassword", Some(format)) => {
+            format!("changed the password of {host} and converted it to {format}")
+        }
+        ("ChangePassword", None) => format!("changed the password of {host}"),
+        ("RestoreHeaders", _) => format!("restored the header of {host} from {detail}"),
+        ("RestoreEmbeddedHeader", _) => {
             format!("restored the header of {host} from its embedded backup")
         }
-        other => format!("{other} wrote the headers of {host}"),
+        (other, _) => format!("{other} wrote the headers of {host}"),
     };
-    let backup = (!backup.is_empty()).then_some(backup);
+    let backup = (method == "RestoreHeaders" && !detail.is_empty()).then_some(&detail);
     Some(Event {
         kind: "headers_written",
         object: None,
         text,
-        fields: json!({"volume": host, "method": method, "size": size, "backup": backup}),
+        fields: json!({"volume": host, "method": method, "size": size, "backup": backup,
+            "hidden": hidden, "converted_to": converted_to}),
     })
 }
 

@@ -554,7 +554,9 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
 }
 
 /// The volume among `listed` that `target` names: its container or
-/// device, mount point, mapped device or object path.
+/// device (by name, or by the file itself: a hard link or bind mount of
+/// the container names it too, as the daemon refuses to mount it twice),
+/// mount point, mapped device or object path.
 fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
     let given = Path::new(target);
     // The names as the daemon keeps them: absolute, and symbolic links
@@ -566,7 +568,7 @@ fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
     ];
-    listed.into_iter().find(|v| {
+    let named_by = |v: &Volume| {
         let own = [
             v.object.as_str(),
             v.host(),
@@ -575,6 +577,12 @@ fn find_mounted(listed: Vec<Volume>, target: &str) -> Option<Volume> {
         ];
         own.iter()
             .any(|o| !o.is_empty() && names.iter().any(|n| n == o))
+    };
+    let (named, others): (Vec<Volume>, Vec<Volume>) = listed.into_iter().partition(named_by);
+    named.into_iter().next().or_else(|| {
+        others
+            .into_iter()
+            .find(|v| same_host(Path::new(v.host()), given))
     })
 }
 
@@ -975,10 +983,9 @@ fn beside(old: &Path, bytes: u64) -> std::io::Result<(File, MadeFile)> {
     let old = std::fs::canonicalize(old)?;
     let meta = std::fs::metadata(&old)?;
     let name = old.file_name().map(|n| n.to_string_lossy().into_owned());
-    let path = old.with_file_name(format!(
-        ".{}.tcd-new-{}",
-        name.unwrap_or_default(),
-        std::process::id()
+    let path = old.with_file_name(tcd_proto::contract::names::replacement_name(
+        &name.unwrap_or_default(),
+        std::process::id(),
     ));
     let f = OpenOptions::new()
         .read(true)

@@ -146,7 +146,7 @@ impl App {
     }
 
     /// Rewrites the headers with new credentials (works on a mounted
-    /// volume too).
+    /// volume too); the format the header was converted to, if it was.
     pub fn change_password(
         &self,
         caller: &Caller,
@@ -155,7 +155,7 @@ impl App {
         new_keyfiles: SecretList,
         new: NewCredentials,
         cancel: &AtomicBool,
-    ) -> Result<()> {
+    ) -> Result<Option<crate::volume::kdf::Format>> {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
         let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;

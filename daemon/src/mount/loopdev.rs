@@ -31,6 +31,14 @@ pub fn attach(file: &Path, sector: u32, read_only: bool, discard: bool) -> Resul
     }
     let dev = PathBuf::from(dev);
     set_read_ahead(&dev);
+    // The block layer's read-only flag outlives a detach: a device a
+    // killed daemon left read-only would refuse this volume's writes.
+    if !read_only && is_read_only(&dev).unwrap_or(false) {
+        set_read_only(&dev, false).map_err(|e| Error::Io {
+            what: format!("cannot make {} writable again", dev.display()),
+            source: e,
+        })?;
+    }
     if !discard && !read_only {
         stop_advertising_discards(&dev, &sector);
     }
@@ -101,8 +109,61 @@ fn set_read_ahead(device: &Path) {
     }
 }
 
-/// Detaches a loop device.
+/// `_IO(0x12, 93)` and `_IO(0x12, 94)` from `linux/fs.h`.
+const BLKROSET: libc::Ioctl = 0x125d;
+const BLKROGET: libc::Ioctl = 0x125e;
+
+/// Sets or clears the block layer's read-only flag of `device`
+/// (`blockdev --setro`): set, the kernel fails every write to the device
+/// with `EPERM` before it reaches the file behind it, whoever opened it
+/// and however. The flag stays with the device after a detach, so whoever
+/// sets it clears it before letting the device go.
+pub fn set_read_only(device: &Path, read_only: bool) -> std::io::Result<()> {
+    let f = std::fs::File::open(device)?;
+    let flag = libc::c_int::from(read_only);
+    // SAFETY: BLKROSET reads one int through the pointer, which points to
+    // a live local; the descriptor is open for the duration of the call.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            BLKROSET,
+            &flag as *const libc::c_int,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// Whether the kernel refuses writes to `device` (`blockdev --getro`).
+pub fn is_read_only(device: &Path) -> std::io::Result<bool> {
+    let f = std::fs::File::open(device)?;
+    let mut flag: libc::c_int = 0;
+    // SAFETY: BLKROGET writes one int through the pointer, which points to
+    // a live local; the descriptor is open for the duration of the call.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            BLKROGET,
+            &mut flag as *mut libc::c_int,
+        )
+    };
+    match rc {
+        0 => Ok(flag != 0),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// Detaches a loop device, writable again for its next user (see
+/// [`set_read_only`]; a device attached read-only stays so for the
+/// kernel until its detach, whatever the flag).
 pub fn detach(device: &Path) -> Result<()> {
+    if is_read_only(device).unwrap_or(false)
+        && let Err(e) = set_read_only(device, false)
+    {
+        tracing::warn!("{} stays read-only after its detach: {e}", device.display());
+    }
     tools::run("losetup", ["--detach".as_ref(), device.as_os_str()]).map(|_| ())
 }
 

@@ -38,6 +38,10 @@ pub struct Serving {
 pub trait BlockExport: Send + Sync {
     /// The block device node (`/dev/loopN`).
     fn device(&self) -> &Path;
+    /// Refuses every write from now on, at the device (the kernel fails
+    /// it with `EPERM`) and behind it: for a read-only volume once its
+    /// filesystem is mounted (any journal replayed).
+    fn seal(&self) -> Result<()>;
     /// Takes the device down (after everything above it is unmounted).
     fn close(self: Box<Self>) -> Result<()>;
     /// Takes the device down once the kernel lets go of it, however long
@@ -136,6 +140,16 @@ use std::os::unix::fs::DirBuilderExt;
 impl BlockExport for FuseLoop {
     fn device(&self) -> &Path {
         &self.device
+    }
+
+    fn seal(&self) -> Result<()> {
+        if let Some(o) = &self.overlay {
+            o.seal();
+        }
+        loopdev::set_read_only(&self.device, true).map_err(|e| Error::Io {
+            what: format!("cannot make {} read-only", self.device.display()),
+            source: e,
+        })
     }
 
     fn close(self: Box<Self>) -> Result<()> {

@@ -6,14 +6,17 @@
 //! writable device. A read-only mount must never write the container, so
 //! the FUSE file of a read-only volume takes writes into this overlay:
 //! whole 512-byte sectors in memory, read back over the volume's own
-//! bytes, never written to the host. The loop device over it is writable,
-//! the filesystem is mounted read-only, and the kernel replays its journal
-//! into RAM.
+//! bytes, never written to the host. The loop device over it is writable
+//! while the filesystem is mounted read-only, and the kernel replays its
+//! journal into RAM during that mount.
 //!
 //! The overlay holds decrypted data: it is bounded ([`LIMIT`]), zeroized
 //! when a sector is overwritten or the overlay is cleared or dropped, and
-//! cleared when the volume is dismounted. Once sealed (a filesystem that
-//! has no journal to replay) it refuses every write, as a read-only file.
+//! cleared when the volume is dismounted. Once sealed it refuses every
+//! write, as a read-only file: at once for a filesystem that has no
+//! journal to replay, and for every filesystem once it is mounted, when
+//! the loop device is made read-only too, so nothing written afterwards
+//! is kept in memory and lost at the dismount.
 
 use crate::volume::opened::UNIT;
 use fuser::Errno;

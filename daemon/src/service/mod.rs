@@ -287,13 +287,16 @@ pub struct Written {
     pub method: &'static str,
     /// The host's size in bytes once written.
     pub size: u64,
-    /// `RestoreHeaders`: the backup file, as its descriptor names it.
-    pub backup: String,
+    /// `RestoreHeaders`: the backup file, as its descriptor names it;
+    /// `Create`: "hidden" for a hidden volume inside an existing one;
+    /// `ChangePassword`: the format the header was converted to; else
+    /// empty.
+    pub detail: String,
 }
 
 impl Written {
     fn body(&self) -> (&str, u32, &str, u64, &str) {
-        (&self.host, self.owner, self.method, self.size, &self.backup)
+        (&self.host, self.owner, self.method, self.size, &self.detail)
     }
 }
 

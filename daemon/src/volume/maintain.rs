@@ -79,6 +79,20 @@ pub fn plan_rekey(
     opts: &SearchOptions,
     cancel: &AtomicBool,
 ) -> Result<Vec<HeaderWrite>> {
+    plan_rekey_saying(engine, host, old, target, new, opts, cancel).map(|(writes, _)| writes)
+}
+
+/// [`plan_rekey`], and the format the header is converted to (none when
+/// it keeps its own).
+fn plan_rekey_saying(
+    engine: &Engine,
+    host: &File,
+    old: Credentials<'_>,
+    target: Target,
+    new: &Rekey<'_>,
+    opts: &SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<(Vec<HeaderWrite>, Option<Format>)> {
     let u = unlock::unlock(engine, host, old, target, opts, cancel)?;
     let size = unlock::host_size(host)?;
     let mut header = u.header.clone();
@@ -135,7 +149,8 @@ pub fn plan_rekey(
         let bytes = seal(engine, &header, &new.creds, &with, cancel)?;
         writes.push(HeaderWrite { offset, bytes });
     }
-    Ok(writes)
+    let converted = (header.format != u.header.format).then_some(header.format);
+    Ok((writes, converted))
 }
 
 /// Carries out planned header writes in order, each durable before the next.
@@ -147,7 +162,7 @@ pub fn apply(host: &File, writes: &[HeaderWrite]) -> Result<()> {
 }
 
 /// Changes what opens the volume that `old` opens (see the module's notes
-/// on crash safety).
+/// on crash safety); the format its header was converted to, if it was.
 pub fn change_credentials(
     engine: &Engine,
     host: &File,
@@ -156,9 +171,10 @@ pub fn change_credentials(
     new: &Rekey<'_>,
     opts: &SearchOptions,
     cancel: &AtomicBool,
-) -> Result<()> {
-    let writes = plan_rekey(engine, host, old, target, new, opts, cancel)?;
-    apply(host, &writes)
+) -> Result<Option<Format>> {
+    let (writes, converted) = plan_rekey_saying(engine, host, old, target, new, opts, cancel)?;
+    apply(host, &writes)?;
+    Ok(converted)
 }
 
 fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> Error {

@@ -15,6 +15,19 @@ pub const ERROR_PREFIX: &str = "org.tcd.Error";
 /// The interface version `Manager1.Version` reports.
 pub const VERSION: u32 = 1;
 
+/// The name `tcctl create` gives the new container it makes beside the
+/// file `name` it replaces; it takes `name` once the volume is made.
+pub fn replacement_name(name: &str, pid: u32) -> String {
+    format!(".{name}.tcd-new-{pid}")
+}
+
+/// The file name a container made as [`replacement_name`] takes, if
+/// `file_name` is one.
+pub fn replaced_name(file_name: &str) -> Option<&str> {
+    let (name, pid) = file_name.strip_prefix('.')?.rsplit_once(".tcd-new-")?;
+    (!name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(name)
+}
+
 /// The volume object path of volume `id`.
 pub fn volume_path(id: u32) -> String {
     format!("{VOLUMES_PATH}/{id}")
@@ -26,4 +39,25 @@ pub fn volume_id(path: &str) -> Option<u32> {
         .strip_prefix('/')?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{replaced_name, replacement_name};
+
+    #[test]
+    fn a_replacement_takes_the_name_of_the_file_it_replaces() {
+        assert_eq!(replacement_name("v.hc", 42), ".v.hc.tcd-new-42");
+        assert_eq!(replaced_name(".v.hc.tcd-new-42"), Some("v.hc"));
+        assert_eq!(replaced_name(".a.tcd-new-1.tcd-new-7"), Some("a.tcd-new-1"));
+        for not in [
+            "v.hc",
+            ".v.hc",
+            ".v.hc.tcd-new-",
+            ".v.hc.tcd-new-4x",
+            "..tcd-new-3",
+        ] {
+            assert_eq!(replaced_name(not), None, "{not}");
+        }
+    }
 }

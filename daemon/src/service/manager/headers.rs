@@ -74,16 +74,31 @@ impl Writing {
             host: crate::mounts::path_of(host),
         })
     }
+
+    /// Named by the file it is to replace, when it is a new container
+    /// `tcctl create` made beside one (`names::replacement_name`).
+    pub(super) fn named_as_replaced(mut self) -> Writing {
+        let path = std::path::Path::new(&self.host);
+        let replaced = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(tcd_proto::contract::names::replaced_name)
+            .map(|n| path.with_file_name(n).display().to_string());
+        if let Some(name) = replaced {
+            self.host = name;
+        }
+        self
+    }
 }
 
 impl Manager {
     /// Tells who may see it that `method` wrote the headers of `w`
-    /// (`backup`: the file `RestoreHeaders` read).
+    /// (`detail`: as `HeadersWritten` says it).
     pub(super) async fn written(
         &self,
         w: Writing,
         method: &'static str,
-        backup: String,
+        detail: String,
         header: &Hdr<'_>,
         conn: &zbus::Connection,
     ) {
@@ -96,7 +111,7 @@ impl Manager {
             owner: peer.uid,
             method,
             size,
-            backup,
+            detail,
         };
         self.ctx.shared.announce_written(&written).await;
     }

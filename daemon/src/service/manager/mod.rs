@@ -177,10 +177,15 @@ impl Manager {
             keyfiles,
             options,
         };
-        let writing = headers::Writing::of(&call.host)?;
+        // A new container tcctl made beside the file it replaces is named
+        // by that file, whose place it takes once made.
+        let writing = headers::Writing::of(&call.host)?.named_as_replaced();
+        let detail = match call.options.hidden_size {
+            Some(_) => "hidden".to_owned(),
+            None => String::new(),
+        };
         self.create_volume(call, emitter, &header, conn).await?;
-        self.written(writing, "Create", String::new(), &header, conn)
-            .await;
+        self.written(writing, "Create", detail, &header, conn).await;
         Ok(())
     }
 
@@ -232,17 +237,19 @@ impl Manager {
             .opening(host, password, keyfiles, &options, &header, conn)
             .await?;
         let writing = headers::Writing::of(&opening.host)?;
-        self.run_search(
-            opening,
-            emitter,
-            &header,
-            conn,
-            move |app, peer, o, cancel| {
-                app.change_password(&peer, o, new_password, new_keyfiles, new, cancel)
-            },
-        )
-        .await?;
-        self.written(writing, "ChangePassword", String::new(), &header, conn)
+        let converted = self
+            .run_search(
+                opening,
+                emitter,
+                &header,
+                conn,
+                move |app, peer, o, cancel| {
+                    app.change_password(&peer, o, new_password, new_keyfiles, new, cancel)
+                },
+            )
+            .await?;
+        let detail = converted.map(|f| f.name().to_owned()).unwrap_or_default();
+        self.written(writing, "ChangePassword", detail, &header, conn)
             .await;
         Ok(())
     }
@@ -283,9 +290,12 @@ impl Manager {
 
     /// A call wrote a volume's headers: `method` (`Create`, `Expand`,
     /// `ChangePassword`, `RestoreHeaders`, `RestoreEmbeddedHeader`) on
-    /// `host` of the caller `owner`, `size` the host's bytes once written,
-    /// `backup` the file `RestoreHeaders` read (else empty). Sent to the
-    /// clients that may see that caller's volumes.
+    /// `host` of the caller `owner`, `size` the host's bytes once written;
+    /// `detail`: for `RestoreHeaders` the backup file it read, for
+    /// `Create` "hidden" when it wrote a hidden volume inside an existing
+    /// one, for `ChangePassword` the format ("TrueCrypt", "VeraCrypt") the
+    /// header was converted to; else empty. Sent to the clients that may
+    /// see that caller's volumes.
     #[zbus(signal)]
     async fn headers_written(
         emitter: &SignalEmitter<'_>,
@@ -293,7 +303,7 @@ impl Manager {
         owner: u32,
         method: &str,
         size: u64,
-        backup: &str,
+        detail: &str,
     ) -> zbus::Result<()>;
 
     /// Progress of `Expand`'s fill of the new space, in bytes.
