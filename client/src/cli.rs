@@ -1165,6 +1165,12 @@ pub struct ExpandArgs {
     /// VeraCrypt refuses it, before any password is asked.
     #[arg(long)]
     pub holds_hidden: bool,
+    /// Expand a volume whose filesystem cannot be grown here (FAT, exFAT)
+    /// all the same, as VeraCrypt's expander does after its warning: the
+    /// filesystem keeps its size (grow it elsewhere). Without it, such a
+    /// volume is refused before anything is written.
+    #[arg(long)]
+    pub filesystem_as_is: bool,
     /// Do not ask before expanding (cryptsetup's --batch-mode): needed
     /// without a terminal. Expanding destroys a hidden volume inside, which
     /// the outer volume's password cannot see.

@@ -460,12 +460,12 @@ fn a_volume_on_a_device_that_has_grown_fills_it() {
 }
 
 #[test]
-fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
+fn a_fat_or_exfat_volume_is_refused_unless_its_filesystem_may_stay_as_it_is() {
     let d = Daemon::start();
-    let vol = d.path("f.vc");
-    let v = s(&vol);
-    d.ok(
-        &with(&[
+    for (fs, name) in [("fat", "FAT"), ("exfat", "exFAT")] {
+        let vol = d.path(&format!("{fs}.vc"));
+        let v = s(&vol);
+        let create = [
             "create",
             "--force",
             v,
@@ -473,19 +473,38 @@ fn a_fat_volume_grows_and_says_its_filesystem_was_not_grown_and_how() {
             "16M",
             "--quick",
             "--filesystem",
-            "fat",
-        ]),
-        "secret words\n",
-    );
-    let out = d.ok(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
-    assert_eq!(
-        out,
-        format!(
-            "{v}: expanded; the volume holds {} bytes\n\
-             {v}: FAT is not grown here: grow it with fatresize, or copy its files into a new volume\n",
+            fs,
+        ];
+        d.ok(&with(&create), "secret words\n");
+        let before = std::fs::read(&vol).expect("the volume");
+        // Refused before anything is written: the container is as it was.
+        let (code, msg) = d.fails(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
+        assert_eq!(code, 7, "{msg}");
+        assert_eq!(
+            msg,
+            format!(
+                "tcctl: the volume's {name} filesystem cannot be grown here, so the new space \
+                 would lie unused (a container never shrinks): nothing was written; copy its \
+                 files into a new, larger volume, or expand with --filesystem-as-is and grow \
+                 {name} elsewhere\n"
+            )
+        );
+        assert!(
+            std::fs::read(&vol).expect("the volume") == before,
+            "{v} was written"
+        );
+        // Asked for, it grows and says the filesystem was left.
+        let out = d.ok(
+            &with(&["expand", "-q", v, "--add", "8M", "--filesystem-as-is"]),
+            "secret words\n",
+        );
+        let expanded = format!(
+            "{v}: expanded; the volume holds {} bytes\n",
             24 * MIB - 256 * 1024
-        )
-    );
+        );
+        assert!(out.starts_with(&expanded), "{out}");
+        assert!(out.contains(&format!("{v}: {name} ")), "{out}");
+    }
 }
 
 #[test]

@@ -82,6 +82,7 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         size,
         no_random_fill: Some(a.no_random_fill),
         holds_hidden: None,
+        filesystem_as_is: Some(a.filesystem_as_is),
     };
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let (data, fs, grown, note) =

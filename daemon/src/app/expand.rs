@@ -49,6 +49,13 @@ impl App {
             fill: x.no_random_fill != Some(true),
         };
         let plan = expand::plan(engine, &o.host, creds, &to, &c.search, cancel)?;
+        // Opened again from here on: the search knows what opens it.
+        c.search.format = Some(plan.format);
+        c.search.prf = Some(plan.prf);
+        c.search.chain = Some(plan.chain);
+        if x.filesystem_as_is != Some(true) {
+            refuse_ungrowable(engine, &o.host, creds, &c.search, cancel)?;
+        }
         expand::apply(
             engine,
             &o.host,
@@ -60,10 +67,6 @@ impl App {
             progress,
             cancel,
         )?;
-        // Opened again for the filesystem: the search knows what opens it.
-        c.search.format = Some(plan.format);
-        c.search.prf = Some(plan.prf);
-        c.search.chain = Some(plan.chain);
         let grown = o
             .host
             .try_clone()
@@ -92,6 +95,36 @@ impl App {
             filesystem,
         })
     }
+}
+
+/// A filesystem the daemon cannot grow (FAT, exFAT) refuses the expansion
+/// before anything is written: the new space would lie unused, and a
+/// container never shrinks again. `filesystem_as_is` goes ahead.
+fn refuse_ungrowable(
+    engine: &crate::engine::Engine,
+    host: &std::fs::File,
+    creds: crate::volume::unlock::Credentials<'_>,
+    search: &crate::volume::unlock::SearchOptions,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let host = host.try_clone().map_err(|e| Error::Io {
+        what: "cannot reopen the volume".into(),
+        source: e,
+    })?;
+    let v = OpenVolume::open(engine, host, creds, Target::Any, search, cancel, true)?;
+    let mut boot = [0u8; 512];
+    if v.size() < boot.len() as u64 {
+        return Ok(());
+    }
+    v.read_at(&mut boot, 0)?;
+    let Some(name) = crate::mount::grow::ungrowable(&boot) else {
+        return Ok(());
+    };
+    Err(Error::InvalidArgument(format!(
+        "the volume's {name} filesystem cannot be grown here, so the new space would lie \
+         unused (a container never shrinks): nothing was written; copy its files into a new, \
+         larger volume, or expand with option filesystem_as_is and grow {name} elsewhere"
+    )))
 }
 
 /// Expanding writes the container through the descriptor the caller

@@ -96,6 +96,17 @@ fn grow_on(device: &Path, staging: &Path) -> Result<Grown> {
     })
 }
 
+/// The filesystem a volume's first sector shows, when it is one the
+/// daemon cannot grow: exFAT (its name at byte 3) or FAT (its type at byte
+/// 54, FAT32's at byte 82), as blkid knows them.
+pub fn ungrowable(boot: &[u8; 512]) -> Option<&'static str> {
+    if &boot[3..11] == b"EXFAT   " {
+        return Some("exFAT");
+    }
+    let fat = |at: usize| boot[at..at + 3] == *b"FAT";
+    (boot[510..512] == [0x55, 0xaa] && (fat(54) || fat(82))).then_some("FAT")
+}
+
 /// The smallest size the kernel resizes a btrfs device to.
 const BTRFS_SMALLEST: u64 = 256 << 20;
 

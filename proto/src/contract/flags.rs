@@ -38,6 +38,7 @@ pub const TCCTL_FLAGS: &[(&str, &str)] = &[
     ("size", "--size"),
     ("no_random_fill", "--no-random-fill"),
     ("holds_hidden", "--holds-hidden"),
+    ("filesystem_as_is", "--filesystem-as-is"),
     ("sector_size", "--sector-size"),
     ("quick", "--quick"),
     ("hidden_size", "--hidden-size"),

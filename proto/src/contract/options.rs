@@ -286,6 +286,10 @@ pub struct ExpandOptions {
     pub no_random_fill: Option<bool>,
     /// The owner says the volume holds a hidden volume: refused.
     pub holds_hidden: Option<bool>,
+    /// Expand even a volume whose filesystem the daemon cannot grow (FAT,
+    /// exFAT): it keeps its size. Absent, such a volume is refused before
+    /// anything is written.
+    pub filesystem_as_is: Option<bool>,
 }
 
 /// `Create`.
