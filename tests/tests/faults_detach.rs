@@ -231,6 +231,16 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
         "{}",
         text(&again)
     );
+    // dismount --all: the third goes, the held one is said to be on its
+    // way; again, nothing more is there to dismount.
+    let still = format!(
+        "{} is still in use; it will be detached when its users let go\n",
+        s(&held)
+    );
+    let all = sys.ok(Some(alice), &["dismount", "--all"], "");
+    assert_eq!(all, format!("1 volume dismounted\n{still}"));
+    let all = sys.ok(Some(alice), &["dismount", "--all"], "");
+    assert_eq!(all, format!("nothing more to dismount\n{still}"));
 
     // The holder lets go: the volume goes, with its loop device.
     let _ = holder.kill();

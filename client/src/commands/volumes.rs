@@ -418,22 +418,23 @@ pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Resu
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let n = c.dismount_all(force).map_err(|f| busy_hint(force, f))?;
-    let said = match n {
-        0 => "nothing to dismount".to_owned(),
-        1 => "1 volume dismounted".to_owned(),
-        n => format!("{n} volumes dismounted"),
-    };
-    // On standard output, as mount's line: what was done, not a problem.
-    println!("{said}");
-    for r in c
+    let detaching: Vec<String> = c
         .list()?
         .iter()
         .filter(|r| r.state() == VolumeState::Detaching)
-    {
-        println!(
-            "{} is still in use; it will be detached when its users let go",
-            r.host()
-        );
+        .map(|r| r.host().to_owned())
+        .collect();
+    let said = match (n, detaching.is_empty()) {
+        (0, true) => "nothing to dismount".to_owned(),
+        // What is left is on its way out already.
+        (0, false) => "nothing more to dismount".to_owned(),
+        (1, _) => "1 volume dismounted".to_owned(),
+        (n, _) => format!("{n} volumes dismounted"),
+    };
+    // On standard output, as mount's line: what was done, not a problem.
+    println!("{said}");
+    for host in detaching {
+        println!("{host} is still in use; it will be detached when its users let go");
     }
     Ok((said, String::new()))
 }
