@@ -111,7 +111,10 @@ pub enum Error {
     WeakKeys,
     #[error("the host has {size} bytes; a volume needs at least {min}")]
     VolumeTooSmall { size: u64, min: u64 },
-    #[error("a hidden volume of {size} bytes does not fit: the outer volume has room for {room}")]
+    #[error(
+        "a hidden volume of {size} bytes does not fit: the outer volume has room for at most \
+         {room} bytes (less what its files take)"
+    )]
     HiddenDoesNotFit { size: u64, room: u64 },
     #[error(
         "the outer volume has an unencrypted (all-zero) sector at host byte {offset}, which would betray a hidden volume: fill the outer volume first (full format)"

@@ -1542,8 +1542,8 @@ fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
     // 64 KiB and last 4 KiB.
     assert_eq!(
         msg,
-        "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room for \
-         3862528\n"
+        "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room for at \
+         most 3862528 bytes (less what its files take)\n"
     );
     // On a terminal: said right after the outer volume's password, with no
     // question for the hidden volume's.
@@ -1572,7 +1572,7 @@ fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
     assert!(
         text.ends_with(&crlf(
             "tcctl: a hidden volume of 4194304 bytes does not fit: the outer volume has room \
-             for 3862528\n"
+             for at most 3862528 bytes (less what its files take)\n"
         )),
         "{text}"
     );

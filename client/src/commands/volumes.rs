@@ -701,8 +701,8 @@ fn ask_for_create(
         // Said before the hidden volume's password is typed (twice).
         if let Some(room) = room.filter(|&room| size > room) {
             return Err(Failure::invalid(format!(
-                "a hidden volume of {size} bytes does not fit: the outer volume has room for \
-                 {room}"
+                "a hidden volume of {size} bytes does not fit: the outer volume has room for at \
+                 most {room} bytes (less what its files take)"
             )));
         }
         let outer_keyfiles = outer_keyfiles.iter().map(|k| k.to_vec()).collect();
