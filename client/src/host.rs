@@ -40,6 +40,33 @@ pub fn open(path: &Path, write: bool) -> Result<File, Failure> {
     Ok(file)
 }
 
+/// Opens a volume's host to mount it, as [`open`]; one on a read-only
+/// file system that was to be written is opened read-only instead, as
+/// VeraCrypt mounts it (true then: the mount must be read-only).
+pub fn open_to_mount(path: &Path, write: bool) -> Result<(File, bool), Failure> {
+    match open(path, write) {
+        Err(_) if write && on_read_only_fs(path) => Ok((open(path, false)?, true)),
+        other => other.map(|f| (f, false)),
+    }
+}
+
+/// Whether `path`'s file system is mounted read-only.
+fn on_read_only_fs(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: statvfs reads the NUL-terminated path and fills the struct
+    // it is given, or fails and leaves it unread.
+    let st = unsafe {
+        if libc::statvfs(c.as_ptr(), st.as_mut_ptr()) != 0 {
+            return false;
+        }
+        st.assume_init()
+    };
+    st.f_flag & libc::ST_RDONLY != 0
+}
+
 /// What a file that is no volume is, in words ("a FIFO").
 pub(crate) fn describe(kind: std::fs::FileType) -> &'static str {
     if kind.is_dir() {
@@ -84,9 +111,7 @@ fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
         },
         Some(libc::EROFS) => Failure {
             code: exit::PERMISSION_DENIED,
-            message: format!(
-                "{shown}: is on a read-only file system (a --readonly mount does not write it)"
-            ),
+            message: format!("{shown}: is on a read-only file system, where nothing can change it"),
         },
         Some(libc::ETXTBSY) | Some(libc::EBUSY) => Failure {
             code: exit::BUSY,

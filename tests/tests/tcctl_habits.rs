@@ -1824,3 +1824,35 @@ fn a_protected_hidden_volume_is_searched_over_every_hash_and_its_failure_names_i
         "{msg}"
     );
 }
+
+#[test]
+fn a_volume_on_a_read_only_file_system_mounts_read_only_as_veracrypt_does() {
+    let d = Daemon::start();
+    let fs = Tmpfs::new(d.path("ro-fs"), 16);
+    let v = create(&d, "ro-fs/r.hc", "4M");
+    let st = Command::new("mount")
+        .args(["-o", "remount,ro", s(&fs.0)])
+        .status()
+        .expect("mount");
+    assert!(st.success(), "remount read-only");
+    let out = d.tcctl(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("tcctl: note: {v} is on a read-only file system: it is mounted read-only\n")
+    );
+    assert_eq!(d.list()[0]["read_only"], true, "{}", d.list());
+    d.ok(&["dismount", &v], "");
+    // What must write it says why it cannot, naming no option that would.
+    let (code, msg) = d.fails(&[&["change-password", &v][..], &OPEN].concat(), PW);
+    assert_eq!(
+        (code, msg),
+        (
+            6,
+            format!("tcctl: {v}: is on a read-only file system, where nothing can change it\n")
+        )
+    );
+}

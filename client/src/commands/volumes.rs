@@ -20,7 +20,14 @@ pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
-    let host = host::open(&a.volume, !options::read_only(a))?;
+    let (host, fell_back) = host::open_to_mount(&a.volume, !options::read_only(a))?;
+    if fell_back {
+        a.readonly = true;
+        eprintln!(
+            "tcctl: note: {} is on a read-only file system: it is mounted read-only",
+            a.volume.display()
+        );
+    }
     // What can be refused without the password is refused before it is
     // asked (the daemon checks again, in the same order: a mounted volume
     // is "already mounted" whatever the mount point).
