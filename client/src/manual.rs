@@ -103,9 +103,85 @@ pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
         clap_complete::Shell::Zsh,
         clap_complete::Shell::Fish,
     ] {
-        clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
+        let file =
+            clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
+        let text = std::fs::read_to_string(&file).map_err(fail)?;
+        std::fs::write(&file, without_internal(&text)).map_err(fail)?;
     }
     Ok(())
+}
+
+/// The options tcctl gives itself when it translates VeraCrypt's and
+/// cryptsetup's spellings: hidden from help, and taken out of the
+/// completions, which clap's generators would offer (each name is used by
+/// no option a user types).
+pub const INTERNAL: &[&str] = &[
+    "empty-password",
+    "ask-mount-point",
+    "ask-keyfiles",
+    "ask-protection",
+    "ask-again",
+    "mounted-status",
+    "veracrypt-lines",
+    "only",
+];
+
+/// `line` without each `word` that ends there, at a space, a quote or
+/// an `=` (taken too).
+fn without_word(line: &str, word: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(word) {
+        let after = &rest[at + word.len()..];
+        out.push_str(&rest[..at]);
+        match after.chars().next() {
+            Some(' ' | '"' | '\n') | None => rest = after,
+            Some('=') => rest = &after[1..],
+            Some(_) => {
+                out.push_str(word);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A completion script with [`INTERNAL`] taken out: bash's option lists,
+/// zsh's and fish's lines for them.
+fn without_internal(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        let t = line.trim_start();
+        // zsh's `'(--json)--NAME[...]' \`: past its exclusions and `*`.
+        let spec = t.strip_prefix('\'').map(|r| match r.strip_prefix('(') {
+            Some(r) => r.split_once(')').map_or(r, |(_, r)| r),
+            None => r,
+        });
+        let spec = spec.map(|r| r.trim_start_matches('*'));
+        let zsh = INTERNAL.iter().any(|n| {
+            spec.is_some_and(|r| {
+                r.starts_with(&format!("--{n}[")) || r.starts_with(&format!("--{n}=["))
+            })
+        });
+        let fish = INTERNAL.iter().any(|n| {
+            t.starts_with("complete -c tcctl")
+                && (t.contains(&format!(" -l {n} ")) || t.trim_end().ends_with(&format!(" -l {n}")))
+        });
+        if zsh || fish {
+            continue;
+        }
+        // bash's `opts="... --NAME ..."`; fish's argparse list `NAME`.
+        let listed = t.starts_with("opts=") || t.starts_with("string join");
+        let mut kept = line.to_owned();
+        for n in INTERNAL.iter().filter(|_| listed) {
+            for word in [format!(" --{n}"), format!(" {n}")] {
+                kept = without_word(&kept, &word);
+            }
+        }
+        out.push_str(&kept);
+    }
+    out
 }
 
 /// The page clap makes, with EXIT STATUS, EXAMPLES, FILES and ENVIRONMENT

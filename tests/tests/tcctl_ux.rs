@@ -1293,3 +1293,27 @@ fn create_and_expand_refuse_what_needs_no_password_before_asking_one() {
     );
     assert_eq!(std::fs::metadata(&vol).expect("volume").len(), 8 << 20);
 }
+
+#[test]
+fn completions_offer_no_option_tcctl_only_gives_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = tcctl(&["generate-dist", dir.path().to_str().expect("a UTF-8 path")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for script in ["tcctl.bash", "_tcctl", "tcctl.fish"] {
+        let body = std::fs::read_to_string(dir.path().join(script)).expect(script);
+        // What VeraCrypt's and cryptsetup's spellings are translated into.
+        for internal in ["empty-password", "ask-again", "mounted-status", "veracrypt-lines"] {
+            assert!(!body.contains(internal), "{script} offers --{internal}");
+        }
+        // What users type stays.
+        for option in ["readonly", "slot", "password-stdin", "non-interactive"] {
+            assert!(body.contains(option), "{script} lacks --{option}");
+        }
+    }
+    let bash = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(dir.path().join("tcctl.bash"))
+        .status()
+        .expect("bash");
+    assert!(bash.success(), "the bash completion still parses");
+}
