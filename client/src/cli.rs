@@ -551,7 +551,7 @@ pub enum Command {
     /// volume opened by its backup header (its primary header is damaged)
     /// is said on standard error, with the repair: restore-header
     /// --embedded.
-    #[command(visible_alias = "open", alias = "tcryptOpen")]
+    #[command(visible_aliases = ["open", "tcryptOpen"])]
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     #[command(
@@ -644,7 +644,7 @@ pub enum Command {
     /// Dump a volume's header as `cryptsetup tcryptDump` does: key size,
     /// mode, PRF, iterations, PIM, sector size, offsets; with
     /// --dump-master-key (root only) its master key too.
-    #[command(aliases = ["tcrypt-dump", "tcryptDump"])]
+    #[command(visible_aliases = ["tcrypt-dump", "tcryptDump"])]
     Dump(DumpArgs),
     /// Create a volume (a new file of --size, or in an existing file or
     /// device), or with --hidden-size a hidden volume inside one.

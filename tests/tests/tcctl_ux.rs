@@ -1310,6 +1310,11 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
             assert!(body.contains(option), "{script} lacks --{option}");
         }
     }
+    // cryptsetup's names of commands complete as the commands do.
+    let bash = std::fs::read_to_string(dir.path().join("tcctl.bash")).expect("bash");
+    for alias in ["tcctl,tcryptOpen)", "tcctl,tcryptDump)"] {
+        assert!(bash.contains(alias), "no {alias} in the bash completion");
+    }
     let bash = std::process::Command::new("bash")
         .arg("-n")
         .arg(dir.path().join("tcctl.bash"))
