@@ -1348,7 +1348,8 @@ pub struct FavoriteAddArgs {
     /// The encryption it opens with, tried first at each mount.
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
-    /// Ask for the hidden volume's password at mount and protect it.
+    /// Ask for the hidden volume's password at mount, after the volume's,
+    /// and protect it (its PIM is the favorite's --pim).
     #[arg(long)]
     pub protect_hidden: bool,
     /// Mount it automatically: a system favorite when the daemon

@@ -129,14 +129,6 @@ pub fn mount_one(
             .map(PathBuf::from)
             .collect::<Vec<_>>(),
     )?;
-    let hidden = if f.settings.protect_hidden {
-        Some(ask(&format!(
-            "Hidden volume password of {} (to protect it): ",
-            f.settings.name
-        ))?)
-    } else {
-        None
-    };
     // A system-encrypted partition's header lies in its drive's first
     // track, read here with the user's rights as `tcctl mount -m system`
     // does; the daemon applies the rest of the favorite.
@@ -145,7 +137,33 @@ pub fn mount_one(
     } else {
         None
     };
-    let options = || {
+    // The volume's password first, then the hidden one's, as `mount
+    // --protect-hidden` asks them: from a system favorite's password file
+    // (named only to administrators) when this user can read it, else the
+    // keyring, else asked.
+    let from_file = system_password_file(f, note);
+    let key = key_of(&f.settings.name, f.system);
+    let stored = match from_file {
+        Some(_) => None,
+        None => keystore::load(&key).unwrap_or_else(|e| {
+            note(&e.message);
+            None
+        }),
+    };
+    let by_file = from_file.is_some();
+    let given = by_file || stored.is_some();
+    let password = match from_file.or(stored) {
+        Some(p) => p,
+        None => ask(&password_prompt(&f.settings.name))?,
+    };
+    let hidden = match f.settings.protect_hidden {
+        true => Some(ask(&format!(
+            "Hidden volume password of {} (to protect it): ",
+            f.settings.name
+        ))?),
+        false => None,
+    };
+    let mount = |password: &[u8]| {
         let mut o = options::favorite_mount(
             &f.settings.name,
             f.system,
@@ -153,39 +171,58 @@ pub fn mount_one(
             hidden.as_deref().map(|h| h.as_slice()),
         );
         o.detached_header = header.clone();
-        o
-    };
-    let key = key_of(&f.settings.name, f.system);
-    let mount = |password: &[u8]| {
         crate::search::run_hinted(
             c,
             "",
-            |_| narrowing(&f.settings),
-            || c.mount(&host, &f.settings.host, password, &keyfiles, options()),
+            |said| hint_for(&f.settings, said),
+            || c.mount(&host, &f.settings.host, password, &keyfiles, o),
         )
     };
-    let mut kept = None;
-    // A system favorite's password file (named only to administrators)
-    // opens it as the daemon's own mounts do, when this user can read it.
-    if let Some(password) = system_password_file(f, note) {
-        let path = mount(&password).map_err(|e| from_password_file(e, f))?;
-        let (at, attached) = mounted_at(c, &path)?;
-        return Ok(Mounted { at, attached, kept });
-    }
-    let path = match mount_stored(&key, mount, note)? {
-        (Some(p), _) => p,
-        (None, refused) => {
-            let password =
-                ask(&password_prompt(&f.settings.name)).map_err(|e| keyring_refused(e, refused))?;
-            let p = mount(&password)?;
-            if remember {
-                kept = Some(keystore::store(&key, &password)?.to_string());
-            }
-            p
+    let (path, kept) = match mount(&password) {
+        Err(e) if by_file => {
+            return Err(from_password_file(e, f));
         }
+        // A kept password the volume no longer takes: said, and asked.
+        Err(e) if given && e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
+            note("the password in your keyring does not open it");
+            let asked =
+                ask(&password_prompt(&f.settings.name)).map_err(|e| keyring_refused(e, true))?;
+            (mount(&asked)?, remembered(remember, &key, &asked)?)
+        }
+        Err(e) => return Err(e),
+        Ok(p) if given => (p, None),
+        Ok(p) => (p, remembered(remember, &key, &password)?),
     };
     let (at, attached) = mounted_at(c, &path)?;
     Ok(Mounted { at, attached, kept })
+}
+
+/// Where `--remember` kept `password`, if it was asked to.
+fn remembered(remember: bool, key: &str, password: &[u8]) -> Result<Option<String>, Failure> {
+    match remember {
+        true => Ok(Some(keystore::store(key, password)?.to_string())),
+        false => Ok(None),
+    }
+}
+
+/// The daemon's refusal of the hidden volume's password (the volume's own
+/// opened it).
+fn is_hidden_failure(e: &Failure) -> bool {
+    e.message
+        .starts_with(tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED)
+}
+
+/// What narrows a favorite's failed search: its settings, or for the
+/// hidden volume it protects, what that search takes.
+fn hint_for(s: &tcd_proto::contract::favorite::Favorite, said: &str) -> Option<String> {
+    match said {
+        tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(
+            "its PIM is the favorite's --pim; its header is searched over every hash and \
+             encryption"
+                .to_owned(),
+        ),
+        _ => narrowing(s),
+    }
 }
 
 /// No way to ask for a password after the keyring's was refused: a wrong
@@ -270,31 +307,3 @@ fn system_password_file(f: &Favorite, note: &dyn Fn(&str)) -> Option<Zeroizing<V
 
 /// More than any password a volume takes; a bigger file is cut short.
 const PASSWORD_FILE_LIMIT: u64 = 4096;
-
-/// Mounts with the password kept in the keyring under `key`, if there is
-/// one and it opens the volume; `None` when one must be asked for, with
-/// whether a kept one was refused.
-fn mount_stored(
-    key: &str,
-    mount: impl Fn(&[u8]) -> Result<OwnedObjectPath, Failure>,
-    note: &dyn Fn(&str),
-) -> Result<(Option<OwnedObjectPath>, bool), Failure> {
-    let stored = match keystore::load(key) {
-        Ok(s) => s,
-        Err(e) => {
-            note(&e.message);
-            None
-        }
-    };
-    let Some(stored) = stored else {
-        return Ok((None, false));
-    };
-    match mount(&stored) {
-        Ok(p) => Ok((Some(p), false)),
-        Err(e) if e.code == exit::WRONG_PASSWORD => {
-            note("the password in your keyring does not open it");
-            Ok((None, true))
-        }
-        Err(e) => Err(e),
-    }
-}

@@ -298,6 +298,8 @@ pub fn favorite_mount(name: &str, system: bool, pim: u32, hidden: Option<&[u8]>)
     };
     if let Some(h) = hidden {
         protect_hidden(&mut o, h);
+        // The favorite's one PIM is the hidden volume's too.
+        o.protect_hidden_pim = (pim != 0).then_some(pim);
     }
     o
 }

@@ -1856,3 +1856,60 @@ fn a_volume_on_a_read_only_file_system_mounts_read_only_as_veracrypt_does() {
         )
     );
 }
+
+#[test]
+fn a_favorite_that_protects_a_hidden_volume_takes_the_volumes_password_first() {
+    let d = Daemon::start();
+    let v = create(&d, "fh.hc", "4M");
+    d.ok(
+        &[
+            &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
+            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha256"],
+            &["--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        &format!("{PW}hidden words, twenty and more\n"),
+    );
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "fh",
+            &v,
+            "--protect-hidden",
+            "--pim",
+            "1",
+        ],
+        "",
+    );
+    d.ok(
+        &[
+            &[
+                "favorites",
+                "add",
+                "fh",
+                &v,
+                "--protect-hidden",
+                "--pim",
+                "1",
+            ][..],
+            &["--filesystem", "none", "--replace"],
+        ]
+        .concat(),
+        "",
+    );
+    // The volume's password, then the hidden volume's, as mount takes them.
+    let mount = ["favorites", "mount", "fh", "--password-stdin"];
+    d.ok(&mount, &format!("{PW}hidden words, twenty and more\n"));
+    assert_eq!(d.list()[0]["protects_hidden"], true, "{}", d.list());
+    d.ok(&["dismount", "--all"], "");
+    let (code, msg) = d.fails(&mount, &format!("{PW}not the hidden words at all\n"));
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; its PIM is the favorite's --pim; its header is searched over every hash and \
+             encryption)\n"
+        ),
+        "{msg}"
+    );
+}
