@@ -154,6 +154,16 @@ fn narrowing_options(create: bool) -> &'static [(&'static str, &'static [&'stati
     }
 }
 
+/// An option's value as typed: `--name VALUE` or `--name=VALUE`.
+fn value_of<'a>(given: &'a [String], name: &str) -> Option<&'a str> {
+    let inline = format!("{name}=");
+    given
+        .iter()
+        .position(|a| a == name)
+        .and_then(|i| given.get(i + 1).map(String::as_str))
+        .or_else(|| given.iter().find_map(|a| a.strip_prefix(inline.as_str())))
+}
+
 /// The hint after a wrong password: the narrowing options this command
 /// line did not give (`--hash narrows the search`), or `None` when it gave
 /// them all.
@@ -167,57 +177,53 @@ pub fn narrowing_hint() -> Option<String> {
         })
     };
     // The one search `create` makes is its outer volume's (VeraCrypt's
-    // `-c` and `--create` are create too).
+    // `-c` and `--create` are create too): its --pim and --hash are the
+    // hidden volume's, not the search's.
     let create = given
         .iter()
         .any(|a| ["create", "-c", "--create"].contains(&a.as_str()) || a.starts_with("--create="));
-    let narrowing = narrowing_options(create);
+    let (pim_name, hash_name) = match create {
+        true => ("--outer-pim", "--outer-hash"),
+        false => ("--pim", "--hash"),
+    };
     // TrueCrypt volumes have no PIM: no hint of one for them.
     let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"]) || asks_truecrypt(&given);
-    // A PIM typed at the prompt narrowed the search as --pim does.
+    // A PIM, given or typed at the prompt, narrowed the search to
+    // VeraCrypt's format (a TrueCrypt volume has none): no --format hint.
     let typed_pim = crate::input::typed_pim();
-    let missing: Vec<&str> = narrowing
+    let pim_from = match (
+        value_of(&given, pim_name).is_some_and(|p| p.trim() != "0"),
+        typed_pim,
+    ) {
+        (true, _) => Some(pim_name),
+        (false, Some((_, from))) => Some(from),
+        (false, None) => None,
+    }
+    .filter(|_| !truecrypt);
+    let missing: Vec<&str> = narrowing_options(create)
         .iter()
         .filter(|(_, names)| !has(names))
         .map(|(name, _)| *name)
         .filter(|name| !(truecrypt && *name == "--pim"))
         .filter(|name| !(typed_pim.is_some() && name.ends_with("-pim")))
+        .filter(|name| !(pim_from.is_some() && *name == "--format"))
         .collect();
-    let hint = match missing.as_slice() {
+    let mut notes: Vec<String> = match missing.as_slice() {
         [] => None,
         [one] => Some(format!("{one} narrows the search")),
         [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
-    };
-    // A PIM rules TrueCrypt out (its volumes have none): a volume made or
-    // converted by TrueCrypt is only found without one.
-    // An option's value as typed: `--name VALUE` or `--name=VALUE`.
-    let value_of = |name: &str| {
-        let inline = format!("{name}=");
-        given
-            .iter()
-            .position(|a| a == name)
-            .and_then(|i| given.get(i + 1).map(String::as_str))
-            .or_else(|| given.iter().find_map(|a| a.strip_prefix(inline.as_str())))
-    };
-    // create's --pim and --hash are the hidden volume's, not the search's.
-    let (pim_name, hash_name) = if create {
-        ("--outer-pim", "--outer-hash")
-    } else {
-        ("--pim", "--hash")
-    };
-    let pim = value_of(pim_name);
-    let mut notes: Vec<String> = hint.into_iter().collect();
-    // A hash given narrowed the search too: said, so a wrong --hash is not
-    // taken for a wrong password.
-    if let Some(h) = value_of(hash_name) {
-        notes.push(format!("only {h} was tried"));
     }
-    let pim_from = match (pim.is_some_and(|p| p.trim() != "0"), typed_pim) {
-        (true, _) => Some(pim_name),
-        (false, Some((_, from))) => Some(from),
-        (false, None) => None,
-    };
-    if let Some(from) = pim_from.filter(|_| !truecrypt) {
+    .into_iter()
+    .collect();
+    // A hash or encryption given narrowed the search too: said, so a
+    // wrong one is not taken for a wrong password.
+    let encryption = value_of(&given, "--encryption").filter(|_| !create);
+    match (value_of(&given, hash_name), encryption) {
+        (Some(h), Some(e)) => notes.push(format!("only {h} and {e} were tried")),
+        (Some(one), None) | (None, Some(one)) => notes.push(format!("only {one} was tried")),
+        (None, None) => {}
+    }
+    if let Some(from) = pim_from {
         notes.push(format!(
             "with {from} only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM"
         ));
@@ -1366,7 +1372,7 @@ pub struct FavoriteAddArgs {
     #[arg(long, requires = "system_favorite")]
     pub password_file: Option<PathBuf>,
     /// Ask for the password now and keep it in your keyring, once it has
-    /// opened the volume (a password that does not is not kept: exit 2).
+    /// opened the volume (one that does not: nothing is added, exit 2).
     #[arg(long, conflicts_with = "system_favorite")]
     pub remember: bool,
     /// Read the password from standard input (with --remember).

@@ -174,9 +174,8 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     assert_eq!(code, 2, "{err}");
     assert!(
         err.starts_with(&format!(
-            "tcctl: the password to remember does not open {}, so it is not kept (the \
-             favorite {name} is added; `favorites mount {name} --remember` keeps the one that \
-             opens it): wrong password",
+            "tcctl: the password to remember does not open {}: the favorite {name} is not \
+             added, nor the password kept: wrong password",
             s(&vol)
         )),
         "{err}"

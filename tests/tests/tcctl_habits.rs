@@ -1158,6 +1158,16 @@ fn a_refused_password_change_gives_no_warning_first() {
 #[test]
 fn a_hidden_volumes_outer_volume_is_named_when_it_does_not_open() {
     let d = Daemon::start();
+    // No outer volume at all: said as every command says a missing file.
+    let gone = s(&d.path("gone.hc")).to_owned();
+    let (code, msg) = d.fails(
+        &["create", &gone, "--hidden-size", "1M", "--password-stdin"],
+        PW,
+    );
+    assert_eq!(
+        (code, msg),
+        (3, format!("tcctl: {gone}: no such file or device\n"))
+    );
     let v = create(&d, "o.hc", "4M");
     let (code, msg) = d.fails(
         &[
@@ -1585,9 +1595,9 @@ fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
 /// The hint after a wrong password when the PIM was typed at the prompt
 /// and --hash given: what narrowed the search, and that a PIM rules
 /// TrueCrypt out.
-const TYPED_PIM_HINT: &str = "; --format narrows the search; only sha512 was tried; with the PIM \
-                              typed at the prompt only VeraCrypt volumes are searched: a \
-                              TrueCrypt volume has no PIM)";
+/// (A PIM rules out TrueCrypt's format: no --format hint with it.)
+const TYPED_PIM_HINT: &str = "; only sha512 was tried; with the PIM typed at the prompt only \
+                              VeraCrypt volumes are searched: a TrueCrypt volume has no PIM)";
 
 #[test]
 fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
@@ -1610,6 +1620,23 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
         "{text}"
     );
     assert!(!text.contains("--pim"), "{text}");
+    // Given on the line, an encryption narrows it as the hash does.
+    let (code, msg) = d.fails(
+        &[
+            &["info", &v, "--pim", "1", "--hash", "sha512"][..],
+            &["--encryption", "serpent", "--password-stdin"],
+        ]
+        .concat(),
+        "not the password, but as long\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; only sha512 and serpent were tried; with --pim only VeraCrypt volumes are \
+             searched: a TrueCrypt volume has no PIM)\n"
+        ),
+        "{msg}"
+    );
 }
 
 #[test]

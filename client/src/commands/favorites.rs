@@ -39,6 +39,16 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
         )));
     }
     let favorite = options::favorite(&a, &host);
+    // The password to remember is checked first: a wrong one adds nothing.
+    let password = match a.remember {
+        true => {
+            let mut pw = Passwords::new(a.password_stdin, ctx.asking());
+            let password = pw.ask(&format!("Password for {name} (to remember): "))?;
+            opens(&c, &a, &favorite, &password)?;
+            Some(password)
+        }
+        false => None,
+    };
     c.add_favorite(&favorite, a.system)?;
     println!(
         "{} favorite {name}: {host}{}",
@@ -49,10 +59,7 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
             ""
         }
     );
-    if a.remember {
-        let mut pw = Passwords::new(a.password_stdin, ctx.asking());
-        let password = pw.ask(&format!("Password for {name} (to remember): "))?;
-        opens(&c, &a, &favorite, &password)?;
+    if let Some(password) = password {
         let store = keystore::store(&key_of(name, false), &password)?;
         println!("password of {name} kept in your {store}");
     }
@@ -98,10 +105,9 @@ fn opens(
         Ok(_) => Ok(()),
         Err(mut e) if e.code == exit::WRONG_PASSWORD => {
             e.message = format!(
-                "the password to remember does not open {}, so it is not kept (the favorite \
-                 {} is added; `favorites mount {} --remember` keeps the one that opens it): {}",
+                "the password to remember does not open {}: the favorite {} is not added, \
+                 nor the password kept: {}",
                 a.volume.display(),
-                a.name,
                 a.name,
                 e.message
             );

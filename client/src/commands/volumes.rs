@@ -608,6 +608,11 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
     a.volume = crate::input::shown_absolute(a.volume);
     settle_max_size(&mut a)?;
+    // A hidden volume goes into an outer volume there is: one missing is
+    // said as every command says it (exit 3), before anything is asked.
+    if a.hidden_size.is_some() {
+        crate::host::open(&a.volume, true)?;
+    }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
     if std::fs::symlink_metadata(&a.volume).is_ok() {
