@@ -881,6 +881,10 @@ pub struct InfoArgs {
     /// (VeraCrypt's --volume-properties).
     #[arg(long, hide = true)]
     pub mounted_status: bool,
+    /// Print nothing: the exit code says whether the password opens it
+    /// (cryptsetup's open --test-passphrase).
+    #[arg(long, hide = true)]
+    pub check_only: bool,
 }
 
 /// A header kept apart from its volume.

@@ -122,6 +122,7 @@ pub const INTERNAL: &[&str] = &[
     "ask-protection",
     "ask-again",
     "mounted-status",
+    "check-only",
     "veracrypt-lines",
     "only",
 ];

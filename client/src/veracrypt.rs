@@ -179,7 +179,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ("-r, --read-only", "mount --readonly"),
     (
         "open --test-passphrase",
-        "info: the password checked (exit 0, or 2 when wrong), nothing mounted",
+        "info, printing nothing: the password checked (exit 0, or 2 when wrong), nothing mounted",
     ),
     (
         "-d FILE, --key-file FILE",
@@ -338,7 +338,7 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
             .iter()
             .position(|w| ["open", "tcryptOpen", "mount"].contains(&w.as_str()));
         if let Some(i) = opening {
-            words.remove(at);
+            words[at] = "--check-only".into();
             words[i] = "info".into();
         }
     }

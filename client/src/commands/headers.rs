@@ -52,7 +52,9 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
         }
         f
     })?;
-    output::header_info(&looked.info, &name, a.json);
+    if !a.check_only {
+        output::header_info(&looked.info, &name, a.json);
+    }
     Ok(())
 }
 
