@@ -1311,10 +1311,7 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         &key,
     ];
     let said = d.ok(&[&test[..], &["--veracrypt-pim", "1"]].concat(), PW);
-    assert!(
-        said.starts_with(&format!("Volume             {k}\n")),
-        "{said}"
-    );
+    assert_eq!(said, "", "cryptsetup prints nothing when the passphrase opens it");
     let (code, msg) = d.fails(
         &[&test[..], &["--veracrypt-pim", "1"]].concat(),
         "wrong words\n",
