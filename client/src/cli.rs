@@ -738,6 +738,10 @@ pub enum Command {
 pub struct MountArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,
+    /// cryptsetup's mapping name, given where the mount point goes: said,
+    /// once the volume is attached, to be of no use here.
+    #[arg(skip)]
+    pub mapping_name: Option<PathBuf>,
     /// Where to mount it (default: a new folder /run/media/$USER/tcdN).
     pub mount_point: Option<PathBuf>,
     #[command(flatten)]

@@ -475,14 +475,8 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
         .mount_point
         .as_ref()
         .filter(|p| !p.as_os_str().as_encoded_bytes().contains(&b'/') && !p.exists());
-    if let Some(name) = name {
-        eprintln!(
-            "tcctl: {} is taken as cryptsetup's mapping name, which tcd does not keep: the \
-             volume is attached as a loop device only (`tcctl status {}` names it)",
-            name.display(),
-            a.volume.display()
-        );
-        a.mount_point = None;
+    if name.is_some() {
+        a.mapping_name = a.mount_point.take();
         a.filesystem = crate::cli::MountFilesystem::None;
     }
 }

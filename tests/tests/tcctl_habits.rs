@@ -1293,6 +1293,16 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     );
     let rows = d.list();
     assert_eq!(rows[0]["mount_point"], serde_json::Value::Null, "{rows}");
+    // Closed by that name: said why not, and how.
+    let (code, msg) = d.fails(&["close", "tcvol"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            3,
+            "tcctl: tcvol is not mounted (tcd keeps no cryptsetup mapping names: name the \
+             volume by its file, device or mount point, as `tcctl list` shows them)\n"
+        )
+    );
     assert!(
         rows[0]["device"]
             .as_str()
@@ -1300,6 +1310,21 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             .starts_with("/dev/loop")
     );
     d.ok(&["close", &k], "");
+    // A failed open says nothing of the name.
+    let (code, msg) = d.fails(
+        &[
+            "open",
+            "--type",
+            "tcrypt",
+            &k,
+            "tcvol",
+            "--veracrypt-pim",
+            "1",
+        ],
+        PW,
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(!msg.contains("mapping name"), "{msg}");
     // open --test-passphrase checks it and mounts nothing.
     let test = [
         "open",
@@ -1311,7 +1336,10 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         &key,
     ];
     let said = d.ok(&[&test[..], &["--veracrypt-pim", "1"]].concat(), PW);
-    assert_eq!(said, "", "cryptsetup prints nothing when the passphrase opens it");
+    assert_eq!(
+        said, "",
+        "cryptsetup prints nothing when the passphrase opens it"
+    );
     let (code, msg) = d.fails(
         &[&test[..], &["--veracrypt-pim", "1"]].concat(),
         "wrong words\n",

@@ -80,6 +80,13 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     if !options::backup_header_only(a) && by_backup == Some(true) {
         output::backup_header_used(&a.volume);
     }
+    if let Some(name) = &a.mapping_name {
+        eprintln!(
+            "tcctl: {} is taken as cryptsetup's mapping name, which tcd does not keep: the \
+             volume is attached as a loop device only (`tcctl status {shown}` names it)",
+            name.display()
+        );
+    }
     let reported = report_mounted(row.as_ref(), &shown);
     output::legacy_mounted(row.as_ref().map(|r| &r.view), &shown);
     if a.explore {
@@ -481,7 +488,19 @@ fn dismount_one(
         .as_ref()
         .map_or_else(|| name.clone(), |v| v.host().to_owned());
     let asked = found.as_ref().map_or(name.as_str(), |v| v.host());
-    let holders = c.dismount(asked, force).map_err(|f| busy_hint(force, f))?;
+    let holders = c
+        .dismount(asked, force)
+        .map_err(|f| busy_hint(force, f))
+        .map_err(|mut f| {
+            // A bare word: cryptsetup's mapping name, perhaps.
+            if f.code == exit::NOT_FOUND && !asked.contains('/') {
+                f.message.push_str(
+                    " (tcd keeps no cryptsetup mapping names: name the volume by its file, \
+                     device or mount point, as `tcctl list` shows them)",
+                );
+            }
+            f
+        })?;
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
         // The name given, when it was the volume's mount point or device
