@@ -15,7 +15,11 @@ const TOKENS: &str = "Security tokens";
 #[derive(Parser)]
 #[command(
     version,
-    about = "Mount, create and manage TrueCrypt and VeraCrypt volumes through tcd"
+    about = "Mount, create and manage TrueCrypt and VeraCrypt volumes through tcd",
+    after_help = "VeraCrypt's command line is taken too: tcctl -t (--text) with veracrypt's \
+                  options (tcctl -t -h lists them). So are cryptsetup's words (tcryptOpen, \
+                  open --type tcrypt, tcryptDump, close) and udisksctl's (unlock, lock, -b \
+                  DEVICE): tcctl(1) lists them all."
 )]
 pub struct Cli {
     /// The daemon's socket (default: $TCD_SOCKET, then the system bus if

@@ -1400,6 +1400,19 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         )),
         "{msg}"
     );
+    // udisksctl's next step, mount -b on that device: what it is is said.
+    let (code, msg) = d.fails(&[&["mount", "-b", &device][..], &OPEN].concat(), PW);
+    assert_eq!(
+        (code, msg),
+        (
+            4,
+            format!(
+                "tcctl: {device} is the device of the attached volume {v}: its filesystem \
+                 mounts with mount(8), or `tcctl dismount {v}` and then `tcctl mount {v}` \
+                 mounts it\n"
+            )
+        )
+    );
     let out = d.ok(&["lock", &format!("--block-device={device}")], "");
     assert_eq!(out, format!("{v} dismounted ({device})\n"));
     // The manual page lists each udisksctl row of docs/VERACRYPT.md.

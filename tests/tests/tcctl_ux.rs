@@ -103,6 +103,15 @@ fn help_and_version_succeed_on_standard_output() {
 }
 
 #[test]
+fn help_names_the_other_tools_spellings() {
+    let out = tcctl(&["--help"]);
+    let help = text(&out.stdout);
+    for words in ["tcctl -t (--text)", "tcryptOpen", "unlock, lock, -b"] {
+        assert!(help.contains(words), "--help lacks {words}: {help}");
+    }
+}
+
+#[test]
 fn no_daemon_is_not_a_usage_error() {
     let out = tcctl(&["list"]);
     assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));

@@ -34,6 +34,20 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume)?;
+    // udisksctl's `mount -b` after `unlock -b`: the device of a volume
+    // tcd attached holds its decrypted data, no header.
+    let name = absolute(&a.volume);
+    if let Some(row) = listed.iter().find(|r| r.device() == name) {
+        return Err(Failure {
+            code: exit::ALREADY_MOUNTED,
+            message: format!(
+                "{name} is the device of the attached volume {host}: its filesystem mounts \
+                 with mount(8), or `tcctl dismount {host}` and then `tcctl mount {host}` \
+                 mounts it",
+                host = row.host()
+            ),
+        });
+    }
     // VeraCrypt's text mode asks where, Enter taking the default.
     if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
         let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
