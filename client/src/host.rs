@@ -87,7 +87,7 @@ fn not_a_host(path: &Path, what: &str) -> Failure {
     Failure {
         code: exit::INVALID_ARGUMENT,
         message: format!(
-            "{}: is {what}; a volume is a file container or a block device",
+            "{}: is {what}; a volume is a container file or a block device",
             path.display()
         ),
     }

@@ -87,7 +87,7 @@ fn a_fifo_or_a_folder_is_refused_at_once_with_one_exit_code() {
             let (code, err) = run(&sys, &with_search(command.clone()));
             assert_eq!(code, INVALID_ARGUMENT, "tcctl {command:?}: {err}");
             assert!(
-                err.contains(kind) && err.contains("a file container or a block device"),
+                err.contains(kind) && err.contains("a container file or a block device"),
                 "tcctl {command:?}: {err}"
             );
         }
