@@ -984,6 +984,11 @@ pub struct CreateArgs {
     /// The new volume: a container file to make (with --size), or an
     /// existing file or device to overwrite.
     pub volume: PathBuf,
+    /// VeraCrypt's text mode on a terminal: a hidden volume's outer
+    /// keyfiles are asked after its password and PIM, and a wrong outer
+    /// password is said and asked again, as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_outer: bool,
     /// Size of a new container file: bytes, or with K, M, G, T (binary;
     /// 1.5G too), whole 512-byte sectors; `max` takes the free space of
     /// its filesystem less 1 MiB, as VeraCrypt's --size=max. Beyond the

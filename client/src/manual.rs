@@ -123,6 +123,7 @@ pub const INTERNAL: &[&str] = &[
     "ask-again",
     "mounted-status",
     "check-only",
+    "ask-outer",
     "veracrypt-lines",
     "only",
 ];

@@ -47,6 +47,9 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
         // VeraCrypt's `-k ""` (no keyfile) leaves nothing in `args`.
         create(args, names(given, KEYFILES))?;
+        if !names(given, &["--stdin", "--password-stdin"]) {
+            args.push("--ask-outer".into());
+        }
     }
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "mount") {
         mount_questions(given, args);

@@ -1978,3 +1978,48 @@ fn a_favorite_that_protects_a_hidden_volume_takes_the_volumes_password_first() {
         "{msg}"
     );
 }
+
+#[test]
+fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_password() {
+    let d = Daemon::start();
+    let key = s(&d.path("outer.key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    let v = create_with(&d, "oh.hc", &["--keyfile", &key]);
+    let mut c = d.command();
+    c.args(["-t", "-c", &v, "--volume-type=hidden", "--size=1M"])
+        .args(["--encryption=AES", "--hash=sha512", "--filesystem=none"])
+        .args(["--pim=1", "--outer-pim", "1", "-k", ""]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(60);
+    let outer = format!("Outer volume password of {v}: ");
+    let keyfile = "Enter keyfile for the outer volume [none]: ";
+    let mut round = |n: usize, password: &str| {
+        t.expect_times(&outer, n, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(password);
+        t.expect_times(keyfile, 2 * n - 1, wait);
+        t.type_line(&key);
+        t.expect_times(keyfile, 2 * n, wait);
+        t.type_line("");
+    };
+    round(1, "not the outer password, as long");
+    round(2, PW.trim_end());
+    let hidden = "hidden words, twenty and more";
+    t.expect("Password for the new hidden volume in ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(hidden);
+    t.expect("Repeat the password: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(hidden);
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("tcctl: the outer volume {v}: wrong password")),
+        "the wrong outer password is said: {text}"
+    );
+    assert!(
+        text.ends_with(&crlf(&format!("hidden volume created in {v}\n"))),
+        "{text}"
+    );
+    d.ok(&[&["info", &v][..], &OPEN].concat(), &format!("{hidden}\n"));
+}

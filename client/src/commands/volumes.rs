@@ -729,20 +729,8 @@ fn ask_for_create(
         None => format!("the new volume {}", a.volume.display()),
     };
     if let Some(size) = a.hidden_size {
-        let outer = pw.ask(&format!(
-            "Outer volume password of {}: ",
-            a.volume.display()
-        ))?;
-        let outer_pim = pw.pim(
-            a.outer_pim,
-            truecrypt,
-            "Outer volume PIM (Enter for none): ",
-        )?;
-        let outer_keyfiles = read_keyfiles(&a.outer_keyfiles)?;
-        // As VeraCrypt: the outer volume is opened before the hidden
-        // volume's password is asked, and its hash then narrows the
-        // daemon's second look.
-        let (hash, room) = open_outer(ctx, a, &outer, outer_pim, &outer_keyfiles)?;
+        let (outer, outer_pim, outer_keyfiles, (hash, room)) =
+            outer_opened(ctx, a, &mut pw, truecrypt)?;
         // Said before the hidden volume's password is typed (twice).
         if let Some(room) = room.filter(|&room| size > room) {
             return Err(Failure::invalid(format!(
@@ -782,6 +770,53 @@ fn ask_for_create(
     crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o))
+}
+
+/// The outer volume's password, PIM and keyfiles, asked, and what opening
+/// it tells (see [`open_outer`]). In VeraCrypt's text mode on a terminal
+/// its keyfiles are asked after its PIM, and a wrong password is said and
+/// all of them asked again, as VeraCrypt does.
+type Outer = (
+    zeroize::Zeroizing<Vec<u8>>,
+    u32,
+    Vec<zeroize::Zeroizing<Vec<u8>>>,
+    (Option<String>, Option<u64>),
+);
+
+fn outer_opened(
+    ctx: Context<'_>,
+    a: &CreateArgs,
+    pw: &mut Passwords,
+    truecrypt: bool,
+) -> Result<Outer, Failure> {
+    loop {
+        let outer = pw.ask(&format!(
+            "Outer volume password of {}: ",
+            a.volume.display()
+        ))?;
+        let outer_pim = pw.pim(
+            a.outer_pim,
+            truecrypt,
+            "Outer volume PIM (Enter for none): ",
+        )?;
+        let outer_keyfiles = if a.ask_outer && a.outer_keyfiles.is_empty() {
+            let typed =
+                crate::input::keyfile_questions("Enter keyfile for the outer volume [none]: ")?;
+            read_keyfiles(&typed)?
+        } else {
+            read_keyfiles(&a.outer_keyfiles)?
+        };
+        // As VeraCrypt: the outer volume is opened before the hidden
+        // volume's password is asked, and its hash then narrows the
+        // daemon's second look.
+        match open_outer(ctx, a, &outer, outer_pim, &outer_keyfiles) {
+            Ok(seen) => return Ok((outer, outer_pim, outer_keyfiles, seen)),
+            Err(f) if a.ask_outer && f.code == exit::WRONG_PASSWORD => {
+                eprintln!("tcctl: {}", f.message);
+            }
+            Err(f) => return Err(f),
+        }
+    }
 }
 
 /// Opens the outer volume of a new hidden volume with its credentials, as
