@@ -34,20 +34,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume)?;
-    // udisksctl's `mount -b` after `unlock -b`: the device of a volume
-    // tcd attached holds its decrypted data, no header.
-    let name = absolute(&a.volume);
-    if let Some(row) = listed.iter().find(|r| r.device() == name) {
-        return Err(Failure {
-            code: exit::ALREADY_MOUNTED,
-            message: format!(
-                "{name} is the device of the attached volume {host}: its filesystem mounts \
-                 with mount(8), or `tcctl dismount {host}` and then `tcctl mount {host}` \
-                 mounts it",
-                host = row.host()
-            ),
-        });
-    }
+    refuse_own_device(&listed, &a.volume)?;
     // VeraCrypt's text mode asks where, Enter taking the default.
     if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
         let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
@@ -87,7 +74,36 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             r => break r?,
         }
     };
-    let row = c.list()?.into_iter().find(|r| r.object == path);
+    said_mounted(&c, a, &path, &shown)
+}
+
+/// udisksctl's `mount -b` after `unlock -b`: the device of a volume tcd
+/// attached holds its decrypted data, no header.
+fn refuse_own_device(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
+    let name = absolute(volume);
+    match listed.iter().find(|r| r.device() == name) {
+        None => Ok(()),
+        Some(row) => Err(Failure {
+            code: exit::ALREADY_MOUNTED,
+            message: format!(
+                "{name} is the device of the attached volume {host}: its filesystem mounts \
+                 with mount(8), or `tcctl dismount {host}` and then `tcctl mount {host}` \
+                 mounts it",
+                host = row.host()
+            ),
+        }),
+    }
+}
+
+/// What a mount that went through says: the backup header that opened it,
+/// a mapping name not kept, where it is; the file manager with --explore.
+fn said_mounted(
+    c: &Client,
+    a: &MountArgs,
+    path: &OwnedObjectPath,
+    shown: &str,
+) -> Result<(String, String), Failure> {
+    let row = c.list()?.into_iter().find(|r| &r.object == path);
     // Asked for (-m headerbak), the backup header says nothing of the
     // primary one.
     let by_backup = row.as_ref().and_then(|r| r.view.used_backup_header);
@@ -101,10 +117,10 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             name.display()
         );
     }
-    let reported = report_mounted(row.as_ref(), &shown);
-    output::legacy_mounted(row.as_ref().map(|r| &r.view), &shown);
+    let reported = report_mounted(row.as_ref(), shown);
+    output::legacy_mounted(row.as_ref().map(|r| &r.view), shown);
     if a.explore {
-        explore(&c, &path);
+        explore(c, path);
     }
     Ok(reported)
 }
