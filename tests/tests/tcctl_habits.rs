@@ -1937,28 +1937,8 @@ fn a_favorite_that_protects_a_hidden_volume_takes_the_volumes_password_first() {
     );
     d.ok(
         &[
-            "favorites",
-            "add",
-            "fh",
-            &v,
-            "--protect-hidden",
-            "--pim",
-            "1",
-        ],
-        "",
-    );
-    d.ok(
-        &[
-            &[
-                "favorites",
-                "add",
-                "fh",
-                &v,
-                "--protect-hidden",
-                "--pim",
-                "1",
-            ][..],
-            &["--filesystem", "none", "--replace"],
+            &["favorites", "add", "fh", &v, "--protect-hidden"][..],
+            &["--pim", "1", "--filesystem", "none"],
         ]
         .concat(),
         "",
