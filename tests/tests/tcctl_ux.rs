@@ -1302,7 +1302,12 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
     for script in ["tcctl.bash", "_tcctl", "tcctl.fish"] {
         let body = std::fs::read_to_string(dir.path().join(script)).expect(script);
         // What VeraCrypt's and cryptsetup's spellings are translated into.
-        for internal in ["empty-password", "ask-again", "mounted-status", "veracrypt-lines"] {
+        for internal in [
+            "empty-password",
+            "ask-again",
+            "mounted-status",
+            "veracrypt-lines",
+        ] {
             assert!(!body.contains(internal), "{script} offers --{internal}");
         }
         // What users type stays.
