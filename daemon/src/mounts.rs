@@ -683,6 +683,13 @@ impl MountTable {
         if !self.lock().contains_key(&id) {
             return Err(Error::NotMounted(id.to_string()));
         }
+        // A block device alone (no filesystem of ours on it) that someone
+        // else mounted, stacked a device on or holds open: the detach
+        // would wait for them.
+        let unmounting = parts.fs.is_some();
+        if !unmounting && let Some(r) = self.unless_device_free(id, &mut parts, force) {
+            return r;
+        }
         if let Some(fs) = &parts.fs {
             fs.sync();
             match fs.unmount(false) {
@@ -704,6 +711,11 @@ impl MountTable {
             // A driver process writes what it holds as it stops.
             if let Some(u) = parts.userfs.take() {
                 u.wait_gone();
+            }
+            // Our filesystem is off it; whoever else holds the device
+            // (mounted it too, say) is waited for off this call.
+            if let Some(r) = self.unless_device_free(id, &mut parts, true) {
+                return r;
             }
         }
         let entry = self
@@ -750,6 +762,51 @@ impl MountTable {
         let held = target
             .map(|t| holders::scan(t, &except))
             .unwrap_or_default();
+        self.leave_detaching(id, parts, target.map(|t| (t, except)), held)
+    }
+
+    /// `None` when the volume's block device is free (nobody but the
+    /// daemon uses it). Else, unless `force`, [`Error::Held`] naming what
+    /// holds it (its mount points, the devices stacked on it, the
+    /// processes), nothing changed; with `force`, the volume is left
+    /// detaching (see [`MountTable::leave_detaching`]).
+    fn unless_device_free(
+        &self,
+        id: u32,
+        parts: &mut Parts,
+        force: bool,
+    ) -> Option<Result<Mounted>> {
+        let device = parts.export.as_ref()?.device().to_path_buf();
+        let used = holders::device_use(&device);
+        if used.is_empty() {
+            return None;
+        }
+        let what = used.describe(&device);
+        if !force {
+            return Some(Err(Error::Held {
+                what,
+                holders: used.processes,
+            }));
+        }
+        tracing::info!(
+            id,
+            "{what} is in use; the volume is detached when it is let go"
+        );
+        let holding = used.target.map(|t| (t, Vec::new()));
+        Some(self.leave_detaching(id, parts, holding, used.processes))
+    }
+
+    /// Marks volume `id` detaching (held by `held`; `holding`: what to scan
+    /// to name its holders again) and starts the thread that detaches its
+    /// block device once the kernel lets go of it, stops FUSE, drops the
+    /// keys and removes it from the table, holding no lock meanwhile.
+    fn leave_detaching(
+        &self,
+        id: u32,
+        parts: &mut Parts,
+        holding: Option<(holders::Target, Vec<u32>)>,
+        held: Vec<Holder>,
+    ) -> Result<Mounted> {
         let view = {
             let mut t = self.lock();
             let e = t.get_mut(&id).ok_or(Error::NotMounted(id.to_string()))?;
@@ -759,7 +816,7 @@ impl MountTable {
             e.view.mount_point = None;
             e.view.slot = 0;
             e.view.holders = held;
-            e.holding = target.map(|t| (t, except));
+            e.holding = holding;
             e.view.clone()
         };
         tracing::info!(id, holders = %holders::describe(&view.holders), "volume detached; in use");

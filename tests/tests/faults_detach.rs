@@ -7,7 +7,11 @@
 //!   intact on the next mount;
 //! - a normal dismount leaves no error in the daemon's log;
 //! - a user is told that another user's process holds their volume, not
-//!   which (root is told).
+//!   which (root is told);
+//! - a volume attached as a block device alone, whose device root then
+//!   mounted outside tcd: its dismount is refused at once naming the mount
+//!   point, a forced one leaves it listed as "detaching" until the
+//!   filesystem is unmounted, then it goes with its loop device.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! losetup.
@@ -357,4 +361,131 @@ fn a_user_is_not_told_which_process_of_another_user_holds_their_volume() {
         assert!(Instant::now() < deadline, "still listed\n{}", sys.log());
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Unmounts (lazily) a filesystem the test mounted outside tcd, however the
+/// test ends, so the daemon's teardown never waits for it.
+struct Outside<'a>(&'a Path);
+
+impl Drop for Outside<'_> {
+    fn drop(&mut self) {
+        if is_mount_point(self.0) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+}
+
+#[test]
+fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let vol = sys.create_volume(alice, "attached.hc", "24M");
+    let mut args = vec!["mount", s(&vol), "--filesystem", "none"];
+    args.extend(OPEN_FAST);
+    let said = sys.ok(Some(alice), &args, &format!("{PASSWORD}\n"));
+    let attached = row(&sys, alice, &vol).expect("listed");
+    let device = attached["device"].as_str().expect("device").to_owned();
+    assert!(said.contains(&format!("attached as {device}")), "{said}");
+    let id = attached["object"]
+        .as_str()
+        .and_then(|o| o.rsplit('/').next())
+        .expect("object path")
+        .to_owned();
+
+    // Root mounts the volume's filesystem from its loop device, as any
+    // block device, and writes to it.
+    let outside = sys.dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    let st = Command::new(require_tool("mount", "package util-linux"))
+        .arg(&device)
+        .arg(&outside)
+        .status()
+        .expect("mount");
+    assert!(st.success(), "mount {device} {}", outside.display());
+    let _guard = Outside(&outside);
+    std::fs::write(outside.join("data"), "written outside\n").expect("write");
+
+    // Refused at once, naming where the device is mounted; nothing changes.
+    let refused = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", s(&vol)],
+        "",
+        "the dismount of the device mounted outside",
+    );
+    let said = text(&refused);
+    assert_eq!(refused.status.code(), Some(5), "exit 5 (busy): {said}");
+    assert!(
+        said.contains(&format!("{device} (mounted on {})", outside.display())),
+        "the refusal names the device and its mount point: {said}"
+    );
+    let still = row(&sys, alice, &vol).expect("still listed after the refusal");
+    assert_eq!(still["state"], "attached", "{still}");
+    assert_eq!(still["device"], device.as_str());
+    assert!(is_mount_point(&outside));
+    std::fs::write(outside.join("data"), "written after the refusal\n").expect("write");
+
+    // Forced: answered at once, listed detaching while the device is
+    // mounted, by `list --json` and `list`.
+    let forced = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", "--force", s(&vol)],
+        "",
+        "the forced dismount of the device mounted outside",
+    );
+    let said = text(&forced);
+    assert!(forced.status.success(), "{said}");
+    assert!(said.contains("detaching"), "{said}");
+    let detaching = row(&sys, alice, &vol).expect("listed while its device is mounted");
+    assert_eq!(detaching["state"], "detaching", "{detaching}");
+    let human = sys.ok(Some(alice), &["list"], "");
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with(s(&vol)) && l.contains("detaching")),
+        "{human}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("data")).expect("read"),
+        "written after the refusal\n",
+        "the outside mount still reads the volume"
+    );
+
+    // Unmounted outside: the volume goes, with its loop device.
+    let st = Command::new("umount")
+        .arg(&outside)
+        .status()
+        .expect("umount");
+    assert!(st.success(), "umount {}", outside.display());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while row(&sys, alice, &vol).is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the volume is still listed a minute after its device was unmounted\n{}",
+            sys.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let fuse = sys.dir.path().join("run/fuse").join(&id);
+    assert_eq!(
+        loops_under(&fuse),
+        Vec::<String>::new(),
+        "loop devices left"
+    );
+    let name = Path::new(&device).file_name().expect("loop name");
+    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+    let left = std::fs::read_to_string(&backing).unwrap_or_default();
+    assert!(
+        !Path::new(left.trim()).starts_with(&fuse),
+        "{device} still attached to {left}"
+    );
+
+    // What was written outside is on the volume.
+    sys.mount(alice, &vol, &alice.path("mnt"));
+    assert_eq!(
+        std::fs::read_to_string(alice.path("mnt/data")).expect("data"),
+        "written after the refusal\n"
+    );
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
 }

@@ -461,7 +461,9 @@ pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Resu
 }
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
-    let n = c.dismount_all(force).map_err(|f| busy_hint(force, f))?;
+    let n = c
+        .dismount_all(force)
+        .map_err(|f| busy_hint(force, false, f))?;
     let detaching: Vec<String> = c
         .list()?
         .iter()
@@ -484,8 +486,17 @@ fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
 }
 
 /// A volume in use, dismounted without --force: how --force would help.
-fn busy_hint(force: bool, f: Failure) -> Failure {
+/// `attached`: the volume has no mount point of tcd's (its block device
+/// alone, which someone else may have mounted).
+fn busy_hint(force: bool, attached: bool, f: Failure) -> Failure {
     match (force, f.code) {
+        (false, exit::BUSY) if attached => Failure {
+            code: f.code,
+            message: format!(
+                "{}; --force leaves it detaching, and it is detached when the device is let go",
+                f.message
+            ),
+        },
         (false, exit::BUSY) => Failure {
             code: f.code,
             message: format!(
@@ -518,19 +529,23 @@ fn dismount_one(
         .as_ref()
         .map_or_else(|| name.clone(), |v| v.host().to_owned());
     let asked = found.as_ref().map_or(name.as_str(), |v| v.host());
+    let attached = found.as_ref().is_some_and(|v| v.mount_point().is_none());
     let holders = c
         .dismount(asked, force)
-        .map_err(|f| busy_hint(force, f))
-        .map_err(|mut f| {
-            // A bare word: cryptsetup's mapping name, perhaps.
-            if f.code == exit::NOT_FOUND && !asked.contains('/') {
-                f.message.push_str(
-                    " (tcd keeps no cryptsetup mapping names: name the volume by its file, \
-                     device or mount point, as `tcctl list` shows them)",
-                );
-            }
-            f
-        })?;
+        .map_err(|f| busy_hint(force, attached, f))
+        .map_err(|f| no_mapping_names(asked, f))?;
+    // A block device someone else mounted is held by no process: the
+    // volume is still listed, detaching.
+    let detaching = holders.is_empty()
+        && c.list().ok().is_some_and(|l| {
+            find_mounted(l, &volume).is_some_and(|v| v.state() == VolumeState::Detaching)
+        });
+    if detaching {
+        let said =
+            format!("{volume} is detaching: its device is still in use, and it goes when let go");
+        println!("{said}");
+        return Ok((format!("Dismounting {volume}"), said));
+    }
     if holders.is_empty() {
         // As `dismount --all` says its count, and udisksctl its unmount.
         // The name given, when it was the volume's mount point or device
@@ -556,6 +571,18 @@ fn dismount_one(
     );
     println!("{said}");
     Ok((format!("Dismounting {name}"), said))
+}
+
+/// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
+/// does not keep.
+fn no_mapping_names(asked: &str, mut f: Failure) -> Failure {
+    if f.code == exit::NOT_FOUND && !asked.contains('/') {
+        f.message.push_str(
+            " (tcd keeps no cryptsetup mapping names: name the volume by its file, device or \
+             mount point, as `tcctl list` shows them)",
+        );
+    }
+    f
 }
 
 /// `tcctl list`.

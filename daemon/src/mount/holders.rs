@@ -135,6 +135,128 @@ pub fn describe(holders: &[Holder]) -> String {
         .join(", ")
 }
 
+/// What keeps a block device in use, apart from the daemon's own mounts
+/// of it: filesystems mounted from it (in the daemon's mount namespace),
+/// devices stacked on it (device-mapper, md), and processes holding it
+/// open or using a filesystem mounted from it.
+#[derive(Debug, Default)]
+pub struct DeviceUse {
+    pub mounts: Vec<std::path::PathBuf>,
+    pub stacked: Vec<String>,
+    pub processes: Vec<Holder>,
+    /// What to scan again to name the processes, while the device is held.
+    pub target: Option<Target>,
+}
+
+impl DeviceUse {
+    pub fn is_empty(&self) -> bool {
+        self.mounts.is_empty() && self.stacked.is_empty() && self.processes.is_empty()
+    }
+
+    /// "/dev/loop4 (mounted on /mnt/x; held by /dev/mapper/y)", or the
+    /// device alone when only processes hold it.
+    pub fn describe(&self, device: &Path) -> String {
+        let mut parts = Vec::new();
+        if !self.mounts.is_empty() {
+            let at: Vec<String> = self
+                .mounts
+                .iter()
+                .map(|m| m.display().to_string())
+                .collect();
+            parts.push(format!("mounted on {}", at.join(", ")));
+        }
+        if !self.stacked.is_empty() {
+            parts.push(format!("held by {}", self.stacked.join(", ")));
+        }
+        match parts.is_empty() {
+            true => device.display().to_string(),
+            false => format!("{} ({})", device.display(), parts.join("; ")),
+        }
+    }
+}
+
+/// Who uses block device `device` now (see [`DeviceUse`]). Processes
+/// alone may be a prober that opens the device for a moment (udev after
+/// a write): they count only if they still hold it after a second (10 ×
+/// 100 ms).
+pub fn device_use(device: &Path) -> DeviceUse {
+    let mut tries = 0;
+    loop {
+        let used = device_use_now(device);
+        if tries >= 10 || used.is_empty() || !used.mounts.is_empty() || !used.stacked.is_empty() {
+            return used;
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+fn device_use_now(device: &Path) -> DeviceUse {
+    let Some((_, Some(rdev))) = stat(device) else {
+        return DeviceUse::default();
+    };
+    // Files of a filesystem mounted from the device carry its number.
+    let target = Target {
+        fs_dev: rdev,
+        block: Some(rdev),
+    };
+    DeviceUse {
+        mounts: mounts_from(rdev),
+        stacked: stacked_on(device),
+        processes: scan(target, &[]),
+        target: Some(target),
+    }
+}
+
+/// Mount points of filesystems whose device number is `rdev`, from
+/// `/proc/self/mountinfo` (its third field, `major:minor`).
+fn mounts_from(rdev: u64) -> Vec<std::path::PathBuf> {
+    let wanted = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let dev = f.nth(2)?;
+            let at = f.nth(1)?;
+            (dev == wanted).then(|| std::path::PathBuf::from(unescape(at)))
+        })
+        .collect()
+}
+
+/// The kernel writes a space, tab, newline and backslash in a mount
+/// point as `\040`, `\011`, `\012` and `\134`.
+fn unescape(field: &str) -> String {
+    field
+        .replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// Devices stacked on `device` (`/sys/block/NAME/holders`): a
+/// device-mapper target by its `/dev/mapper` name, others by `/dev` name.
+fn stacked_on(device: &Path) -> Vec<String> {
+    let Some(name) = device.file_name() else {
+        return Vec::new();
+    };
+    let Ok(dir) = std::fs::read_dir(Path::new("/sys/block").join(name).join("holders")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = dir
+        .flatten()
+        .map(|e| {
+            let dm = Path::new("/sys/block").join(e.file_name()).join("dm/name");
+            match std::fs::read_to_string(dm) {
+                Ok(n) if !n.trim().is_empty() => format!("/dev/mapper/{}", n.trim()),
+                _ => format!("/dev/{}", e.file_name().to_string_lossy()),
+            }
+        })
+        .collect();
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +285,34 @@ mod tests {
             .expect("the child is found");
         assert_eq!(h.command, "sleep");
         assert!(describe(&found).contains(&format!("PID {} (sleep)", child.id())));
+    }
+
+    #[test]
+    fn mount_points_are_unescaped() {
+        assert_eq!(unescape("/mnt/a\\040b\\134c"), "/mnt/a b\\c");
+    }
+
+    #[test]
+    fn a_device_in_use_is_described_by_its_mounts_and_stacked_devices() {
+        let used = DeviceUse {
+            mounts: vec!["/mnt/x".into()],
+            stacked: vec!["/dev/mapper/y".into()],
+            ..DeviceUse::default()
+        };
+        assert_eq!(
+            used.describe(Path::new("/dev/loop4")),
+            "/dev/loop4 (mounted on /mnt/x; held by /dev/mapper/y)"
+        );
+        assert_eq!(
+            DeviceUse::default().describe(Path::new("/dev/loop4")),
+            "/dev/loop4"
+        );
+    }
+
+    #[test]
+    fn a_device_nobody_uses_is_free() {
+        // The root filesystem's own folder is no block device.
+        assert!(device_use(Path::new("/")).is_empty());
     }
 
     #[test]
