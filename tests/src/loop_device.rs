@@ -38,15 +38,25 @@ impl LoopDevice {
         // The kernel keeps a detached loop device's partitions that partx
         // added: a free device may carry another image's, which `-a` would
         // refuse to add again. Drop them first (none there is fine).
-        let _ = Command::new(&partx)
-            .args(["-d", &device.path])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let st = Command::new(&partx)
-            .args(["-a", &device.path])
-            .status()
-            .expect("partx -a");
-        assert!(st.success(), "partx -a {}", device.path);
+        // A partition udev (or a daemon watching for it) is still probing
+        // cannot be dropped for a moment: tried again for up to 10 s.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let _ = Command::new(&partx)
+                .args(["-d", &device.path])
+                .stderr(std::process::Stdio::null())
+                .status();
+            let st = Command::new(&partx)
+                .args(["-a", &device.path])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("partx -a");
+            if st.success() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "partx -a {}", device.path);
+            std::thread::sleep(Duration::from_millis(200));
+        }
         device.partitions = true;
         let part = format!("{}p1", device.path);
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -104,7 +114,19 @@ impl Drop for LoopDevice {
             .status();
         let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o660));
         if self.partitions {
-            let _ = Command::new("partx").args(["-d", &self.path]).status();
+            // Tried again while something still probes a partition, so
+            // the next user of the device does not find it.
+            let first = format!("{}p1", self.path);
+            for _ in 0..25 {
+                let _ = Command::new("partx")
+                    .args(["-d", &self.path])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+                if !Path::new(&first).exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
         }
         let _ = Command::new("losetup").args(["-d", &self.path]).status();
     }
