@@ -200,6 +200,7 @@ mod tests {
             name: "work".into(),
             host: "/dev/disk/by-partuuid/ab-01".into(),
             mount_point: Some("/media/work".into()),
+            slot: Some(3),
             readonly: true,
             keyfiles: vec!["/k/1".into(), "/k/2".into()],
             pim: 485,
