@@ -185,8 +185,7 @@ pub fn mount_one(
         // A kept password the volume no longer takes: said, and asked.
         Err(e) if given && e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
             note("the password in your keyring does not open it");
-            let asked =
-                ask(&password_prompt(&f.settings.name)).map_err(|e| keyring_refused(e, true))?;
+            let asked = ask(&password_prompt(&f.settings.name)).map_err(keyring_refused)?;
             (mount(&asked)?, remembered(remember, &key, &asked)?)
         }
         Err(e) => return Err(e),
@@ -227,18 +226,16 @@ fn hint_for(s: &tcd_proto::contract::favorite::Favorite, said: &str) -> Option<S
 
 /// No way to ask for a password after the keyring's was refused: a wrong
 /// password, not a mistake in the command line.
-fn keyring_refused(e: Failure, refused: bool) -> Failure {
-    if refused && e.code == exit::USAGE {
-        Failure {
-            code: exit::WRONG_PASSWORD,
-            message: format!(
-                "the password in your keyring does not open it, and no other can be asked \
-                 for: {}",
-                e.message
-            ),
-        }
-    } else {
-        e
+fn keyring_refused(e: Failure) -> Failure {
+    if e.code != exit::USAGE {
+        return e;
+    }
+    Failure {
+        code: exit::WRONG_PASSWORD,
+        message: format!(
+            "the password in your keyring does not open it, and no other can be asked for: {}",
+            e.message
+        ),
     }
 }
 

@@ -114,6 +114,42 @@ fn loops_under(folder: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Waits (a minute at most) until `who`'s volume `vol` (object id `id`,
+/// device `device`) is no longer listed once `after`, then checks that its
+/// loop device left with it; its FUSE folder under the daemon's runtime
+/// folder.
+fn gone_with_its_loop_device(
+    sys: &System,
+    who: &User,
+    (vol, id, device): (&Path, &str, &str),
+    after: &str,
+) -> std::path::PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while row(sys, who, vol).is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the volume is still listed a minute after {after}\n{}",
+            sys.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Its FUSE file, under the daemon's runtime folder, named by its id.
+    let fuse = sys.dir.path().join("run/fuse").join(id);
+    assert_eq!(
+        loops_under(&fuse),
+        Vec::<String>::new(),
+        "loop devices left"
+    );
+    let name = Path::new(device).file_name().expect("loop name");
+    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+    let still = std::fs::read_to_string(&backing).unwrap_or_default();
+    assert!(
+        !Path::new(still.trim()).starts_with(&fuse),
+        "{device} still attached to {still}"
+    );
+    fuse
+}
+
 #[test]
 fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volume() {
     let sys = System::start();
@@ -249,29 +285,7 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
     // The holder lets go: the volume goes, with its loop device.
     let _ = holder.kill();
     let _ = holder.wait();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while row(&sys, alice, &held).is_some() {
-        assert!(
-            Instant::now() < deadline,
-            "the volume is still listed a minute after its holder died\n{}",
-            sys.log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    // Its FUSE file, under the daemon's runtime folder, named by its id.
-    let fuse = sys.dir.path().join("run/fuse").join(&id);
-    assert_eq!(
-        loops_under(&fuse),
-        Vec::<String>::new(),
-        "loop devices left"
-    );
-    let name = Path::new(&device).file_name().expect("loop name");
-    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
-    let still = std::fs::read_to_string(&backing).unwrap_or_default();
-    assert!(
-        !Path::new(still.trim()).starts_with(&fuse),
-        "{device} still attached to {still}"
-    );
+    let fuse = gone_with_its_loop_device(&sys, alice, (&held, &id, &device), "its holder died");
     let left: Vec<_> = std::fs::read_to_string("/proc/self/mountinfo")
         .expect("mountinfo")
         .lines()
@@ -458,27 +472,11 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
         .status()
         .expect("umount");
     assert!(st.success(), "umount {}", outside.display());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while row(&sys, alice, &vol).is_some() {
-        assert!(
-            Instant::now() < deadline,
-            "the volume is still listed a minute after its device was unmounted\n{}",
-            sys.log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let fuse = sys.dir.path().join("run/fuse").join(&id);
-    assert_eq!(
-        loops_under(&fuse),
-        Vec::<String>::new(),
-        "loop devices left"
-    );
-    let name = Path::new(&device).file_name().expect("loop name");
-    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
-    let left = std::fs::read_to_string(&backing).unwrap_or_default();
-    assert!(
-        !Path::new(left.trim()).starts_with(&fuse),
-        "{device} still attached to {left}"
+    gone_with_its_loop_device(
+        &sys,
+        alice,
+        (&vol, &id, &device),
+        "its device was unmounted",
     );
 
     // What was written outside is on the volume.

@@ -1141,13 +1141,7 @@ fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> 
     let shown = volume.display();
     let regular = std::fs::metadata(volume).is_ok_and(|m| m.is_file());
     // As VeraCrypt says it: a device's volume fills the device.
-    if a.size.is_some()
-        && a.hidden_size.is_none()
-        && std::fs::metadata(volume).is_ok_and(|m| {
-            use std::os::unix::fs::FileTypeExt;
-            m.file_type().is_block_device()
-        })
-    {
+    if a.size.is_some() && a.hidden_size.is_none() && crate::host::is_device(volume) {
         return Err(Failure {
             code: exit::USAGE,
             message: format!(
