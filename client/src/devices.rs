@@ -6,6 +6,7 @@
 
 use crate::bus::{Client, Failure};
 use std::path::{Path, PathBuf};
+use tcd_proto::mount_table;
 
 /// A device offered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,16 +109,12 @@ fn candidate(sys: &Path) -> bool {
 
 /// Where tcd daemons serve decrypted volumes (FUSE mounts named `tcd`).
 fn tcd_fuse_mounts() -> Vec<PathBuf> {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let (mount, fs) = l.split_once(" - ")?;
-            let mut fs = fs.split_whitespace();
-            let (kind, source) = (fs.next()?, fs.next()?);
-            let tcd = kind == "fuse.tcd" || (kind == "fuse" && source == "tcd");
-            tcd.then(|| mount.split_whitespace().nth(4).map(PathBuf::from))?
+    mount_table::now()
+        .into_iter()
+        .filter(|m| {
+            m.fs_type == "fuse.tcd" || (m.fs_type == "fuse" && m.source == Path::new("tcd"))
         })
+        .map(|m| m.point)
         .collect()
 }
 
@@ -131,11 +128,7 @@ fn decrypted_by_tcd(sys: &Path, served: &[PathBuf]) -> bool {
 /// `major:minor` of every device mounted (in any namespace this process
 /// sees) or used as swap.
 fn in_use() -> Vec<String> {
-    let mut used: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
-        .collect();
+    let mut used: Vec<String> = mount_table::now().into_iter().map(|m| m.device).collect();
     for swap in std::fs::read_to_string("/proc/swaps")
         .unwrap_or_default()
         .lines()

@@ -4,7 +4,7 @@
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::mount::fswatch::{self, FsWatch};
+use crate::mount::fswatch::FsWatch;
 use crate::mount::holders::{self, Holder};
 use crate::mount::host_key::HostKey;
 pub use crate::mount::mountpoint::FsOptions;
@@ -1072,11 +1072,11 @@ impl MountTable {
         if volumes.is_empty() {
             return;
         }
-        let mountinfo = fswatch::mountinfo();
+        let table = tcd_proto::mount_table::now();
         for (volume, watch) in volumes {
             volume.check_host();
             if let Some(w) = watch {
-                w.check(&mountinfo, volume.health());
+                w.check(&table, volume.health());
             }
         }
     }
@@ -1175,14 +1175,10 @@ fn default_mount_point(owner: (u32, u32), name: &str, reuse: bool) -> Result<Pat
 
 /// Mount points of filesystems mounted from `device`.
 fn mounts_of(device: &Path) -> Vec<PathBuf> {
-    std::fs::read_to_string("/proc/self/mounts")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (dev, at) = (f.next()?, f.next()?);
-            (Path::new(dev) == device).then(|| PathBuf::from(at.replace("\\040", " ")))
-        })
+    tcd_proto::mount_table::now()
+        .into_iter()
+        .filter(|m| m.source == device)
+        .map(|m| m.point)
         .collect()
 }
 

@@ -201,10 +201,9 @@ pub fn s(p: &Path) -> &str {
 
 /// Whether a filesystem is mounted exactly at `path`.
 pub fn is_mount_point(path: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .expect("mountinfo")
-        .lines()
-        .any(|l| l.split(' ').nth(4) == Some(s(path)))
+    tcd_proto::mount_table::now()
+        .iter()
+        .any(|m| m.point == path)
 }
 
 /// The volume serial of a FAT boot sector, as blkid prints it (DEAD-BABE is

@@ -359,17 +359,9 @@ pub const FUSEFAT_NOTICE: &str = "note: fusefat serves this FAT volume (the kern
 
 /// Whether the filesystem mounted at `at` is served by a FUSE driver.
 fn served_by_fuse(at: &Path) -> bool {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    table.lines().any(|line| {
-        let Some((fields, after)) = line.split_once(" - ") else {
-            return false;
-        };
-        fields.split(' ').nth(4) == Some(&*at.to_string_lossy())
-            && after
-                .split(' ')
-                .next()
-                .is_some_and(|t| t.starts_with("fuse"))
-    })
+    tcd_proto::mount_table::now()
+        .iter()
+        .any(|m| m.point == at && m.fs_type.starts_with("fuse"))
 }
 
 /// Says where the volume (its listing, `row`) went, and returns the

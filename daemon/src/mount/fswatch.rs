@@ -6,6 +6,7 @@
 
 use crate::volume::health::Health;
 use std::path::Path;
+use tcd_proto::mount_table::Mount;
 
 /// What to look at for one mounted filesystem.
 #[derive(Debug, Clone)]
@@ -37,24 +38,19 @@ impl FsWatch {
         }
     }
 
-    /// Records in `health` what the kernel shows now; `mountinfo` is the
-    /// text of `/proc/self/mountinfo`, read once for all volumes.
-    pub fn check(&self, mountinfo: &str, health: &Health) {
+    /// Records in `health` what the kernel shows now; `table` is the
+    /// kernel's mount table, read once for all volumes.
+    pub fn check(&self, table: &[Mount], health: &Health) {
         if self.read_only {
             return;
         }
-        if remounted_read_only(mountinfo, self.mount_id) {
+        if remounted_read_only(table, self.mount_id) {
             health.fs_remounted_read_only();
         }
         if let Some(n) = self.errors_file.as_deref().and_then(read_count) {
             health.fs_errors(n.saturating_sub(self.errors_at_mount));
         }
     }
-}
-
-/// The kernel's mount table for this process (empty if unreadable).
-pub fn mountinfo() -> String {
-    std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default()
 }
 
 fn read_count(file: &Path) -> Option<u64> {
@@ -64,29 +60,18 @@ fn read_count(file: &Path) -> Option<u64> {
 /// Whether the mount `id` is read-write while its filesystem is read-only:
 /// the kernel turned the superblock read-only under a read-write mount
 /// (a remount by a user changes both).
-fn remounted_read_only(mountinfo: &str, id: u64) -> bool {
-    mountinfo.lines().any(|line| {
-        let mut fields = line.split(' ');
-        if fields.next().and_then(|f| f.parse::<u64>().ok()) != Some(id) {
-            return false;
-        }
-        // id parent major:minor root mount-point mount-options [tags] - type source super-options
-        let mount_rw = fields
-            .nth(4)
-            .is_some_and(|o| o.split(',').any(|o| o == "rw"));
-        let super_ro = line
-            .split_once(" - ")
-            .and_then(|(_, rest)| rest.split(' ').nth(2))
-            .is_some_and(|o| o.split(',').any(|o| o == "ro"));
-        mount_rw && super_ro
-    })
+fn remounted_read_only(table: &[Mount], id: u64) -> bool {
+    table
+        .iter()
+        .any(|m| m.id == id && m.mounted_read_write && m.fs_read_only)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tcd_proto::mount_table::parse;
 
-    const TABLE: &str = "\
+    const TABLE: &[u8] = b"\
 22 27 0:21 / /proc rw,relatime - proc proc rw
 101 27 7:5 / /run/media/u/tcd1 rw,nosuid,nodev,relatime shared:80 - ext4 /dev/loop5 ro,errors=remount-ro
 102 27 7:6 / /run/media/u/tcd2 rw,nosuid,nodev,relatime - ext4 /dev/loop6 rw
@@ -95,19 +80,22 @@ mod tests {
 
     #[test]
     fn only_a_read_write_mount_of_a_read_only_filesystem_was_remounted_by_the_kernel() {
-        assert!(remounted_read_only(TABLE, 101));
-        assert!(!remounted_read_only(TABLE, 102));
-        assert!(!remounted_read_only(TABLE, 103), "mounted read-only");
-        assert!(!remounted_read_only(TABLE, 10), "no such mount");
+        assert!(remounted_read_only(&parse(TABLE), 101));
+        assert!(!remounted_read_only(&parse(TABLE), 102));
+        assert!(
+            !remounted_read_only(&parse(TABLE), 103),
+            "mounted read-only"
+        );
+        assert!(!remounted_read_only(&parse(TABLE), 10), "no such mount");
     }
 
     #[test]
     fn a_read_only_mount_is_not_watched() {
         let h = Health::new(false);
-        FsWatch::new(101, Path::new("/dev/loop5"), "ext4", true).check(TABLE, &h);
+        FsWatch::new(101, Path::new("/dev/loop5"), "ext4", true).check(&parse(TABLE), &h);
         assert!(h.is_ok());
         let h = Health::new(true);
-        FsWatch::new(101, Path::new("/dev/loop5"), "ext4", false).check(TABLE, &h);
+        FsWatch::new(101, Path::new("/dev/loop5"), "ext4", false).check(&parse(TABLE), &h);
         assert!(h.problems()[0].contains("remounted read-only"));
     }
 }

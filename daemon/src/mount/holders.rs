@@ -208,30 +208,14 @@ fn device_use_now(device: &Path) -> DeviceUse {
     }
 }
 
-/// Mount points of filesystems whose device number is `rdev`, from
-/// `/proc/self/mountinfo` (its third field, `major:minor`).
+/// Mount points of filesystems whose device number is `rdev`.
 fn mounts_from(rdev: u64) -> Vec<std::path::PathBuf> {
     let wanted = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split(' ');
-            let dev = f.nth(2)?;
-            let at = f.nth(1)?;
-            (dev == wanted).then(|| std::path::PathBuf::from(unescape(at)))
-        })
+    tcd_proto::mount_table::now()
+        .into_iter()
+        .filter(|m| m.device == wanted)
+        .map(|m| m.point)
         .collect()
-}
-
-/// The kernel writes a space, tab, newline and backslash in a mount
-/// point as `\040`, `\011`, `\012` and `\134`.
-fn unescape(field: &str) -> String {
-    field
-        .replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
 }
 
 /// Devices stacked on `device` (`/sys/block/NAME/holders`): a
@@ -285,11 +269,6 @@ mod tests {
             .expect("the child is found");
         assert_eq!(h.command, "sleep");
         assert!(describe(&found).contains(&format!("PID {} (sleep)", child.id())));
-    }
-
-    #[test]
-    fn mount_points_are_unescaped() {
-        assert_eq!(unescape("/mnt/a\\040b\\134c"), "/mnt/a b\\c");
     }
 
     #[test]

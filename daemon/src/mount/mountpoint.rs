@@ -9,6 +9,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use tcd_proto::mount_table;
 
 /// A mount point that passed the checks, held open.
 #[derive(Debug)]
@@ -245,13 +246,10 @@ impl Ours {
 
 /// The source of mount `mount_id` in this process's mount table.
 fn mount_source(mount_id: u64) -> Option<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    table.lines().find_map(|line| {
-        let (fields, after) = line.split_once(" - ")?;
-        (fields.split(' ').next()?.parse::<u64>().ok()? == mount_id)
-            .then(|| after.split(' ').nth(1).map(PathBuf::from))
-            .flatten()
-    })
+    mount_table::now()
+        .into_iter()
+        .find(|m| m.id == mount_id)
+        .map(|m| m.source)
 }
 
 /// Unmounts the filesystem at `path`, a folder of the daemon's own (its
@@ -547,11 +545,7 @@ impl MountedFs {
 
 /// The IDs of every mount in the daemon's namespace.
 fn mount_ids() -> Vec<u64> {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split(' ').next()?.parse().ok())
-        .collect()
+    mount_table::now().iter().map(|m| m.id).collect()
 }
 
 /// Unmounts (lazily) what a killed daemon left at `path`, a mount point
@@ -576,14 +570,7 @@ pub fn unmount_stale(path: &Path, device: &Path) -> Result<()> {
             });
         }
     };
-    let source = std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.split(' ').next().and_then(|i| i.parse().ok()) == Some(st.mount_id))
-        .and_then(|l| l.split(" - ").nth(1))
-        .and_then(|tail| tail.split(' ').nth(1))
-        .map(str::to_owned);
-    if !st.mount_root || source.as_deref() != Some(&*device.to_string_lossy()) {
+    if !st.mount_root || mount_source(st.mount_id).as_deref() != Some(device) {
         return Err(Error::MountPoint {
             path: path.display().to_string(),
             problem: format!("does not hold a filesystem of {}", device.display()),
@@ -607,17 +594,8 @@ fn unmount_stale_unanswering(
     path: &Path,
     device: &Path,
 ) -> Result<()> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let topmost = table
-        .lines()
-        .rfind(|l| {
-            l.split(' ')
-                .nth(4)
-                .is_some_and(|at| Path::new(&at.replace("\\040", " ")) == path)
-        })
-        .and_then(|l| l.split(" - ").nth(1))
-        .and_then(|tail| tail.split(' ').nth(1));
-    if topmost != Some(&*device.to_string_lossy()) {
+    let topmost = mount_table::now().into_iter().rfind(|m| m.point == path);
+    if topmost.map(|m| m.source).as_deref() != Some(device) {
         return Err(Error::MountPoint {
             path: path.display().to_string(),
             problem: format!("does not hold a filesystem of {}", device.display()),
