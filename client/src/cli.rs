@@ -39,7 +39,9 @@ pub struct Cli {
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub notify: bool,
     /// Never ask for a password (no prompt, dialog or password agent): it
-    /// comes with --password-stdin, else the command fails at once.
+    /// comes with --password-stdin; without that, keyfiles open the volume
+    /// alone (the empty password, as VeraCrypt), and with none the command
+    /// fails at once.
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub non_interactive: bool,
     /// VeraCrypt's `-p ""`, as translated: the password is the empty one
@@ -168,6 +170,23 @@ fn value_of<'a>(given: &'a [String], name: &str) -> Option<&'a str> {
         .or_else(|| given.iter().find_map(|a| a.strip_prefix(inline.as_str())))
 }
 
+/// Whether the hash or encryption given is one TrueCrypt never had, so
+/// that only VeraCrypt's format was searched (`create`'s encryption is the
+/// hidden volume's, not its search's).
+fn veracrypt_only(given: &[String], hash_name: &str, create: bool) -> bool {
+    let hash = value_of(given, hash_name).and_then(|h| Hash::from_str(h, true).ok());
+    let encryption = value_of(given, "--encryption")
+        .filter(|_| !create)
+        .and_then(|e| Encryption::from_str(e, true).ok())
+        .map(wire_name);
+    hash.is_some_and(|h| {
+        !matches!(
+            h,
+            Hash::Sha512 | Hash::Whirlpool | Hash::Ripemd160 | Hash::Sha1
+        )
+    }) || encryption.is_some_and(|e| e.contains("Camellia") || e.contains("Kuznyechik"))
+}
+
 /// The hint after a wrong password: the narrowing options this command
 /// line did not give (`--hash narrows the search`), or `None` when it gave
 /// them all.
@@ -210,7 +229,10 @@ pub fn narrowing_hint() -> Option<String> {
         .map(|(name, _)| *name)
         .filter(|name| !(truecrypt && *name == "--pim"))
         .filter(|name| !(typed_pim.is_some() && name.ends_with("-pim")))
-        .filter(|name| !(pim_from.is_some() && *name == "--format"))
+        .filter(|name| {
+            !((pim_from.is_some() || veracrypt_only(&given, hash_name, create))
+                && *name == "--format")
+        })
         .collect();
     let mut notes: Vec<String> = match missing.as_slice() {
         [] => None,
@@ -258,7 +280,7 @@ pub struct Search {
     #[arg(long, hide = true)]
     pub tcrypt_hidden: bool,
     /// cryptsetup's --type tcrypt: the only type tcctl opens.
-    #[arg(long = "type", hide = true, value_name = "TYPE", value_parser = tcrypt_type)]
+    #[arg(long = "type", hide = true, value_name = "TYPE", value_parser = TcryptType)]
     pub device_type: Option<String>,
     /// The old spelling of --format: veracrypt or truecrypt. (VeraCrypt's
     /// normal and hidden go with create: a hidden volume opens with its
@@ -274,7 +296,30 @@ pub struct Search {
     pub backend: Option<String>,
 }
 
-/// cryptsetup's `--type`: tcrypt, the only type tcctl opens.
+/// cryptsetup's `--type`: tcrypt, the only type tcctl opens, and the one
+/// value its completion offers.
+#[derive(Clone)]
+struct TcryptType;
+
+impl clap::builder::TypedValueParser for TcryptType {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        tcrypt_type.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(std::iter::once("tcrypt".into())))
+    }
+}
+
 fn tcrypt_type(value: &str) -> Result<String, String> {
     match value {
         "tcrypt" => Ok(value.to_owned()),
@@ -971,7 +1016,7 @@ pub struct DumpArgs {
     /// Also print the master key, which decrypts the volume whatever its
     /// password becomes (root only; asks to type YES first, as cryptsetup
     /// does, and a warning goes to standard error).
-    #[arg(long)]
+    #[arg(long, visible_alias = "dump-volume-key")]
     pub dump_master_key: bool,
     /// Do not ask for confirmation (cryptsetup's --batch-mode): needed for
     /// --dump-master-key without a terminal.

@@ -77,6 +77,8 @@ pub struct Mounted {
     pub at: String,
     /// Only its block device: no filesystem was mounted.
     pub attached: bool,
+    /// Its block device.
+    pub device: String,
     /// The keyring the typed password was kept in, when asked to.
     pub kept: Option<String>,
 }
@@ -192,8 +194,13 @@ pub fn mount_one(
         Ok(p) if given => (p, None),
         Ok(p) => (p, remembered(remember, &key, &password)?),
     };
-    let (at, attached) = mounted_at(c, &path)?;
-    Ok(Mounted { at, attached, kept })
+    let (at, attached, device) = mounted_at(c, &path)?;
+    Ok(Mounted {
+        at,
+        attached,
+        device,
+        kept,
+    })
 }
 
 /// Where `--remember` kept `password`, if it was asked to.
@@ -254,13 +261,16 @@ fn from_password_file(mut e: Failure, f: &Favorite) -> Failure {
 
 /// The mount point of the volume at `path`, or its block device and
 /// true.
-fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<(String, bool), Failure> {
+fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<(String, bool, String), Failure> {
     Ok(c.list()?
         .into_iter()
         .find(|r| &r.object == path)
-        .map(|r| match r.mount_point() {
-            Some(at) => (at.to_owned(), false),
-            None => (r.device().to_owned(), true),
+        .map(|r| {
+            let device = r.device().to_owned();
+            match r.mount_point() {
+                Some(at) => (at.to_owned(), false, device),
+                None => (device.clone(), true, device),
+            }
         })
         .unwrap_or_default())
 }

@@ -66,6 +66,8 @@ pub struct Passwords {
     /// VeraCrypt's `-p ""`: the password is the empty one.
     empty_given: bool,
     lines: Option<std::io::StdinLock<'static>>,
+    /// Standard input held nothing at all when the password was read.
+    stdin_empty: bool,
     /// Where keyfiles come from, said when no password can be asked.
     keyfiles_from: &'static str,
 }
@@ -77,6 +79,7 @@ impl Passwords {
             interactive: asking == Asking::Yes,
             empty_given: asking == Asking::EmptyGiven,
             lines: None,
+            stdin_empty: false,
             keyfiles_from: "open with keyfiles alone: give them with --keyfile",
         }
     }
@@ -94,6 +97,24 @@ impl Passwords {
         !self.stdin && !self.interactive
     }
 
+    /// The password, or the empty one where keyfiles open the volume
+    /// alone (`keyfiles`): with --non-interactive and no --password-stdin,
+    /// as VeraCrypt; with --password-stdin and nothing at all on standard
+    /// input, as cryptsetup takes an empty passphrase with its keyfiles.
+    pub fn ask_unless_keyfiles_alone(
+        &mut self,
+        prompt: &str,
+        keyfiles: bool,
+    ) -> Result<Zeroizing<Vec<u8>>, Failure> {
+        if keyfiles && self.asks_nobody() {
+            return Ok(Zeroizing::new(Vec::new()));
+        }
+        match self.ask(prompt) {
+            Err(_) if keyfiles && self.stdin_empty => Ok(Zeroizing::new(Vec::new())),
+            asked => asked,
+        }
+    }
+
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         if self.stdin {
             let first = self.lines.is_none();
@@ -108,6 +129,7 @@ impl Passwords {
             if read == 0 {
                 // Nothing at all (an empty file, /dev/null): no password
                 // was given, which no search would find out any sooner.
+                self.stdin_empty = first;
                 return Err(Failure {
                     code: exit::USAGE,
                     message: if first {

@@ -96,7 +96,7 @@ pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(fail)?;
     // A page per command (tcctl-mount.1, tcctl-favorites-add.1, ...): the
     // main page's COMMANDS refer to them. Then the main page, with more.
-    clap_mangen::generate_to(Cli::command(), dir).map_err(fail)?;
+    clap_mangen::generate_to(aliases_in_help(Cli::command()), dir).map_err(fail)?;
     std::fs::write(dir.join("tcctl.1"), main_page().map_err(fail)?).map_err(fail)?;
     for shell in [
         clap_complete::Shell::Bash,
@@ -105,8 +105,11 @@ pub fn generate_dist(dir: &Path) -> Result<(), Failure> {
     ] {
         let file =
             clap_complete::generate_to(shell, &mut Cli::command(), "tcctl", dir).map_err(fail)?;
-        let text = std::fs::read_to_string(&file).map_err(fail)?;
-        std::fs::write(&file, without_internal(&text)).map_err(fail)?;
+        let mut text = without_internal(&std::fs::read_to_string(&file).map_err(fail)?);
+        if shell == clap_complete::Shell::Bash {
+            text.push_str(&bash_text_mode());
+        }
+        std::fs::write(&file, text).map_err(fail)?;
     }
     Ok(())
 }
@@ -127,6 +130,57 @@ pub const INTERNAL: &[&str] = &[
     "veracrypt-lines",
     "only",
 ];
+
+/// Bash's completion of a line in VeraCrypt's words (after `-t` or
+/// `--text`, which clap knows nothing of): its options, else file names.
+fn bash_text_mode() -> String {
+    format!(
+        r#"
+# VeraCrypt's text mode: after -t or --text, its options, else file names.
+_tcctl_text() {{
+    local i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            -t|--text)
+                COMPREPLY=()
+                if [[ "${{COMP_WORDS[COMP_CWORD]}}" == -* ]]; then
+                    COMPREPLY=($(compgen -W "{}" -- "${{COMP_WORDS[COMP_CWORD]}}"))
+                fi
+                return 0
+                ;;
+        esac
+    done
+    _tcctl "$@"
+}}
+complete -F _tcctl_text -o bashdefault -o default tcctl
+"#,
+        crate::veracrypt::text_mode_words().join(" ")
+    )
+}
+
+/// The command line with each option's other names at the end of its
+/// help, as `--help` shows them: clap_mangen's pages leave them out.
+fn aliases_in_help(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        let aliases: Vec<String> = a
+            .get_visible_aliases()
+            .unwrap_or_default()
+            .iter()
+            .map(|n| format!("--{n}"))
+            .collect();
+        if aliases.is_empty() {
+            return a;
+        }
+        let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+        let word = if aliases.len() == 1 {
+            "alias"
+        } else {
+            "aliases"
+        };
+        a.help(format!("{help} [{word}: {}]", aliases.join(", ")))
+    })
+    .mut_subcommands(aliases_in_help)
+}
 
 /// `line` without each `word` that ends there, at a space, a quote or
 /// an `=` (taken too).
@@ -190,7 +244,7 @@ fn without_internal(script: &str) -> String {
 /// after the commands.
 fn main_page() -> std::io::Result<Vec<u8>> {
     // The `help` command is this page itself.
-    let man = clap_mangen::Man::new(Cli::command().disable_help_subcommand(true));
+    let man = clap_mangen::Man::new(aliases_in_help(Cli::command()).disable_help_subcommand(true));
     let mut page = Vec::new();
     man.render_title(&mut page)?;
     man.render_name_section(&mut page)?;

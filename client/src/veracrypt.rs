@@ -150,9 +150,16 @@ pub const SPELLINGS: &[(&str, &str)] = &[
 /// tcctl does with them, for the manual page (docs/VERACRYPT.md has the
 /// same rows).
 pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
-    ("open, tcryptOpen", "mount"),
+    (
+        "open, tcryptOpen",
+        "mount; a password piped in is read as with --password-stdin (tcryptDump too)",
+    ),
     ("close", "dismount"),
     ("tcryptDump", "dump"),
+    (
+        "--dump-volume-key, --dump-master-key",
+        "dump --dump-master-key: root only, after YES is typed (or with -q, --batch-mode)",
+    ),
     (
         "--type tcrypt",
         "taken and passed over: tcctl opens TrueCrypt and VeraCrypt volumes only (another type is refused)",
@@ -183,11 +190,11 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-d FILE, --key-file FILE",
-        "--keyfile FILE (on a line in cryptsetup's words: tcryptOpen, tcryptDump or --type)",
+        "--keyfile FILE (on a line in cryptsetup's words: open, tcryptOpen, tcryptDump or --type)",
     ),
     (
         "open --type tcrypt VOLUME NAME",
-        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there); a password piped in is read as with --password-stdin",
+        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there)",
     ),
 ];
 
@@ -240,6 +247,21 @@ const SUBCOMMANDS: &[&str] = &[
     "mount-devices",
     "help",
 ];
+
+/// What bash completes after `-t`: the options of VeraCrypt's text mode
+/// taken here (each spelling of [`SPELLINGS`] not refused).
+pub fn text_mode_words() -> Vec<&'static str> {
+    let mut words: Vec<&str> = SPELLINGS
+        .iter()
+        .flat_map(|(tag, _)| tag.split(", "))
+        .filter_map(|t| t.split([' ', '=']).next())
+        .filter(|w| w.starts_with('-') && !["-t", "--text"].contains(w))
+        .filter(|w| !ON_THE_COMMAND_LINE.contains(w) && !NOT_TAKEN.iter().any(|(n, _)| n == w))
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
 
 /// Options that put a secret on the command line, where every local user
 /// can read it in the process list.
@@ -435,12 +457,14 @@ fn udisks_words(words: &mut Vec<String>) {
     }
 }
 
-/// A command line in cryptsetup's words: `tcryptOpen`, `tcryptDump`, or
-/// `--type` (tcrypt, the one tcctl takes).
+/// A command line in cryptsetup's words: its command `open`, `tcryptOpen`
+/// or `tcryptDump`, or `--type` (tcrypt, the one tcctl takes).
 fn cryptsetup_line(words: &[String]) -> bool {
-    words.iter().any(|w| {
-        ["tcryptOpen", "tcryptDump", "--type"].contains(&w.as_str()) || w.starts_with("--type=")
-    })
+    let command = words.iter().find(|w| SUBCOMMANDS.contains(&w.as_str()));
+    command.is_some_and(|c| ["open", "tcryptOpen", "tcryptDump"].contains(&c.as_str()))
+        || words
+            .iter()
+            .any(|w| w == "--type" || w.starts_with("--type="))
 }
 
 /// cryptsetup's habits on its `open` line, once read: a password piped in
@@ -518,7 +542,7 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
         "devices" => Ok(&["mount-devices"]),
         "devices,favorites" | "favorites,devices" => Err(usage(
             "--auto-mount takes one of devices and favorites here: run \
-             `tcctl mount-devices` and `tcctl favorites mount --auto` one after the other"
+             `tcctl mount-devices` and `tcctl favorites mount --all` one after the other"
                 .into(),
         )),
         _ => Err(usage(format!(

@@ -259,17 +259,23 @@ fn a_forced_dismount_of_a_held_volume_returns_at_once_and_holds_up_no_other_volu
             .any(|l| l.starts_with(s(&held)) && l.contains("detaching")),
         "{human}"
     );
-    // A second dismount is answered at once, and names the holder again.
+    // A second dismount, by the device, is answered at once, and names
+    // the volume and its holder again.
     let again = prompt_tcctl(
         &sys,
         alice,
-        &["dismount", "--force", s(&held)],
+        &["dismount", "--force", &device],
         "",
         "a second dismount of the detaching volume",
     );
     assert!(again.status.success(), "{}", text(&again));
-    assert!(
-        text(&again).contains(&format!("PID {pid} (sleep)")),
+    assert_eq!(
+        text(&again).lines().next().unwrap_or_default(),
+        format!(
+            "{} is unmounted, but still in use by PID {pid} (sleep): its device goes when \
+             they let go",
+            s(&held)
+        ),
         "{}",
         text(&again)
     );

@@ -416,10 +416,17 @@ fn system_favorites_mount_at_start_and_when_their_partition_appears() {
     // Root mounts a system favorite by hand with its password file, as
     // the daemon's own mounts do: nothing is asked.
     let said = d.ok(&["favorites", "mount", "boot", "--non-interactive"], "");
+    let device = d
+        .list()
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["volume"] == s(&container)))
+        .map(|r| r["device"].as_str().unwrap_or_default().to_owned())
+        .expect("the favorite's volume listed");
+    // As `mount` says it, with the favorite's name first.
     assert_eq!(
         said,
         format!(
-            "boot ({}) mounted on {}\n",
+            "boot ({}) mounted on {} ({device})\n",
             s(&container),
             s(&p("mnt-boot"))
         )

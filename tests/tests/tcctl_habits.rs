@@ -207,6 +207,27 @@ fn exit_codes_follow_the_table() {
         "tcctl: a TrueCrypt volume has no PIM: drop --pim, or make a VeraCrypt volume\n"
     );
     assert!(!tc.exists());
+    // As change-password's refusals of what a TrueCrypt header cannot
+    // hold, before the password is read: the header was left as it is
+    // (the password still opens it with its PIM).
+    let vc = create(&d, "pim.hc", "4M");
+    for (args, said) in [
+        (
+            &["--truecrypt", "--new-pim", "10"][..],
+            "a TrueCrypt volume has no PIM: drop --new-pim, or give --to veracrypt",
+        ),
+        (
+            &["--to", "truecrypt", "--new-hash", "blake2s"],
+            "TrueCrypt's hashes are sha512, whirlpool and ripemd160, not blake2s",
+        ),
+    ] {
+        let (code, msg) = d.fails(
+            &[&["change-password", &vc, "--password-stdin"][..], args].concat(),
+            PW,
+        );
+        assert_eq!((code, msg), (USAGE, format!("tcctl: {said}\n")), "{args:?}");
+    }
+    d.ok(&[&["info", &vc][..], &OPEN].concat(), PW);
     // An empty new password is a refused one, as a short one is.
     let (code, msg) = d.fails(
         &["create", s(&tc), "--size", "4M", "--password-stdin"],
@@ -1263,12 +1284,39 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
         "{dump}"
     );
-    // cryptsetup's habits: a piped password is read without
-    // --password-stdin, -d is --key-file, and the mapping name is taken
-    // and said to be of no use (the volume is a loop device only).
+    // cryptsetup's --dump-volume-key, with its -q, shows the master key.
+    let keyed = d.tcctl(
+        &[&["tcryptDump", &v, "--dump-volume-key", "-q"][..], &OPEN].concat(),
+        PW,
+    );
+    let shown = String::from_utf8_lossy(&keyed.stdout);
+    assert!(keyed.status.success(), "{keyed:?}");
+    assert_eq!(
+        shown.lines().filter(|l| l.starts_with("MK dump:")).count(),
+        1,
+        "{shown}"
+    );
+    // cryptsetup's open, without --type too, reads a piped password and
+    // takes -d as a keyfile.
     let key = s(&d.path("c.key")).to_owned();
     d.ok(&["create-keyfile", &key], "");
     let k = create_with(&d, "k.hc", &["--keyfile", &key]);
+    d.ok(
+        &[
+            "open",
+            &k,
+            "-d",
+            &key,
+            "--veracrypt-pim",
+            "1",
+            "--filesystem",
+            "none",
+        ],
+        PW,
+    );
+    d.ok(&["close", &k], "");
+    // With --type tcrypt, the mapping name is taken and said to be of no
+    // use (the volume is a loop device only).
     let out = d.tcctl(
         &[
             "open",

@@ -113,6 +113,17 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
         err.ends_with(" s; only sha512 was tried)\n") && !err.contains("--pim"),
         "{err:?}"
     );
+    // A hash TrueCrypt never had searched VeraCrypt's format alone: no
+    // --format hint.
+    let (code, err) = d.fails(
+        &["info", s(&vol), "--password-stdin", "--hash", "sha256"],
+        "not the password\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.ends_with(" s; --pim narrows the search; only sha256 was tried)\n"),
+        "{err:?}"
+    );
     // Standard input and output on a terminal, standard error not: no
     // progress either.
     let log = d.path("stderr.txt");

@@ -1304,6 +1304,31 @@ fn create_and_expand_refuse_what_needs_no_password_before_asking_one() {
 }
 
 #[test]
+fn manual_pages_name_each_options_other_spellings_as_help_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = tcctl(&["generate-dist", dir.path().to_str().expect("a UTF-8 path")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(dir.path().join("tcctl-mount.1")).expect("tcctl-mount.1");
+    let help = text(&tcctl(&["mount", "--help"]).stdout);
+    for alias in [
+        "key-file",
+        "read-only",
+        "protection-keyfile",
+        "protection-pim",
+    ] {
+        assert!(
+            help.contains(&format!("[alias: --{alias}]")),
+            "--help names --{alias}: {help}"
+        );
+        let roff = alias.replace('-', "\\-");
+        assert!(
+            page.contains(&format!("[alias: \\-\\-{roff}]")),
+            "tcctl-mount.1 names --{alias}"
+        );
+    }
+}
+
+#[test]
 fn completions_offer_no_option_tcctl_only_gives_itself() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = tcctl(&["generate-dist", dir.path().to_str().expect("a UTF-8 path")]);
@@ -1335,4 +1360,39 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
         .status()
         .expect("bash");
     assert!(bash.success(), "the bash completion still parses");
+    // What bash offers, as a user's Tab shows it: cryptsetup's one type;
+    // after -t, VeraCrypt's options (and none it refuses).
+    let complete = |words: &[&str]| {
+        let script = format!(
+            "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
+             COMP_POINT=${{#COMP_LINE}}; complete -p tcctl | grep -o -- '-F [^ ]*' | \
+             cut -c4- > f; $(cat f) tcctl \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            dir.path().join("tcctl.bash").display(),
+            words
+                .iter()
+                .map(|w| format!("'{w}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            words.len() - 1
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .output()
+            .expect("bash");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert_eq!(complete(&["tcctl", "open", "--type", ""]), "tcrypt\n");
+    let offered = complete(&["tcctl", "-t", "--"]);
+    for option in ["--mount", "--stdin", "--auto-mount", "--volume-properties"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
+    for refused in ["--password", "--display-password", "--token-pin"] {
+        assert!(
+            !offered.lines().any(|l| l == refused),
+            "{refused}: {offered}"
+        );
+    }
 }

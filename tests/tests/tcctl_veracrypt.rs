@@ -705,6 +705,13 @@ fn auto_mount_devices_is_mount_devices() {
             .starts_with("tcctl: --auto-mount takes one of devices and favorites here"),
         "{out:?}"
     );
+    // What the two are one by one, as the table says.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "run `tcctl mount-devices` and `tcctl favorites mount --all` one after the other"
+        ),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -880,7 +887,15 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
     d.ok(&args, "");
     assert_eq!(row(&d)["volume"], v.as_str());
     d.ok(&["dismount", "--all"], "");
-    // An empty standard input gives no password at all; an empty line is
+    // With the keyfiles, an empty standard input is the empty password,
+    // as cryptsetup reads it (`--key-file` and nothing piped in).
+    let mut args = vec!["mount", "--password-stdin", "-k", &keyfiles];
+    args.extend(fixed);
+    args.push(&v);
+    d.ok(&args, "");
+    assert_eq!(row(&d)["volume"], v.as_str());
+    d.ok(&["dismount", "--all"], "");
+    // Without keyfiles, an empty standard input gives no password at all; an empty line is
     // an empty password, which opens nothing without a keyfile. Both are
     // refused before any search.
     let mut args = vec!["mount", "--stdin"];
@@ -1591,7 +1606,7 @@ fn the_cryptsetup_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     ];
     let tags = man_tags("CRYPTSETUP SPELLINGS");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 15, "the table's rows");
+    assert_eq!(rows.len(), 16, "the table's rows");
     assert_eq!(tags.len(), rows.len(), "{tags:?}");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();

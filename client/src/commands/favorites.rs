@@ -240,16 +240,17 @@ fn mount_one(
     // With --non-interactive, a favorite with keyfiles opens with them
     // alone, as `tcctl mount --non-interactive --keyfile` does.
     let main_prompt = lib::password_prompt(name);
-    let keyfiles_alone = pw.asks_nobody() && !f.settings.keyfiles.is_empty();
+    let has_keyfiles = !f.settings.keyfiles.is_empty();
+    let keyfiles_alone = pw.asks_nobody() && has_keyfiles;
     let mut ask = |prompt: &str| match (keyfiles_alone, prompt == main_prompt, &mut shared) {
         (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
         (false, true, Some(SharedPassword(Some(p)))) => Ok(p.clone()),
         (false, true, Some(SharedPassword(slot))) => {
-            let p = pw.ask(prompt)?;
+            let p = pw.ask_unless_keyfiles_alone(prompt, has_keyfiles)?;
             *slot = Some(p.clone());
             Ok(p)
         }
-        _ => pw.ask(prompt),
+        (_, main, _) => pw.ask_unless_keyfiles_alone(prompt, main && has_keyfiles),
     };
     let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
     if let Some(store) = mounted.kept {
@@ -260,7 +261,10 @@ fn mount_one(
     if mounted.attached {
         println!("{name} ({}) attached as {at}", f.settings.host);
     } else {
-        println!("{name} ({}) mounted on {at}", f.settings.host);
+        println!(
+            "{name} ({}) mounted on {at} ({})",
+            f.settings.host, mounted.device
+        );
     }
     Ok((format!("Mounted {name} at {at}"), f.settings.host.clone()))
 }

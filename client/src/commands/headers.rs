@@ -154,6 +154,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
+    refuse_for_truecrypt(&a)?;
     a.volume = crate::input::shown_absolute(a.volume);
     let host = host::open(&a.volume, true)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
@@ -227,6 +228,39 @@ fn said_after_change(
     // keyfiles that opened it is said, not left to be found out.
     if keyfiles_dropped {
         println!("{path}: it now opens without keyfiles (--new-keyfile gives it new ones)");
+    }
+}
+
+/// What a header that stays (or becomes) TrueCrypt's cannot hold, refused
+/// before any password, as `create --truecrypt` refuses it.
+fn refuse_for_truecrypt(a: &ChangePasswordArgs) -> Result<(), Failure> {
+    use crate::cli::{Format, Hash};
+    let truecrypt = a.to.or(a.search.format()) == Some(Format::Truecrypt);
+    let refuse = |what: String| {
+        let to = if a.to.is_some() {
+            ""
+        } else {
+            ", or give --to veracrypt"
+        };
+        Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: format!("{what}{to}"),
+        })
+    };
+    if !truecrypt {
+        return Ok(());
+    }
+    if a.new_pim.is_some_and(|p| p != 0) {
+        return refuse("a TrueCrypt volume has no PIM: drop --new-pim".into());
+    }
+    match a.new_hash {
+        Some(h) if !matches!(h, Hash::Sha512 | Hash::Whirlpool | Hash::Ripemd160) => {
+            refuse(format!(
+                "TrueCrypt's hashes are sha512, whirlpool and ripemd160, not {}",
+                crate::cli::wire_name(h)
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

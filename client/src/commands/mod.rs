@@ -28,11 +28,10 @@ pub fn ask_to_open(
     volume: &std::path::Path,
     keyfiles: Keyfiles,
 ) -> Result<Credentials, Failure> {
-    let password = if pw.asks_nobody() && !keyfiles.is_empty() {
-        Zeroizing::new(Vec::new())
-    } else {
-        pw.ask(&format!("Password for {}: ", volume.display()))?
-    };
+    let password = pw.ask_unless_keyfiles_alone(
+        &format!("Password for {}: ", volume.display()),
+        !keyfiles.is_empty(),
+    )?;
     settle_pim(pw, s, search, volume)?;
     let keyfiles = keyfiles.finish()?;
     opens_something(volume, password, keyfiles)

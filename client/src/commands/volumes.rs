@@ -199,11 +199,10 @@ fn protection(
 ) -> Result<zeroize::Zeroizing<Vec<u8>>, Failure> {
     let mut hidden_keyfiles = read_keyfiles(&a.protect_hidden_keyfiles)?;
     // As the volume's own: with --non-interactive, keyfiles alone.
-    let hidden_pw = if pw.asks_nobody() && !hidden_keyfiles.is_empty() {
-        zeroize::Zeroizing::new(Vec::new())
-    } else {
-        pw.ask("Hidden volume password (to protect it): ")?
-    };
+    let hidden_pw = pw.ask_unless_keyfiles_alone(
+        "Hidden volume password (to protect it): ",
+        !hidden_keyfiles.is_empty(),
+    )?;
     let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
     let pim = pw.pim(
         a.protect_hidden_pim,
@@ -558,11 +557,11 @@ fn dismount_one(
         return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
     }
     let said = format!(
-        "{name} is unmounted, but still in use by {}: its device goes when they let go",
+        "{volume} is unmounted, but still in use by {}: its device goes when they let go",
         output::describe_holders(&holders)
     );
     println!("{said}");
-    Ok((format!("Dismounting {name}"), said))
+    Ok((format!("Dismounting {volume}"), said))
 }
 
 /// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
@@ -777,19 +776,14 @@ fn ask_for_create(
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
         o.outer_hash = hash;
     }
-    // With --non-interactive and keyfiles: the keyfiles alone, as VeraCrypt.
-    let keyfiles_alone = pw.asks_nobody() && any_keyfile;
     // A mistyped repeat is said and both are asked again, as VeraCrypt
     // does; a password read from standard input is not repeated.
     let password = loop {
-        let password = if keyfiles_alone {
-            zeroize::Zeroizing::new(Vec::new())
-        } else {
-            pw.ask(&format!("Password for {what}: "))?
-        };
+        let password =
+            pw.ask_unless_keyfiles_alone(&format!("Password for {what}: "), any_keyfile)?;
         crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
         if a.secrets.password_stdin
-            || keyfiles_alone
+            || pw.asks_nobody()
             || pw.ask("Repeat the password: ")? == password
         {
             break password;
