@@ -889,7 +889,7 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
     d.ok(&["dismount", "--all"], "");
     // With the keyfiles, an empty standard input is the empty password,
     // as cryptsetup reads it (`--key-file` and nothing piped in).
-    let mut args = vec!["mount", "--password-stdin", "-k", &keyfiles];
+    let mut args = vec!["mount", "--password-stdin", "-k", &k1, "-k", &k2];
     args.extend(fixed);
     args.push(&v);
     d.ok(&args, "");
