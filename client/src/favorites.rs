@@ -194,12 +194,9 @@ pub fn mount_one(
         Ok(p) if given => (p, None),
         Ok(p) => (p, remembered(remember, &key, &password)?),
     };
-    let (at, attached, device) = mounted_at(c, &path)?;
     Ok(Mounted {
-        at,
-        attached,
-        device,
         kept,
+        ..mounted_at(c, &path)?
     })
 }
 
@@ -259,20 +256,24 @@ fn from_password_file(mut e: Failure, f: &Favorite) -> Failure {
     e
 }
 
-/// The mount point of the volume at `path`, or its block device and
-/// true.
-fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<(String, bool, String), Failure> {
-    Ok(c.list()?
-        .into_iter()
-        .find(|r| &r.object == path)
-        .map(|r| {
-            let device = r.device().to_owned();
-            match r.mount_point() {
-                Some(at) => (at.to_owned(), false, device),
-                None => (device.clone(), true, device),
-            }
-        })
-        .unwrap_or_default())
+/// Where the volume at `path` is: its mount point, or (attached only) its
+/// block device; nothing kept yet.
+fn mounted_at(c: &Client, path: &OwnedObjectPath) -> Result<Mounted, Failure> {
+    let row = c.list()?.into_iter().find(|r| &r.object == path);
+    let device = row
+        .as_ref()
+        .map(|r| r.device().to_owned())
+        .unwrap_or_default();
+    let at = row
+        .as_ref()
+        .and_then(|r| r.mount_point())
+        .map(str::to_owned);
+    Ok(Mounted {
+        attached: at.is_none(),
+        at: at.unwrap_or_else(|| device.clone()),
+        device,
+        kept: None,
+    })
 }
 
 /// The password in a system favorite's password file, without its line

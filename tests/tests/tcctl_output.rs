@@ -421,6 +421,14 @@ fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
             0
         )
     );
+    // cryptsetup's spelling is named as typed.
+    let mut volume_key = args;
+    volume_key[5] = "--dump-volume-key";
+    let out = d.tcctl(&volume_key, "aaaaaaaaaaaa\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: --dump-volume-key: confirmation needed and no terminal to ask on: give --batch-mode\n"
+    );
     let password = d.path("password");
     std::fs::write(&password, "aaaaaaaaaaaa\n").expect("password file");
     let on_terminal = |answer: &str| {

@@ -113,6 +113,11 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
 /// asked for with the PRF and encryption the first look found, so the
 /// second search tries one.
 pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
+    // Named as typed: cryptsetup's users write --dump-volume-key.
+    let flag = match std::env::args().any(|w| w == "--dump-volume-key") {
+        true => "--dump-volume-key",
+        false => "--dump-master-key",
+    };
     if a.dump_master_key && !a.batch_mode {
         // The daemon gives a master key to root alone: another user is
         // told so rather than asked to confirm (with --batch-mode the
@@ -121,12 +126,12 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
         if unsafe { libc::getuid() } != 0 {
             return Err(Failure {
                 code: crate::bus::exit::PERMISSION_DENIED,
-                message: "--dump-master-key: only root may read a master key".into(),
+                message: format!("{flag}: only root may read a master key"),
             });
         }
         crate::input::confirm(
             ctx.interactive,
-            "--dump-master-key",
+            flag,
             "The master key decrypts the volume without any password, and \
              stays valid when the password changes. Are you sure? (Type 'YES' \
              in capital letters): ",
