@@ -1233,8 +1233,8 @@ pub struct ExpandArgs {
     /// VeraCrypt refuses it, before any password is asked.
     #[arg(long)]
     pub holds_hidden: bool,
-    /// Expand a volume whose filesystem cannot be grown here (FAT, exFAT)
-    /// all the same, as VeraCrypt's expander does after its warning: the
+    /// Expand a volume whose filesystem cannot be grown here (FAT, exFAT,
+    /// btrfs that stays under 256 MiB) all the same, as VeraCrypt's expander does after its warning: the
     /// filesystem keeps its size (grow it elsewhere). Without it, such a
     /// volume is refused before anything is written.
     #[arg(long)]

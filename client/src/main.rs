@@ -142,7 +142,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         token::policy_library(daemon_at(owned.as_deref(), session, system))
     });
     if let Some((secrets, search)) = cli.command.opening() {
-        options::refuse_truecrypt_pim(secrets, search)?;
+        options::refuse_for_truecrypt(secrets, search)?;
         commands::check_backend(at, search)?;
     }
     let ctx = Context {

@@ -65,13 +65,41 @@ fn usage(message: String) -> Failure {
     }
 }
 
-/// Refuses, before any password is asked, a PIM for a TrueCrypt volume:
-/// TrueCrypt has none (as VeraCrypt refuses it in TrueCrypt mode).
-pub fn refuse_truecrypt_pim(secrets: &Secrets, search: &Search) -> Result<(), Failure> {
-    if search.format() == Some(Format::Truecrypt) && secrets.pim() > 0 {
+/// Refuses, before any password is asked, what a TrueCrypt volume never
+/// has: a PIM (as VeraCrypt refuses it in TrueCrypt mode), VeraCrypt's
+/// later hashes and ciphers (the search would only fail as a wrong
+/// password, or say none was tried).
+pub fn refuse_for_truecrypt(secrets: &Secrets, search: &Search) -> Result<(), Failure> {
+    use crate::cli::Hash;
+    if search.format() != Some(Format::Truecrypt) {
+        return Ok(());
+    }
+    if secrets.pim() > 0 {
         return Err(usage(
             "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)".into(),
         ));
+    }
+    if let Some(h) = search.hash.filter(|h| {
+        !matches!(
+            h,
+            Hash::Sha512 | Hash::Whirlpool | Hash::Ripemd160 | Hash::Sha1
+        )
+    }) {
+        return Err(usage(format!(
+            "TrueCrypt's hashes are sha512, whirlpool, ripemd160 and (before 5.0) sha1, not {} \
+             (it goes with VeraCrypt volumes)",
+            crate::cli::wire_name(h)
+        )));
+    }
+    let cipher = search
+        .encryption
+        .map(crate::cli::wire_name)
+        .unwrap_or_default();
+    if cipher.contains("Camellia") || cipher.contains("Kuznyechik") {
+        return Err(usage(format!(
+            "TrueCrypt's ciphers are AES, Serpent and Twofish and their cascades, not {cipher} \
+             (it goes with VeraCrypt volumes)"
+        )));
     }
     Ok(())
 }

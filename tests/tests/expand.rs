@@ -508,6 +508,53 @@ fn a_fat_or_exfat_volume_is_refused_unless_its_filesystem_may_stay_as_it_is() {
 }
 
 #[test]
+fn a_btrfs_volume_that_would_stay_under_256_mib_is_refused_before_anything_is_written() {
+    let d = Daemon::start();
+    let vol = d.path("small-btrfs.vc");
+    let v = s(&vol);
+    let create = [
+        "create",
+        "--force",
+        v,
+        "--size",
+        "120M",
+        "--quick",
+        "--filesystem",
+        "btrfs",
+    ];
+    d.ok(&with(&create), "secret words\n");
+    let before = std::fs::metadata(&vol).expect("the volume").len();
+    let (code, msg) = d.fails(
+        &with(&["expand", "-q", v, "--add", "20M"]),
+        "secret words\n",
+    );
+    assert_eq!(code, 7, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: the volume's btrfs filesystem is grown to 256 MiB or more only, and the \
+             volume would hold {} bytes: nothing was written; expand it to 256 MiB or more, or \
+             expand with --filesystem-as-is\n",
+            140 * MIB - 256 * 1024
+        )
+    );
+    assert_eq!(std::fs::metadata(&vol).expect("the volume").len(), before);
+    // Asked for, the container grows and the filesystem is said to be left.
+    let out = d.ok(
+        &with(&["expand", "-q", v, "--add", "20M", "--filesystem-as-is"]),
+        "secret words\n",
+    );
+    assert!(
+        out.contains("btrfs is grown to 256 MiB or more only"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::metadata(&vol).expect("the volume").len(),
+        before + 20 * MIB
+    );
+}
+
+#[test]
 fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
     use std::time::Duration;
     use tcd_tests::pty::Pty;

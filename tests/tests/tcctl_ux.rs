@@ -969,6 +969,16 @@ fn contradictory_options_are_refused_before_the_password_is_asked() {
             "TrueCrypt volumes have no PIM (--pim goes with VeraCrypt volumes)",
         ),
         (
+            &["mount", "--truecrypt", "--hash", "sha256", "/dev/null"],
+            "TrueCrypt's hashes are sha512, whirlpool, ripemd160 and (before 5.0) sha1, not \
+             sha256 (it goes with VeraCrypt volumes)",
+        ),
+        (
+            &["info", "-tc", "--encryption", "Camellia", "/dev/null"],
+            "TrueCrypt's ciphers are AES, Serpent and Twofish and their cascades, not Camellia \
+             (it goes with VeraCrypt volumes)",
+        ),
+        (
             &[
                 "mount",
                 "--filesystem",
@@ -1251,13 +1261,15 @@ fn change_password_says_when_it_converted_the_format() {
     .concat();
     let out = d.ok(&again, "veracrypt words now\nveracrypt words again\n");
     assert_eq!(out, format!("{v}: password changed\n"));
-    // Back to TrueCrypt's: the PIM it had is said to be gone.
+    // Back to TrueCrypt's: the PIM it had is said to be gone, and its
+    // rule (20 characters under PIM 485) is not applied to a header that
+    // has none.
     let back = [
         &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
-        &["--to", "truecrypt", "--force", "--password-stdin"],
+        &["--to", "truecrypt", "--password-stdin"],
     ]
     .concat();
-    let out = d.ok(&back, "veracrypt words again\ntruecrypt words again\n");
+    let out = d.ok(&back, "veracrypt words again\ntc words 1234\n");
     assert_eq!(
         out,
         format!(

@@ -178,12 +178,11 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     };
     // VeraCrypt's text mode asks the new PIM next (Enter: none); a
     // TrueCrypt header has no PIM to ask for.
+    let truecrypt = match a.to {
+        Some(to) => to == crate::cli::Format::Truecrypt,
+        None => o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt),
+    };
     if a.ask_again && a.new_pim.is_none() {
-        use tcd_proto::contract::options::VolumeFormat;
-        let truecrypt = match a.to {
-            Some(to) => to == crate::cli::Format::Truecrypt,
-            None => o.format == Some(VolumeFormat::TrueCrypt),
-        };
         a.new_pim = Some(pw.pim(None, truecrypt, "New PIM (Enter for none): ")?);
     }
     let new_kf = if a.ask_keyfiles {
@@ -192,8 +191,12 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         new_kf.finish()?
     };
     let weak = crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
-    // Without --new-pim the volume keeps the PIM it opened with.
-    let pim = a.new_pim.unwrap_or(a.secrets.pim());
+    // Without --new-pim the volume keeps the PIM it opened with, unless
+    // its new header is TrueCrypt's, which has none.
+    let pim = match truecrypt {
+        true => 0,
+        false => a.new_pim.unwrap_or(a.secrets.pim()),
+    };
     let few = crate::input::judge_new_pim(&new, pim, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     let was = o.format;

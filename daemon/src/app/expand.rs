@@ -4,7 +4,7 @@
 use super::headers::Opening;
 use super::{App, Caller};
 use crate::error::{Error, Result};
-use crate::mount::grow::Grown;
+use crate::mount::grow::{self, Grown};
 use crate::volume::expand::{self, Expansion, Step};
 use crate::volume::opened::{HostTimes, OpenVolume};
 use crate::volume::unlock::Target;
@@ -54,7 +54,14 @@ impl App {
         c.search.prf = Some(plan.prf);
         c.search.chain = Some(plan.chain);
         if x.filesystem_as_is != Some(true) {
-            refuse_ungrowable(engine, &o.host, creds, &c.search, cancel)?;
+            refuse_ungrowable(
+                engine,
+                &o.host,
+                creds,
+                &c.search,
+                cancel,
+                plan.new_data_size,
+            )?;
         }
         expand::apply(
             engine,
@@ -97,15 +104,17 @@ impl App {
     }
 }
 
-/// A filesystem the daemon cannot grow (FAT, exFAT) refuses the expansion
-/// before anything is written: the new space would lie unused, and a
-/// container never shrinks again. `filesystem_as_is` goes ahead.
+/// A filesystem the daemon cannot grow (FAT, exFAT, btrfs under 256 MiB
+/// once grown to `new_size`) refuses the expansion before anything is
+/// written: the new space would lie unused, and a container never shrinks
+/// again. `filesystem_as_is` goes ahead.
 fn refuse_ungrowable(
     engine: &crate::engine::Engine,
     host: &std::fs::File,
     creds: crate::volume::unlock::Credentials<'_>,
     search: &crate::volume::unlock::SearchOptions,
     cancel: &AtomicBool,
+    new_size: u64,
 ) -> Result<()> {
     let host = host.try_clone().map_err(|e| Error::Io {
         what: "cannot reopen the volume".into(),
@@ -117,7 +126,21 @@ fn refuse_ungrowable(
         return Ok(());
     }
     v.read_at(&mut boot, 0)?;
-    let Some(name) = crate::mount::grow::ungrowable(&boot) else {
+    // Whole sectors only: the one holding btrfs's magic.
+    let mut sector = [0u8; 512];
+    let at = grow::BTRFS_MAGIC_AT - grow::BTRFS_MAGIC_AT % 512;
+    if v.size() >= at + 512 {
+        v.read_at(&mut sector, at)?;
+    }
+    let magic = (grow::BTRFS_MAGIC_AT - at) as usize;
+    if sector[magic..magic + 8] == grow::BTRFS_MAGIC && new_size < grow::BTRFS_SMALLEST {
+        return Err(Error::InvalidArgument(format!(
+            "the volume's btrfs filesystem is grown to 256 MiB or more only, and the volume \
+             would hold {new_size} bytes: nothing was written; expand it to 256 MiB or more, \
+             or expand with option filesystem_as_is"
+        )));
+    }
+    let Some(name) = grow::ungrowable(&boot) else {
         return Ok(());
     };
     Err(Error::InvalidArgument(format!(

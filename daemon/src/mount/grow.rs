@@ -108,7 +108,11 @@ pub fn ungrowable(boot: &[u8; 512]) -> Option<&'static str> {
 }
 
 /// The smallest size the kernel resizes a btrfs device to.
-const BTRFS_SMALLEST: u64 = 256 << 20;
+pub const BTRFS_SMALLEST: u64 = 256 << 20;
+/// Where a btrfs filesystem's magic lies: in its superblock at 64 KiB.
+pub const BTRFS_MAGIC_AT: u64 = (64 << 10) + 0x40;
+/// The magic itself.
+pub const BTRFS_MAGIC: [u8; 8] = *b"_BHRfS_M";
 
 /// The size of the block device `device` (0 when it cannot be read).
 fn device_size(device: &Path) -> u64 {
