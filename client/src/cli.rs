@@ -1234,9 +1234,10 @@ pub struct ExpandArgs {
     #[arg(long)]
     pub holds_hidden: bool,
     /// Expand a volume whose filesystem cannot be grown here (FAT, exFAT,
-    /// btrfs that stays under 256 MiB) all the same, as VeraCrypt's expander does after its warning: the
-    /// filesystem keeps its size (grow it elsewhere). Without it, such a
-    /// volume is refused before anything is written.
+    /// btrfs that stays under 256 MiB) all the same, as VeraCrypt's
+    /// expander does after its warning: the filesystem keeps its size (grow
+    /// it elsewhere). Without it, such a volume is refused before anything
+    /// is written.
     #[arg(long)]
     pub filesystem_as_is: bool,
     /// Do not ask before expanding (cryptsetup's --batch-mode): needed
