@@ -86,7 +86,7 @@ pub struct Mounted {
 /// After a wrong password: the favorite's settings that would narrow the
 /// search, as `favorites add` sets them (a favorite's mount takes no
 /// `--hash` of its own).
-fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> {
+pub fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> {
     let truecrypt = f.format == Some(VolumeFormat::TrueCrypt);
     let missing: Vec<&str> = [
         ("--hash", f.hash.is_none()),

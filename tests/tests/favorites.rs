@@ -162,11 +162,18 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     d.ok(&["dismount", s(&mnt)], "");
 
     // A password that does not open the volume is never kept: said, with
-    // a wrong password's exit code, and the one kept stays.
+    // a wrong password's exit code, and the one kept stays. The favorite's
+    // hash is tried first, then every other: not said to be the only one.
     let (code, err) = d.fails(
         &[
             &["favorites", "add", &name, s(&vol), "--mount-point", s(&mnt)][..],
-            &["--replace", "--remember", "--password-stdin"],
+            &[
+                "--replace",
+                "--remember",
+                "--password-stdin",
+                "--hash",
+                "sha512",
+            ],
         ]
         .concat(),
         "not the password\n",
@@ -178,6 +185,12 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
              added, nor the password kept: wrong password",
             s(&vol)
         )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            " s; the favorite's --format and --pim (`tcctl favorites add`) narrow the search)\n"
+        ),
         "{err}"
     );
     // A kept password the volume no longer takes (its password changed):

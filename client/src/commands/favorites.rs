@@ -87,20 +87,27 @@ fn opens(
         search.system_encryption = Some(true);
         search.detached_header = crate::host::system_header(&a.volume, &host)?;
     }
-    let tried = |s: tcd_proto::contract::SearchOptions| {
-        crate::search::run(c, || c.header_info(&host, password, &keyfiles, s))
-    };
-    let mut opened = tried(search.clone());
-    if search.hash.is_some()
-        && opened
-            .as_ref()
-            .is_err_and(|e| e.code == exit::WRONG_PASSWORD)
-    {
-        opened = tried(tcd_proto::contract::SearchOptions {
-            hash: None,
-            ..search
-        });
-    }
+    // Its hash first, then every one: one search as the user sees it,
+    // timed and hinted as a whole (the favorite's --hash is no "only").
+    let tried =
+        |s: tcd_proto::contract::SearchOptions| c.header_info(&host, password, &keyfiles, s);
+    let opened = crate::search::run_hinted(
+        c,
+        "",
+        |_| lib::narrowing(f),
+        || {
+            let first = tried(search.clone());
+            match first {
+                Err(e) if search.hash.is_some() && e.code == exit::WRONG_PASSWORD => {
+                    tried(tcd_proto::contract::SearchOptions {
+                        hash: None,
+                        ..search
+                    })
+                }
+                first => first,
+            }
+        },
+    );
     match opened {
         Ok(_) => Ok(()),
         Err(mut e) if e.code == exit::WRONG_PASSWORD => {
