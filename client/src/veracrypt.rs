@@ -82,7 +82,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "--wipe-cache",
         "wipe-cache: the passwords mount --cache kept are forgotten",
     ),
-    ("--list-token-keyfiles", "token list"),
+    (
+        "--list-token-keyfiles, --list-securitytoken-keyfiles",
+        "token list",
+    ),
     (
         "--import-token-keyfiles, --delete-token-keyfiles",
         "refused, naming the command that does it: token import FILE, token delete KEYFILE",
@@ -96,8 +99,12 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "taken and passed over: the hidden volume's header is searched over every PRF (an unknown name is refused)",
     ),
     (
-        "--display-password, --save-preferences, --background-task, --no-size-check",
-        "refused, saying why: tcctl never shows a password, keeps no preferences (favorites keep a volume's settings), has no background task to start (the daemon is one), and always checks that a new volume fits",
+        "--display-password, --save-preferences, --load-preferences, --background-task, --no-size-check, --use-dummy-sudo-password, --export-token-keyfile, --list-emvtoken-keyfiles",
+        "refused, saying why: tcctl never shows a password, keeps no preferences (favorites keep a volume's settings), has no background task to start (the daemon is one), always checks that a new volume fits, never runs sudo (the daemon does what needs root), reads a token's keyfile where it lies, and reads no EMV card",
+    ),
+    (
+        "--allow-insecure-mount, --use-legacy-password-maximum-length",
+        "taken and passed over: a volume is never mounted on a system folder, only on a folder of the user's or under /run/media; a password of up to 64 bytes is read as VeraCrypt before 1.26 read it, a longer one (up to 128) as 1.26 does",
     ),
     (
         "--protection-keyfiles A,B",
@@ -211,7 +218,10 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
     (&["--volume-properties"], &["info", "--mounted-status"]),
     (&["--test"], &["info"]),
     (&["--wipe-cache"], &["wipe-cache"]),
-    (&["--list-token-keyfiles"], &["token", "list"]),
+    (
+        &["--list-token-keyfiles", "--list-securitytoken-keyfiles"],
+        &["token", "list"],
+    ),
 ];
 
 /// tcctl's own subcommands: a command line naming one first is tcctl's.
@@ -574,6 +584,9 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             "--tcrypt-backup" => out.extend(["-m".into(), "headerbak".into()]),
             // VeraCrypt's verbose output: what tcctl always says.
             "-v" | "--verbose" if veracrypt => {}
+            // Never a system folder anyway; a password's length decides
+            // how it is read, as VeraCrypt 1.26 does.
+            "--allow-insecure-mount" | "--use-legacy-password-maximum-length" if veracrypt => {}
             // The kernel's own sources: what tcd reads anyway (getrandom).
             // (The guard takes the value; another is refused just below.)
             "--random-source"
@@ -731,6 +744,23 @@ const NOT_TAKEN: &[(&str, &str)] = &[
     (
         "--no-size-check",
         "tcctl always checks that a new volume fits the free space (--size max takes all of it)",
+    ),
+    (
+        "--load-preferences",
+        "tcctl keeps no preferences; a favorite keeps a volume's settings (tcctl favorites add)",
+    ),
+    (
+        "--use-dummy-sudo-password",
+        "tcctl never runs sudo: the tcd daemon does what needs root, and polkit decides who may",
+    ),
+    (
+        "--export-token-keyfile",
+        "tcctl reads a keyfile on a token where it lies (--keyfile token://slot/N/file/NAME); \
+         pkcs11-tool --read-object copies one out",
+    ),
+    (
+        "--list-emvtoken-keyfiles",
+        "tcctl reads keyfiles on PKCS #11 security tokens only, not EMV cards (tcctl token list)",
     ),
     (
         "--import-token-keyfiles",

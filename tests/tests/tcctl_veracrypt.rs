@@ -325,6 +325,7 @@ fn random_source_wipe_cache_and_token_keyfiles_forms() {
     for (veracrypt, tcctl) in [
         (&["-t", "--wipe-cache"][..], &["wipe-cache"][..]),
         (&["-t", "--list-token-keyfiles"], &["token", "list"]),
+        (&["-t", "--list-securitytoken-keyfiles"], &["token", "list"]),
     ] {
         let (a, b) = (d.tcctl(veracrypt, ""), d.tcctl(tcctl, ""));
         assert_eq!(
@@ -1218,7 +1219,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         .split_once("## cryptsetup spellings")
         .expect("a cryptsetup section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 40, "the table's rows");
+    assert_eq!(rows.len(), 41, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         for test in cells.last().expect("a test").split(", ") {
@@ -1350,11 +1351,36 @@ fn options_tcctl_does_not_take_are_refused_saying_why() {
             "--delete-token-keyfiles",
             "tcctl token delete token://slot/N/file/NAME",
         ),
+        ("--load-preferences", "tcctl keeps no preferences"),
+        ("--use-dummy-sudo-password", "tcctl never runs sudo"),
+        (
+            "--export-token-keyfile",
+            "tcctl reads a keyfile on a token where it lies",
+        ),
+        (
+            "--list-emvtoken-keyfiles",
+            "tcctl reads keyfiles on PKCS #11 security tokens only",
+        ),
     ] {
         let (code, msg) = d.fails(&["-t", option, "--test", &v, "--stdin"], PW);
         assert_eq!(code, USAGE, "{option}: {msg}");
         assert!(msg.starts_with(&format!("tcctl: {option}: {why}")), "{msg}");
     }
+    // VeraCrypt 1.26's mount point and password-length switches change
+    // nothing here.
+    d.ok(
+        &[
+            "-t",
+            "--allow-insecure-mount",
+            "--use-legacy-password-maximum-length",
+            "--test",
+            &v,
+            "--stdin",
+            "--pim",
+            "1",
+        ],
+        PW,
+    );
     // The hidden volume's PRF is passed over (every one is tried), a
     // name that is none refused.
     let (code, msg) = d.fails(
