@@ -91,7 +91,8 @@ fn whole_usage(command: clap::Command) -> clap::Command {
 #[derive(Args, Clone, Default)]
 pub struct Secrets {
     /// Read passwords from standard input, one line each, in the order
-    /// asked (VeraCrypt's --stdin).
+    /// asked (VeraCrypt's --stdin); a terminal there is asked as at a
+    /// prompt, the password not shown.
     #[arg(long, alias = "stdin")]
     pub password_stdin: bool,
     /// A keyfile (repeatable; a folder means the files in it; - reads one

@@ -68,6 +68,8 @@ pub struct Passwords {
     lines: Option<std::io::StdinLock<'static>>,
     /// Standard input held nothing at all when the password was read.
     stdin_empty: bool,
+    /// --password-stdin read the terminal that is standard input.
+    stdin_typed: bool,
     /// Where keyfiles come from, said when no password can be asked.
     keyfiles_from: &'static str,
 }
@@ -80,6 +82,7 @@ impl Passwords {
             empty_given: asking == Asking::EmptyGiven,
             lines: None,
             stdin_empty: false,
+            stdin_typed: false,
             keyfiles_from: "open with keyfiles alone: give them with --keyfile",
         }
     }
@@ -117,9 +120,16 @@ impl Passwords {
 
     pub fn ask(&mut self, prompt: &str) -> Result<Zeroizing<Vec<u8>>, Failure> {
         if self.stdin {
-            let first = self.lines.is_none();
+            let first = self.lines.is_none() && !self.stdin_typed;
             if first {
                 take_stdin("--password-stdin")?;
+            }
+            // Standard input that is the terminal (nothing piped in): typed
+            // as at a prompt, not shown, as cryptsetup reads it there.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                self.stdin_typed = true;
+                let p = on_terminal(prompt, "password")?;
+                return Ok(Zeroizing::new(p.as_bytes().to_vec()));
             }
             let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
             let mut line = Zeroizing::new(String::new());

@@ -287,6 +287,33 @@ fn create_keyfile_dash_writes_one_to_standard_output_never_to_a_terminal() {
 }
 
 #[test]
+fn password_stdin_on_a_terminal_asks_and_never_shows_the_password() {
+    let d = Daemon::start();
+    let v = create(&d, "t.hc", "4M");
+    let mut c = d.command();
+    c.args([
+        "info",
+        &v,
+        "--password-stdin",
+        "--pim",
+        "1",
+        "--hash",
+        "sha512",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        !text.contains(PW.trim_end()),
+        "the password was shown: {text}"
+    );
+    assert!(text.contains("VeraCrypt"), "{text}");
+}
+
+#[test]
 fn favorites_add_keeps_a_name_unless_replaced_and_list_lines_up() {
     let d = Daemon::start();
     let v = create(&d, "a.hc", "4M");
