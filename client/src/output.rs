@@ -976,8 +976,12 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
     if s.filesystem.as_deref() == Some("none") {
         notes.push("block device only".into());
     }
-    if let (Some(h), None) = (&s.hash, &s.encryption) {
-        notes.push(format!("{h} tried first"));
+    // Given, or learned at its last mount: tried first, never "only".
+    match (&s.hash, &s.encryption) {
+        (Some(h), None) => notes.push(format!("{h} tried first")),
+        (None, Some(e)) => notes.push(format!("{e} tried first")),
+        (Some(h), Some(e)) => notes.push(format!("{e}/{h} tried first")),
+        (None, None) => {}
     }
     for (set, word) in [
         (s.auto_mount, "auto-mount"),
@@ -1016,9 +1020,6 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
     }
     if s.dismount_idle_seconds > 0 {
         notes.push(format!("dismount after {} s idle", s.dismount_idle_seconds));
-    }
-    if let (Some(h), Some(e)) = (&s.hash, &s.encryption) {
-        notes.push(format!("last {e}/{h}"));
     }
     notes
 }

@@ -1844,6 +1844,28 @@ fn favorites_list_names_each_setting_a_favorite_has() {
     // A plain one has nothing to say.
     assert!(lines[2].starts_with("plain "), "{table}");
     assert!(lines[2].trim_end().ends_with(" -"), "{table}");
+    // A hash and an encryption given are tried first, as one learned is.
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "pair",
+            &v,
+            "--hash",
+            "sha256",
+            "--encryption",
+            "Serpent-Twofish-AES",
+        ],
+        "",
+    );
+    let table = d.ok(&["favorites", "list"], "");
+    assert!(
+        table.lines().any(|l| l.starts_with("pair ")
+            && l.trim_end()
+                .ends_with("  Serpent-Twofish-AES/SHA-256 tried first")),
+        "{table}"
+    );
+    d.ok(&["favorites", "remove", "pair"], "");
     // mount's -r is favorites add's too.
     d.ok(&["favorites", "add", "short", &v, "-r"], "");
     let table = d.ok(&["favorites", "list"], "");
