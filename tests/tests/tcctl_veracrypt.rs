@@ -896,8 +896,9 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
     d.ok(&args, "");
     assert_eq!(row(&d)["volume"], v.as_str());
     d.ok(&["dismount", "--all"], "");
-    // Without keyfiles, an empty standard input gives no password at all; an empty line is
-    // an empty password, which opens nothing without a keyfile. Both are
+    // Without keyfiles, an empty standard input gives no password at all
+    // (a usage error); an empty line is an empty password, which opens
+    // nothing without a keyfile (a wrong password, as `-p ""`). Both are
     // refused before any search.
     let mut args = vec!["mount", "--stdin"];
     args.extend(fixed);
@@ -914,7 +915,7 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
     assert_eq!(
         (code, msg),
         (
-            64,
+            WRONG_PASSWORD,
             format!("tcctl: {v}: an empty password with no keyfile opens no volume\n")
         )
     );

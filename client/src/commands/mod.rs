@@ -52,7 +52,8 @@ pub fn ask_to_open_then_keyfiles(
     opens_something(volume, password, keyfiles)
 }
 
-/// The credentials, unless both are empty: that opens no volume.
+/// The credentials, unless both are empty: that opens no volume, a wrong
+/// password said at once (as `-t -p ""` without a keyfile is).
 fn opens_something(
     volume: &std::path::Path,
     password: Zeroizing<Vec<u8>>,
@@ -60,7 +61,7 @@ fn opens_something(
 ) -> Result<Credentials, Failure> {
     if password.is_empty() && keyfiles.is_empty() {
         return Err(Failure {
-            code: crate::bus::exit::USAGE,
+            code: crate::bus::exit::WRONG_PASSWORD,
             message: format!(
                 "{}: an empty password with no keyfile opens no volume",
                 volume.display()
