@@ -1845,6 +1845,13 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
         .filter_map(|r| r["volume"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(left, vec![mounts[0].0.to_str().expect("utf-8").to_owned()]);
+    // Again, with only the busy one left: no word of other volumes.
+    let (code, err) = d.fails(&["dismount", "--all"], "");
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&holder) && !err.contains("other volume"),
+        "{err}"
+    );
     drop(held);
     d.ok(&["dismount", "--all"], "");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));

@@ -74,13 +74,13 @@ impl Manager {
         }
         if let Some(e) = refused {
             let kind = e.kind();
-            return Err(ServiceError::new(
-                kind,
-                format!(
-                    "{e}; {n} other {} dismounted",
-                    if n == 1 { "volume" } else { "volumes" }
-                ),
-            ));
+            // Only what others there were is said: "0 other volumes" is noise.
+            let others = match n {
+                0 => String::new(),
+                1 => "; 1 other volume dismounted".to_owned(),
+                n => format!("; {n} other volumes dismounted"),
+            };
+            return Err(ServiceError::new(kind, format!("{e}{others}")));
         }
         if !lost.is_empty() {
             return Err(crate::Error::WritesLost(lost.join("\n")).into());
