@@ -159,6 +159,17 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     assert_eq!(favs["favorites"][0]["keyfiles"], serde_json::json!([]));
     assert_eq!(favs["favorites"][0]["system"], false);
+    // Each key is one docs/OUTPUT.md names.
+    let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/OUTPUT.md"))
+        .expect("docs/OUTPUT.md");
+    let keys_said = doc
+        .split("A FAVORITE has every key")
+        .nth(1)
+        .and_then(|p| p.split("\n\n").next())
+        .expect("OUTPUT.md's FAVORITE paragraph");
+    for key in favs["favorites"][0].as_object().expect("an object").keys() {
+        assert!(keys_said.contains(&format!("`{key}`")), "OUTPUT.md lacks {key}");
+    }
     d.ok(&["dismount", s(&mnt)], "");
 
     // A password that does not open the volume is never kept: said, with
