@@ -896,7 +896,9 @@ pub struct MountArgs {
     /// memory, for --cached, until wiped or the daemon stops.
     #[arg(long)]
     pub cache: bool,
-    /// Try the passwords cached for you, without asking for one.
+    /// Try the passwords cached for you first; when none opens the volume,
+    /// the password is asked (or read with --password-stdin), as TrueCrypt
+    /// does; with neither, it fails as a wrong password.
     #[arg(long)]
     pub cached: bool,
     #[command(flatten)]

@@ -94,6 +94,12 @@ impl Passwords {
         self
     }
 
+    /// Whether a password can be had here without a dialog: standard
+    /// input, or a prompt on the terminal.
+    pub fn at_hand(&self) -> bool {
+        self.stdin || (self.interactive && terminal_to_ask_on())
+    }
+
     /// Neither standard input nor a prompt gives a password: with
     /// keyfiles, VeraCrypt's `--non-interactive` then opens with them alone.
     pub fn asks_nobody(&self) -> bool {

@@ -164,6 +164,14 @@ fn no_password_reaches_the_log_or_the_bus_and_the_daemon_cannot_be_dumped() {
     );
     let again = tcctl(&["mount", v, m, "--cached"], "");
     assert_eq!(again.status.code(), Some(2), "nothing cached any more");
+    // As TrueCrypt: the cache first, then the password given.
+    let fallback = run(with(&["mount", "--cached"], &[v, m]), &second);
+    assert!(
+        String::from_utf8_lossy(&fallback.stderr)
+            .contains("none of the passwords cached for you opens"),
+        "{fallback:?}"
+    );
+    ok(&["dismount", m], "");
     run(with(&["mount"], &[v, m]), &second);
 
     // The running daemon: no core dumps, memory locked.

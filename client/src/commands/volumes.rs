@@ -71,6 +71,12 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
                 eprintln!("tcctl: {}", f.message);
                 a.secrets.pim = pim_given;
             }
+            // As TrueCrypt: the cache first, then the password, where one
+            // can be given (standard input, or the terminal).
+            Err(f) if f.code == exit::WRONG_PASSWORD && a.cached && pw.at_hand() => {
+                eprintln!("tcctl: {}: asking for its password", f.message);
+                a.cached = false;
+            }
             r => break r?,
         }
     };
