@@ -168,7 +168,10 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
         .and_then(|p| p.split("\n\n").next())
         .expect("OUTPUT.md's FAVORITE paragraph");
     for key in favs["favorites"][0].as_object().expect("an object").keys() {
-        assert!(keys_said.contains(&format!("`{key}`")), "OUTPUT.md lacks {key}");
+        assert!(
+            keys_said.contains(&format!("`{key}`")),
+            "OUTPUT.md lacks {key}"
+        );
     }
     d.ok(&["dismount", s(&mnt)], "");
 

@@ -83,14 +83,12 @@ fn exact_units(bytes: u64) -> String {
 pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
 
 impl NewFilesystem {
-    /// Why its mkfs would refuse a data area of `bytes`, if it would:
-    /// said before any password is asked or header written.
-    pub fn refuses(self, bytes: u64) -> Option<String> {
-        // What each mkfs says its least is (btrfs-progs: 114294784 bytes
-        // per device), or the least it was seen to take on a file (e2fsprogs
-        // 104 KiB, mkfs.vfat -I 50 KiB, mkfs.exfat 3 MiB, mkfs.ntfs 1088
-        // KiB), rounded up.
-        let least: u64 = match self {
+    /// The smallest data area its mkfs takes: what each mkfs says its
+    /// least is (btrfs-progs: 114294784 bytes per device), or the least it
+    /// was seen to take on a file (e2fsprogs 104 KiB, mkfs.vfat -I 50 KiB,
+    /// mkfs.exfat 3 MiB, mkfs.ntfs 1088 KiB), rounded up.
+    pub fn least_data(self) -> u64 {
+        match self {
             NewFilesystem::Xfs => 300 << 20,
             NewFilesystem::Btrfs => 109 << 20,
             NewFilesystem::Exfat => 3 << 20,
@@ -98,7 +96,13 @@ impl NewFilesystem {
             NewFilesystem::Ext4 | NewFilesystem::Ext3 | NewFilesystem::Ext2 => 128 << 10,
             NewFilesystem::Fat => 64 << 10,
             NewFilesystem::None => 0,
-        };
+        }
+    }
+
+    /// Why its mkfs would refuse a data area of `bytes`, if it would:
+    /// said before any password is asked or header written.
+    pub fn refuses(self, bytes: u64) -> Option<String> {
+        let least = self.least_data();
         (bytes < least).then(|| {
             format!(
                 "{} needs a volume of at least {} of data ({} here): its mkfs refuses less",
