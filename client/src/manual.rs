@@ -132,20 +132,36 @@ pub const INTERNAL: &[&str] = &[
 ];
 
 /// Bash's completion of a line in VeraCrypt's words (after `-t` or
-/// `--text`, which clap knows nothing of): its options, else file names.
+/// `--text`, which clap knows nothing of): its options and their values,
+/// else file names; and of udisksctl's `unlock` and `lock`.
 fn bash_text_mode() -> String {
+    use crate::cli::{Encryption, Hash, MountOption, NewFilesystem};
+    let (hashes, ciphers) = (value_names::<Hash>(), value_names::<Encryption>());
+    let (mount_options, filesystems) =
+        (value_names::<MountOption>(), value_names::<NewFilesystem>());
     format!(
         r#"
-# VeraCrypt's text mode: after -t or --text, its options, else file names.
+# VeraCrypt's text mode: after -t or --text, its options and their values,
+# else file names. udisksctl's unlock and lock: -b, else file names.
 _tcctl_text() {{
-    local i
+    local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in
             -t|--text)
                 COMPREPLY=()
-                if [[ "${{COMP_WORDS[COMP_CWORD]}}" == -* ]]; then
-                    COMPREPLY=($(compgen -W "{}" -- "${{COMP_WORDS[COMP_CWORD]}}"))
-                fi
+                case "$prev" in
+                    --hash|--protection-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
+                    --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
+                    -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;
+                    --volume-type) COMPREPLY=($(compgen -W "normal hidden" -- "$cur")) ;;
+                    --filesystem) COMPREPLY=($(compgen -W "{filesystems}" -- "$cur")) ;;
+                    *) [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "{words}" -- "$cur")) ;;
+                esac
+                return 0
+                ;;
+            unlock|lock)
+                COMPREPLY=()
+                [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "-b --block-device" -- "$cur"))
                 return 0
                 ;;
         esac
@@ -154,8 +170,19 @@ _tcctl_text() {{
 }}
 complete -F _tcctl_text -o bashdefault -o default tcctl
 "#,
-        crate::veracrypt::text_mode_words().join(" ")
+        words = crate::veracrypt::text_mode_words().join(" ")
     )
+}
+
+/// The values of `T` a user is offered, as its `--help` lists them.
+fn value_names<T: clap::ValueEnum>() -> String {
+    T::value_variants()
+        .iter()
+        .filter_map(clap::ValueEnum::to_possible_value)
+        .filter(|p| !p.is_hide_set())
+        .map(|p| p.get_name().to_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The command line with each option's other names at the end of its

@@ -1417,4 +1417,11 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
             "{refused}: {offered}"
         );
     }
+    // Their values, as mount's own options complete theirs.
+    let hashes = complete(&["tcctl", "-t", "--hash", ""]);
+    assert!(hashes.lines().any(|l| l == "sha512"), "{hashes}");
+    let options = complete(&["tcctl", "-t", "-m", ""]);
+    assert!(options.lines().any(|l| l == "headerbak"), "{options}");
+    // udisksctl's unlock and lock take -b.
+    assert_eq!(complete(&["tcctl", "unlock", "-"]), "-b\n--block-device\n");
 }
