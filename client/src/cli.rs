@@ -845,7 +845,9 @@ pub struct MountArgs {
     pub slot: Option<u32>,
     /// Filesystem options, comma-separated, from an allow-list: uid=,
     /// gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT,
-    /// NTFS), noatime, noexec, and nosuid, nodev (always on, given or not).
+    /// NTFS; a mask not given is 077; FAT through its FUSE driver fusefat,
+    /// where the kernel lacks vfat, takes umask= only), noatime, noexec,
+    /// and nosuid, nodev (always on, given or not).
     #[arg(long, value_name = "OPTIONS")]
     pub fs_options: Option<String>,
     /// Open the mount point in the file manager (xdg-open) once mounted.

@@ -57,7 +57,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--fs-options OPTIONS",
-        "mount --fs-options: only uid=, gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT, NTFS), noatime, noexec, and nosuid, nodev (always on, given or not)",
+        "mount --fs-options: only uid=, gid= (your own; root: any), umask=, fmask=, dmask= (FAT, exFAT, NTFS; a mask not given is 077; FAT through fusefat: umask= only), noatime, noexec, and nosuid, nodev (always on, given or not)",
     ),
     ("--non-interactive", "--non-interactive"),
     ("--stdin", "--password-stdin"),

@@ -22,6 +22,10 @@ pub fn without_owners(fs_type: &str) -> bool {
     matches!(fs_type, "vfat" | "exfat" | "ntfs" | "ntfs3")
 }
 
+/// The mask of files and folders no caller asked about: the owner's
+/// alone.
+pub const PRIVATE_MASK: u32 = 0o077;
+
 impl FsOptions {
     /// What `parse` takes, for its error.
     pub const ALLOWED: &'static str =
@@ -68,23 +72,24 @@ impl FsOptions {
             || self.dmask.is_some()
     }
 
+    /// The masks of files and of folders: each as asked (`fmask=`,
+    /// `dmask=`), else `umask=`, else private. A mask left unsaid must not
+    /// fall to a driver's default, which may be 0 (anyone writes).
+    pub fn masks(&self) -> (u32, u32) {
+        let or_private = |m: Option<u32>| m.or(self.umask).unwrap_or(PRIVATE_MASK);
+        (or_private(self.fmask), or_private(self.dmask))
+    }
+
     /// The owner and mode options of a filesystem without owners:
-    /// `owner` unless the caller chose, and the masks asked for.
+    /// `owner` unless the caller chose, and both masks, always.
     pub fn ownership(&self, owner: (u32, u32)) -> Vec<String> {
-        let mut v = vec![
+        let (fmask, dmask) = self.masks();
+        vec![
             format!("uid={}", self.uid.unwrap_or(owner.0)),
             format!("gid={}", self.gid.unwrap_or(owner.1)),
-        ];
-        for (name, m) in [
-            ("umask", self.umask),
-            ("fmask", self.fmask),
-            ("dmask", self.dmask),
-        ] {
-            if let Some(m) = m {
-                v.push(format!("{name}={m:03o}"));
-            }
-        }
-        v
+            format!("fmask={fmask:03o}"),
+            format!("dmask={dmask:03o}"),
+        ]
     }
 
     /// Refuses owners and modes on a filesystem that keeps its own.
@@ -107,13 +112,21 @@ mod tests {
         let o = FsOptions::parse("uid=5, gid=6,umask=027,noatime,nodev,,noexec").expect("allowed");
         assert_eq!(
             o.ownership((1, 2)),
-            ["uid=5", "gid=6", "umask=027"].map(String::from)
+            ["uid=5", "gid=6", "fmask=027", "dmask=027"].map(String::from)
         );
         assert!(o.noatime && o.noexec);
         assert_eq!(
             FsOptions::default().ownership((1, 2)),
-            ["uid=1", "gid=2"].map(String::from)
+            ["uid=1", "gid=2", "fmask=077", "dmask=077"].map(String::from)
         );
+        // One mask alone leaves the other private, never open.
+        for (text, masks) in [
+            ("fmask=177", (0o177, 0o077)),
+            ("dmask=022", (0o077, 0o022)),
+            ("umask=022,fmask=133", (0o133, 0o022)),
+        ] {
+            assert_eq!(FsOptions::parse(text).expect("ok").masks(), masks, "{text}");
+        }
         for bad in [
             "suid",
             "dev",

@@ -20,6 +20,8 @@ pub struct Mount {
     pub point: PathBuf,
     /// The mount's own flag: mounted read-write.
     pub mounted_read_write: bool,
+    /// The mount's own flag: nothing in it may be executed.
+    pub no_exec: bool,
     /// The filesystem type (`ext4`, `fuse.tcd`).
     pub fs_type: String,
     /// The filesystem's source (`/dev/loop3`, or what the driver names).
@@ -53,6 +55,7 @@ fn line(l: &[u8]) -> Option<Mount> {
         device: String::from_utf8(before[2].to_vec()).ok()?,
         point: unescape(before[4]),
         mounted_read_write: has_option(before[5], b"rw"),
+        no_exec: has_option(before[5], b"noexec"),
         fs_type: String::from_utf8_lossy(after[0]).into_owned(),
         source: unescape(after[1]),
         fs_read_only: has_option(after[2], b"ro"),
@@ -97,7 +100,7 @@ mod tests {
 22 27 0:21 / /proc rw,relatime - proc proc rw
 101 27 7:5 / /run/media/u/my\\040vol rw,nosuid,relatime shared:80 master:3 - ext4 /dev/loop5 ro,errors=remount-ro
 102 27 0:50 / /home/mallory/\xff\\012x\\134 rw,nosuid - fuse.x /dev/fuse rw
-103 27 7:7 / /m ro,relatime - ext4 /dev/loop7 ro
+103 27 7:7 / /m ro,noexec,relatime - ext4 /dev/loop7 ro
 garbage
 ";
 
@@ -118,6 +121,7 @@ garbage
             b"/home/mallory/\xff\nx\\"
         );
         assert!(!t[3].mounted_read_write && t[3].fs_read_only);
+        assert!(t[3].no_exec && !t[1].no_exec);
     }
 
     #[test]

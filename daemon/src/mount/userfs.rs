@@ -8,7 +8,7 @@
 //! mount point through its `O_NOFOLLOW` descriptor, so a driver that
 //! resolves paths itself is never handed a folder a user could swap.
 
-use super::mountpoint::{MountedFs, Options, Ours, Target, c_string};
+use super::mountpoint::{FsOptions, MountedFs, Options, Ours, Target, c_string};
 use super::tools;
 use crate::error::{Error, Result};
 use std::os::fd::AsRawFd;
@@ -68,6 +68,23 @@ pub fn needed(fs_type: &str) -> bool {
     }
 }
 
+/// Why fusefat takes no `fmask=` or `dmask=`: libfuse's `umask=` is its
+/// only mode option, for files and folders alike.
+pub const FUSEFAT_MASKS: &str = "fs options: fmask= and dmask= are not available for FAT here: \
+     the kernel lacks vfat, and its FUSE driver, fusefat, has one mask for files and folders; \
+     use umask=";
+
+/// The owner and mode options `tool` takes: fusefat one mask for all
+/// (`mount` refuses fmask= and dmask= for it), the others both masks.
+fn ownership(tool: &str, fs: &FsOptions, owner: (u32, u32)) -> Vec<String> {
+    let mut v = fs.ownership(owner);
+    if tool == "fusefat" {
+        v.retain(|o| !o.starts_with("fmask=") && !o.starts_with("dmask="));
+        v.push(format!("umask={:03o}", fs.masks().0));
+    }
+    v
+}
+
 /// Mounts `device` (of `options.fs_type`) on `target` through its driver,
 /// staging in `staging` (made, root's alone); the driver and the handle of
 /// the mount on `target`.
@@ -83,6 +100,9 @@ pub fn mount(
         .fs
         .check_for(&options.fs_type)
         .map_err(Error::InvalidArgument)?;
+    if tool == "fusefat" && (options.fs.fmask.is_some() || options.fs.dmask.is_some()) {
+        return Err(Error::InvalidArgument(FUSEFAT_MASKS.into()));
+    }
     let io = |what: String| move |source| Error::Io { what, source };
     std::fs::create_dir_all(staging).map_err(io(format!("cannot make {}", staging.display())))?;
     let mut opts = vec![
@@ -103,10 +123,7 @@ pub fn mount(
         (_, false) => "rw".to_owned(),
     });
     if let Some(owner) = options.owner {
-        opts.extend(options.fs.ownership(owner));
-        if options.fs.umask.is_none() && options.fs.fmask.is_none() && options.fs.dmask.is_none() {
-            opts.push("umask=077".to_owned());
-        }
+        opts.extend(ownership(tool, &options.fs, owner));
     }
     for (on, word) in [
         (options.fs.noatime, "noatime"),
@@ -138,7 +155,7 @@ pub fn mount(
     let fs = UserFs {
         pid: driver_pid(staging),
     };
-    let mounted = match bind(staging, target, options.read_only) {
+    let mounted = match bind(staging, target, options) {
         Ok(m) => m,
         Err(e) => {
             let _ = super::mountpoint::unmount(staging, true);
@@ -196,10 +213,11 @@ fn driver_pid(staging: &Path) -> Option<u32> {
     })
 }
 
-/// Sets nosuid, nodev (and read-only) on the staging mount, then
-/// bind-mounts it onto `target` through its descriptor; the bind keeps
-/// those flags. No path a user controls is used.
-fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<MountedFs> {
+/// Sets nosuid, nodev (and read-only, noexec, noatime as asked) on the
+/// staging mount, then bind-mounts it onto `target` through its
+/// descriptor; the bind keeps those flags. No path a user controls is
+/// used.
+fn bind(staging: &Path, target: &Target, options: &Options) -> Result<MountedFs> {
     let dev_of = |p: &Path| {
         std::fs::metadata(p)
             .map(|m| m.dev())
@@ -240,15 +258,23 @@ fn bind(staging: &Path, target: &Target, read_only: bool) -> Result<MountedFs> {
             })
         }
     };
+    // A bind remount sets the mount's flags to exactly these: any left out
+    // (a driver's noexec among them) is cleared.
     let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV;
-    if read_only {
-        flags |= libc::MS_RDONLY;
+    for (on, flag) in [
+        (options.read_only, libc::MS_RDONLY),
+        (options.fs.noexec, libc::MS_NOEXEC),
+        (options.fs.noatime, libc::MS_NOATIME),
+    ] {
+        if on {
+            flags |= flag;
+        }
     }
     call(
         &none,
         &staged,
         flags,
-        "set nosuid and nodev on the filesystem",
+        "set the mount flags of the filesystem",
     )?;
     call(
         &staged,

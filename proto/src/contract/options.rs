@@ -227,7 +227,8 @@ pub struct MountOptions {
     pub slot: Option<u32>,
     /// Filesystem options, comma-separated, from an allow-list: `uid=`,
     /// `gid=` (a user's own only), `umask=`, `fmask=`, `dmask=` (FAT,
-    /// exFAT, NTFS), `noatime`, `noexec`.
+    /// exFAT, NTFS; a mask not given is 077; FAT through fusefat takes
+    /// `umask=` only), `noatime`, `noexec`.
     pub fs_options: Option<String>,
 }
 
