@@ -526,6 +526,28 @@ impl Client {
         Ok(volumes)
     }
 
+    /// Each volume's properties as the daemon sends them, by object path
+    /// (for `monitor`, which compares what is announced with them).
+    pub fn volume_properties(
+        &self,
+    ) -> Result<HashMap<OwnedObjectPath, HashMap<String, OwnedValue>>, Failure> {
+        type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+        let reply = self.conn.call_method(
+            self.destination,
+            PATH,
+            Some("org.freedesktop.DBus.ObjectManager"),
+            "GetManagedObjects",
+            &(),
+        )?;
+        let objects: Objects = reply.body().deserialize()?;
+        Ok(objects
+            .into_iter()
+            .filter_map(|(object, mut interfaces)| {
+                Some((object, interfaces.remove(VOLUME_INTERFACE)?))
+            })
+            .collect())
+    }
+
     /// The processes (pid, command; 0 for another user's) still holding a
     /// volume a forced dismount left detaching; empty when it is gone.
     pub fn dismount(&self, name: &str, force: bool) -> Result<Vec<(u32, String)>, Failure> {

@@ -927,14 +927,20 @@ impl MountTable {
         applied
     }
 
-    /// Each mounted volume with how long it has had no I/O (none that is
-    /// detaching already).
-    pub fn idle_times(&self) -> Vec<(Mounted, std::time::Duration)> {
+    /// Each mounted volume with how long it has had no I/O and the mark of
+    /// its last I/O (see [`OpenVolume::last_io`]); none that is detaching
+    /// already.
+    pub fn idle_times(&self) -> Vec<(Mounted, std::time::Duration, u64)> {
         self.lock()
             .values()
             .filter(|e| e.view.state == VolumeState::Mounted)
-            .map(|e| (e.view.clone(), e.volume.idle_for()))
+            .map(|e| (e.view.clone(), e.volume.idle_for(), e.volume.last_io()))
             .collect()
+    }
+
+    /// The mark of volume `id`'s last I/O, if it is in the table.
+    pub fn last_io(&self, id: u32) -> Option<u64> {
+        self.lock().get(&id).map(|e| e.volume.last_io())
     }
 
     pub fn list(&self) -> Vec<Mounted> {

@@ -1179,3 +1179,97 @@ fn status_keysize_and_offset_are_cryptsetups_mk_bits_and_mk_offset() {
         assert!(status.lines().any(|l| l == want), "{want:?} in {status}");
     }
 }
+
+#[test]
+fn an_idle_volume_held_open_is_told_once_and_dismounted_once_let_go() {
+    let (_policy, d, vol, mnt) = with_policy_and_volume();
+    let (mut child, rx) = monitor(&d);
+    next(&rx, "the start");
+    d.ok(
+        &with_open(&["mount", s(&vol), s(&mnt), "--dismount-idle", "2"]),
+        PW,
+    );
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let line = next(&rx, "the mount");
+    assert!(
+        stamped(&line).starts_with(&format!("{object}: mounted {}", s(&vol))),
+        "{line}"
+    );
+    // A process whose working folder is in the volume holds it, and does
+    // no I/O.
+    let mut holder = tcd_tests::daemon::Stopped(
+        Command::new("sleep")
+            .arg("600")
+            .current_dir(&mnt)
+            .spawn()
+            .expect("sleep"),
+    );
+    let line = next(&rx, "the refused idle dismount");
+    assert!(
+        stamped(&line).starts_with(&format!(
+            "{object}: could not dismount {} (idle): ",
+            s(&vol)
+        )),
+        "{line}"
+    );
+    // Tried again at each check, quietly: nothing more is said.
+    if let Ok(line) = rx.recv_timeout(Duration::from_secs(6)) {
+        panic!("a refusal is told once, yet the monitor said: {line}");
+    }
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1), "held, it stays");
+    // Its holder gone, the next check dismounts it, with no new I/O.
+    let _ = holder.0.kill();
+    let _ = holder.0.wait();
+    let line = next(&rx, "the idle dismount once let go");
+    assert_eq!(
+        stamped(&line),
+        format!("{object}: dismounted {} automatically (idle)", s(&vol))
+    );
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_monitor_started_after_an_attach_prints_only_what_changed_and_says_attached() {
+    let (_policy, d, vol, _mnt) = with_policy_and_volume();
+    d.ok(&with_open(&["mount", s(&vol), "--filesystem", "none"]), PW);
+    let object = d.list()[0]["object"].as_str().expect("object").to_owned();
+    let (mut child, rx) = monitor(&d);
+    next(&rx, "the start");
+    // Software only: the volume's Backends change (the daemon announces
+    // its other properties again, unchanged).
+    d.ok(
+        &["policy", "set", "--hardware-acceleration", "disabled"],
+        "",
+    );
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(3)) {
+        lines.push(stamped(&line).to_owned());
+    }
+    let changes: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with(&format!("{object}: ")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("policy changed: ")),
+        "{lines:?}"
+    );
+    assert!(
+        changes.len() <= 1
+            && changes.iter().all(|l| {
+                l.starts_with(&format!("{object}: {} changed: Backends ", s(&vol)))
+                    && !l.contains("ReadOnly")
+                    && !l.contains("State")
+                    && !l.contains("MountPoint")
+                    && !l.contains("Slot")
+            }),
+        "only the Backends change is said: {lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("State mounted")),
+        "an attached volume is not mounted: {lines:?}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

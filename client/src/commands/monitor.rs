@@ -23,6 +23,12 @@ pub fn monitor(ctx: Context<'_>, as_json: bool) -> Result<(), Failure> {
             .into_iter()
             .map(|v| (v.object.to_string(), v.host().to_owned()))
             .collect(),
+        // Known from the start: a value announced again is no change.
+        values: c
+            .volume_properties()?
+            .into_iter()
+            .map(|(object, raw)| (object.to_string(), all_in_words(&raw)))
+            .collect(),
         ..Seen::default()
     };
     // The banner is for people; a script reading JSON gets events only.
@@ -137,12 +143,7 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<Event> {
         return None;
     }
     if let Ok((_, mut raw)) = body.deserialize::<Added<HashMap<String, OwnedValue>>>() {
-        let words = raw
-            .remove(VOLUME_INTERFACE)
-            .unwrap_or_default()
-            .iter()
-            .map(|(k, v)| (k.clone(), in_words(v)))
-            .collect();
+        let words = all_in_words(&raw.remove(VOLUME_INTERFACE).unwrap_or_default());
         seen.values.insert(object.to_string(), words);
     }
     let host = v.host.clone().unwrap_or_default();
@@ -173,6 +174,26 @@ fn in_words(v: &OwnedValue) -> String {
     if words.is_empty() { "-".into() } else { words }
 }
 
+/// A volume's properties in words, its `State` as tcctl says it.
+fn all_in_words(raw: &HashMap<String, OwnedValue>) -> HashMap<String, String> {
+    let mut words: HashMap<String, String> =
+        raw.iter().map(|(k, v)| (k.clone(), in_words(v))).collect();
+    let mount_point = words.get("MountPoint").cloned();
+    if let Some(state) = words.get_mut("State") {
+        *state = state_in_words(state, mount_point.as_deref());
+    }
+    words
+}
+
+/// The daemon's `State` counts a volume attached alone (no mount point)
+/// as mounted; tcctl says "attached", as `status` and `list` do.
+fn state_in_words(state: &str, mount_point: Option<&str>) -> String {
+    match (state, mount_point) {
+        ("mounted", Some("-")) => "attached".into(),
+        _ => state.into(),
+    }
+}
+
 /// A volume's `Backends`, `ReadOnly` and `State` as they change: only
 /// the values that differ from what was last said.
 fn properties_changed(
@@ -181,13 +202,24 @@ fn properties_changed(
     known: &mut HashMap<String, String>,
     changed: HashMap<String, OwnedValue>,
 ) -> Option<Event> {
+    let mount_point = changed
+        .get("MountPoint")
+        .map(in_words)
+        .or_else(|| known.get("MountPoint").cloned());
     let mut said: Vec<(String, String, Json)> = changed
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
         .filter_map(|(k, v)| {
-            let words = in_words(v);
+            let (words, value) = match k.as_str() {
+                "State" => {
+                    let words = in_words(v);
+                    let words = state_in_words(&words, mount_point.as_deref());
+                    (words.clone(), Json::String(words))
+                }
+                _ => (in_words(v), to_json(v)),
+            };
             let old = known.insert(k.clone(), words.clone());
-            (old.as_ref() != Some(&words)).then(|| (k.clone(), words, to_json(v)))
+            (old.as_ref() != Some(&words)).then(|| (k.clone(), words, value))
         })
         .collect();
     if said.is_empty() {

@@ -36,25 +36,43 @@ pub fn start(shared: &Arc<Shared>) {
         Err(e) => tracing::warn!("no device events, so no mounts when devices appear: {e}"),
     }
     let s = Arc::clone(shared);
-    std::thread::spawn(move || {
-        // A volume that could not be dismounted (files open) is tried
-        // again only after it was used again.
-        let mut refused = std::collections::HashSet::new();
-        loop {
-            std::thread::sleep(Duration::from_secs(1));
-            for (m, idle) in s.table.idle_times() {
-                let limit = Duration::from_secs(u64::from(m.auto_dismount.idle_seconds));
-                if limit.is_zero() {
+    std::thread::spawn(move || idle_dismounts(&s));
+}
+
+/// Each second, dismounts the volumes idle for their time. One that could
+/// not be dismounted (files open) is tried again at every check, quietly,
+/// until it goes or is used again: its holder may leave at any moment and
+/// nothing else would wake the check. Only the table's map lock is taken,
+/// and only briefly, by [`crate::mounts::MountTable::dismount`].
+fn idle_dismounts(s: &Arc<Shared>) {
+    // Volumes refused, by the mark of their last I/O as it was right after
+    // the attempt (whose own flush may count as I/O): another mark means
+    // somebody used the volume, and its idle time starts again.
+    let mut refused: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let volumes = s.table.idle_times();
+        refused.retain(|id, _| volumes.iter().any(|(m, ..)| m.id == *id));
+        for (m, idle, last_io) in volumes {
+            let limit = Duration::from_secs(u64::from(m.auto_dismount.idle_seconds));
+            if limit.is_zero() {
+                continue;
+            }
+            let retry = refused.get(&m.id) == Some(&last_io);
+            if !retry {
+                refused.remove(&m.id);
+                if idle < limit {
                     continue;
                 }
-                if idle < limit {
-                    refused.remove(&m.id);
-                } else if !refused.contains(&m.id) && !dismount(&s, m.clone(), "idle", false) {
-                    refused.insert(m.id);
-                }
+            }
+            // Told once: a retry that fails again says nothing.
+            if !dismount_telling(s, m.clone(), "idle", false, !retry)
+                && let Some(mark) = s.table.last_io(m.id)
+            {
+                refused.insert(m.id, mark);
             }
         }
-    });
+    }
 }
 
 /// Dismounts volumes when logind says their owner left or the machine is
@@ -183,6 +201,18 @@ fn mount_present(shared: &Arc<Shared>, device: Option<u64>) {
 /// Dismounts `m` for `reason`, tells clients, and says so in the log;
 /// whether it is dismounted.
 fn dismount(shared: &Arc<Shared>, m: Mounted, reason: &str, force: bool) -> bool {
+    dismount_telling(shared, m, reason, force, true)
+}
+
+/// [`dismount`]; a failure is told to clients and logged as a warning only
+/// when `tell_failure` (a retry already told is a debug line).
+fn dismount_telling(
+    shared: &Arc<Shared>,
+    m: Mounted,
+    reason: &str,
+    force: bool,
+    tell_failure: bool,
+) -> bool {
     let force = force || m.auto_dismount.force;
     match shared.table.dismount(m.id, force) {
         // Announced while its object still exists, so that a client can
@@ -195,9 +225,13 @@ fn dismount(shared: &Arc<Shared>, m: Mounted, reason: &str, force: bool) -> bool
         }
         // Already gone by another way: nothing to say.
         Err(crate::Error::NotMounted(_)) => true,
-        Err(e) => {
+        Err(e) if tell_failure => {
             tracing::warn!(id = m.id, reason, "automatic dismount failed: {e}");
             shared.announce_auto_dismount(&m, reason, &e.to_string());
+            false
+        }
+        Err(e) => {
+            tracing::debug!(id = m.id, reason, "automatic dismount failed again: {e}");
             false
         }
     }

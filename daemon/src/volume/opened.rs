@@ -557,6 +557,12 @@ impl OpenVolume {
         }
     }
 
+    /// When the last read or write was, in seconds after opening: a mark
+    /// that changes only with I/O.
+    pub fn last_io(&self) -> u64 {
+        self.last_io.load(Ordering::Relaxed)
+    }
+
     /// How long since the last read or write.
     pub fn idle_for(&self) -> std::time::Duration {
         let last = self.last_io.load(Ordering::Relaxed);
