@@ -984,26 +984,7 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     if a.format == Some(crate::cli::Format::Truecrypt) {
         refuse_for_truecrypt(a)?;
     }
-    // Both header groups and a small FAT filesystem, as TrueCrypt asks;
-    // said with what the filesystem made takes, if more.
-    // Past its headers, the filesystem's own least is said below.
-    let fs = options::new_filesystem(a).filter(|f| f.least_data() > 32 * 1024);
-    let smallest = NEW_VOLUME_HEADER_BYTES + fs.map_or(32 * 1024, |f| f.least_data());
-    let headers = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
-    if let Some(size) = a.size.filter(|&s| s < headers && a.hidden_size.is_none()) {
-        return Err(Failure {
-            code: exit::INVALID_ARGUMENT,
-            message: format!(
-                "--size {}: a volume takes at least {} KiB (its headers and {})",
-                crate::output::human_size(size),
-                smallest >> 10,
-                fs.map_or("32 KiB of data".to_owned(), |f| format!(
-                    "the smallest {} filesystem",
-                    f.key()
-                )),
-            ),
-        });
-    }
+    refuse_too_small(a)?;
     if let Some(sector) = a.sector_size
         && let Some(size) = a
             .size
@@ -1061,6 +1042,31 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
         (false, false) => open_for_create(a).map(|_| ()),
         _ => Ok(()),
     }
+}
+
+/// A size below both header groups and 32 KiB of data, as TrueCrypt asks;
+/// said with what the filesystem made takes, if more. (Past the headers,
+/// the filesystem's own least is said by `check_create_target`.)
+fn refuse_too_small(a: &CreateArgs) -> Result<(), Failure> {
+    use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
+    let fs = options::new_filesystem(a).filter(|f| f.least_data() > 32 * 1024);
+    let smallest = NEW_VOLUME_HEADER_BYTES + fs.map_or(32 * 1024, |f| f.least_data());
+    let headers = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
+    if let Some(size) = a.size.filter(|&s| s < headers && a.hidden_size.is_none()) {
+        return Err(Failure {
+            code: exit::INVALID_ARGUMENT,
+            message: format!(
+                "--size {}: a volume takes at least {} KiB (its headers and {})",
+                crate::output::human_size(size),
+                smallest >> 10,
+                fs.map_or("32 KiB of data".to_owned(), |f| format!(
+                    "the smallest {} filesystem",
+                    f.key()
+                )),
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A container file `create` made: at the volume's path, or beside an
