@@ -240,28 +240,32 @@ fn a_mount_whose_client_died_after_the_search_is_undone() {
         sys.ok(None, &["dismount", s(&vol)], "");
     }
     assert!(killed, "the client was never caught mounting");
-    // Nothing is left for the dead client: no volume, no mount, no loop
-    // device over the daemon's FUSE files.
+    // The daemon finishes the mount it was doing, sees its caller gone and
+    // says so as it takes the volume down. Until then nothing can be
+    // judged: the mount may not be in the table yet.
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let volumes = sys.list(None);
-        let left = volumes.as_array().map_or(0, Vec::len);
-        let loops = loops_under(&run);
-        if left == 0 && !is_mount_point(&mnt) && loops.is_empty() {
-            break;
-        }
+    while !sys.log().contains("volume of a departed caller dismounted") {
         assert!(
             Instant::now() < deadline,
-            "left for a dead client: volumes {volumes}, mounted {}, loops {loops:?}\n{}",
-            is_mount_point(&mnt),
+            "the daemon says why it dismounted: {}",
             sys.log()
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
     assert!(
         sys.log()
             .contains("the caller left before its mount was answered"),
         "the daemon says why it dismounted: {}",
+        sys.log()
+    );
+    // Nothing is left for the dead client: no volume, no mount, no loop
+    // device over the daemon's FUSE files.
+    let volumes = sys.list(None);
+    let loops = loops_under(&run);
+    assert!(
+        volumes.as_array().is_some_and(Vec::is_empty) && !is_mount_point(&mnt) && loops.is_empty(),
+        "left for a dead client: volumes {volumes}, mounted {}, loops {loops:?}\n{}",
+        is_mount_point(&mnt),
         sys.log()
     );
     // The volume mounts again for a client that stays.

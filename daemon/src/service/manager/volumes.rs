@@ -31,7 +31,15 @@ impl Manager {
         let (app, cancel) = (self.ctx.app(), departure.cancel());
         let work = blocking::unblock(move || app.run_mount(plan, &cancel));
         let (mounted, ()) = futures_lite::future::zip(work, forward).await;
-        let mounted = mounted?;
+        let mounted = mounted.inspect_err(|e| {
+            // Its caller is gone: the log is the only one left to tell.
+            if departure
+                .cancel()
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                tracing::warn!("a mount whose caller left failed: {e}");
+            }
+        })?;
         // A caller that left while its volume was being mounted gets no
         // volume: nothing stays mounted for a client that is gone.
         if self.ctx.caller_left(&departure, header, conn).await {
