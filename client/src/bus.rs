@@ -506,21 +506,10 @@ impl Client {
     /// The volumes the caller may see, from the daemon's ObjectManager,
     /// in the order they were mounted.
     pub fn list(&self) -> Result<Vec<Volume>, Failure> {
-        type Objects = HashMap<OwnedObjectPath, HashMap<String, VolumeView>>;
-        let reply = self.conn.call_method(
-            self.destination,
-            PATH,
-            Some("org.freedesktop.DBus.ObjectManager"),
-            "GetManagedObjects",
-            &(),
-        )?;
-        let objects: Objects = reply.body().deserialize()?;
-        let mut volumes: Vec<Volume> = objects
+        let mut volumes: Vec<Volume> = self
+            .volume_objects::<VolumeView>()?
             .into_iter()
-            .filter_map(|(object, mut interfaces)| {
-                let view = interfaces.remove(VOLUME_INTERFACE)?;
-                Some(Volume { object, view })
-            })
+            .map(|(object, view)| Volume { object, view })
             .collect();
         volumes.sort_by_key(|v| v.id());
         Ok(volumes)
@@ -531,7 +520,15 @@ impl Client {
     pub fn volume_properties(
         &self,
     ) -> Result<HashMap<OwnedObjectPath, HashMap<String, OwnedValue>>, Failure> {
-        type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+        self.volume_objects()
+    }
+
+    /// The volume interface of each object the ObjectManager has, read as
+    /// `T`; objects without it are left out.
+    fn volume_objects<T>(&self) -> Result<HashMap<OwnedObjectPath, T>, Failure>
+    where
+        T: for<'d> serde::Deserialize<'d> + zbus::zvariant::Type,
+    {
         let reply = self.conn.call_method(
             self.destination,
             PATH,
@@ -539,7 +536,7 @@ impl Client {
             "GetManagedObjects",
             &(),
         )?;
-        let objects: Objects = reply.body().deserialize()?;
+        let objects: HashMap<OwnedObjectPath, HashMap<String, T>> = reply.body().deserialize()?;
         Ok(objects
             .into_iter()
             .filter_map(|(object, mut interfaces)| {
