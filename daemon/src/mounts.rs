@@ -657,6 +657,17 @@ impl MountTable {
     /// to a dismount of a volume already detaching. Only this volume's
     /// lock is held meanwhile: other volumes mount and dismount as usual.
     pub fn dismount(&self, id: u32, force: bool) -> Result<Mounted> {
+        self.dismount_naming(id, force, true)
+    }
+
+    /// [`MountTable::dismount`] without force and without naming what
+    /// holds a busy filesystem: for a retry nobody is told of, which need
+    /// not read every process's open files.
+    pub fn try_dismount_quietly(&self, id: u32) -> Result<Mounted> {
+        self.dismount_naming(id, false, false)
+    }
+
+    fn dismount_naming(&self, id: u32, force: bool, name_holders: bool) -> Result<Mounted> {
         let parts = {
             let t = self.lock();
             let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
@@ -698,6 +709,7 @@ impl MountTable {
                 // Who holds it, as --force would say.
                 Err(Error::Busy(what)) => {
                     let holders = holding(&parts, fs)
+                        .filter(|_| name_holders)
                         .map(|(t, except)| holders::scan(t, &except))
                         .unwrap_or_default();
                     return Err(Error::Held { what, holders });

@@ -214,7 +214,12 @@ fn dismount_telling(
     tell_failure: bool,
 ) -> bool {
     let force = force || m.auto_dismount.force;
-    match shared.table.dismount(m.id, force) {
+    let done = if force || tell_failure {
+        shared.table.dismount(m.id, force)
+    } else {
+        shared.table.try_dismount_quietly(m.id)
+    };
+    match done {
         // Announced while its object still exists, so that a client can
         // tell this removal from a dismount somebody asked for.
         Ok(done) => {
