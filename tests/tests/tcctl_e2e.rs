@@ -1495,6 +1495,87 @@ fn fsck_is_clean_after_the_daemon_is_killed_during_writes() {
 }
 
 #[test]
+fn create_refuses_a_device_mounted_or_a_file_attached_outside_tcd() {
+    let d = Daemon::start();
+    let img = d.path("plain.img");
+    std::fs::write(&img, vec![0u8; 16 << 20]).expect("image");
+    let mkfs = require_tool("mkfs.ext4", "package e2fsprogs");
+    let made = Command::new(mkfs)
+        .args(["-q", "-F", "-U", "0a1b2c3d-0000-4000-8000-000000000001"])
+        .arg(&img)
+        .status()
+        .expect("mkfs.ext4");
+    assert!(made.success());
+    let dev = tcd_tests::loop_device::LoopDevice::attach(&img);
+    let mnt = d.path("plain");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let mounted = Command::new("mount")
+        .arg(dev.path())
+        .arg(&mnt)
+        .status()
+        .expect("mount");
+    assert!(mounted.success());
+    std::fs::write(mnt.join("keep"), b"the user's own data").expect("write");
+    let create = |path: &str| {
+        d.fails(
+            &[
+                "create",
+                "-q",
+                "--force",
+                "--password-stdin",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+                path,
+            ],
+            "a long enough password\n",
+        )
+    };
+    let uuid = "0a1b2c3d-0000-4000-8000-000000000001";
+    // A device with a filesystem mounted from it, as mkfs refuses it.
+    let (code, msg) = create(dev.path());
+    assert_eq!(code, 5, "{msg}");
+    assert!(
+        msg.contains(&format!("{} (mounted on {})", dev.path(), s(&mnt))),
+        "{msg}"
+    );
+    assert_eq!(
+        std::fs::read(mnt.join("keep")).expect("the file"),
+        b"the user's own data"
+    );
+    assert_eq!(blkid_uuid(dev.path()), uuid, "the filesystem is whole");
+    let unmounted = Command::new("umount").arg(&mnt).status().expect("umount");
+    assert!(unmounted.success());
+    // The file a loop device reads: its volume would be made under the
+    // device's feet.
+    let (code, msg) = create(s(&img));
+    assert_eq!(code, 5, "{msg}");
+    assert!(
+        msg.contains(&format!("(the backing file of {})", dev.path())),
+        "{msg}"
+    );
+    assert_eq!(blkid_uuid(s(&img)), uuid, "the filesystem is whole");
+    // Let go, both are the user's to overwrite.
+    drop(dev);
+    let out = d.tcctl(
+        &[
+            "create",
+            "-q",
+            "--force",
+            "--password-stdin",
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+            s(&img),
+        ],
+        "a long enough password\n",
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
 fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
     use std::os::unix::fs::PermissionsExt;
     let d = Daemon::start();

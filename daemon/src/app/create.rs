@@ -113,6 +113,9 @@ impl App {
         if self.table.is_mounted(&call.host) {
             return Err(Error::AlreadyMounted("the volume".into()));
         }
+        // Mounted or attached outside tcd: not written over. A device
+        // stays claimed until the volume is made.
+        let _claim = crate::mount::in_use::claim(&call.host)?;
         // A filesystem that cannot be made is said before any header is
         // written.
         let fs = o.filesystem.unwrap_or_default();

@@ -225,6 +225,7 @@ impl App {
             // Dismount it first: its header is in use.
             return Err(Error::AlreadyMounted("the volume".into()));
         }
+        let _claim = crate::mount::in_use::claim(&o.host)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();

@@ -209,7 +209,7 @@ fn device_use_now(device: &Path) -> DeviceUse {
 }
 
 /// Mount points of filesystems whose device number is `rdev`.
-fn mounts_from(rdev: u64) -> Vec<std::path::PathBuf> {
+pub(crate) fn mounts_from(rdev: u64) -> Vec<std::path::PathBuf> {
     let wanted = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
     tcd_proto::mount_table::now()
         .into_iter()
@@ -220,7 +220,7 @@ fn mounts_from(rdev: u64) -> Vec<std::path::PathBuf> {
 
 /// Devices stacked on `device` (`/sys/block/NAME/holders`): a
 /// device-mapper target by its `/dev/mapper` name, others by `/dev` name.
-fn stacked_on(device: &Path) -> Vec<String> {
+pub(crate) fn stacked_on(device: &Path) -> Vec<String> {
     let Some(name) = device.file_name() else {
         return Vec::new();
     };

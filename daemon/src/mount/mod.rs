@@ -10,6 +10,7 @@ pub(crate) mod fuse;
 pub mod grow;
 pub(crate) mod holders;
 pub(crate) mod host_key;
+pub(crate) mod in_use;
 pub(crate) mod loopdev;
 pub mod mountpoint;
 pub(crate) mod overlay;
