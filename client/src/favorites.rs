@@ -289,8 +289,17 @@ fn system_password_file(f: &Favorite, note: &dyn Fn(&str)) -> Option<Zeroizing<V
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .and_then(|file| {
-            if !file.metadata()?.is_file() {
+            let meta = file.metadata()?;
+            if !meta.is_file() {
                 return Err(std::io::Error::other("not a regular file"));
+            }
+            // The daemon's rule for the files it reads at start: a file
+            // someone else could read or change is no secret of root's.
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            if meta.uid() != 0 || meta.permissions().mode() & 0o077 != 0 {
+                return Err(std::io::Error::other(
+                    "must be root's and readable by no one else",
+                ));
             }
             let mut bytes = Zeroizing::new(Vec::new());
             file.take(PASSWORD_FILE_LIMIT).read_to_end(&mut bytes)?;

@@ -659,3 +659,67 @@ fn a_bad_descriptor_is_refused_before_polkit_is_asked() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_system_favorites_password_file_others_may_read_by_now_is_not_used() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let vol = sys.create_volume(alice, "sys.hc", "8M");
+    let mnt = sys.dir.path().join("sysmnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let password_file = sys.dir.path().join("sys.password");
+    std::fs::write(&password_file, format!("{PASSWORD}\n")).expect("password file");
+    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    sys.ok(
+        None,
+        &[
+            "favorites",
+            "add",
+            "sysa",
+            s(&vol),
+            "--mount-point",
+            s(&mnt),
+            "--system-favorite",
+            "--hash",
+            "sha512",
+            "--pim",
+            "1",
+            "--password-file",
+            s(&password_file),
+        ],
+        "",
+    );
+    let mount = || {
+        sys.tcctl(
+            None,
+            &["favorites", "mount", "--system-favorite", "sysa"],
+            "",
+        )
+    };
+    // Readable by others since it was added, or given to another user:
+    // no secret of root's any more, so not used (and, with no terminal to
+    // ask on, nothing is mounted).
+    let nobody = 65534;
+    for (mode, owner) in [(0o644, 0), (0o600, nobody)] {
+        std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        std::os::unix::fs::chown(&password_file, Some(owner), None).expect("chown");
+        let out = mount();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "mode {mode:o} uid {owner}: {said}");
+        assert!(
+            said.contains(&format!(
+                "cannot read its password file {} (must be root's and readable by no one else)",
+                s(&password_file)
+            )),
+            "mode {mode:o} uid {owner}: {said}"
+        );
+        assert_eq!(sys.list(None).as_array().map(Vec::len), Some(0));
+    }
+    // Root's and private again: it opens the volume.
+    std::os::unix::fs::chown(&password_file, Some(0), None).expect("chown");
+    let out = mount();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(sys.list(None).as_array().map(Vec::len), Some(1));
+}
