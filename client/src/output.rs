@@ -606,15 +606,26 @@ pub fn backup_header_used(volume: &std::path::Path) {
     );
 }
 
-/// A mounted volume's mode: XTS, or the legacy mode its encryption names.
+/// A mounted volume's mode as cryptsetup names it (as `info` and `dump`
+/// say it): XTS, or the legacy mode its encryption names
+/// (`Serpent-Twofish-AES (LRW, legacy)`).
 fn mode_of(encryption: Option<&str>) -> String {
-    match encryption.filter(|e| is_legacy(e)) {
-        Some(e) => e
-            .rsplit_once(" (")
-            .map_or(e, |(_, m)| m.trim_end_matches(')'))
-            .to_owned(),
-        None => "xts-plain64".to_owned(),
+    let Some((chain, mode)) = encryption
+        .filter(|e| is_legacy(e))
+        .and_then(|e| e.strip_suffix(", legacy)"))
+        .and_then(|e| e.rsplit_once(" ("))
+    else {
+        return "xts-plain64".to_owned();
+    };
+    match mode {
+        "LRW" => "lrw-benbi",
+        "outer CBC" => "cbci-tcrypt",
+        // The Blowfish cascades: CBC in each layer.
+        "CBC" if chain.contains('-') => "cbc-tcrypt",
+        "CBC" => "cbc-tcw",
+        other => other,
     }
+    .to_owned()
 }
 
 /// Whether a mounted volume's encryption names a TrueCrypt 4 mode

@@ -414,6 +414,34 @@ mod legacy {
         }
 
         #[test]
+        fn status_names_the_legacy_mode_as_info_and_cryptsetup_do() {
+            let d = Daemon::start();
+            for name in [
+                "tc_2-ripemd160-lrw-serpent-twofish-aes",
+                "tc_2-ripemd160-cbc-aes",
+                "tc_2-ripemd160-cbc-serpent-twofish-aes",
+                "tc_2-ripemd160-cbc-aes-blowfish-serpent",
+            ] {
+                let v = copy(&d, name);
+                let info = d.ok(&["info", &v, "--password-stdin"], "aaaaaaaaaaaa\n");
+                let mode = info
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Mode "))
+                    .and_then(|m| m.trim().split_whitespace().next())
+                    .unwrap_or_else(|| panic!("a mode in {info}"))
+                    .to_owned();
+                let (row, _) = attach(&d, &v, "aaaaaaaaaaaa", &[]);
+                let status = d.ok(&["status", &v], "");
+                let want = format!("  cipher mode:     {mode}");
+                assert!(
+                    status.lines().any(|l| l == want),
+                    "{name}: {want:?} in\n{status}"
+                );
+                d.ok(&["dismount", &device(&row)], "");
+            }
+        }
+
+        #[test]
         fn read_write_is_asked_for_and_warned_about_and_what_is_written_reads_back() {
             let d = Daemon::start();
             for name in [
