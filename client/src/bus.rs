@@ -551,6 +551,23 @@ impl Client {
         self.call("Dismount", &(name, force))
     }
 
+    /// Mounts the filesystem of the attached volume at `object`; where it
+    /// was mounted.
+    pub fn mount_filesystem(
+        &self,
+        object: &OwnedObjectPath,
+        options: &tcd_proto::contract::FilesystemMountOptions,
+    ) -> Result<String, Failure> {
+        let reply = self.conn.call_method(
+            self.destination,
+            object.as_str(),
+            Some(VOLUME_INTERFACE),
+            "Mount",
+            &(options,),
+        )?;
+        Ok(reply.body().deserialize()?)
+    }
+
     pub fn dismount_all(&self, force: bool) -> Result<u32, Failure> {
         self.call("DismountAll", &(force,))
     }

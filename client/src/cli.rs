@@ -786,7 +786,9 @@ pub enum Command {
 
 #[derive(Args)]
 pub struct MountArgs {
-    /// The volume: a container file or a device.
+    /// The volume: a container file or a device; or the device of a volume
+    /// attached with --filesystem none, whose filesystem is then mounted
+    /// without a password.
     pub volume: PathBuf,
     /// cryptsetup's mapping name, given where the mount point goes: said,
     /// once the volume is attached, to be of no use here.

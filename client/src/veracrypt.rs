@@ -426,7 +426,8 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
 pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
     (
         "unlock",
-        "mount --filesystem none: the block device only, as udisks unlocks without mounting",
+        "mount --filesystem none: the block device only, as udisks unlocks without mounting; \
+         mount -b DEVICE then mounts its filesystem without a password",
     ),
     ("lock", "dismount"),
     (

@@ -180,6 +180,18 @@ struct Parts {
     made_mount_point: bool,
 }
 
+/// What a filesystem is mounted with: the volume's ID and name, the
+/// mount point (checked) or none for a default one, and its owner's.
+struct FsRequest<'a> {
+    id: u32,
+    host_name: &'a str,
+    mount_point: Option<mountpoint::Target>,
+    owner: (u32, u32),
+    slot: Option<u32>,
+    discard: bool,
+    fs_options: FsOptions,
+}
+
 /// Filesystem types users' volumes are mounted with (as udisks2 allows):
 /// the kernel parses a filesystem image its owner wrote, so only the
 /// filesystems people keep data on, whose parsers are the most used and
@@ -517,85 +529,28 @@ impl MountTable {
             made_mount_point: false,
         };
         let mut fs_type = None;
-        let mut made_at: Option<PathBuf> = None;
         if req.filesystem == Filesystem::Auto {
-            let result = (|| -> Result<()> {
-                let found = mount::detect_filesystem(export.device())?
-                    .ok_or_else(|| Error::NoFilesystem(host_name.clone()))?;
-                self.check_filesystem(&found, &host_name)?;
-                if let Some(o) = &overlay
-                    && !overlay::replays_journal(&found)
-                {
-                    o.seal();
-                }
-                let target = match given {
-                    Some(t) => t,
-                    None => {
-                        let p = self.make_default_mount_point(req.owner, req.slot)?;
-                        parts.made_mount_point = true;
-                        made_at = Some(p.clone());
-                        mountpoint::check(&p, false)?
-                    }
-                };
-                let options = MountOptions {
-                    fs_type: found.clone(),
-                    read_only: volume.is_read_only(),
-                    owner: Some(req.owner),
-                    discard: req.discard,
-                    fs: req.fs_options,
-                };
-                if mount::userfs::needed(&found) {
-                    let staging = self.runtime.join("fs").join(id.to_string());
-                    let (driver, fs) =
-                        mount::userfs::mount(export.device(), &target, &options, &staging)?;
-                    parts.userfs = Some(driver);
-                    parts.fs = Some(fs);
-                } else {
-                    let options = MountOptions {
-                        fs_type: mount::userfs::kernel_type(&found),
-                        ..options
-                    };
-                    let mounted = mountpoint::mount(export.device(), &target, &options);
-                    if let Some(o) = &overlay
-                        && o.exceeded()
-                    {
-                        if let Ok(fs) = mounted {
-                            let _ = fs.unmount(true);
-                        }
-                        return Err(Error::JournalNeedsReplay {
-                            fs_type: found,
-                            why: format!(
-                                "the replay needs more than the {} MiB of memory a read-only mount may use",
-                                o.limit() >> 20
-                            ),
-                        });
-                    }
-                    parts.fs = Some(mounted?);
-                }
-                // The kernel mounted it (and replayed any journal into the
-                // overlay): from now on a write to the device fails at
-                // once, as on a loop device attached read-only, instead of
-                // landing in memory and going at the dismount.
-                if volume.is_read_only()
-                    && let Err(e) = export.seal()
-                {
-                    if let Some(fs) = parts.fs.take() {
-                        let _ = fs.unmount(true);
-                    }
-                    if let Some(u) = parts.userfs.take() {
-                        u.wait_gone();
-                    }
+            let asked = FsRequest {
+                id,
+                host_name: &host_name,
+                mount_point: given,
+                owner: req.owner,
+                slot: req.slot,
+                discard: req.discard,
+                fs_options: req.fs_options,
+            };
+            match self.mount_filesystem(
+                asked,
+                export.as_ref(),
+                &volume,
+                overlay.as_deref(),
+                &mut parts,
+            ) {
+                Ok(found) => fs_type = Some(found),
+                Err(e) => {
+                    let _ = export.close();
                     return Err(e);
                 }
-                fs_type = Some(found);
-                Ok(())
-            })();
-            if let Err(e) = result {
-                let _ = export.close();
-                if let Some(p) = made_at {
-                    let _ = std::fs::remove_dir(p);
-                }
-                return Err(e);
             }
         }
         let view = Mounted {
@@ -647,6 +602,179 @@ impl MountTable {
         }
         tracing::info!(id, device = %view.device.display(), "volume mounted");
         Ok(view)
+    }
+
+    /// Mounts the filesystem of volume `id`, attached as a block device
+    /// only (udisks' `mount` after `unlock`), for its owner `owner`: at
+    /// `mount_point` (the owner's own folder), else at a default one.
+    pub fn mount_attached(
+        &self,
+        id: u32,
+        owner: (u32, u32),
+        mount_point: Option<&Path>,
+        allow_non_empty: bool,
+        fs_options: FsOptions,
+    ) -> Result<Mounted> {
+        let (view, volume, parts) = {
+            let t = self.lock();
+            let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
+            (e.view.clone(), Arc::clone(&e.volume), Arc::clone(&e.parts))
+        };
+        let not_attached_only = |what: &str| {
+            Error::InvalidArgument(format!(
+                "{} is {what}: only a volume attached as a block device has a filesystem to mount",
+                view.host_name
+            ))
+        };
+        if view.state == VolumeState::Detaching {
+            return Err(not_attached_only("being dismounted"));
+        }
+        // A dismount under way holds it: told at once, as a second one is.
+        let mut parts = match parts.try_lock() {
+            Ok(p) => p,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(Error::Busy(format!("volume {id} (being dismounted)")));
+            }
+        };
+        if parts.fs.is_some() {
+            return Err(Error::AlreadyMounted(format!(
+                "the filesystem of {}",
+                view.host_name
+            )));
+        }
+        let given = match mount_point {
+            Some(p) => {
+                let t = mountpoint::check(p, allow_non_empty)?;
+                if owner.0 != 0 && t.owner() != Some(owner.0) {
+                    return Err(Error::MountPoint {
+                        path: p.display().to_string(),
+                        problem: "is not the caller's own folder".into(),
+                    });
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        let asked = FsRequest {
+            id,
+            host_name: &view.host_name,
+            mount_point: given,
+            owner,
+            slot: None,
+            discard: view.discard,
+            fs_options,
+        };
+        let export = parts
+            .export
+            .take()
+            .ok_or_else(|| not_attached_only("not served"))?;
+        let found = self.mount_filesystem(asked, export.as_ref(), &volume, None, &mut parts);
+        parts.export = Some(export);
+        let found = found?;
+        let mount_point = parts.fs.as_ref().map(|f| f.path());
+        let health_watch = parts
+            .fs
+            .as_ref()
+            .map(|fs| FsWatch::new(fs.mount_id(), &view.device, &found, view.read_only));
+        let mut t = self.lock();
+        let e = t.get_mut(&id).ok_or(Error::NotMounted(id.to_string()))?;
+        e.view.mount_point = mount_point;
+        e.view.filesystem = Some(found);
+        e.health_watch = health_watch;
+        Ok(e.view.clone())
+    }
+
+    /// Mounts the filesystem on a volume's block device: at the folder
+    /// asked (checked already), else at a default mount point made for it.
+    /// Its type, once mounted; on failure, a mount point made is removed.
+    fn mount_filesystem(
+        &self,
+        asked: FsRequest<'_>,
+        export: &dyn BlockExport,
+        volume: &OpenVolume,
+        overlay: Option<&Overlay>,
+        parts: &mut Parts,
+    ) -> Result<String> {
+        let mut made_at: Option<PathBuf> = None;
+        let result = (|| -> Result<String> {
+            let found = mount::detect_filesystem(export.device())?
+                .ok_or_else(|| Error::NoFilesystem(asked.host_name.to_owned()))?;
+            self.check_filesystem(&found, asked.host_name)?;
+            if let Some(o) = overlay
+                && !overlay::replays_journal(&found)
+            {
+                o.seal();
+            }
+            let target = match asked.mount_point {
+                Some(t) => t,
+                None => {
+                    let p = self.make_default_mount_point(asked.owner, asked.slot)?;
+                    parts.made_mount_point = true;
+                    made_at = Some(p.clone());
+                    mountpoint::check(&p, false)?
+                }
+            };
+            let options = MountOptions {
+                fs_type: found.clone(),
+                read_only: volume.is_read_only(),
+                owner: Some(asked.owner),
+                discard: asked.discard,
+                fs: asked.fs_options,
+            };
+            if mount::userfs::needed(&found) {
+                let staging = self.runtime.join("fs").join(asked.id.to_string());
+                let (driver, fs) =
+                    mount::userfs::mount(export.device(), &target, &options, &staging)?;
+                parts.userfs = Some(driver);
+                parts.fs = Some(fs);
+            } else {
+                let options = MountOptions {
+                    fs_type: mount::userfs::kernel_type(&found),
+                    ..options
+                };
+                let mounted = mountpoint::mount(export.device(), &target, &options);
+                if let Some(o) = overlay
+                    && o.exceeded()
+                {
+                    if let Ok(fs) = mounted {
+                        let _ = fs.unmount(true);
+                    }
+                    return Err(Error::JournalNeedsReplay {
+                        fs_type: found,
+                        why: format!(
+                            "the replay needs more than the {} MiB of memory a read-only mount may use",
+                            o.limit() >> 20
+                        ),
+                    });
+                }
+                parts.fs = Some(mounted?);
+            }
+            // The kernel mounted it (and replayed any journal into the
+            // overlay): from now on a write to the device fails at once,
+            // as on a loop device attached read-only, instead of landing
+            // in memory and going at the dismount.
+            if volume.is_read_only()
+                && overlay.is_some()
+                && let Err(e) = export.seal()
+            {
+                if let Some(fs) = parts.fs.take() {
+                    let _ = fs.unmount(true);
+                }
+                if let Some(u) = parts.userfs.take() {
+                    u.wait_gone();
+                }
+                return Err(e);
+            }
+            Ok(found)
+        })();
+        if result.is_err() {
+            parts.made_mount_point = false;
+            if let Some(p) = made_at {
+                let _ = std::fs::remove_dir(p);
+            }
+        }
+        result
     }
 
     /// Flushes, unmounts the filesystem, detaches the loop device, stops

@@ -427,7 +427,7 @@ mod legacy {
                 let mode = info
                     .lines()
                     .find_map(|l| l.strip_prefix("Mode "))
-                    .and_then(|m| m.trim().split_whitespace().next())
+                    .and_then(|m| m.split_whitespace().next())
                     .unwrap_or_else(|| panic!("a mode in {info}"))
                     .to_owned();
                 let (row, _) = attach(&d, &v, "aaaaaaaaaaaa", &[]);

@@ -1441,7 +1441,23 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
 #[test]
 fn udisks_spellings_unlock_lock_and_block_device() {
     let d = Daemon::start();
-    let v = create(&d, "u.hc", "4M");
+    let v = s(&d.path("u.hc")).to_owned();
+    d.ok(
+        &[
+            "create",
+            &v,
+            "--size",
+            "4M",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "ext4",
+            "--password-stdin",
+        ],
+        PW,
+    );
     let out = d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
     assert!(
         out.starts_with(&format!("{v} attached as /dev/loop")),
@@ -1475,21 +1491,46 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         )),
         "{msg}"
     );
-    // udisksctl's next step, mount -b on that device: what it is is said.
-    let (code, msg) = d.fails(&[&["mount", "-b", &device][..], &OPEN].concat(), PW);
+    // udisksctl's next step, mount -b on that device: its filesystem is
+    // mounted, no password asked.
+    let mnt = d.path("u-mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let out = d.ok(&["mount", "-b", &device, s(&mnt)], "");
+    assert_eq!(out, format!("{v} mounted on {} ({device})\n", s(&mnt)));
+    let row = d.list()[0].clone();
+    assert_eq!(row["mount_point"], s(&mnt), "{row}");
+    assert_eq!(row["filesystem"], "ext4", "{row}");
+    std::fs::write(mnt.join("kept"), b"written through the mount").expect("write");
+    let status = d.ok(&["status", &device], "");
+    assert!(
+        status.starts_with(&format!("{v} is active and mounted")),
+        "{status}"
+    );
+    // Once more: it is mounted, and where is said.
+    let (code, msg) = d.fails(&["mount", "-b", &device], "");
     assert_eq!(
         (code, msg),
         (
             4,
             format!(
-                "tcctl: {device} is the device of the attached volume {v}: its filesystem \
-                 mounts with mount(8), or `tcctl dismount {v}` and then `tcctl mount {v}` \
-                 mounts it\n"
+                "tcctl: {device} is the device of {v}, mounted on {} already\n",
+                s(&mnt)
             )
         )
     );
     let out = d.ok(&["lock", &format!("--block-device={device}")], "");
     assert_eq!(out, format!("{v} dismounted ({device})\n"));
+    assert!(
+        !tcd_tests::is_mount_point(&mnt),
+        "unmounted with the volume"
+    );
+    // What was written is in the volume.
+    d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
+    assert_eq!(
+        std::fs::read(mnt.join("kept")).expect("the file"),
+        b"written through the mount"
+    );
+    d.ok(&["dismount", &v], "");
     // The manual page lists each udisksctl row of docs/VERACRYPT.md.
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
         .expect("docs/VERACRYPT.md");

@@ -20,6 +20,11 @@ pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
+    // udisksctl's `mount -b` after `unlock -b`: the device of a volume
+    // attached only has its filesystem mounted, no password asked.
+    if let Some(done) = mount_attached(ctx, a)? {
+        return Ok(done);
+    }
     let (host, fell_back) = host::open_to_mount(&a.volume, !options::read_only(a))?;
     if fell_back {
         a.readonly = true;
@@ -34,7 +39,6 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume)?;
-    refuse_own_device(&listed, &a.volume)?;
     // VeraCrypt's text mode asks where, Enter taking the default.
     if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
         let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
@@ -83,22 +87,51 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     said_mounted(&c, a, &path, &shown)
 }
 
-/// udisksctl's `mount -b` after `unlock -b`: the device of a volume tcd
-/// attached holds its decrypted data, no header.
-fn refuse_own_device(listed: &[Volume], volume: &Path) -> Result<(), Failure> {
-    let name = absolute(volume);
-    match listed.iter().find(|r| r.device() == name) {
-        None => Ok(()),
-        Some(row) => Err(Failure {
-            code: exit::ALREADY_MOUNTED,
-            message: format!(
-                "{name} is the device of the attached volume {host}: its filesystem mounts \
-                 with mount(8), or `tcctl dismount {host}` and then `tcctl mount {host}` \
-                 mounts it",
-                host = row.host()
-            ),
-        }),
+/// `mount DEVICE` where DEVICE is the block device of a volume tcd
+/// serves: its filesystem mounted if it is attached only (udisksctl's
+/// `mount -b` after `unlock -b`), else "already mounted". None when
+/// DEVICE is no such device.
+fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, String)>, Failure> {
+    let name = absolute(&a.volume);
+    if !name.starts_with("/dev/") {
+        return Ok(None);
     }
+    let c = Client::connect(ctx.at)?;
+    let Some(row) = c.list()?.into_iter().find(|r| r.device() == name) else {
+        return Ok(None);
+    };
+    let host = row.host().to_owned();
+    if let Some(at) = row.mount_point() {
+        return Err(Failure {
+            code: exit::ALREADY_MOUNTED,
+            message: format!("{name} is the device of {host}, mounted on {at} already"),
+        });
+    }
+    // Its header was opened when it was attached: nothing of the search
+    // applies, and its mode was chosen then.
+    if a.filesystem == MountFilesystem::None {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!("{name} is the device of {host}, attached already"),
+        });
+    }
+    if options::read_only(a) && row.view.read_only != Some(true) {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: format!(
+                "{name} is the device of {host}, attached read/write: `tcctl dismount {host}` \
+                 and `tcctl mount --readonly {host}` mount it read-only"
+            ),
+        });
+    }
+    let o = tcd_proto::contract::FilesystemMountOptions {
+        mount_point: a.mount_point.as_deref().map(absolute),
+        allow_non_empty: Some(a.allow_non_empty),
+        fs_options: a.fs_options.clone(),
+    };
+    c.mount_filesystem(&row.object, &o)?;
+    let row = c.list()?.into_iter().find(|r| r.object == row.object);
+    Ok(Some(report_mounted(row.as_ref(), &host)))
 }
 
 /// What a mount that went through says: the backup header that opened it,

@@ -448,7 +448,7 @@ fn flag(b: Option<bool>) -> bool {
 }
 
 /// A user may give files only to themself; root to anyone.
-fn check_owners(caller: &Caller, fs: &FsOptions) -> Result<()> {
+pub(super) fn check_owners(caller: &Caller, fs: &FsOptions) -> Result<()> {
     let foreign =
         fs.uid.is_some_and(|u| u != caller.uid) || fs.gid.is_some_and(|g| g != caller.gid);
     if foreign && !caller.is_root() {

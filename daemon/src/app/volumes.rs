@@ -102,6 +102,38 @@ impl App {
         }
     }
 
+    /// Mounts the filesystem of volume `id`, attached as a block device
+    /// only (udisks' `mount` after `unlock`). Its owner's alone: the
+    /// files inside are theirs.
+    pub fn mount_filesystem(
+        &self,
+        id: u32,
+        caller: &Caller,
+        o: &tcd_proto::contract::FilesystemMountOptions,
+    ) -> Result<Mounted> {
+        let m = self
+            .table
+            .get(id)
+            .ok_or(Error::NotMounted(id.to_string()))?;
+        if m.owner != caller.uid {
+            return Err(Error::PermissionDenied(format!(
+                "only the user who attached {} mounts its filesystem",
+                m.host_name
+            )));
+        }
+        let fs = crate::mounts::FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))
+            .map_err(Error::InvalidArgument)?;
+        super::mount::check_owners(caller, &fs)?;
+        let at = o.mount_point.as_deref().filter(|p| !p.is_empty());
+        self.table.mount_attached(
+            id,
+            (caller.uid, caller.gid),
+            at.map(std::path::Path::new),
+            o.allow_non_empty.unwrap_or(false),
+            fs,
+        )
+    }
+
     /// The volumes `caller` may dismount with `DismountAll`: everyone's for
     /// root, their own otherwise.
     pub fn dismountable(&self, caller: &Caller) -> Vec<Mounted> {

@@ -114,8 +114,9 @@ impl Shared {
     }
 
     /// Tells every client that volumes changed (moved to other backends,
-    /// became read-only, or are detaching): their `Backends`, `ReadOnly`
-    /// and `State` properties.
+    /// became read-only, are detaching, or had their filesystem mounted):
+    /// their `Backends`, `ReadOnly`, `State`, `MountPoint`, `Slot` and
+    /// `Filesystem` properties.
     pub async fn announce_changed_async(&self, changed: &[crate::mounts::Mounted]) {
         if let Some(bus) = self.bus.get() {
             for m in changed {
@@ -138,6 +139,7 @@ impl Shared {
                 let _ = object.state_changed(iface.signal_emitter()).await;
                 let _ = object.mount_point_changed(iface.signal_emitter()).await;
                 let _ = object.slot_changed(iface.signal_emitter()).await;
+                let _ = object.filesystem_changed(iface.signal_emitter()).await;
             }
         }
     }

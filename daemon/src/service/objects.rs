@@ -170,7 +170,7 @@ impl BusView {
     }
 
     /// `PropertiesChanged` of a volume's `Backends`, `ReadOnly`, `State`,
-    /// `MountPoint` and `Slot`.
+    /// `MountPoint`, `Slot` and `Filesystem`.
     pub async fn changed(&self, shared: &Shared, m: &Mounted) {
         let to = self.audience(shared, m.owner).await;
         let mut changed: HashMap<&str, Value<'_>> = HashMap::new();
@@ -187,6 +187,10 @@ impl BusView {
             ),
         );
         changed.insert("Slot", Value::from(m.slot));
+        changed.insert(
+            "Filesystem",
+            Value::from(m.filesystem.clone().unwrap_or_default()),
+        );
         let path = volume::object_path(m.id);
         self.tell(
             &to,

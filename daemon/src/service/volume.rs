@@ -1,13 +1,14 @@
 //! `org.tcd.Volume1`: one object per mounted volume under
 //! `/org/tcd/Tcd1/volumes/<N>`, announced through the ObjectManager at
 //! `/org/tcd/Tcd1`: its properties (no key material) and what is done to
-//! the volume itself (`Dismount`).
+//! the volume itself (`Dismount`, and `Mount` of an attached volume's
+//! filesystem).
 
 use super::context::Ctx;
 use super::decode::{self, Dict};
 use super::errors::ServiceError;
 use crate::mounts::Mounted;
-use tcd_proto::contract::{DismountOptions, VolumeView};
+use tcd_proto::contract::{DismountOptions, FilesystemMountOptions, VolumeView};
 use zbus::zvariant::OwnedObjectPath;
 
 pub use tcd_proto::contract::names::{MANAGER_PATH, VOLUMES_PATH};
@@ -74,6 +75,20 @@ impl VolumeObject {
     pub fn set(&mut self, m: Mounted) {
         self.m = m;
     }
+
+    /// The caller's side of the service: this object's, or on a
+    /// peer-to-peer connection the manager's.
+    async fn context(&self, conn: &zbus::Connection) -> zbus::Result<Ctx> {
+        if let Some(c) = &self.ctx {
+            return Ok(c.clone());
+        }
+        let manager = conn
+            .object_server()
+            .interface::<_, super::manager::Manager>(MANAGER_PATH)
+            .await?;
+        let object = manager.get().await;
+        Ok(object.ctx.clone())
+    }
 }
 
 #[zbus::interface(name = "org.tcd.Volume1")]
@@ -89,21 +104,41 @@ impl VolumeObject {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<Vec<(u32, String)>, ServiceError> {
         let o: DismountOptions = decode::options(&options)?;
-        let ctx = match &self.ctx {
-            Some(c) => c.clone(),
-            None => {
-                let manager = conn
-                    .object_server()
-                    .interface::<_, super::manager::Manager>(MANAGER_PATH)
-                    .await?;
-                let object = manager.get().await;
-                object.ctx.clone()
-            }
-        };
+        let ctx = self.context(conn).await?;
         let peer = ctx.caller(&header, conn).await?;
         let path = object_path(self.m.id);
         ctx.dismount_named(&peer, path.as_str(), o.force.unwrap_or(false))
             .await
+    }
+
+    /// Mounts the filesystem of this volume, attached as a block device
+    /// only (udisks' `Filesystem.Mount` after `Unlock`); its owner's alone.
+    /// Options: `mount_point` (s: a folder of the caller's; a new one under
+    /// the caller's media folder when absent), `allow_non_empty` (b),
+    /// `fs_options` (s, as `Mount`'s). Returns the mount point.
+    async fn mount(
+        &self,
+        options: Dict,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<String, ServiceError> {
+        let o: FilesystemMountOptions = decode::options(&options)?;
+        let ctx = self.context(conn).await?;
+        let peer = ctx.caller(&header, conn).await?;
+        let (app, caller, id) = (ctx.app(), peer.app(), self.m.id);
+        let m = blocking::unblock(move || app.mount_filesystem(id, &caller, &o)).await?;
+        // Announced once this call is answered: this object is busy with
+        // it until then, and the announcement updates it.
+        let (shared, changed) = (std::sync::Arc::clone(&ctx.shared), m.clone());
+        conn.executor()
+            .spawn(
+                async move { shared.announce_changed_async(&[changed]).await },
+                "tcd-mounted-filesystem",
+            )
+            .detach();
+        Ok(m.mount_point
+            .map(|p| p.display().to_string())
+            .unwrap_or_default())
     }
 
     /// The container file or device, as the client named it.

@@ -334,6 +334,20 @@ pub struct DismountOptions {
     pub force: Option<bool>,
 }
 
+/// `Volume1.Mount`: the filesystem of a volume attached as a block device
+/// only, mounted for its owner.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct FilesystemMountOptions {
+    /// Where to mount (a folder of the caller's); a folder under the
+    /// caller's media folder when absent.
+    pub mount_point: Option<String>,
+    /// Mount over a folder that is not empty.
+    pub allow_non_empty: Option<bool>,
+    /// As [`MountOptions::fs_options`].
+    pub fs_options: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
