@@ -150,7 +150,7 @@ _tcctl_text() {{
             -t|--text)
                 COMPREPLY=()
                 case "$prev" in
-                    --hash|--protection-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
+                    --hash|--protection-hash|--new-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
                     --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
                     -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;
                     --volume-type) COMPREPLY=($(compgen -W "normal hidden" -- "$cur")) ;;

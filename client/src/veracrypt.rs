@@ -148,6 +148,10 @@ pub const SPELLINGS: &[(&str, &str)] = &[
         "change-password; with -t on a terminal the current keyfiles are asked, then the new PIM (unless --new-pim), then whether to keep the keyfiles (or new ones); a wrong current password is said and asked again",
     ),
     (
+        "--new-hash HASH, --new-pim N",
+        "with -C: change-password --new-hash, --new-pim: the new header's hash (PRF) and PIM (0: the default iterations); without them the volume keeps its own",
+    ),
+    (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
         "backup-header, restore-header; with -t on a terminal the file is asked for (--restore-headers VOLUME alone asks: the embedded backup, or a file)",
     ),

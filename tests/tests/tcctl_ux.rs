@@ -1422,6 +1422,12 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
     assert!(hashes.lines().any(|l| l == "sha512"), "{hashes}");
     let options = complete(&["tcctl", "-t", "-m", ""]);
     assert!(options.lines().any(|l| l == "headerbak"), "{options}");
+    let hashes = complete(&["tcctl", "-t", "-C", "--new-hash", ""]);
+    assert!(hashes.lines().any(|l| l == "sha512"), "{hashes}");
+    let offered = complete(&["tcctl", "-t", "-C", "--new-"]);
+    for option in ["--new-hash", "--new-pim", "--new-keyfiles"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
     // udisksctl's unlock and lock take -b.
     assert_eq!(complete(&["tcctl", "unlock", "-"]), "-b\n--block-device\n");
 }

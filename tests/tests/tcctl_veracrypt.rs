@@ -1197,6 +1197,44 @@ fn change_and_header_backup_forms() {
 }
 
 #[test]
+fn new_hash_and_new_pim_with_change_rewrite_the_header_with_them() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "n.hc");
+    d.ok(
+        &[
+            "-t",
+            "-C",
+            &v,
+            "--stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--new-hash",
+            "SHA-256",
+            "--new-pim=2",
+        ],
+        "correct horse\nnew words\n",
+    );
+    // Only the new hash and PIM open it now.
+    let (code, _) = d.fails(
+        &["info", &v, "--stdin", "--pim", "1", "--hash", "sha256"],
+        "new words\n",
+    );
+    assert_eq!(code, 2, "the old PIM no longer opens it");
+    let info: serde_json::Value = serde_json::from_str(&d.ok(
+        &[
+            "info", &v, "--stdin", "--pim", "2", "--hash", "sha256", "--json",
+        ],
+        "new words\n",
+    ))
+    .expect("json");
+    assert_eq!(
+        (&info["hash"], &info["pim"]),
+        (&serde_json::json!("SHA-256"), &serde_json::json!(2))
+    );
+}
+
+#[test]
 fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
         .expect("docs/VERACRYPT.md");
@@ -1220,7 +1258,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         .split_once("## cryptsetup spellings")
         .expect("a cryptsetup section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 41, "the table's rows");
+    assert_eq!(rows.len(), 42, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         for test in cells.last().expect("a test").split(", ") {
