@@ -205,7 +205,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "open --type tcrypt VOLUME NAME",
-        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there)",
+        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there); close NAME and status NAME say so",
     ),
 ];
 

@@ -659,6 +659,12 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
             output::status(&v, json);
             Ok(())
         }
+        // A bare word that names no file: cryptsetup's `status NAME`, said
+        // as close says it.
+        None if !Path::new(&target).exists() => Err(no_mapping_names(
+            &target,
+            Failure::not_found(format!("{target} is not mounted")),
+        )),
         None => Err(Failure::not_found(format!("{target} is not mounted"))),
     }
 }
