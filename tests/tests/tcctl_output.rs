@@ -1278,3 +1278,32 @@ fn a_monitor_started_after_an_attach_prints_only_what_changed_and_says_attached(
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
+    let d = Daemon::start();
+    let vol = d.path("h.vc");
+    create(&d, &vol, "none");
+    // Typed relative to the working folder, said absolute, as the volume.
+    let here = std::fs::canonicalize(d.dir.path()).expect("the daemon's folder");
+    let run = |args: &[&str]| {
+        let mut c = d.command();
+        c.args(with_open(args)).current_dir(&here);
+        let out = tcd_tests::daemon::run_with_input(c, PW);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (vol, backup) = (here.join("h.vc"), here.join("h.hdr"));
+    assert_eq!(
+        run(&["backup-header", "h.vc", "h.hdr"]),
+        format!("headers of {} saved to {}\n", s(&vol), s(&backup))
+    );
+    assert_eq!(
+        run(&["restore-header", "h.vc", "h.hdr", "-q"]),
+        format!(
+            "{}: header restored from {} (the primary header in it)\n",
+            s(&vol),
+            s(&backup)
+        )
+    );
+}
