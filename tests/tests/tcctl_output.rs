@@ -1307,3 +1307,28 @@ fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
         )
     );
 }
+
+#[test]
+fn policy_show_json_has_every_limit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("policy.toml");
+    std::fs::write(&path, "[limits]\nmax_pim = 500\nsearches = 3\n").expect("write policy");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), path.as_os_str()]);
+    let doc: Value = serde_json::from_str(&d.ok(&["policy", "show", "--json"], "")).expect("json");
+    // Those the file sets, and the defaults of those it leaves out.
+    assert_eq!(
+        doc["limits"],
+        json!({"max_pim": 500, "argon2_max_pim": 31, "argon2_max_memory_mib": 1024,
+            "searches_per_user": 2, "searches": 3}),
+        "{doc}"
+    );
+    // Each is named in docs/OUTPUT.md.
+    let output = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/OUTPUT.md"))
+        .expect("docs/OUTPUT.md");
+    for key in doc["limits"].as_object().expect("an object").keys() {
+        assert!(
+            output.contains(&format!("`{key}`")),
+            "OUTPUT.md lacks {key}"
+        );
+    }
+}
