@@ -650,16 +650,20 @@ pub enum Command {
     #[command(after_help = "VeraCrypt's forms (tcctl -t -l):\n  \
         tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, one a \
         volume\n                              (exit 1 when none is mounted)\n  \
-        tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+        tcctl -t -l VOLUME          that volume's line alone (exit 1 when it is not \
         mounted)\n  \
-        tcctl -t -l --slot N        the line of the volume in slot N")]
+        tcctl -t -l --slot N        the line of the volume in slot N (exit 1 when there is \
+        none)\n  \
+        tcctl -t -l --json          list --json (a volume named: status --json); exit 1 as \
+        above")]
     List {
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
-        /// VeraCrypt's `-t -l` lines (`N: VOLUME DEVICE MOUNT POINT`), and
-        /// exit 1 when nothing is mounted, as veracrypt does.
-        #[arg(long, hide = true, conflicts_with = "json")]
+        /// VeraCrypt's `-t -l` lines (`N: VOLUME DEVICE MOUNT POINT`; with
+        /// --json the JSON), and exit 1 when what is listed is not
+        /// mounted, as veracrypt does.
+        #[arg(long, hide = true)]
         veracrypt_lines: bool,
         /// With the VeraCrypt lines: only the line of this volume (its
         /// container or device, mount point or mapped device).

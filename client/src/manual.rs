@@ -131,6 +131,10 @@ pub const INTERNAL: &[&str] = &[
     "only",
 ];
 
+/// The backends tcd ships, offered after `--backend` (one an
+/// administrator adds is typed in full).
+const BACKENDS: &[&str] = &["aesni", "soft"];
+
 /// Bash's completion of a line in VeraCrypt's words (after `-t` or
 /// `--text`, which clap knows nothing of): its options and their values,
 /// else file names; and of udisksctl's `unlock` and `lock`.
@@ -142,15 +146,20 @@ fn bash_text_mode() -> String {
     format!(
         r#"
 # VeraCrypt's text mode: after -t or --text, its options and their values,
-# else file names. udisksctl's unlock and lock: -b, else file names.
+# else file names. udisksctl's unlock and lock: -b, and after it the volume
+# (lock: or a loop device attached). --backend: the backends' names.
 _tcctl_text() {{
-    local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    local i d devices cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    if [[ "$prev" == --backend ]]; then
+        COMPREPLY=($(compgen -W "{backends}" -- "$cur"))
+        return 0
+    fi
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in
             -t|--text)
                 COMPREPLY=()
                 case "$prev" in
-                    --hash|--protection-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
+                    --hash|--protection-hash|--new-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
                     --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
                     -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;
                     --volume-type) COMPREPLY=($(compgen -W "normal hidden" -- "$cur")) ;;
@@ -161,7 +170,19 @@ _tcctl_text() {{
                 ;;
             unlock|lock)
                 COMPREPLY=()
-                [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "-b --block-device" -- "$cur"))
+                case "$prev" in
+                    -b|--block-device)
+                        COMPREPLY=($(compgen -f -- "$cur"))
+                        if [[ "${{COMP_WORDS[i]}}" == lock ]]; then
+                            # /sys/block/loopN/loop is there while loopN is attached.
+                            for d in /sys/block/loop*/loop; do
+                                [[ -e "$d" ]] && d="${{d%/loop}}" && devices+=" /dev/${{d##*/}}"
+                            done
+                            COMPREPLY+=($(compgen -W "$devices" -- "$cur"))
+                        fi
+                        ;;
+                    *) [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "-b --block-device" -- "$cur")) ;;
+                esac
                 return 0
                 ;;
         esac
@@ -170,7 +191,8 @@ _tcctl_text() {{
 }}
 complete -F _tcctl_text -o bashdefault -o default tcctl
 "#,
-        words = crate::veracrypt::text_mode_words().join(" ")
+        words = crate::veracrypt::text_mode_words().join(" "),
+        backends = BACKENDS.join(" ")
     )
 }
 

@@ -731,7 +731,7 @@ pub fn policy(p: &PolicyView, json: bool) {
             "{}",
             json!({"schema": SCHEMA, "file": p.file, "hardware_acceleration": p.hardware_acceleration,
                 "allowed": if p.all_allowed { Json::Null } else { p.allowed.clone().into() },
-                "prefer": p.prefer, "token_library": p.token_library(), "text": p.text})
+                "prefer": p.prefer, "token_library": p.token_library(), "limits": p.limits(), "text": p.text})
         );
     } else {
         println!("# {}", policy_file(p));

@@ -1,14 +1,15 @@
 //! A header search as the user sees it: the daemon's `SearchProgress`
-//! on a terminal while it runs, and after a wrong password how long it
-//! took and what narrows it.
+//! on a terminal while it runs (without one, a line when it runs long),
+//! and after a wrong password how long it took and what narrows it.
 
 use crate::bus::{Client, Failure, exit};
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Runs `call` (a method that searches for the header) on `c`, showing
-/// the daemon's progress on standard error when it is a terminal.
+/// the daemon's progress on standard error when it is a terminal (else
+/// a line when the search runs long).
 pub fn run<T>(c: &Client, call: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
     run_for(c, "", call)
 }
@@ -36,7 +37,7 @@ pub fn run_hinted<T>(
     let r = if std::io::stderr().is_terminal() {
         shown(c, name.to_owned(), call)
     } else {
-        call()
+        noted(c, name, call)
     };
     r.map_err(|mut f| {
         if f.code == exit::WRONG_PASSWORD {
@@ -78,6 +79,74 @@ fn shown<T>(
     let mut still = open.lock().unwrap_or_else(|p| p.into_inner());
     *still = false;
     eprint!("\r\x1b[K");
+    r
+}
+
+/// Without a terminal, when a search still runs after this long, one
+/// line says so: a script's log shows why it waits.
+const FIRST_NOTE: Duration = Duration::from_secs(10);
+/// And again after each of these, while it still runs.
+const NEXT_NOTE: Duration = Duration::from_secs(60);
+
+/// How far a search shown by [`noted`] has come, and whether it ended.
+struct Note {
+    done: bool,
+    fraction: f64,
+}
+
+/// `call` without a terminal: no progress drawn, but a line on standard
+/// error when it still runs after [`FIRST_NOTE`], and after each
+/// [`NEXT_NOTE`] from then on.
+fn noted<T>(
+    c: &Client,
+    name: &str,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let note = Arc::new((
+        Mutex::new(Note {
+            done: false,
+            fraction: 0.0,
+        }),
+        Condvar::new(),
+    ));
+    let (seen, watch) = (Arc::clone(&note), Arc::clone(&note));
+    let lead = match name {
+        "" => String::new(),
+        name => format!("{name}: "),
+    };
+    let start = Instant::now();
+    std::thread::spawn(move || {
+        let (lock, ended) = &*watch;
+        let mut next = start + FIRST_NOTE;
+        let mut n = lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Said under the lock: nothing is said once the call has ended.
+        while !n.done {
+            let now = Instant::now();
+            if now >= next {
+                eprintln!(
+                    "tcctl: {lead}still searching for the header ({:.0} % done after {})",
+                    (n.fraction * 100.0).clamp(0.0, 100.0),
+                    duration(start.elapsed().as_secs())
+                );
+                next += NEXT_NOTE;
+                continue;
+            }
+            n = match ended.wait_timeout(n, next - now) {
+                Ok((n, _)) => n,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    });
+    let r = reported(
+        c,
+        move |_, fraction| {
+            seen.0.lock().unwrap_or_else(|p| p.into_inner()).fraction = fraction;
+        },
+        call,
+    );
+    let (lock, ended) = &*note;
+    lock.lock().unwrap_or_else(|p| p.into_inner()).done = true;
+    ended.notify_all();
     r
 }
 

@@ -141,11 +141,15 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-l, --list",
-        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME and -l --slot N print that volume's line alone; -v (anywhere) adds nothing",
+        "VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT in slot order (a path with a space quoted as VeraCrypt does; a volume detaching after a forced dismount has none), exit 1 when none is mounted; -l VOLUME and -l --slot N print that volume's line alone (exit 1 when it is not mounted); --json: list --json (a volume named: status --json), exit 1 as the lines; -v (anywhere) adds nothing",
     ),
     (
         "-C, --change",
         "change-password; with -t on a terminal the current keyfiles are asked, then the new PIM (unless --new-pim), then whether to keep the keyfiles (or new ones); a wrong current password is said and asked again",
+    ),
+    (
+        "--new-hash HASH, --new-pim N",
+        "with -C: change-password --new-hash, --new-pim: the new header's hash (PRF) and PIM (0: the default iterations); without them the volume keeps its own",
     ),
     (
         "--backup-headers VOLUME FILE, --restore-headers VOLUME FILE",
@@ -201,7 +205,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "open --type tcrypt VOLUME NAME",
-        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there)",
+        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there); close NAME and status NAME say so",
     ),
 ];
 
@@ -833,22 +837,17 @@ fn list_forms(out: &mut Vec<String>) {
             i += 1;
         }
     }
-    let json = out.iter().any(|w| w == "--json");
-    if json && names_a_volume(out) {
-        // One volume's JSON is `status --json`'s.
-        out[1] = "status".into();
-    } else if !json {
-        out.push("--veracrypt-lines".into());
-        // `-l VOLUME`: that volume's line, by `list --only`.
-        let mut i = 2;
-        while i < out.len() {
-            match out[i].as_str() {
-                "--socket" | "--slot" => i += 2,
-                w if w.starts_with('-') => i += 1,
-                _ => {
-                    out.insert(i, "--only".into());
-                    break;
-                }
+    out.push("--veracrypt-lines".into());
+    // `-l VOLUME`: that volume's line (with --json, its status), by
+    // `list --only`.
+    let mut i = 2;
+    while i < out.len() {
+        match out[i].as_str() {
+            "--socket" | "--slot" => i += 2,
+            w if w.starts_with('-') => i += 1,
+            _ => {
+                out.insert(i, "--only".into());
+                break;
             }
         }
     }

@@ -1278,3 +1278,57 @@ fn a_monitor_started_after_an_attach_prints_only_what_changed_and_says_attached(
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
+    let d = Daemon::start();
+    let vol = d.path("h.vc");
+    create(&d, &vol, "none");
+    // Typed relative to the working folder, said absolute, as the volume.
+    let here = std::fs::canonicalize(d.dir.path()).expect("the daemon's folder");
+    let run = |args: &[&str]| {
+        let mut c = d.command();
+        c.args(with_open(args)).current_dir(&here);
+        let out = tcd_tests::daemon::run_with_input(c, PW);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (vol, backup) = (here.join("h.vc"), here.join("h.hdr"));
+    assert_eq!(
+        run(&["backup-header", "h.vc", "h.hdr"]),
+        format!("headers of {} saved to {}\n", s(&vol), s(&backup))
+    );
+    assert_eq!(
+        run(&["restore-header", "h.vc", "h.hdr", "-q"]),
+        format!(
+            "{}: header restored from {} (the primary header in it)\n",
+            s(&vol),
+            s(&backup)
+        )
+    );
+}
+
+#[test]
+fn policy_show_json_has_every_limit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("policy.toml");
+    std::fs::write(&path, "[limits]\nmax_pim = 500\nsearches = 3\n").expect("write policy");
+    let d = Daemon::start_with(&[std::ffi::OsStr::new("--policy"), path.as_os_str()]);
+    let doc: Value = serde_json::from_str(&d.ok(&["policy", "show", "--json"], "")).expect("json");
+    // Those the file sets, and the defaults of those it leaves out.
+    assert_eq!(
+        doc["limits"],
+        json!({"max_pim": 500, "argon2_max_pim": 31, "argon2_max_memory_mib": 1024,
+            "searches_per_user": 2, "searches": 3}),
+        "{doc}"
+    );
+    // Each is named in docs/OUTPUT.md.
+    let output = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/OUTPUT.md"))
+        .expect("docs/OUTPUT.md");
+    for key in doc["limits"].as_object().expect("an object").keys() {
+        assert!(
+            output.contains(&format!("`{key}`")),
+            "OUTPUT.md lacks {key}"
+        );
+    }
+}

@@ -75,6 +75,57 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
 }
 
 #[test]
+fn without_a_terminal_a_long_search_is_said_on_one_line_after_ten_seconds() {
+    use std::io::{BufRead, Write};
+    let d = Daemon::start();
+    let vol = copy_of(&d, "vc_1-sha512-xts-aes");
+    // Root's PIM is not bounded: at this one a single trial takes far
+    // longer than the test waits, so the search is still running when the
+    // line is due; tcctl is killed then, and the daemon drops the search.
+    let mut c = d.command();
+    c.args([
+        "info",
+        s(&vol),
+        "--password-stdin",
+        "--format",
+        "veracrypt",
+        "--hash",
+        "sha512",
+        "--pim",
+        "1000000",
+    ])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    let started = std::time::Instant::now();
+    let mut child = c.spawn().expect("tcctl");
+    if let Some(mut input) = child.stdin.take() {
+        input
+            .write_all(b"not the password\n")
+            .expect("the password");
+    }
+    let err = child.stderr.take().expect("standard error");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(err).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(60));
+    let took = started.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = line.expect("a line within a minute");
+    assert!(
+        line.starts_with("tcctl: still searching for the header (")
+            && line.contains(" % done after 1")
+            && line.ends_with(" s)\n"),
+        "{line:?}"
+    );
+    assert!(took >= Duration::from_secs(10), "said after {took:?}");
+}
+
+#[test]
 fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_and_the_hint() {
     let d = Daemon::start();
     let vol = copy_of(&d, "vc_1-sha512-xts-aes");

@@ -1422,6 +1422,31 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
     assert!(hashes.lines().any(|l| l == "sha512"), "{hashes}");
     let options = complete(&["tcctl", "-t", "-m", ""]);
     assert!(options.lines().any(|l| l == "headerbak"), "{options}");
-    // udisksctl's unlock and lock take -b.
+    let hashes = complete(&["tcctl", "-t", "-C", "--new-hash", ""]);
+    assert!(hashes.lines().any(|l| l == "sha512"), "{hashes}");
+    let offered = complete(&["tcctl", "-t", "-C", "--new-"]);
+    for option in ["--new-hash", "--new-pim", "--new-keyfiles"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
+    // A backend is named, not a file.
+    assert_eq!(
+        complete(&["tcctl", "mount", "--backend", ""]),
+        "aesni\nsoft\n"
+    );
+    assert_eq!(complete(&["tcctl", "-t", "--backend", "s"]), "soft\n");
+    // udisksctl's unlock and lock take -b, then the volume: a file, or
+    // for lock a device too.
     assert_eq!(complete(&["tcctl", "unlock", "-"]), "-b\n--block-device\n");
+    assert_eq!(
+        complete(&["tcctl", "unlock", "-b", "tcctl.ba"]),
+        "tcctl.bash\n"
+    );
+    assert_eq!(
+        complete(&["tcctl", "lock", "--block-device", "tcctl.ba"]),
+        "tcctl.bash\n"
+    );
+    assert_eq!(
+        complete(&["tcctl", "lock", "-b", "/dev/nul"]),
+        "/dev/null\n"
+    );
 }

@@ -1079,11 +1079,26 @@ fn dismount_unmount_and_list_forms() {
         d.ok(&["-t", "-l", &v], ""),
         format!("1: {v} {} -\n", devices[0])
     );
+    // Not mounted: veracrypt's exit status 1, as for none at all.
     let (code, msg) = d.fails(&["-t", "-l", "/nonexistent/x.hc"], "");
     assert_eq!(
         (code, msg.as_str()),
-        (3, "tcctl: /nonexistent/x.hc is not mounted\n")
+        (1, "tcctl: /nonexistent/x.hc is not mounted\n")
     );
+    let (code, msg) = d.fails(&["-t", "-l", "--slot", "5"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (1, "tcctl: no volume is mounted in slot 5\n")
+    );
+    // --json: list's, or one volume's status.
+    let all: serde_json::Value =
+        serde_json::from_str(&d.ok(&["-t", "-l", "--json"], "")).expect("json");
+    assert_eq!(all["volumes"].as_array().map(Vec::len), Some(2), "{all}");
+    let one: serde_json::Value =
+        serde_json::from_str(&d.ok(&["-t", "-l", "--json", &v], "")).expect("json");
+    assert_eq!(one["volume"], v.as_str(), "{one}");
+    let (code, _) = d.fails(&["-t", "-l", "--json", "--slot", "5"], "");
+    assert_eq!(code, 1, "-l --json --slot 5");
     // A path with a space comes in single quotes, a quote in it doubled,
     // as VeraCrypt writes it, so a script splitting on spaces still can.
     let spaced = s(&d.path("Bob's vol.hc")).to_owned();
@@ -1133,9 +1148,18 @@ fn dismount_unmount_and_list_forms() {
     mount(&v);
     d.ok(&["--dismount", &v], "");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
-    // Nothing mounted: veracrypt's error and exit status 1.
+    // Nothing mounted: veracrypt's error and exit status 1; with --json
+    // the empty list is printed all the same.
     let (code, msg) = d.fails(&["-t", "-l"], "");
     assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
+    let out = d.tcctl(&["-t", "-l", "--json"], "");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"schema\":1,\"volumes\":[]}\n"
+    );
+    // tcctl's own list keeps its exit status 0.
+    d.ok(&["list", "--json"], "");
 }
 
 #[test]
@@ -1197,6 +1221,44 @@ fn change_and_header_backup_forms() {
 }
 
 #[test]
+fn new_hash_and_new_pim_with_change_rewrite_the_header_with_them() {
+    let d = Daemon::start();
+    let (v, _) = volume(&d, "n.hc");
+    d.ok(
+        &[
+            "-t",
+            "-C",
+            &v,
+            "--stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--new-hash",
+            "SHA-256",
+            "--new-pim=2",
+        ],
+        "correct horse\nnew words\n",
+    );
+    // Only the new hash and PIM open it now.
+    let (code, _) = d.fails(
+        &["info", &v, "--stdin", "--pim", "1", "--hash", "sha256"],
+        "new words\n",
+    );
+    assert_eq!(code, 2, "the old PIM no longer opens it");
+    let info: serde_json::Value = serde_json::from_str(&d.ok(
+        &[
+            "info", &v, "--stdin", "--pim", "2", "--hash", "sha256", "--json",
+        ],
+        "new words\n",
+    ))
+    .expect("json");
+    assert_eq!(
+        (&info["hash"], &info["pim"]),
+        (&serde_json::json!("SHA-256"), &serde_json::json!(2))
+    );
+}
+
+#[test]
 fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/VERACRYPT.md"))
         .expect("docs/VERACRYPT.md");
@@ -1220,7 +1282,7 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         .split_once("## cryptsetup spellings")
         .expect("a cryptsetup section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 41, "the table's rows");
+    assert_eq!(rows.len(), 42, "the table's rows");
     for r in rows {
         let cells: Vec<&str> = r.trim_matches('|').split(" | ").map(str::trim).collect();
         for test in cells.last().expect("a test").split(", ") {
@@ -1844,9 +1906,12 @@ fn text_mode_list_help_shows_its_volume_and_slot_forms() {
         for form in [
             "\n  tcctl -t -l                 VeraCrypt's lines, SLOT: VOLUME DEVICE MOUNT POINT, \
              one a volume\n                              (exit 1 when none is mounted)\n",
-            "\n  tcctl -t -l VOLUME          that volume's line alone (exit 3 when it is not \
+            "\n  tcctl -t -l VOLUME          that volume's line alone (exit 1 when it is not \
              mounted)\n",
-            "\n  tcctl -t -l --slot N        the line of the volume in slot N\n",
+            "\n  tcctl -t -l --slot N        the line of the volume in slot N (exit 1 when there \
+             is none)\n",
+            "\n  tcctl -t -l --json          list --json (a volume named: status --json); exit 1 \
+             as above\n",
         ] {
             assert!(help.contains(form), "{args:?} lacks {form:?}: {help}");
         }

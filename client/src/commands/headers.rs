@@ -356,6 +356,8 @@ fn xts_encryption(info: &tcd_proto::contract::HeaderInfo) -> Option<String> {
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
     a.volume = crate::input::shown_absolute(a.volume);
+    // Said by its absolute path, as the volume is.
+    a.backup = crate::input::shown_absolute(a.backup);
     let host = host::open(&a.volume, false)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     tcd_client::tools::check_backup_path(&a.backup)?;
@@ -383,6 +385,8 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
     a.volume = crate::input::shown_absolute(a.volume);
+    // Said by its absolute path, as the volume is.
+    a.backup = a.backup.map(crate::input::shown_absolute);
     let host = host::open(&a.volume, true)?;
     // clap asks for one of the two: without a file, the embedded one.
     let file = a

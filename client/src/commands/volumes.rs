@@ -623,29 +623,58 @@ pub fn list(
     only: Named,
 ) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
+    if !veracrypt_lines {
+        output::volumes(&c.list()?, json);
+        return Ok(());
+    }
+    // VeraCrypt's -l exits 1 whenever what it lists is not mounted, a
+    // volume named as much as none at all ("No such volume is mounted").
+    veracrypt_list(&c, json, only).map_err(|f| match f.code {
+        exit::NOT_FOUND => Failure {
+            code: exit::FAILED,
+            ..f
+        },
+        _ => f,
+    })
+}
+
+/// `tcctl -t -l`: VeraCrypt's lines, or with `--json` the list's JSON
+/// (one volume's: `status --json`'s).
+fn veracrypt_list(c: &Client, json: bool, only: Named) -> Result<(), Failure> {
     let named = !matches!(only, Named::None);
     let shown = only.describe();
-    let only = match only.resolve(&c)? {
+    let only = match only.resolve(c)? {
         Some(target) => match find_mounted(c.list()?, &target) {
-            Some(v) => Some(v.object),
+            Some(v) => Some(v),
             None => return Err(Failure::not_found(format!("{shown} is not mounted"))),
         },
         None => None,
     };
     let rows = c.list()?;
-    if !veracrypt_lines {
-        output::volumes(&rows, json);
-        return Ok(());
+    let none = || Failure {
+        code: exit::FAILED,
+        message: "No volumes mounted.".into(),
+    };
+    if json {
+        match &only {
+            Some(v) => output::status(v, true),
+            None => output::volumes(&rows, true),
+        }
+        // A volume detaching is not mounted any more, as the lines say.
+        let mounted = rows.iter().any(|r| r.state() != VolumeState::Detaching);
+        return if only.is_some() || mounted {
+            Ok(())
+        } else {
+            Err(none())
+        };
     }
     // A volume detaching is not mounted any more: no line.
-    if output::veracrypt_lines(&rows, only.as_ref()) == 0 {
+    let object = only.map(|v| v.object);
+    if output::veracrypt_lines(&rows, object.as_ref()) == 0 {
         if named {
             return Err(Failure::not_found(format!("{shown} is not mounted")));
         }
-        return Err(Failure {
-            code: exit::FAILED,
-            message: "No volumes mounted.".into(),
-        });
+        return Err(none());
     }
     Ok(())
 }
@@ -663,6 +692,12 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
             output::status(&v, json);
             Ok(())
         }
+        // A bare word that names no file: cryptsetup's `status NAME`, said
+        // as close says it.
+        None if !Path::new(&target).exists() => Err(no_mapping_names(
+            &target,
+            Failure::not_found(format!("{target} is not mounted")),
+        )),
         None => Err(Failure::not_found(format!("{target} is not mounted"))),
     }
 }

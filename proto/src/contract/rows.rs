@@ -113,6 +113,14 @@ impl PolicyReply {
     pub fn token_library(&self) -> Option<String> {
         super::policy::Policy::parse(&self.text).ok()?.token_library
     }
+
+    /// The policy's `[limits]`, read from its text (the defaults for
+    /// those it leaves out); `None` when the text does not parse.
+    pub fn limits(&self) -> Option<super::policy::Limits> {
+        super::policy::Policy::parse(&self.text)
+            .ok()
+            .map(|p| p.limits)
+    }
 }
 
 #[cfg(test)]
