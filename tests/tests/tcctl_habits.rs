@@ -104,6 +104,41 @@ fn sizes_are_read_as_veracrypt_users_write_them_and_refused_saying_why() {
         msg,
         "tcctl: 1050624 bytes is no whole number of 4096-byte sectors (--sector-size)\n"
     );
+    // Made in a file, they are not what VeraCrypt makes there: said.
+    let w = s(&d.path("w.hc")).to_owned();
+    let out = d.tcctl(
+        &[
+            &["create", &w, "--size", "1M", "--sector-size", "4096"][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: note: VeraCrypt and TrueCrypt make file containers with 512-byte sectors only \
+         and may not open one with 4096-byte sectors; --sector-size 512 (the default in a \
+         file) keeps it portable\n"
+    );
+    let out = d.tcctl(
+        &[
+            &[
+                "create",
+                &w,
+                "--size",
+                "1M",
+                "--sector-size",
+                "512",
+                "--force",
+            ][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
 }
 
 /// A tmpfs of `mib` MiB on a new folder, unmounted on drop.

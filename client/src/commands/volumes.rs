@@ -1036,6 +1036,21 @@ fn settle_max_size(a: &mut CreateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Sectors other than 512 bytes in a container file: tcd takes them, but
+/// VeraCrypt and TrueCrypt make file containers with 512-byte sectors
+/// only (larger ones for devices whose sectors are larger).
+fn note_sectors_in_a_file(a: &CreateArgs) {
+    use std::os::unix::fs::FileTypeExt;
+    let device = std::fs::metadata(&a.volume).is_ok_and(|m| m.file_type().is_block_device());
+    if let Some(sector) = a.sector_size.filter(|&s| s != 512 && !device) {
+        eprintln!(
+            "tcctl: note: VeraCrypt and TrueCrypt make file containers with 512-byte sectors \
+             only and may not open one with {sector}-byte sectors; --sector-size 512 (the \
+             default in a file) keeps it portable"
+        );
+    }
+}
+
 /// What `open_for_create` would refuse for the file's being there or not,
 /// said before any password is asked.
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
@@ -1066,6 +1081,7 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
             ),
         });
     }
+    note_sectors_in_a_file(a);
     let data = a
         .hidden_size
         .or_else(|| a.size.map(|s| s.saturating_sub(NEW_VOLUME_HEADER_BYTES)));
