@@ -676,7 +676,12 @@ pub enum Command {
         target: Option<String>,
         /// With the VeraCrypt lines: only the line of the volume in this
         /// slot.
-        #[arg(long, hide = true, requires = "veracrypt_lines")]
+        #[arg(
+            long,
+            hide = true,
+            requires = "veracrypt_lines",
+            value_parser = clap::value_parser!(u32).range(1..=64)
+        )]
         slot: Option<u32>,
     },
     /// What a mounted volume is and where it is mapped, as `cryptsetup

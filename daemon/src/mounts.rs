@@ -1186,9 +1186,35 @@ impl MountTable {
     /// Whether `host` (an open file) is mounted, or a device sharing
     /// sectors with it (a drive and its own partition).
     pub fn is_mounted(&self, host: &File) -> bool {
-        host.metadata()
-            .map(|m| HostKey::of(&m))
-            .is_ok_and(|id| self.lock().values().any(|e| e.host_id.overlaps(&id)))
+        self.mounted_over(host).is_some()
+    }
+
+    /// The mounted volume whose host is `host` or lies over or under it
+    /// (a loop device and its file, a partition and its disk).
+    pub fn mounted_over(&self, host: &File) -> Option<Mounted> {
+        let id = HostKey::of(&host.metadata().ok()?);
+        self.lock()
+            .values()
+            .find(|e| e.host_id.overlaps(&id))
+            .map(|e| e.view.clone())
+    }
+
+    /// [`Error::AlreadyMounted`] naming the volume mounted over `host`
+    /// and where tcd serves it; `Ok` if none is.
+    pub fn refuse_mounted(&self, host: &File) -> Result<()> {
+        let Some(m) = self.mounted_over(host) else {
+            return Ok(());
+        };
+        let on = m
+            .mount_point
+            .as_ref()
+            .map(|p| format!(" on {}", p.display()))
+            .unwrap_or_default();
+        Err(Error::AlreadyMounted(format!(
+            "{} (tcd serves it as {}{on})",
+            m.host_name,
+            m.device.display()
+        )))
     }
 }
 

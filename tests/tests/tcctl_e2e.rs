@@ -1562,6 +1562,32 @@ fn create_refuses_a_device_mounted_or_a_file_attached_outside_tcd() {
     drop(dev);
     let (code, msg) = create(s(&img));
     assert_eq!(code, 0, "{msg}");
+    // The new volume opened by tcd through a loop device over the file:
+    // the daemon names that volume and where it serves it.
+    let dev = tcd_tests::loop_device::LoopDevice::attach(&img);
+    d.ok(
+        &[
+            "mount",
+            dev.path(),
+            "--filesystem",
+            "none",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
+        "a long enough password\n",
+    );
+    let served = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let (code, msg) = create(s(&img));
+    assert_eq!(code, 4, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "{} (tcd serves it as {served}) is already mounted",
+            dev.path()
+        )),
+        "{msg}"
+    );
+    d.ok(&["dismount", dev.path()], "");
 }
 
 #[test]

@@ -1529,6 +1529,22 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         )),
         "{msg}"
     );
+    // The container again: attached, and its device is the way on.
+    let (code, msg) = d.fails(&["mount", &v, "--non-interactive"], "");
+    assert_eq!(
+        (code, msg),
+        (
+            4,
+            format!(
+                "tcctl: {v} is already attached as {device}: `tcctl mount -b {device}` mounts \
+                 its filesystem\n"
+            )
+        )
+    );
+    // Read-only asked of a read/write attachment: refused, saying how.
+    let (code, msg) = d.fails(&["mount", "-b", &device, "-r"], "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("attached read/write"), "{msg}");
     // udisksctl's next step, mount -b on that device: its filesystem is
     // mounted, no password asked.
     let mnt = d.path("u-mnt");

@@ -1306,6 +1306,20 @@ fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
             s(&backup)
         )
     );
+    // `-` is no file here (elsewhere standard input or output): refused,
+    // and no file called `-` is made.
+    for (args, words) in [
+        (["backup-header", "h.vc", "-"], "never to standard output"),
+        (["restore-header", "h.vc", "-"], "never from standard input"),
+    ] {
+        let mut c = d.command();
+        c.args(with_open(&args)).current_dir(&here);
+        let out = tcd_tests::daemon::run_with_input(c, PW);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{err}");
+        assert!(err.contains(words), "{err}");
+        assert!(!here.join("-").exists(), "no file called -");
+    }
 }
 
 #[test]

@@ -353,7 +353,10 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         &d,
         &[v],
         4,
-        &format!("tcctl: {v} is already mounted as {device}: `tcctl dismount {v}` first\n"),
+        &format!(
+            "tcctl: {v} is already attached as {device}: `tcctl mount -b {device}` mounts its \
+             filesystem\n"
+        ),
     );
     d.ok(&["dismount", "--all"], "");
     // Another volume's mount point: said so, not "not empty".

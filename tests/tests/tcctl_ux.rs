@@ -1208,6 +1208,51 @@ fn change_password_checks_the_current_password_before_asking_the_new_one() {
 }
 
 #[test]
+fn a_conversion_to_truecrypt_of_a_hash_it_lacks_says_new_hash() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let v = d.path("s.hc");
+    let v = v.to_str().expect("utf-8");
+    let open = [
+        "--pim",
+        "1",
+        "--filesystem",
+        "none",
+        "--force",
+        "--password-stdin",
+    ];
+    d.ok(
+        &[
+            &["create", v, "--size", "4M", "--hash", "sha256"][..],
+            &open,
+        ]
+        .concat(),
+        "sha-256 words here\n",
+    );
+    let change = ["change-password", v, "--pim", "1", "--to", "truecrypt"];
+    let (code, msg) = d.fails(
+        &[&change[..], &["--force", "--password-stdin"]].concat(),
+        "sha-256 words here\nnew words for it\n",
+    );
+    assert_eq!(code, 7, "{msg}");
+    assert!(
+        msg.ends_with(
+            "SHA-256 is not a PRF of TrueCrypt: --new-hash gives the header one TrueCrypt has \
+             (sha512, whirlpool or ripemd160)\n"
+        ),
+        "{msg}"
+    );
+    let out = d.ok(
+        &[
+            &change[..],
+            &["--new-hash", "sha512", "--force", "--password-stdin"],
+        ]
+        .concat(),
+        "sha-256 words here\nnew words for it\n",
+    );
+    assert!(out.contains("converted to the TrueCrypt format"), "{out}");
+}
+
+#[test]
 fn change_password_says_when_it_converted_the_format() {
     let d = tcd_tests::daemon::Daemon::start();
     let vol = d.path("t.tc");

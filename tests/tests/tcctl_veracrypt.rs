@@ -1099,6 +1099,12 @@ fn dismount_unmount_and_list_forms() {
     assert_eq!(one["volume"], v.as_str(), "{one}");
     let (code, _) = d.fails(&["-t", "-l", "--json", "--slot", "5"], "");
     assert_eq!(code, 1, "-l --json --slot 5");
+    // No slot 0 or 99: refused as every other --slot refuses them.
+    for slot in ["0", "99"] {
+        let (code, msg) = d.fails(&["-t", "-l", "--slot", slot], "");
+        assert_eq!(code, 64, "{msg}");
+        assert!(msg.contains("1..=64"), "{msg}");
+    }
     // A path with a space comes in single quotes, a quote in it doubled,
     // as VeraCrypt writes it, so a script splitting on spaces still can.
     let spaced = s(&d.path("Bob's vol.hc")).to_owned();

@@ -202,6 +202,15 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let was = o.format;
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
+    })
+    .map_err(|mut f| {
+        // A conversion keeps the hash unless told: the way on is said.
+        if a.new_hash.is_none() && f.message.ends_with("is not a PRF of TrueCrypt") {
+            f.message.push_str(
+                ": --new-hash gives the header one TrueCrypt has (sha512, whirlpool or ripemd160)",
+            );
+        }
+        f
     })?;
     println!("{}: password changed", a.volume.display());
     // Said once the change is made: a refusal makes them moot.
@@ -355,6 +364,10 @@ fn xts_encryption(info: &tcd_proto::contract::HeaderInfo) -> Option<String> {
 
 /// `tcctl backup-header`: into a new file only its owner may read.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
+    refuse_dash(
+        &a.backup,
+        "writes the backup to a file, never to standard output",
+    )?;
     a.volume = crate::input::shown_absolute(a.volume);
     // Said by its absolute path, as the volume is.
     a.backup = crate::input::shown_absolute(a.backup);
@@ -382,8 +395,23 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     Ok(())
 }
 
+/// `-`, which elsewhere means standard input or output, is no header
+/// file's name here: refused rather than made or looked for as a file.
+fn refuse_dash(backup: &std::path::Path, what: &str) -> Result<(), Failure> {
+    if backup.as_os_str() != "-" {
+        return Ok(());
+    }
+    Err(Failure {
+        code: crate::bus::exit::USAGE,
+        message: format!("the header backup {what} (`-`): name a file (./- for one called -)"),
+    })
+}
+
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
+    if let Some(b) = &a.backup {
+        refuse_dash(b, "reads the backup from a file, never from standard input")?;
+    }
     a.volume = crate::input::shown_absolute(a.volume);
     // Said by its absolute path, as the volume is.
     a.backup = a.backup.map(crate::input::shown_absolute);

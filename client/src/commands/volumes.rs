@@ -38,7 +38,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     // is "already mounted" whatever the mount point).
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
-    check_not_mounted(&listed, &a.volume)?;
+    check_not_mounted(&listed, &a.volume).map_err(|f| attached_only(&listed, &a.volume, f))?;
     // VeraCrypt's text mode asks where, Enter taking the default.
     if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
         let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
@@ -110,14 +110,13 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
     // Its header was opened when it was attached: nothing of the search
     // applies, and its mode was chosen then.
     if a.filesystem == MountFilesystem::None {
-        return Err(Failure {
-            code: exit::USAGE,
-            message: format!("{name} is the device of {host}, attached already"),
-        });
+        return Err(Failure::invalid(format!(
+            "{name} is the device of {host}, attached already"
+        )));
     }
     if options::read_only(a) && row.view.read_only != Some(true) {
         return Err(Failure {
-            code: exit::USAGE,
+            code: exit::INVALID_ARGUMENT,
             message: format!(
                 "{name} is the device of {host}, attached read/write: `tcctl dismount {host}` \
                  and `tcctl mount --readonly {host}` mount it read-only"
@@ -373,6 +372,23 @@ pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), 
                 r.host()
             ),
         }),
+    }
+}
+
+/// A mount of a volume attached only: udisksctl's next step is a mount
+/// of its device, said instead of `f`.
+fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
+    match mounted_row(listed, volume) {
+        Some(r) if r.mount_point().is_none() && r.state() != VolumeState::Detaching => Failure {
+            code: f.code,
+            message: format!(
+                "{} is already attached as {device}: `tcctl mount -b {device}` mounts its \
+                 filesystem",
+                volume.display(),
+                device = r.device(),
+            ),
+        },
+        _ => f,
     }
 }
 

@@ -110,9 +110,7 @@ impl App {
         super::input::bounded_keyfiles("keyfiles", &call.keyfiles)?;
         let o = &call.options;
         let copts = self.create_options(caller, o)?;
-        if self.table.is_mounted(&call.host) {
-            return Err(Error::AlreadyMounted("the volume".into()));
-        }
+        self.table.refuse_mounted(&call.host)?;
         // Mounted or attached outside tcd: not written over. A device
         // stays claimed until the volume is made.
         let _claim = crate::mount::in_use::claim(&call.host)?;

@@ -221,10 +221,8 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<&'static str> {
         let c = self.check_opening(caller, &o, false)?;
-        if self.table.is_mounted(&o.host) {
-            // Dismount it first: its header is in use.
-            return Err(Error::AlreadyMounted("the volume".into()));
-        }
+        // Dismount it first: its header is in use.
+        self.table.refuse_mounted(&o.host)?;
         let _claim = crate::mount::in_use::claim(&o.host)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);

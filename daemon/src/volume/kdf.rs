@@ -107,6 +107,10 @@ impl Default for KdfLimits {
 impl KdfLimits {
     /// Refuses a PBKDF2 PIM above the bound.
     pub fn pbkdf2_allowed(&self, pim: u32) -> Result<()> {
+        // Past the format's own range no policy is involved.
+        if pim > MAX_PIM {
+            return Err(Error::InvalidPim(pim));
+        }
         if pim > self.max_pim {
             return Err(Error::OverLimit(format!(
                 "PIM {pim} is above the {} allowed for PBKDF2 (policy: max_pim)",
@@ -961,6 +965,15 @@ mod tests {
             &mut out,
         );
         assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+    }
+
+    #[test]
+    fn a_pim_past_the_formats_range_is_out_of_range_not_over_a_policy() {
+        // Root's limits are the format's own: nothing of the policy's.
+        let r = KdfLimits::default().pbkdf2_allowed(99_999_999);
+        assert!(matches!(r, Err(Error::InvalidPim(99_999_999))), "{r:?}");
+        let r = KdfLimits::default().pbkdf2_allowed(MAX_PIM);
+        assert!(r.is_ok(), "{r:?}");
     }
 
     #[test]
