@@ -2013,9 +2013,10 @@ fn a_hard_link_to_a_mounted_container_names_it_for_status_and_dismount() {
     std::fs::hard_link(&v, &link).expect("hard link");
     let l = s(&link);
     d.ok(&[&["mount", v.as_str()][..], &FAST].concat(), PW);
-    // Mounting it again by the link is refused: the same file.
+    // Mounting it again by the link is refused: the same file (attached
+    // only, the way on is said).
     let (code, err) = d.fails(&[&["mount", l][..], &FAST].concat(), PW);
-    assert!(err.contains("already mounted"), "{code}: {err}");
+    assert!(err.contains("is already attached as"), "{code}: {err}");
 
     // The link names the mounted volume, as mount found it.
     let status = d.ok(&["status", l], "");
