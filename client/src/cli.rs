@@ -899,11 +899,15 @@ pub struct MountArgs {
     /// the password asked again, until it opens or Ctrl-C.
     #[arg(long, hide = true)]
     pub ask_again: bool,
+    /// cryptsetup's --tries, -T: how often a password typed on the
+    /// terminal is asked in all (3 on its open line; 0: until it opens).
+    #[arg(long, hide = true)]
+    pub tries: Option<u32>,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,
     /// Pass discards (TRIM) down; reveals which blocks are used.
-    #[arg(long)]
+    #[arg(long, alias = "allow-discards")]
     pub discard: bool,
     /// Keep this password (and keyfiles, PIM) in the daemon's locked
     /// memory, for --cached, until wiped or the daemon stops.
@@ -954,6 +958,9 @@ pub struct InfoArgs {
     /// (cryptsetup's open --test-passphrase).
     #[arg(long, hide = true)]
     pub check_only: bool,
+    /// cryptsetup's --tries, -T, as mount takes it.
+    #[arg(long, hide = true)]
+    pub tries: Option<u32>,
 }
 
 /// A header kept apart from its volume.

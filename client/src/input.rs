@@ -317,6 +317,35 @@ fn holding_sigint<T>(prompt: impl FnOnce() -> T) -> T {
 /// or a keyfile came on standard input (`--keyfile -`) and there is a
 /// controlling terminal to ask on instead, as `cat key | tcctl mount v
 /// --keyfile -` typed in a shell expects.
+/// How often a wrong password is asked again: VeraCrypt's text mode asks
+/// until it opens; cryptsetup's --tries N asks N times in all (0: until it
+/// opens). Only a password typed on the terminal is asked again.
+pub struct Retries(Option<u32>);
+
+impl Retries {
+    pub fn new(ask_again: bool, tries: Option<u32>) -> Retries {
+        match tries {
+            _ if ask_again => Retries(None),
+            Some(0) => Retries(None),
+            t => Retries(Some(t.unwrap_or(1))),
+        }
+    }
+
+    /// After a wrong password: whether to ask again.
+    pub fn another(&mut self, pw: &Passwords) -> bool {
+        if pw.stdin || !pw.interactive || !terminal_to_ask_on() {
+            return false;
+        }
+        match &mut self.0 {
+            None => true,
+            Some(left) => {
+                *left = left.saturating_sub(1);
+                *left > 0
+            }
+        }
+    }
+}
+
 fn terminal_to_ask_on() -> bool {
     std::io::IsTerminal::is_terminal(&std::io::stdin())
         || (STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok())

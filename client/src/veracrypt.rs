@@ -194,6 +194,22 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     ("--tcrypt-system", "--system-encryption"),
     ("--tcrypt-backup", "-m headerbak: the backup header only"),
+    (
+        "-T N, --tries N",
+        "on open (and open --test-passphrase, tcryptDump), a password typed on the terminal is asked N times in all before the wrong password's exit code (2); 3 without it, as cryptsetup asks; 0 asks until it opens. A password piped in is read once",
+    ),
+    (
+        "--allow-discards",
+        "mount --discard: discards (TRIM) are passed down, and status says flags: discards",
+    ),
+    (
+        "-v, --verbose, --debug",
+        "taken and passed over on cryptsetup's lines: tcctl says what it does anyway, and the daemon's log (journalctl -u tcd) has the rest",
+    ),
+    (
+        "-q, --batch-mode",
+        "taken and passed over on open, which asks nothing to confirm; tcryptDump takes it (see --dump-volume-key)",
+    ),
     ("-r, --read-only", "mount --readonly"),
     (
         "open --test-passphrase",
@@ -361,11 +377,8 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if !text {
         udisks_words(&mut words);
     }
-    // cryptsetup's -d is its --key-file (VeraCrypt's -d dismounts).
     if !text && cryptsetup_line(&words) {
-        for w in words.iter_mut().filter(|w| *w == "-d") {
-            *w = "--keyfile".into();
-        }
+        cryptsetup_words(&mut words);
     }
     // cryptsetup's `open --test-passphrase`: the password checked, nothing
     // mapped, as info checks it.
@@ -482,6 +495,27 @@ fn cryptsetup_line(words: &[String]) -> bool {
             .any(|w| w == "--type" || w.starts_with("--type="))
 }
 
+/// cryptsetup's options on its own lines: `-d` is its --key-file
+/// (VeraCrypt's -d dismounts), `-T` its --tries; -v, --verbose and --debug
+/// ask for what tcctl says anyway (the daemon's log has the rest); -q,
+/// --batch-mode confirm nothing where nothing is asked (dump takes it).
+fn cryptsetup_words(words: &mut Vec<String>) {
+    let dump = words
+        .iter()
+        .any(|w| ["tcryptDump", "tcrypt-dump", "dump"].contains(&w.as_str()));
+    words.retain(|w| {
+        !matches!(w.as_str(), "-v" | "--verbose" | "--debug")
+            && (dump || !matches!(w.as_str(), "-q" | "--batch-mode"))
+    });
+    for w in words.iter_mut() {
+        match w.as_str() {
+            "-d" => *w = "--keyfile".into(),
+            "-T" => *w = "--tries".into(),
+            _ => {}
+        }
+    }
+}
+
 /// cryptsetup's habits on its `open` line, once read: a password piped in
 /// is read (as cryptsetup reads a standard input that is no terminal), and
 /// a second argument that is no folder's path is its mapping name, which
@@ -506,6 +540,20 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
     let keyfile_piped = secrets.keyfiles.iter().any(|k| k.as_os_str() == "-");
     if piped && !keyfile_piped {
         secrets.password_stdin = true;
+    }
+    // A password typed on the terminal is asked 3 times, as cryptsetup
+    // asks; one read from standard input, once.
+    let from_stdin = secrets.password_stdin;
+    let tries = match &mut cli.command {
+        Command::Mount(a) => &mut a.tries,
+        Command::Info(a) => &mut a.tries,
+        Command::Dump(a) => &mut a.info.tries,
+        _ => return,
+    };
+    if from_stdin {
+        *tries = None;
+    } else if tries.is_none() {
+        *tries = Some(3);
     }
     let Command::Mount(a) = &mut cli.command else {
         return;

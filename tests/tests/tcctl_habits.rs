@@ -1477,6 +1477,110 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
 }
 
 #[test]
+fn cryptsetup_open_asks_a_typed_password_as_often_as_tries_says() {
+    let d = Daemon::start();
+    let v = create(&d, "t.hc", "4M");
+    let fast = ["--veracrypt-pim", "1", "--hash", "sha512"];
+    let prompt = format!("Password for {v}: ");
+    let wrong = "tcctl: wrong password or keyfile, or not a volume";
+    // Three times, as cryptsetup asks; -T and --tries say how often.
+    for (tries, times) in [(&[][..], 3), (&["-T", "2"][..], 2), (&["--tries=1"][..], 1)] {
+        let mut c = d.command();
+        c.args([&["open", "--type", "tcrypt", &v, "tcvol"][..], tries, &fast].concat());
+        let mut t = Pty::spawn(c, None);
+        for n in 1..=times {
+            t.expect_times(&prompt, n, Duration::from_secs(20));
+            std::thread::sleep(Duration::from_millis(300));
+            t.type_line("not the password at all");
+        }
+        let (code, text) = t.finish(Duration::from_secs(60));
+        assert_eq!(code, 2, "{tries:?}: {text}");
+        assert_eq!(text.matches(&prompt).count(), times, "{tries:?}: {text}");
+        assert_eq!(text.matches(wrong).count(), times, "{tries:?}: {text}");
+        assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    }
+    // A wrong password, then the right one: opened.
+    let mut c = d.command();
+    c.args([&["open", "--type", "tcrypt", &v, "tcvol"][..], &fast].concat());
+    let mut t = Pty::spawn(c, None);
+    t.expect(&prompt, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password at all");
+    t.expect_times(&prompt, 2, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    d.ok(&["close", &v], "");
+    // open --test-passphrase asks as often.
+    let mut c = d.command();
+    c.args([&["open", "--test-passphrase", &v, "-T", "2"][..], &fast].concat());
+    let mut t = Pty::spawn(c, None);
+    for n in 1..=2 {
+        t.expect_times(&prompt, n, Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line("not the password at all");
+    }
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 2, "{text}");
+    assert_eq!(text.matches(&prompt).count(), 2, "{text}");
+    // A password piped in is read once, as cryptsetup reads it.
+    let (code, msg) = d.fails(
+        &[
+            &["open", "--type", "tcrypt", &v, "tcvol", "-T", "3"][..],
+            &fast,
+        ]
+        .concat(),
+        "not the password at all\nnor this\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert_eq!(msg.matches(wrong).count(), 1, "{msg}");
+}
+
+#[test]
+fn cryptsetup_open_takes_allow_discards_verbose_debug_and_batch_mode() {
+    let d = Daemon::start();
+    let v = create(&d, "d.hc", "4M");
+    let line = [
+        "open",
+        "--type",
+        "tcrypt",
+        &v,
+        "tcvol",
+        "--allow-discards",
+        "-v",
+        "--verbose",
+        "--debug",
+        "-q",
+        "--batch-mode",
+        "--veracrypt-pim",
+        "1",
+    ];
+    let out = d.tcctl(&line, PW);
+    assert!(out.status.success(), "{out:?}");
+    let rows = d.list();
+    assert_eq!(rows[0]["discard"], true, "{rows}");
+    // cryptsetup status's flags line says so.
+    let status = d.ok(&["status", &v], "");
+    assert!(status.contains("discards"), "{status}");
+    d.ok(&["close", &v], "");
+    // -q on tcryptDump is still its own: the master key without asking.
+    let keyed = d.tcctl(
+        &[
+            &["tcryptDump", &v, "--dump-volume-key", "--batch-mode"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    assert!(keyed.status.success(), "{keyed:?}");
+    // Not a cryptsetup line: tcctl's own mount knows no -v.
+    let (code, msg) = d.fails(&[&["mount", &v, "-v"][..], &OPEN].concat(), PW);
+    assert_eq!(code, USAGE, "{msg}");
+}
+
+#[test]
 fn udisks_spellings_unlock_lock_and_block_device() {
     let d = Daemon::start();
     let v = s(&d.path("u.hc")).to_owned();

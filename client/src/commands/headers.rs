@@ -44,7 +44,7 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
         )));
     }
     let mounted = super::volumes::mounted_row(&listed, &a.volume).is_some();
-    let looked = look(ctx, &mut a).map_err(|mut f| {
+    let looked = look_again(ctx, &mut a).map_err(|mut f| {
         if mounted && f.code == crate::bus::exit::USAGE {
             f.message.push_str(&format!(
                 " (it is mounted: `tcctl status {name}` shows it without a password)"
@@ -68,7 +68,24 @@ struct Looked {
     info: HeaderInfo,
 }
 
-fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
+/// [`look`], the password asked again after a wrong one as often as
+/// cryptsetup's --tries says.
+fn look_again(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
+    let mut retries = crate::input::Retries::new(false, a.tries);
+    let pim_given = a.secrets.pim;
+    loop {
+        let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
+        match look(ctx, a, &mut pw) {
+            Err(f) if f.code == crate::bus::exit::WRONG_PASSWORD && retries.another(&pw) => {
+                eprintln!("tcctl: {}", f.message);
+                a.secrets.pim = pim_given;
+            }
+            r => return r,
+        }
+    }
+}
+
+fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked, Failure> {
     use crate::cli::MountOption;
     a.system_encryption |= a.mount_options.contains(&MountOption::System);
     let headerbak = a.mount_options.contains(&MountOption::Headerbak);
@@ -86,9 +103,7 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
     if a.system_encryption && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
-    let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (password, keyfiles) =
-        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
+    let (password, keyfiles) = ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let mut search = options::search(&a.search, a.secrets.pim());
     search.detached_header = header;
@@ -138,7 +153,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
             "--batch-mode",
         )?;
     }
-    let l = look(ctx, &mut a.info)?;
+    let l = look_again(ctx, &mut a.info)?;
     let path = absolute(&a.info.volume);
     if !a.dump_master_key {
         output::dump(&l.info, &path, None, a.info.json);

@@ -62,6 +62,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let shown = a.volume.display().to_string();
     let mut keyfiles = Some(keyfiles);
     let pim_given = a.secrets.pim;
+    let mut retries = crate::input::Retries::new(a.ask_again, a.tries);
     let path = loop {
         let once = MountOnce {
             c: &c,
@@ -70,8 +71,9 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             keyfiles: keyfiles.take(),
         };
         match once.run(a, &mut pw) {
-            // VeraCrypt's text mode on a terminal asks again.
-            Err(f) if f.code == exit::WRONG_PASSWORD && a.ask_again => {
+            // VeraCrypt's text mode on a terminal asks again, and
+            // cryptsetup's open as often as its --tries says.
+            Err(f) if f.code == exit::WRONG_PASSWORD && retries.another(&pw) => {
                 eprintln!("tcctl: {}", f.message);
                 a.secrets.pim = pim_given;
             }
