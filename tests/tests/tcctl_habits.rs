@@ -1711,6 +1711,39 @@ fn udisks_spellings_unlock_lock_and_block_device() {
 }
 
 #[test]
+fn a_volume_opened_through_a_loop_device_is_named_by_its_file_too() {
+    let d = Daemon::start();
+    let v = create(&d, "b.hc", "4M");
+    // The user's own loop device over the container; tcd opens that.
+    let dev = tcd_tests::loop_device::LoopDevice::attach(std::path::Path::new(&v));
+    d.ok(
+        &[&["open", dev.path(), "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    // The file behind it names the volume, as its device does.
+    let status = d.ok(&["status", &v], "");
+    assert!(
+        status.starts_with(&format!("{} is active", dev.path())),
+        "{status}"
+    );
+    let (code, msg) = d.fails(&[&["mount", &v][..], &OPEN].concat(), PW);
+    assert_eq!(code, 4, "{msg}");
+    assert!(msg.contains(&format!("{v} is already attached as ")), "{msg}");
+    let out = d.ok(&["dismount", &v], "");
+    assert!(out.starts_with(&format!("{} dismounted", dev.path())), "{out}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    // Another file is not that volume.
+    d.ok(
+        &[&["open", dev.path(), "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let other = create(&d, "o.hc", "4M");
+    let (code, msg) = d.fails(&["status", &other], "");
+    assert_eq!(code, 3, "{msg}");
+    d.ok(&["dismount", "--all"], "");
+}
+
+#[test]
 fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
     let d = Daemon::start();
     let v = create(&d, "l.hc", "4M");

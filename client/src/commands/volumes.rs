@@ -395,16 +395,34 @@ fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
 }
 
 /// Whether two paths name one host: the same device, or the same file
-/// (device and inode), through links, bind mounts or relative paths.
+/// (device and inode), through links, bind mounts or relative paths; a
+/// volume opened on a loop device is named by the file behind it too.
 fn same_host(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(x), Ok(y)) if x.file_type().is_block_device() => {
-            y.file_type().is_block_device() && x.rdev() == y.rdev()
+            (y.file_type().is_block_device() && x.rdev() == y.rdev())
+                || (y.is_file() && loop_backing(x.rdev()).is_some_and(|f| same_file(&f, &y)))
         }
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        (Ok(x), Ok(y)) => same_file(&x, &y),
         _ => false,
     }
+}
+
+fn same_file(x: &std::fs::Metadata, y: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    x.dev() == y.dev() && x.ino() == y.ino()
+}
+
+/// The file behind the loop device `rdev`, as the kernel names it now.
+fn loop_backing(rdev: u64) -> Option<std::fs::Metadata> {
+    let sys = format!(
+        "/sys/dev/block/{}:{}/loop/backing_file",
+        libc::major(rdev),
+        libc::minor(rdev)
+    );
+    let path = std::fs::read_to_string(sys).ok()?;
+    std::fs::metadata(path.trim_end_matches('\n')).ok()
 }
 
 /// Said after a FAT volume is mounted through fusefat (a kernel without
