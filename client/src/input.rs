@@ -703,9 +703,17 @@ pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
 }
 
 /// A volume's path made absolute, as `tcctl list` shows volumes: what
-/// a command says of it then names it the same way.
+/// a command says of it then names it the same way. `.` and `..` go: the
+/// folder is resolved as the kernel resolves it (symbolic links too, so
+/// `link/..` is the link's target's parent), and the name kept as given.
 pub fn shown_absolute(p: PathBuf) -> PathBuf {
-    std::path::absolute(&p).unwrap_or(p)
+    let abs = std::path::absolute(&p).unwrap_or(p);
+    let resolved = match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir).map(|d| d.join(name)),
+        // `/` itself, or a path ending in `..`: a folder, resolved whole.
+        _ => std::fs::canonicalize(&abs),
+    };
+    resolved.unwrap_or(abs)
 }
 
 /// `p` as an absolute path, for the daemon, which does not share our

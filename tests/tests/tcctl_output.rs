@@ -1306,6 +1306,29 @@ fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
             s(&backup)
         )
     );
+    // `.` and `..` go, as list shows the volume.
+    std::fs::create_dir(here.join("sub")).expect("a folder");
+    assert_eq!(
+        run(&["backup-header", "sub/../h.vc", "./sub/../h2.hdr"]),
+        format!(
+            "headers of {} saved to {}\n",
+            s(&vol),
+            s(&here.join("h2.hdr"))
+        )
+    );
+    let info = run(&["info", "sub/../h.vc"]);
+    assert!(
+        info.starts_with(&format!("Volume             {}\n", s(&vol))),
+        "{info}"
+    );
+    let dump = run(&["dump", "./sub/../h.vc"]);
+    assert!(
+        dump.starts_with(&format!("VERACRYPT header information for {}\n", s(&vol))),
+        "{dump}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&["info", "--json", "sub/../h.vc"])).expect("JSON");
+    assert_eq!(json["path"], s(&vol), "{json}");
     // `-` is no file here (elsewhere standard input or output): refused,
     // and no file called `-` is made.
     for (args, words) in [
