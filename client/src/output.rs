@@ -315,6 +315,9 @@ pub fn header_info(info: &HeaderInfo, path: &str, json: bool) {
     }
 }
 
+/// The first release that derives header keys with Argon2id.
+const ARGON2ID_SINCE: &str = "VeraCrypt 1.26.29";
+
 /// The header's fields as people read them, labelled, in the order of
 /// VeraCrypt's volume properties (`tcctl info`, the desktop's Header
 /// Information).
@@ -368,6 +371,15 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
                     format!("{m} (TrueCrypt before 5.0, legacy)")
                 }
                 ("backends", Json::Array(a)) => a.iter().map(plain).collect::<Vec<_>>().join("+"),
+                // VeraCrypt writes 1.0b there whatever the KDF: the
+                // release Argon2id needs is said beside it.
+                ("created_by", Json::String(v))
+                    if fields.get("argon2_passes").is_some_and(|p| !p.is_null()) =>
+                {
+                    format!(
+                        "{v}, as the header says (Argon2id opens in {ARGON2ID_SINCE} and later)"
+                    )
+                }
                 (_, Json::Bool(b)) => yes_no(*b).to_owned(),
                 (_, v) => plain(v),
             };

@@ -1169,6 +1169,15 @@ fn dump_and_info_give_argon2id_its_costs_not_iterations() {
             && !info.contains("Iterations"),
         "{info}"
     );
+    // The header's minimum version is VeraCrypt 1.0b whatever the KDF: the
+    // release that opens Argon2id is said beside it.
+    assert!(
+        info.contains(
+            "\nMinimum version    VeraCrypt 1.0b, as the header says (Argon2id opens in \
+             VeraCrypt 1.26.29 and later)\n"
+        ),
+        "{info}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&d.ok(&[&["info", &v, "--json"][..], &open].concat(), PW))
             .expect("info --json");
@@ -1728,9 +1737,15 @@ fn a_volume_opened_through_a_loop_device_is_named_by_its_file_too() {
     );
     let (code, msg) = d.fails(&[&["mount", &v][..], &OPEN].concat(), PW);
     assert_eq!(code, 4, "{msg}");
-    assert!(msg.contains(&format!("{v} is already attached as ")), "{msg}");
+    assert!(
+        msg.contains(&format!("{v} is already attached as ")),
+        "{msg}"
+    );
     let out = d.ok(&["dismount", &v], "");
-    assert!(out.starts_with(&format!("{} dismounted", dev.path())), "{out}");
+    assert!(
+        out.starts_with(&format!("{} dismounted", dev.path())),
+        "{out}"
+    );
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
     // Another file is not that volume.
     d.ok(
