@@ -1068,7 +1068,9 @@ pub struct CreateArgs {
     pub size: Option<u64>,
     /// Overwrite an existing file or device without asking (VeraCrypt's
     /// --force, as -q); and take a password shorter than 8 characters, or
-    /// one shorter than 20 with a PIM under 485 (with a warning).
+    /// one shorter than 20 with a PIM under 485 (with a warning). Without
+    /// it, a password under 8 characters typed on a terminal is asked
+    /// about, as VeraCrypt asks: yes takes it, no asks for another.
     #[arg(long)]
     pub force: bool,
     /// Do not ask before overwriting an existing file or device
@@ -1226,7 +1228,9 @@ pub struct ChangePasswordArgs {
     #[arg(long)]
     pub new_pim: Option<u32>,
     /// Take a new password shorter than 8 characters, or one shorter than
-    /// 20 with a PIM under 485 (with a warning).
+    /// 20 with a PIM under 485 (with a warning). Without it, one under 8
+    /// characters typed on a terminal is asked about, as VeraCrypt asks:
+    /// yes takes it, no leaves the password unchanged.
     #[arg(long)]
     pub force: bool,
     /// A new hash (PRF).

@@ -100,6 +100,12 @@ impl Passwords {
         self.stdin || (self.interactive && terminal_to_ask_on())
     }
 
+    /// Whether a password is typed at a prompt on the terminal (not read
+    /// from standard input).
+    pub fn typed(&self) -> bool {
+        !self.stdin && self.interactive && terminal_to_ask_on()
+    }
+
     /// Neither standard input nor a prompt gives a password: with
     /// keyfiles, VeraCrypt's `--non-interactive` then opens with them alone.
     pub fn asks_nobody(&self) -> bool {
@@ -333,7 +339,7 @@ impl Retries {
 
     /// After a wrong password: whether to ask again.
     pub fn another(&mut self, pw: &Passwords) -> bool {
-        if pw.stdin || !pw.interactive || !terminal_to_ask_on() {
+        if !pw.typed() {
             return false;
         }
         match &mut self.0 {
@@ -778,6 +784,39 @@ pub fn judge_new_password(
              force; {ADVISED_PASSWORD} or more are advised"
         )
     })))
+}
+
+/// A new password [`judge_new_password`] took, or one it refused as short
+/// and the user, asked as VeraCrypt asks, did not want.
+pub enum Judged {
+    Taken(Warning),
+    AskAnother,
+}
+
+/// [`judge_new_password`]; a short password typed on the terminal is not
+/// refused at once but asked about, as VeraCrypt asks: yes takes it (as
+/// --force would, with the warning), no asks for another.
+pub fn judge_typed_password(
+    pw: &Passwords,
+    password: &[u8],
+    keyfiles: bool,
+    force: bool,
+) -> Result<Judged, Failure> {
+    let chars = String::from_utf8_lossy(password).chars().count();
+    match judge_new_password(password, keyfiles, force) {
+        Err(_) if (1..SHORTEST_PASSWORD).contains(&chars) && pw.typed() => {
+            let sure = terminal_yes(
+                "WARNING: Short passwords are easy to crack using brute force techniques! We \
+                 recommend choosing a password of 20 or more characters. Are you sure you want \
+                 to use a short password? (y=Yes/n=No) [No]: ",
+            )?;
+            match sure {
+                true => judge_new_password(password, keyfiles, true).map(Judged::Taken),
+                false => Ok(Judged::AskAnother),
+            }
+        }
+        judged => judged.map(Judged::Taken),
+    }
 }
 
 /// Below this PIM, VeraCrypt takes a new password of no fewer than

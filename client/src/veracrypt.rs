@@ -133,7 +133,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("--explore", "mount --explore: xdg-open on the mount point"),
     (
         "--force with -c",
-        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters, or under 20 with a PIM under 485 (with a warning). With a mount, --force is taken and passed over",
+        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters, or under 20 with a PIM under 485 (with a warning); without it, a password under 8 characters typed on a terminal is asked about, as VeraCrypt asks (y takes it; n asks for another, and change-password leaves the password unchanged). With a mount, --force is taken and passed over",
     ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",

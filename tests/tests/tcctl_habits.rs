@@ -1192,6 +1192,105 @@ fn dump_and_info_give_argon2id_its_costs_not_iterations() {
 }
 
 #[test]
+fn a_short_new_password_typed_on_a_terminal_is_asked_about_as_veracrypt_asks() {
+    let d = Daemon::start();
+    let v = s(&d.path("s.hc")).to_owned();
+    let question = "Are you sure you want to use a short password? (y=Yes/n=No) [No]: ";
+    let prompt = format!("Password for the new volume {v}: ");
+    let wait = Duration::from_secs(20);
+    let create = |pim: &str| {
+        let mut c = d.command();
+        c.args(["create", &v, "--size", "1M", "--filesystem", "none"]);
+        c.args(["--hash", "sha512", "--pim", pim]);
+        Pty::spawn(c, None)
+    };
+    // No: another password is asked for.
+    let mut t = create("1");
+    t.expect(&prompt, wait);
+    t.type_line("abcde");
+    t.expect(question, wait);
+    t.type_line("n");
+    t.expect_times(&prompt, 2, wait);
+    t.type_line(PW.trim_end());
+    t.expect("Repeat the password: ", wait);
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    d.ok(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    // Yes: taken, with the warning, as --force takes it.
+    std::fs::remove_file(&v).expect("remove");
+    let mut t = create("0");
+    t.expect(&prompt, wait);
+    t.type_line("abcde");
+    t.expect(question, wait);
+    t.type_line("y");
+    t.expect("Repeat the password: ", wait);
+    t.type_line("abcde");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("tcctl: warning: a password shorter than 20"),
+        "{text}"
+    );
+    d.ok(
+        &["info", &v, "--hash", "sha512", "--password-stdin"],
+        "abcde\n",
+    );
+    // Read from standard input, no question: refused at once, as before.
+    let (code, msg) = d.fails(
+        &[
+            "create",
+            &d.path("t.hc").to_string_lossy(),
+            "--size",
+            "1M",
+            "--password-stdin",
+        ],
+        "abcde\n",
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(!d.path("t.hc").exists());
+    // change-password: no leaves the password as it was.
+    let mut c = d.command();
+    c.args([
+        "change-password",
+        &v,
+        "--hash",
+        "sha512",
+        "--pim",
+        "0",
+        "--new-pim",
+        "0",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&format!("Current password for {v}: "), wait);
+    t.type_line("abcde");
+    t.expect("New password: ", Duration::from_secs(60));
+    t.type_line("vwxyz");
+    t.expect("Repeat the new password: ", wait);
+    t.type_line("vwxyz");
+    t.expect(question, wait);
+    t.type_line("n");
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 10, "{text}");
+    assert!(text.contains("the password is unchanged"), "{text}");
+    d.ok(
+        &["info", &v, "--hash", "sha512", "--password-stdin"],
+        "abcde\n",
+    );
+}
+
+#[test]
 fn a_refused_password_change_gives_no_warning_first() {
     let d = Daemon::start();
     let v = s(&d.path("c.hc")).to_owned();

@@ -205,7 +205,17 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     } else {
         new_kf.finish()?
     };
-    let weak = crate::input::judge_new_password(&new, !new_kf.is_empty(), a.force)?;
+    // A short one typed on the terminal is asked about; not wanted, the
+    // volume is left as it was (its search is not made again).
+    let weak = match crate::input::judge_typed_password(&pw, &new, !new_kf.is_empty(), a.force)? {
+        crate::input::Judged::Taken(warning) => warning,
+        crate::input::Judged::AskAnother => {
+            return Err(Failure {
+                code: crate::bus::exit::CANCELLED,
+                message: "the short password not taken: the password is unchanged".into(),
+            });
+        }
+    };
     // Without --new-pim the volume keeps the PIM it opened with, unless
     // its new header is TrueCrypt's, which has none.
     let pim = match truecrypt {

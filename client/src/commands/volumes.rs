@@ -4,7 +4,7 @@
 use super::Context;
 use crate::bus::{Client, Failure, Volume, VolumeState, exit};
 use crate::cli::{CreateArgs, MountArgs, MountFilesystem};
-use crate::input::{Passwords, absolute, prepare_keyfiles, read_header, read_keyfiles};
+use crate::input::{Judged, Passwords, absolute, prepare_keyfiles, read_header, read_keyfiles};
 use crate::{host, notify, options, output, search};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -792,8 +792,11 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
+    // The daemon reached before anything is asked: no password typed in
+    // vain.
+    let listed = listed_aside(ctx.at)?;
     if std::fs::symlink_metadata(&a.volume).is_ok() {
-        check_not_mounted(&listed_aside(ctx.at)?, &a.volume)?;
+        check_not_mounted(&listed, &a.volume)?;
     }
     // What is in an existing file or device is gone for good: asked as
     // cryptsetup asks before luksFormat, unless -q (cryptsetup's) or
@@ -891,7 +894,10 @@ fn ask_for_create(
     let password = loop {
         let password =
             pw.ask_unless_keyfiles_alone(&format!("Password for {what}: "), any_keyfile)?;
-        crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
+        match crate::input::judge_typed_password(&pw, &password, any_keyfile, a.force)? {
+            Judged::Taken(warning) => warning.say(),
+            Judged::AskAnother => continue,
+        }
         if a.secrets.password_stdin
             || pw.asks_nobody()
             || pw.ask("Repeat the password: ")? == password
