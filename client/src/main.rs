@@ -72,13 +72,52 @@ fn parse(given: &[std::ffi::OsString], mut args: Vec<std::ffi::OsString>) -> Res
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
             if !text_mode::ask_missing(given, &mut args, &e).map_err(said)? {
-                return Err(usage_error(e));
+                return Err(plainer(given, &e).map_or_else(|| usage_error(e), said));
             }
             Cli::read(&args).map_err(usage_error)?
         }
-        Err(e) => return Err(usage_error(e)),
+        Err(e) => return Err(plainer(given, &e).map_or_else(|| usage_error(e), said)),
     };
     Ok(cli)
+}
+
+/// What a VeraCrypt or cryptsetup user needs to hear instead of clap's
+/// words for `e`, where clap's would mislead: an option unknown to
+/// VeraCrypt's text mode is not one of `mount`'s (the command `-t`
+/// implies), and a restore needs a file or --embedded.
+fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let usage = |message: String| Failure {
+        code: bus::exit::USAGE,
+        message,
+    };
+    if e.kind() == ErrorKind::UnknownArgument && veracrypt::text_mode_line(given) {
+        let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+            return None;
+        };
+        return Some(usage(format!(
+            "{arg}: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists the ones \
+             taken)"
+        )));
+    }
+    let restore = e
+        .render()
+        .to_string()
+        .contains("Usage: tcctl restore-header ");
+    let missing = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(s)) => s.clone(),
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    if e.kind() == ErrorKind::MissingRequiredArgument && restore && missing == ["<BACKUP>"] {
+        return Some(usage(
+            "restore-header needs the header backup file to restore from, or --embedded to \
+             restore from the backup header inside the volume (tcctl restore-header VOLUME \
+             BACKUP, or VOLUME --embedded)"
+                .into(),
+        ));
+    }
+    None
 }
 
 /// A failure said on standard error; its exit code.

@@ -354,6 +354,16 @@ pub fn text_mode_help(args: &[OsString]) -> Option<String> {
     Some(out)
 }
 
+/// Whether `given` (the program's name first) is in VeraCrypt's text mode:
+/// `-t` or `--text` before any tcctl subcommand.
+pub fn text_mode_line(given: &[OsString]) -> bool {
+    given
+        .iter()
+        .skip(1)
+        .take_while(|w| !w.to_str().is_some_and(|w| SUBCOMMANDS.contains(&w)))
+        .any(|w| w == "-t" || w == "--text")
+}
+
 /// `args` (the program's name first) as tcctl's parser takes them.
 pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     let mut words: Vec<String> = Vec::with_capacity(args.len());

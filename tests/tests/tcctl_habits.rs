@@ -2447,3 +2447,45 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
     );
     d.ok(&[&["info", &v][..], &OPEN].concat(), &format!("{hidden}\n"));
 }
+
+#[test]
+fn usage_errors_say_what_the_user_left_out_or_mistyped() {
+    let d = Daemon::start();
+    let v = create(&d, "u.hc", "4M");
+    // An option VeraCrypt's text mode does not know: said as such, not as
+    // one of tcctl mount's.
+    for line in [&["-t", "--bogus"][..], &["-t", "-c", &v, "--bogus=3"]] {
+        let (code, msg) = d.fails(line, "");
+        assert_eq!(code, USAGE, "{msg}");
+        let bogus = line
+            .last()
+            .and_then(|w| w.split('=').next())
+            .unwrap_or_default();
+        assert_eq!(
+            msg,
+            format!(
+                "tcctl: {bogus}: no such option of VeraCrypt's text mode here (`tcctl -t -h` \
+                 lists the ones taken)\n"
+            )
+        );
+    }
+    // tcctl's own lines keep clap's words, naming the subcommand's usage.
+    let (code, msg) = d.fails(&["mount", "--bogus"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("Usage: tcctl mount"), "{msg}");
+    // A restore without its backup: the file, or --embedded.
+    for line in [
+        &["restore-header", &v][..],
+        &["--non-interactive", "-t", "--restore-headers", &v],
+    ] {
+        let (code, msg) = d.fails(line, "");
+        assert_eq!(code, USAGE, "{line:?}: {msg}");
+        assert!(
+            msg.starts_with(
+                "tcctl: restore-header needs the header backup file to restore from, or \
+                 --embedded"
+            ),
+            "{line:?}: {msg}"
+        );
+    }
+}
