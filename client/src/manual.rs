@@ -145,9 +145,33 @@ fn bash_text_mode() -> String {
         (value_names::<MountOption>(), value_names::<NewFilesystem>());
     format!(
         r#"
+# What the daemon lists, asked of the tcctl being completed, at the daemon
+# its line names: $1 a JSON field, then the command listing it.
+_tcctl_listed() {{
+    local i at=() field="$1"
+    shift
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            --session|--system|--socket=*) at+=("${{COMP_WORDS[i]}}") ;;
+            --socket) at+=(--socket "${{COMP_WORDS[i+1]}}") ;;
+        esac
+    done
+    "${{COMP_WORDS[0]}}" "${{at[@]}}" --non-interactive "$@" --json 2>/dev/null |
+        grep -o "\"$field\":\"[^\"]*\"" | sed "s/^\"$field\":\"//; s/\"\$//"
+}}
+
+# The mounted volumes' files and mount points.
+_tcctl_mounted() {{
+    _tcctl_listed volume list
+    _tcctl_listed mount_point list
+}}
+
 # VeraCrypt's text mode: after -t or --text, its options and their values,
-# else file names. udisksctl's unlock and lock: -b, and after it the volume
-# (lock: or a loop device attached). --backend: the backends' names.
+# else file names; after -d, -u or --volume-properties the mounted volumes.
+# udisksctl's unlock and lock: -b, and after it the volume (lock: or a loop
+# device attached). --backend: the backends' names. dismount, close, status:
+# the mounted volumes (or file names); favorites mount, remove, forget: the
+# favorites' names.
 _tcctl_text() {{
     local i d devices cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     if [[ "$prev" == --backend ]]; then
@@ -156,9 +180,26 @@ _tcctl_text() {{
     fi
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in
+            dismount|unmount|umount|close|status)
+                [[ "$cur" == -* ]] && break
+                COMPREPLY=($(compgen -W "$(_tcctl_mounted)" -- "$cur"))
+                return 0
+                ;;
+            favorites)
+                case "${{COMP_WORDS[i+1]}}" in
+                    mount|remove|forget)
+                        (( i + 1 < COMP_CWORD )) && [[ "$cur" != -* ]] || break
+                        COMPREPLY=($(compgen -W "$(_tcctl_listed name favorites list)" -- "$cur"))
+                        return 0
+                        ;;
+                esac
+                break
+                ;;
             -t|--text)
                 COMPREPLY=()
                 case "$prev" in
+                    -d|--dismount|-u|--unmount|--volume-properties) COMPREPLY=($(compgen -W "$(_tcctl_mounted)" -- "$cur")) ;;
+                    --auto-mount) COMPREPLY=($(compgen -W "devices favorites" -- "$cur")) ;;
                     --hash|--protection-hash|--new-hash) COMPREPLY=($(compgen -W "{hashes}" -- "$cur")) ;;
                     --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
                     -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;

@@ -2489,3 +2489,78 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
         );
     }
 }
+
+#[test]
+fn bash_completes_mounted_volumes_and_favorites_by_name() {
+    let d = Daemon::start();
+    let v = create(&d, "m.hc", "4M");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    d.ok(&["favorites", "add", "work", &v], "");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let made = Command::new(build_dir().join("tcctl"))
+        .args(["generate-dist", s(dir.path())])
+        .status()
+        .expect("tcctl");
+    assert!(made.success());
+    let socket = d.socket().to_string_lossy().into_owned();
+    // What Tab offers after `words`, the daemon named as a user names it.
+    let complete = |words: &[&str]| {
+        let mut all = vec!["tcctl", "--socket", &socket];
+        all.extend(words);
+        let script = format!(
+            "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
+             COMP_POINT=${{#COMP_LINE}}; _tcctl_text tcctl \"${{COMP_WORDS[-1]}}\" \
+             \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            dir.path().join("tcctl.bash").display(),
+            all.iter()
+                .map(|w| format!("'{w}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            all.len() - 1
+        );
+        let path = format!(
+            "{}:{}",
+            build_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .env("PATH", path)
+            .output()
+            .expect("bash");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for words in [
+        &["dismount", ""][..],
+        &["close", ""],
+        &["status", ""],
+        &["-t", "-d", ""],
+        &["-t", "--volume-properties", ""],
+    ] {
+        assert_eq!(complete(words), format!("{v}\n"), "{words:?}");
+    }
+    assert_eq!(
+        complete(&["-t", "--auto-mount", ""]),
+        "devices\nfavorites\n"
+    );
+    for words in [
+        &["favorites", "mount", ""][..],
+        &["favorites", "remove", "w"],
+        &["favorites", "forget", ""],
+    ] {
+        assert_eq!(complete(words), "work\n", "{words:?}");
+    }
+    // Options stay clap's.
+    assert!(
+        complete(&["dismount", "--"])
+            .lines()
+            .any(|l| l == "--force")
+    );
+    // Nothing mounted: nothing offered but files.
+    d.ok(&["dismount", "--all"], "");
+    assert_eq!(complete(&["dismount", ""]), "\n");
+}
