@@ -135,6 +135,31 @@ pub const INTERNAL: &[&str] = &[
 /// administrator adds is typed in full).
 const BACKENDS: &[&str] = &["aesni", "soft"];
 
+/// Bash functions the completion calls: what the daemon lists, asked of
+/// the tcctl being completed, at the daemon its line names.
+const BASH_LISTED: &str = r#"
+# What the daemon lists, asked of the tcctl being completed, at the daemon
+# its line names: $1 a JSON field, then the command listing it.
+_tcctl_listed() {
+    local i at=() field="$1"
+    shift
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            --session|--system|--socket=*) at+=("${COMP_WORDS[i]}") ;;
+            --socket) at+=(--socket "${COMP_WORDS[i+1]}") ;;
+        esac
+    done
+    "${COMP_WORDS[0]}" "${at[@]}" --non-interactive "$@" --json 2>/dev/null |
+        grep -o "\"$field\":\"[^\"]*\"" | sed "s/^\"$field\":\"//; s/\"\$//"
+}
+
+# The mounted volumes' files and mount points.
+_tcctl_mounted() {
+    _tcctl_listed volume list
+    _tcctl_listed mount_point list
+}
+"#;
+
 /// Bash's completion of a line in VeraCrypt's words (after `-t` or
 /// `--text`, which clap knows nothing of): its options and their values,
 /// else file names; and of udisksctl's `unlock` and `lock`.
@@ -143,29 +168,8 @@ fn bash_text_mode() -> String {
     let (hashes, ciphers) = (value_names::<Hash>(), value_names::<Encryption>());
     let (mount_options, filesystems) =
         (value_names::<MountOption>(), value_names::<NewFilesystem>());
-    format!(
+    let completion = format!(
         r#"
-# What the daemon lists, asked of the tcctl being completed, at the daemon
-# its line names: $1 a JSON field, then the command listing it.
-_tcctl_listed() {{
-    local i at=() field="$1"
-    shift
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${{COMP_WORDS[i]}}" in
-            --session|--system|--socket=*) at+=("${{COMP_WORDS[i]}}") ;;
-            --socket) at+=(--socket "${{COMP_WORDS[i+1]}}") ;;
-        esac
-    done
-    "${{COMP_WORDS[0]}}" "${{at[@]}}" --non-interactive "$@" --json 2>/dev/null |
-        grep -o "\"$field\":\"[^\"]*\"" | sed "s/^\"$field\":\"//; s/\"\$//"
-}}
-
-# The mounted volumes' files and mount points.
-_tcctl_mounted() {{
-    _tcctl_listed volume list
-    _tcctl_listed mount_point list
-}}
-
 # VeraCrypt's text mode: after -t or --text, its options and their values,
 # else file names; after -d, -u or --volume-properties the mounted volumes.
 # udisksctl's unlock and lock: -b, and after it the volume (lock: or a loop
@@ -234,7 +238,8 @@ complete -F _tcctl_text -o bashdefault -o default tcctl
 "#,
         words = crate::veracrypt::text_mode_words().join(" "),
         backends = BACKENDS.join(" ")
-    )
+    );
+    format!("{BASH_LISTED}{completion}")
 }
 
 /// The values of `T` a user is offered, as its `--help` lists them.

@@ -888,6 +888,9 @@ impl MountTable {
             Some((t, except)) => (Some(t), except),
             None => (None, Vec::new()),
         };
+        if let Some(watch) = self.lock().get(&id).and_then(|e| e.health_watch.as_ref()) {
+            watch.made_read_only();
+        }
         if let Err(e) = fs.remount_read_only() {
             tracing::warn!(id, "volume stays writable while in use: {e}");
         }

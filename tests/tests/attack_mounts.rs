@@ -162,6 +162,16 @@ fn one_volume_held_in_teardown_does_not_hold_up_another_users_mount() {
         "bob's mount ({bob_took:?}) waited for alice's volume to be released"
     );
     assert_eq!(code, Some(0), "alice's forced dismount succeeds");
+    // Let go, her volume goes from the list.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while sys
+        .list(Some(alice))
+        .as_array()
+        .is_some_and(|rows| !rows.is_empty())
+    {
+        assert!(Instant::now() < deadline, "alice's volume never went");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     sys.ok(Some(bob), &["dismount", s(&bob_vol)], "");
 }
 

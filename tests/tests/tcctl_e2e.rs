@@ -1563,7 +1563,7 @@ fn create_refuses_a_device_mounted_or_a_file_attached_outside_tcd() {
     let (code, msg) = create(s(&img));
     assert_eq!(code, 0, "{msg}");
     // The new volume opened by tcd through a loop device over the file:
-    // the daemon names that volume and where it serves it.
+    // the file and the device name that volume, and where it is served.
     let dev = tcd_tests::loop_device::LoopDevice::attach(&img);
     d.ok(
         &[
@@ -1582,9 +1582,16 @@ fn create_refuses_a_device_mounted_or_a_file_attached_outside_tcd() {
     assert_eq!(code, 4, "{msg}");
     assert!(
         msg.contains(&format!(
-            "{} (tcd serves it as {served}) is already mounted",
+            "{} is already mounted as {served}: `tcctl dismount {}` first",
+            s(&img),
             dev.path()
         )),
+        "{msg}"
+    );
+    let (code, msg) = create(dev.path());
+    assert_eq!(code, 4, "{msg}");
+    assert!(
+        msg.contains(&format!("is already mounted as {served}")),
         "{msg}"
     );
     d.ok(&["dismount", dev.path()], "");

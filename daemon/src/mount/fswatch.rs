@@ -20,6 +20,10 @@ pub struct FsWatch {
     errors_at_mount: u64,
     /// Mounted read-only: nothing to lose, nothing to watch.
     read_only: bool,
+    /// Set before the daemon itself makes the filesystem read-only (a
+    /// forced dismount): from then on a read-only superblock is its own
+    /// doing, not the kernel's answer to errors. Shared by every clone.
+    made_read_only: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl FsWatch {
@@ -35,7 +39,14 @@ impl FsWatch {
             errors_file,
             errors_at_mount,
             read_only,
+            made_read_only: Default::default(),
         }
+    }
+
+    /// Said before the daemon remounts the filesystem read-only itself.
+    pub fn made_read_only(&self) {
+        self.made_read_only
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Records in `health` what the kernel shows now; `table` is the
@@ -44,7 +55,13 @@ impl FsWatch {
         if self.read_only {
             return;
         }
-        if remounted_read_only(table, self.mount_id) {
+        // `table` was read before this flag: a remount of the daemon's own
+        // that it caught half done (the superblock read-only, the mount not
+        // yet) is not taken for the kernel's.
+        let ours = self
+            .made_read_only
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if !ours && remounted_read_only(table, self.mount_id) {
             health.fs_remounted_read_only();
         }
         if let Some(n) = self.errors_file.as_deref().and_then(read_count) {
@@ -97,5 +114,16 @@ mod tests {
         let h = Health::new(true);
         FsWatch::new(101, Path::new("/dev/loop5"), "ext4", false).check(&parse(TABLE), &h);
         assert!(h.problems()[0].contains("remounted read-only"));
+    }
+
+    #[test]
+    fn the_daemons_own_read_only_remount_is_not_the_kernels() {
+        let h = Health::new(false);
+        let w = FsWatch::new(101, Path::new("/dev/loop5"), "ext4", false);
+        // A clone, as the health check takes one, sees the flag.
+        let seen = w.clone();
+        w.made_read_only();
+        seen.check(&parse(TABLE), &h);
+        assert!(h.is_ok(), "{:?}", h.problems());
     }
 }
