@@ -212,6 +212,7 @@ fn stop(shared: &Shared, socket: &std::path::Path) {
     if let Err(e) = shared.table.dismount_all(true) {
         tracing::error!("dismount at exit: {e}");
     }
+    shared.table.let_go_at_exit();
     // Clients hear of each dismount before the connections close with
     // the process (a volume left detaching goes with it too).
     for id in ids {

@@ -1022,6 +1022,23 @@ impl MountTable {
         }
     }
 
+    /// At exit, after [`MountTable::dismount_all`]: the FUSE mounts of the
+    /// volumes still detaching (held by a process after a forced dismount)
+    /// go from the mount table lazily, so no dead mount is left behind in
+    /// the runtime folder. Their loop devices keep them until let go, and
+    /// with the daemon gone they serve nothing either way.
+    pub fn let_go_at_exit(&self) {
+        let ids: Vec<u32> = self.lock().keys().copied().collect();
+        for id in ids {
+            let folder = self.runtime.join("fuse").join(id.to_string());
+            match mountpoint::unmount(&folder, true) {
+                Ok(()) => tracing::info!(id, "detaching volume let go at exit"),
+                Err(e) => tracing::warn!(id, "detaching volume at exit: {e}"),
+            }
+            let _ = std::fs::remove_dir(&folder);
+        }
+    }
+
     /// Where to send the id of a detaching volume once it is gone.
     pub fn watch_gone(&self, to: std::sync::mpsc::Sender<u32>) {
         *self.gone_events.lock().unwrap_or_else(|p| p.into_inner()) = Some(to);

@@ -507,3 +507,52 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     );
     sys.ok(Some(alice), &["dismount", s(&vol)], "");
 }
+
+/// The mounts under `folder`, as the kernel lists them.
+fn mounts_under(folder: &Path) -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mounts")
+        .expect("the mount table")
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|at| Path::new(at).starts_with(folder))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_daemon_that_stops_leaves_no_dead_mount_of_a_volume_still_detaching() {
+    let mut d = tcd_tests::daemon::Daemon::start();
+    let v = d.path("held.hc");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let fast = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    let pw = "twenty or more characters\n";
+    let create = [
+        &["create", s(&v), "--size", "8M", "--filesystem", "fat"][..],
+        &fast,
+    ];
+    d.ok(&create.concat(), pw);
+    d.ok(&[&["mount", s(&v), s(&mnt)][..], &fast].concat(), pw);
+    let mut holder = Command::new("sleep")
+        .arg(HOLD)
+        .current_dir(&mnt)
+        .spawn()
+        .expect("holder");
+    d.ok(&["dismount", "--force", s(&v)], "");
+    let runtime = d.dir.path().join("run");
+    assert_eq!(
+        mounts_under(&runtime).len(),
+        1,
+        "the detaching volume's FUSE mount"
+    );
+    let stopped = d.stop();
+    let left = mounts_under(&runtime);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(stopped.success(), "{stopped:?}");
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "left mounted by the stopped daemon"
+    );
+}
