@@ -439,17 +439,11 @@ impl MountTable {
             self.check_slot(req.owner.0, slot)?;
         }
         let given = match &req.mount_point {
-            Some(p) if req.filesystem == Filesystem::Auto => {
-                let t = mountpoint::check(p, req.allow_non_empty)?;
-                // A user mounts only on a folder of their own.
-                if req.owner.0 != 0 && t.owner() != Some(req.owner.0) {
-                    return Err(Error::MountPoint {
-                        path: p.display().to_string(),
-                        problem: "is not the caller's own folder".into(),
-                    });
-                }
-                Some(t)
-            }
+            Some(p) if req.filesystem == Filesystem::Auto => Some(check_given_mount_point(
+                p,
+                req.allow_non_empty,
+                req.owner.0,
+            )?),
             _ => None,
         };
         let mut volume = match req.protect_hidden {
@@ -630,32 +624,16 @@ impl MountTable {
             return Err(not_attached_only("being dismounted"));
         }
         // A dismount under way holds it: told at once, as a second one is.
-        let mut parts = match parts.try_lock() {
-            Ok(p) => p,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(Error::Busy(format!("volume {id} (being dismounted)")));
-            }
-        };
+        let mut parts = lock_parts_or_busy(&parts, id)?;
         if parts.fs.is_some() {
             return Err(Error::AlreadyMounted(format!(
                 "the filesystem of {}",
                 view.host_name
             )));
         }
-        let given = match mount_point {
-            Some(p) => {
-                let t = mountpoint::check(p, allow_non_empty)?;
-                if owner.0 != 0 && t.owner() != Some(owner.0) {
-                    return Err(Error::MountPoint {
-                        path: p.display().to_string(),
-                        problem: "is not the caller's own folder".into(),
-                    });
-                }
-                Some(t)
-            }
-            None => None,
-        };
+        let given = mount_point
+            .map(|p| check_given_mount_point(p, allow_non_empty, owner.0))
+            .transpose()?;
         let asked = FsRequest {
             id,
             host_name: &view.host_name,
@@ -811,13 +789,7 @@ impl MountTable {
             Arc::clone(&e.parts)
         };
         // A second dismount of the same volume is told so at once.
-        let mut parts = match parts.try_lock() {
-            Ok(p) => p,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(Error::Busy(format!("volume {id} (being dismounted)")));
-            }
-        };
+        let mut parts = lock_parts_or_busy(&parts, id)?;
         // It may have gone while this call waited for its lock.
         if !self.lock().contains_key(&id) {
             return Err(Error::NotMounted(id.to_string()));
@@ -1296,6 +1268,36 @@ type SlotHeld = (u32, u32);
 
 /// VeraCrypt's slots are numbered 1 to 64.
 pub const MAX_SLOT: u32 = 64;
+
+/// A mount point the caller named, checked (see [`mountpoint::check`]):
+/// a user mounts only on a folder of their own; root anywhere it passes.
+fn check_given_mount_point(
+    path: &Path,
+    allow_non_empty: bool,
+    owner_uid: u32,
+) -> Result<mountpoint::Target> {
+    let t = mountpoint::check(path, allow_non_empty)?;
+    if owner_uid != 0 && t.owner() != Some(owner_uid) {
+        return Err(Error::MountPoint {
+            path: path.display().to_string(),
+            problem: "is not the caller's own folder".into(),
+        });
+    }
+    Ok(t)
+}
+
+/// Volume `id`'s parts, locked; a dismount under way holds them, and the
+/// caller is told so at once rather than made to wait. A lock poisoned by
+/// a panicking call is taken over: the parts stay whatever that call left.
+fn lock_parts_or_busy(parts: &Mutex<Parts>, id: u32) -> Result<std::sync::MutexGuard<'_, Parts>> {
+    match parts.try_lock() {
+        Ok(p) => Ok(p),
+        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            Err(Error::Busy(format!("volume {id} (being dismounted)")))
+        }
+    }
+}
 
 fn slot_taken(slot: u32) -> Error {
     Error::InvalidArgument(format!(

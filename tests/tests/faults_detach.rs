@@ -12,6 +12,10 @@
 //!   mounted outside tcd: its dismount is refused at once naming the mount
 //!   point, a forced one leaves it listed as "detaching" until the
 //!   filesystem is unmounted, then it goes with its loop device.
+//! - over the peer-to-peer socket (`tcd --socket`), a forced
+//!   `Volume1.Dismount` of a held volume, called at the volume's own
+//!   object, is answered at once naming the holder, and the volume goes
+//!   when the holder lets go.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! losetup.
@@ -555,4 +559,86 @@ fn a_daemon_that_stops_leaves_no_dead_mount_of_a_volume_still_detaching() {
         Vec::<String>::new(),
         "left mounted by the stopped daemon"
     );
+}
+
+#[test]
+fn a_forced_volume_dismount_over_the_socket_is_answered_at_once() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let (vol, mnt) = (d.path("v.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mount point");
+    let mut args = vec!["create", s(&vol), "--size", "24M", "--filesystem", "ext4"];
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let mut args = vec!["mount", s(&vol), s(&mnt)];
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let object = d.list()[0]["object"]
+        .as_str()
+        .expect("object path")
+        .to_owned();
+    // Killed on drop, should the test fail first.
+    let mut holder = tcd_tests::daemon::Stopped(
+        Command::new("sleep")
+            .arg(HOLD)
+            .current_dir(&mnt)
+            .spawn()
+            .expect("holder"),
+    );
+    let pid = holder.0.id();
+    std::thread::sleep(Duration::from_millis(300));
+
+    // The volume's own object, on a connection of the socket's own.
+    let stream = std::os::unix::net::UnixStream::connect(d.socket()).expect("connect");
+    let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+        .p2p()
+        .build()
+        .expect("p2p connection");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let call = object.clone();
+    // Called on a thread of its own: a call never answered fails the test
+    // instead of hanging it.
+    std::thread::spawn(move || {
+        let options: std::collections::HashMap<&str, zbus::zvariant::Value> =
+            std::collections::HashMap::from([("force", zbus::zvariant::Value::from(true))]);
+        let reply = conn
+            .call_method(
+                None::<&str>,
+                call.as_str(),
+                Some("org.tcd.Volume1"),
+                "Dismount",
+                &options,
+            )
+            .and_then(|r| r.body().deserialize::<Vec<(u32, String)>>());
+        let _ = tx.send(reply);
+    });
+    let log = || std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
+    let holders = rx
+        .recv_timeout(PROMPT)
+        .unwrap_or_else(|_| panic!("no answer within {PROMPT:?}: {}", log()))
+        .unwrap_or_else(|e| panic!("the forced dismount failed: {e}\n{}", log()));
+    assert!(
+        holders
+            .iter()
+            .any(|(p, command)| *p == pid && command == "sleep"),
+        "the answer names the holder (PID {pid}): {holders:?}"
+    );
+    assert!(
+        !is_mount_point(&mnt),
+        "the held volume is off its mount point"
+    );
+    let listed = d.list();
+    assert_eq!(listed[0]["state"], "detaching", "{listed}");
+
+    // The holder lets go: the volume goes.
+    let _ = holder.0.kill();
+    let _ = holder.0.wait();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while d.list().as_array().is_some_and(|v| !v.is_empty()) {
+        assert!(
+            Instant::now() < deadline,
+            "still listed a minute after its holder died: {}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -111,6 +111,15 @@ impl App {
         caller: &Caller,
         o: &tcd_proto::contract::FilesystemMountOptions,
     ) -> Result<Mounted> {
+        // Bounded as `Mount`'s options are, before any work.
+        for (what, v) in [
+            ("option mount_point", &o.mount_point),
+            ("option fs_options", &o.fs_options),
+        ] {
+            if let Some(v) = v {
+                super::input::bounded(what, v)?;
+            }
+        }
         let m = self
             .table
             .get(id)

@@ -107,8 +107,23 @@ impl VolumeObject {
         let ctx = self.context(conn).await?;
         let peer = ctx.caller(&header, conn).await?;
         let path = object_path(self.m.id);
-        ctx.dismount_named(&peer, path.as_str(), o.force.unwrap_or(false))
-            .await
+        let (result, done) = ctx
+            .dismount_unannounced(&peer, path.as_str(), o.force.unwrap_or(false))
+            .await?;
+        // Announced once this call is answered, as `Mount`'s: a volume
+        // left detaching has its object updated, and on a peer-to-peer
+        // connection that is this object, busy with this call until then.
+        if let Some(done) = done {
+            let shared = std::sync::Arc::clone(&ctx.shared);
+            conn.executor()
+                .spawn(
+                    async move { shared.dismounted(&done).await },
+                    "tcd-dismounted",
+                )
+                .detach();
+        }
+        // Dismounted (or detaching) either way; lost writes are the news.
+        Ok(result?.holders_for(&peer.app()))
     }
 
     /// Mounts the filesystem of this volume, attached as a block device

@@ -7,6 +7,7 @@ use super::super::errors::ServiceError;
 use super::super::objects::to_caller;
 use super::{Hdr, Manager, Result};
 use crate::app::mount::MountCall;
+use crate::app::volumes::Dismounted;
 use tcd_proto::contract::VolumeRow;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::OwnedObjectPath;
@@ -113,23 +114,35 @@ impl Manager {
 }
 
 impl Ctx {
-    /// Dismounts the volume `name` names, if the caller may manage it.
-    /// Returns the processes still holding a volume left detaching.
+    /// Dismounts the volume `name` names, if the caller may manage it, and
+    /// announces it. Returns the processes still holding a volume left
+    /// detaching.
     pub async fn dismount_named(
         &self,
         peer: &Peer,
         name: &str,
         force: bool,
     ) -> Result<Vec<(u32, String)>> {
-        let m = self.shared.resolve(name, &peer.app())?;
-        self.may_manage(peer, &m, name).await?;
-        let app = self.app();
-        let caller = peer.app();
-        let (result, done) = blocking::unblock(move || app.dismount(m.id, force, &caller)).await;
+        let (result, done) = self.dismount_unannounced(peer, name, force).await?;
         if let Some(done) = &done {
             self.shared.dismounted(done).await;
         }
         // Dismounted (or detaching) either way; lost writes are the news.
         Ok(result?.holders_for(&peer.app()))
+    }
+
+    /// [`Ctx::dismount_named`] without the announcement, for a caller
+    /// that must make it later: the dismount's result, and the volume as
+    /// it is now when it was dismounted or left detaching.
+    pub async fn dismount_unannounced(
+        &self,
+        peer: &Peer,
+        name: &str,
+        force: bool,
+    ) -> Result<(crate::Result<Dismounted>, Option<crate::mounts::Mounted>)> {
+        let m = self.shared.resolve(name, &peer.app())?;
+        self.may_manage(peer, &m, name).await?;
+        let (app, caller) = (self.app(), peer.app());
+        Ok(blocking::unblock(move || app.dismount(m.id, force, &caller)).await)
     }
 }
