@@ -129,5 +129,16 @@ pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
 
 /// A header backup to restore from.
 pub fn open_backup(path: &Path) -> Result<File, Failure> {
-    crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))
+    /// What `backup-header` writes: both header groups, 2 × 64 KiB.
+    const BACKUP_BYTES: u64 = 131072;
+    let f = crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))?;
+    // Refused before a password is asked (the daemon checks it again).
+    match f.metadata() {
+        Ok(m) if m.len() != BACKUP_BYTES => Err(Failure::invalid(format!(
+            "{}: a header backup is {BACKUP_BYTES} bytes; this one is {}",
+            path.display(),
+            m.len()
+        ))),
+        _ => Ok(f),
+    }
 }

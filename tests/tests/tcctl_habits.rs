@@ -1033,6 +1033,19 @@ fn restore_header_refuses_the_backup_of_another_volume() {
             PW,
         )
     };
+    // No header backup at all: its size said as it is.
+    for bytes in [204800, 1000] {
+        let file = s(&d.path(&format!("{bytes}.bak"))).to_owned();
+        std::fs::write(&file, vec![0u8; bytes]).expect("a file");
+        let (code, msg) = restore(&file);
+        assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "a header backup is 131072 bytes; this one is {bytes}"
+            )),
+            "{msg}"
+        );
+    }
     // Another size: another volume, whatever the password.
     let (code, msg) = restore(&backup(&smaller));
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");

@@ -230,6 +230,13 @@ impl App {
         let location = match backup {
             None => maintain::restore_from_embedded(engine, &o.host, creds, &c.search, cancel)?,
             Some(f) => {
+                // Its size said as it is, not as far as it was read.
+                if let Ok(m) = f.metadata()
+                    && m.is_file()
+                    && m.len() != maintain::BACKUP_FILE_BYTES as u64
+                {
+                    return Err(maintain::not_a_backup_size(m.len()));
+                }
                 let mut bytes = Zeroizing::new(Vec::new());
                 std::io::Read::read_to_end(
                     &mut std::io::Read::take(f, maintain::BACKUP_FILE_BYTES as u64 + 1),

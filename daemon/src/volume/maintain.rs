@@ -269,6 +269,13 @@ pub fn backup_headers(
     read_group(host, group_at)
 }
 
+/// A file of `bytes` bytes, refused as a header backup.
+pub fn not_a_backup_size(bytes: u64) -> Error {
+    Error::InvalidArgument(format!(
+        "a header backup is {BACKUP_FILE_BYTES} bytes; this one is {bytes}"
+    ))
+}
+
 /// Writes the header that `creds` opens in a backup file (`backup`, as
 /// [`backup_headers`] makes) to the volume's primary and backup locations.
 /// Only the volume the password opens is restored: restoring the outer
@@ -281,11 +288,13 @@ pub fn restore_from_file(
     opts: &SearchOptions,
     cancel: &AtomicBool,
 ) -> Result<Location> {
-    if backup.len() != BACKUP_FILE_BYTES {
+    if backup.len() > BACKUP_FILE_BYTES {
         return Err(Error::InvalidArgument(format!(
-            "a header backup is {BACKUP_FILE_BYTES} bytes; this one is {}",
-            backup.len()
+            "a header backup is {BACKUP_FILE_BYTES} bytes; this one is larger"
         )));
+    }
+    if backup.len() != BACKUP_FILE_BYTES {
+        return Err(not_a_backup_size(backup.len() as u64));
     }
     let u = unlock_group(engine, backup, creds, opts, cancel)?;
     refuse_legacy_header(&u)?;
