@@ -1886,6 +1886,9 @@ fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
         .expect("losetup");
     assert!(out.status.success(), "{out:?}");
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // The loop device names the volume, as its file does.
+    let status = d.tcctl(&["status", &dev], "");
+    let said = String::from_utf8_lossy(&status.stdout).into_owned();
     // Neither made anew nor mounted a second time through the loop device.
     let (code, msg) = d.fails(
         &[
@@ -1900,6 +1903,8 @@ fn a_loop_device_over_a_mounted_volumes_file_is_that_volume() {
         PW,
     );
     let _ = Command::new(&losetup).args(["-d", &dev]).status();
+    assert!(status.status.success(), "{status:?}");
+    assert!(said.starts_with(&format!("{v} is active")), "{said}");
     assert_eq!(code, 4, "{msg}");
     assert!(
         msg.contains("already mounted") || msg.contains("is mounted"),

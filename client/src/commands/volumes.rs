@@ -396,13 +396,18 @@ fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
 
 /// Whether two paths name one host: the same device, or the same file
 /// (device and inode), through links, bind mounts or relative paths; a
-/// volume opened on a loop device is named by the file behind it too.
+/// volume opened on a loop device is named by the file behind it too, and
+/// a volume opened as a file by a loop device over it.
 fn same_host(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(x), Ok(y)) if x.file_type().is_block_device() => {
             (y.file_type().is_block_device() && x.rdev() == y.rdev())
                 || (y.is_file() && loop_backing(x.rdev()).is_some_and(|f| same_file(&f, &y)))
+        }
+        // A loop device over the volume's file names it too.
+        (Ok(x), Ok(y)) if y.file_type().is_block_device() => {
+            loop_backing(y.rdev()).is_some_and(|f| same_file(&f, &x))
         }
         (Ok(x), Ok(y)) => same_file(&x, &y),
         _ => false,
