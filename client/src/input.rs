@@ -795,7 +795,7 @@ pub enum Judged {
 
 /// [`judge_new_password`]; a short password typed on the terminal is not
 /// refused at once but asked about, as VeraCrypt asks: yes takes it (as
-/// --force would, with the warning), no asks for another.
+/// --force would), no asks for another.
 pub fn judge_typed_password(
     pw: &Passwords,
     password: &[u8],
@@ -810,8 +810,9 @@ pub fn judge_typed_password(
                  recommend choosing a password of 20 or more characters. Are you sure you want \
                  to use a short password? (y=Yes/n=No) [No]: ",
             )?;
+            // Warned by the question: no second warning.
             match sure {
-                true => judge_new_password(password, keyfiles, true).map(Judged::Taken),
+                true => Ok(Judged::Taken(Warning(None))),
                 false => Ok(Judged::AskAnother),
             }
         }

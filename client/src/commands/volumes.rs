@@ -899,17 +899,25 @@ fn ask_for_create(
     let password = loop {
         let password =
             pw.ask_unless_keyfiles_alone(&format!("Password for {what}: "), any_keyfile)?;
+        let typed_once = a.secrets.password_stdin || pw.asks_nobody();
+        if !typed_once && pw.ask("Repeat the password: ")? != password {
+            eprintln!("tcctl: the passwords differ: type them again");
+            continue;
+        }
+        // A PIM given on the line that this password is too short for is
+        // refused before any question of its length.
+        if let Some(pim) = a.secrets.pim {
+            let _said_once_the_pim_is_settled =
+                crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
+        }
+        // Judged once typed twice, as VeraCrypt judges it.
         match crate::input::judge_typed_password(&pw, &password, any_keyfile, a.force)? {
-            Judged::Taken(warning) => warning.say(),
-            Judged::AskAnother => continue,
+            Judged::Taken(warning) => {
+                warning.say();
+                break password;
+            }
+            Judged::AskAnother => {}
         }
-        if a.secrets.password_stdin
-            || pw.asks_nobody()
-            || pw.ask("Repeat the password: ")? == password
-        {
-            break password;
-        }
-        eprintln!("tcctl: the passwords differ: type them again");
     };
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
     let pim = pw.pim(
