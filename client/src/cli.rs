@@ -903,6 +903,10 @@ pub struct MountArgs {
     /// terminal is asked in all (3 on its open line; 0: until it opens).
     #[arg(long, hide = true)]
     pub tries: Option<u32>,
+    /// udisksctl's unlock --key-file: the password is this file's first
+    /// line, read as --password-stdin reads standard input.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
     /// Mount on a folder that is not empty.
     #[arg(long)]
     pub allow_non_empty: bool,

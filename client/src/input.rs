@@ -786,6 +786,25 @@ pub fn judge_new_password(
     })))
 }
 
+/// udisksctl's `unlock --key-file FILE`: FILE (opened with the user's
+/// rights, a regular file only) becomes standard input, which the
+/// password is then read from as --password-stdin reads it.
+pub fn password_from_file(path: &Path) -> Result<(), Failure> {
+    use std::os::fd::AsRawFd;
+    let f = open_regular(path).map_err(|e| Failure::file(path, &e))?;
+    // SAFETY: dup2(2) on two descriptors this process owns: `f`, open
+    // until the end of this function, and standard input, replaced.
+    let rc = unsafe { libc::dup2(f.as_raw_fd(), 0) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Failure::invalid(format!(
+            "{}: cannot read the passphrase from it: {e}",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// A new password [`judge_new_password`] took, or one it refused as short
 /// and the user, asked as VeraCrypt asks, did not want.
 pub enum Judged {

@@ -49,6 +49,14 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     veracrypt::cryptsetup_open(&given, &mut cli);
+    if let Command::Mount(a) = &mut cli.command
+        && let Some(file) = a.password_file.take()
+    {
+        if let Err(f) = input::password_from_file(&file) {
+            return said(f);
+        }
+        a.secrets.password_stdin = true;
+    }
     let result = run(cli);
     token::forget_pins();
     match result {

@@ -461,6 +461,18 @@ pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
         "-b DEVICE, --block-device DEVICE",
         "DEVICE as the command's argument",
     ),
+    (
+        "--key-file FILE",
+        "with unlock: the passphrase is FILE's first line, read as --password-stdin reads standard input (on cryptsetup's open, --key-file stays a keyfile)",
+    ),
+    (
+        "--no-user-interaction",
+        "--non-interactive: nothing is asked",
+    ),
+    (
+        "-o OPTIONS, --options OPTIONS",
+        "with mount -b: --fs-options OPTIONS",
+    ),
 ];
 
 /// udisksctl's habits: `unlock` is mount of the device only (udisks
@@ -471,6 +483,13 @@ fn udisks_words(words: &mut Vec<String>) {
         .iter()
         .take_while(|w| !SUBCOMMANDS.contains(&w.as_str()))
         .position(|w| w == "unlock" || w == "lock");
+    let block = words
+        .iter()
+        .any(|w| w == "-b" || w == "--block-device" || w.starts_with("--block-device="));
+    if command.is_some() || block {
+        let unlock = command.is_some_and(|i| words[i] == "unlock");
+        udisks_options(words, unlock);
+    }
     if let Some(i) = command {
         if words[i] == "lock" {
             words[i] = "dismount".into();
@@ -492,6 +511,29 @@ fn udisks_words(words: &mut Vec<String>) {
             words[i] = v.to_owned();
         }
         i += 1;
+    }
+}
+
+/// udisksctl's options on its lines: --no-user-interaction is
+/// --non-interactive, -o and --options mount's --fs-options, and unlock's
+/// --key-file FILE holds the passphrase (cryptsetup's --key-file is a
+/// keyfile).
+fn udisks_options(words: &mut [String], unlock: bool) {
+    for w in words.iter_mut() {
+        let (name, value) = match w.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
+            _ => (w.clone(), None),
+        };
+        let new = match name.as_str() {
+            "--no-user-interaction" => "--non-interactive",
+            "-o" | "--options" => "--fs-options",
+            "--key-file" if unlock => "--password-file",
+            _ => continue,
+        };
+        *w = match value {
+            Some(v) => format!("{new}={v}"),
+            None => new.to_owned(),
+        };
     }
 }
 

@@ -1828,7 +1828,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         .split_once(".SH \"UDISKSCTL SPELLINGS\"")
         .expect("a man section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 3, "{doc}");
+    assert_eq!(rows.len(), 6, "{doc}");
     for r in rows {
         let spelling = r.split('`').nth(1).expect("a spelling");
         assert!(
@@ -2588,4 +2588,71 @@ fn bash_completes_mounted_volumes_and_favorites_by_name() {
     // Nothing mounted: nothing offered but files.
     d.ok(&["dismount", "--all"], "");
     assert_eq!(complete(&["dismount", ""]), "\n");
+}
+
+#[test]
+fn udisks_options_key_file_no_user_interaction_and_mount_options() {
+    let d = Daemon::start();
+    let v = s(&d.path("k.hc")).to_owned();
+    d.ok(
+        &[
+            &["create", &v, "--size", "8M", "--filesystem", "ext4"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    let dev = tcd_tests::loop_device::LoopDevice::attach(std::path::Path::new(&v));
+    let passphrase = d.path("passphrase");
+    std::fs::write(&passphrase, PW).expect("a passphrase file");
+    // unlock's --key-file holds the passphrase; nothing is asked.
+    let unlock = |file: &std::path::Path| {
+        d.tcctl(
+            &[
+                "unlock",
+                "-b",
+                dev.path(),
+                "--key-file",
+                s(file),
+                "--no-user-interaction",
+                "--pim",
+                "1",
+                "--hash",
+                "sha512",
+            ],
+            "",
+        )
+    };
+    let out = unlock(&passphrase);
+    assert!(out.status.success(), "{out:?}");
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(device.starts_with("/dev/loop"), "{device}");
+    // mount -b's -o: the filesystem's options.
+    let mnt = d.path("k-mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(&["mount", "-b", &device, s(&mnt), "-o", "noatime"], "");
+    let mounted = std::fs::read_to_string("/proc/self/mounts").expect("mounts");
+    let line = mounted
+        .lines()
+        .find(|l| l.split(' ').nth(1) == Some(s(&mnt)))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(line.contains("noatime"), "{line}");
+    d.ok(&["lock", "-b", dev.path()], "");
+    // Another passphrase in the file: the wrong password's exit code.
+    let wrong = d.path("wrong");
+    std::fs::write(&wrong, "not the passphrase at all\n").expect("a file");
+    let out = unlock(&wrong);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // No such file: said before anything is searched.
+    let out = unlock(&d.path("none"));
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("none"),
+        "{out:?}"
+    );
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
 }
