@@ -709,11 +709,18 @@ pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
 }
 
 /// A volume's path made absolute, as `tcctl list` shows volumes: what
-/// a command says of it then names it the same way. `.` and `..` go: the
-/// folder is resolved as the kernel resolves it (symbolic links too, so
-/// `link/..` is the link's target's parent), and the name kept as given.
+/// a command says of it then names it the same way. A file is named as
+/// the kernel names it (symbolic links resolved, as the daemon names a
+/// mounted container). Otherwise `.` and `..` go: the folder is resolved
+/// (symbolic links too, so `link/..` is the link's target's parent), and
+/// the name kept as given (a device's /dev/disk/by-id name stays).
 pub fn shown_absolute(p: PathBuf) -> PathBuf {
     let abs = std::path::absolute(&p).unwrap_or(p);
+    if let Ok(real) = std::fs::canonicalize(&abs)
+        && real.is_file()
+    {
+        return real;
+    }
     let resolved = match (abs.parent(), abs.file_name()) {
         (Some(dir), Some(name)) => std::fs::canonicalize(dir).map(|d| d.join(name)),
         // `/` itself, or a path ending in `..`: a folder, resolved whole.

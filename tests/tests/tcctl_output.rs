@@ -1329,6 +1329,13 @@ fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
     let json: serde_json::Value =
         serde_json::from_str(&run(&["info", "--json", "sub/../h.vc"])).expect("JSON");
     assert_eq!(json["path"], s(&vol), "{json}");
+    // A symbolic link to it: named as list names it, by the file.
+    std::os::unix::fs::symlink(&vol, here.join("link.hc")).expect("a link");
+    let info = run(&["info", "link.hc"]);
+    assert!(
+        info.starts_with(&format!("Volume             {}\n", s(&vol))),
+        "{info}"
+    );
     // `-` is no file here (elsewhere standard input or output): refused,
     // and no file called `-` is made.
     for (args, words) in [
