@@ -647,11 +647,15 @@ pub fn is_legacy(encryption: &str) -> bool {
 }
 
 /// After mounting a volume of TrueCrypt before 5.0: read-only unless
-/// asked, and a warning when asked.
-pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str) {
+/// asked (said unless read-only was asked for), and a warning when
+/// read-write was asked.
+pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str, asked_read_only: bool) {
     let Some(v) = view.filter(|v| v.encryption.as_deref().is_some_and(is_legacy)) else {
         return;
     };
+    if v.read_only == Some(true) && asked_read_only {
+        return;
+    }
     if v.read_only == Some(true) {
         eprintln!(
             "tcctl: {volume} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): mounted \

@@ -381,6 +381,13 @@ mod legacy {
                 }
             }
             assert_eq!(mounted, 32);
+            // Read-only asked for: nothing more to say.
+            let name = legacy_images().into_iter().next().expect("a legacy image");
+            let v = copy(&d, &name);
+            let (row, stderr) = attach(&d, &v, "aaaaaaaaaaaa", &["-r"]);
+            assert_eq!(stderr, "", "{name}");
+            assert_eq!(row["read_only"], true, "{name}");
+            d.ok(&["dismount", &device(&row)], "");
         }
 
         #[test]

@@ -158,7 +158,11 @@ fn said_mounted(
         );
     }
     let reported = report_mounted(row.as_ref(), shown);
-    output::legacy_mounted(row.as_ref().map(|r| &r.view), shown);
+    output::legacy_mounted(
+        row.as_ref().map(|r| &r.view),
+        shown,
+        options::asked_read_only(a),
+    );
     if a.explore {
         explore(c, path);
     }

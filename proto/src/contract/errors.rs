@@ -106,7 +106,8 @@ pub mod exit {
         (
             USAGE,
             "the command line is wrong (an unknown option or value, a missing argument), \
-             or a password is needed and there is no way to ask (--password-stdin gives it)",
+             or a password or a confirmation is needed and there is no way to ask \
+             (--password-stdin gives the password, -q the confirmation)",
         ),
         (
             INTERRUPTED,
