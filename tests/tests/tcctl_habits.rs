@@ -357,6 +357,21 @@ fn favorites_add_keeps_a_name_unless_replaced_and_list_lines_up() {
     let far = deep.join("far.hc");
     std::fs::copy(&v, &far).expect("copy");
     d.ok(&["favorites", "add", "work", &v, "--readonly"], "");
+    // A favorite's name is no volume's: its volume is named instead.
+    for command in ["dismount", "status"] {
+        let (code, msg) = d.fails(&[command, "work"], "");
+        assert_eq!(
+            (code, msg),
+            (
+                3,
+                format!(
+                    "tcctl: work is a favorite's name, not a volume's: its volume is {v} \
+                     (`tcctl dismount {v}`, `tcctl status {v}`)\n"
+                )
+            ),
+            "{command}"
+        );
+    }
     let (code, msg) = d.fails(&["favorites", "add", "work", s(&far)], "");
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert_eq!(

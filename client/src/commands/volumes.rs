@@ -608,7 +608,7 @@ fn dismount_one(
     let holders = c
         .dismount(asked, force)
         .map_err(|f| busy_hint(force, attached, f))
-        .map_err(|f| no_mapping_names(asked, f))?;
+        .map_err(|f| no_mapping_names(c, asked, f))?;
     // A block device someone else mounted is held by no process: the
     // volume is still listed, detaching.
     let detaching = holders.is_empty()
@@ -650,12 +650,28 @@ fn dismount_one(
 
 /// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
 /// does not keep.
-fn no_mapping_names(asked: &str, mut f: Failure) -> Failure {
-    if f.code == exit::NOT_FOUND && !asked.contains('/') {
-        f.message.push_str(
+fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
+    if f.code != exit::NOT_FOUND || asked.contains('/') {
+        return f;
+    }
+    // A favorite's name is no volume's either: its volume is named.
+    let favorite = c
+        .list_favorites()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|fav| fav.settings.name == asked);
+    match favorite {
+        Some(fav) => {
+            f.message = format!(
+                "{asked} is a favorite's name, not a volume's: its volume is {host} (`tcctl dismount \
+             {host}`, `tcctl status {host}`)",
+                host = fav.settings.host
+            )
+        }
+        None => f.message.push_str(
             " (tcd keeps no cryptsetup mapping names: name the volume by its file, device or \
              mount point, as `tcctl list` shows them)",
-        );
+        ),
     }
     f
 }
@@ -740,6 +756,7 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
         // A bare word that names no file: cryptsetup's `status NAME`, said
         // as close says it.
         None if !Path::new(&target).exists() => Err(no_mapping_names(
+            &c,
             &target,
             Failure::not_found(format!("{target} is not mounted")),
         )),
