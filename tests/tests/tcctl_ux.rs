@@ -1316,6 +1316,20 @@ fn change_password_says_when_it_converted_the_format() {
     .concat();
     let out = d.ok(&again, "veracrypt words now\nveracrypt words again\n");
     assert_eq!(out, format!("{v}: password changed\n"));
+    // The same password again (a new PIM): no password said changed.
+    let same = [
+        &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
+        &["--new-pim", "2", "--password-stdin"],
+    ]
+    .concat();
+    let out = d.ok(&same, "veracrypt words again\nveracrypt words again\n");
+    assert_eq!(out, format!("{v}: header rewritten, password unchanged\n"));
+    let same = [
+        &["change-password", v, "--hash", "sha512", "--pim", "2"][..],
+        &["--new-pim", "1", "--password-stdin"],
+    ]
+    .concat();
+    d.ok(&same, "veracrypt words again\nveracrypt words again\n");
     // Back to TrueCrypt's: the PIM it had is said to be gone, and its
     // rule (20 characters under PIM 485) is not applied to a header that
     // has none.

@@ -225,6 +225,9 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let few = crate::input::judge_new_pim(&new, pim, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     let was = o.format;
+    // The same credentials again: a header rewritten (a conversion, a new
+    // hash or PIM), not a password changed.
+    let same = new == old && new_kf == keyfiles;
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })
@@ -237,7 +240,13 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         }
         f
     })?;
-    println!("{}: password changed", a.volume.display());
+    match same {
+        true => println!(
+            "{}: header rewritten, password unchanged",
+            a.volume.display()
+        ),
+        false => println!("{}: password changed", a.volume.display()),
+    }
     // Said once the change is made: a refusal makes them moot.
     weak.say();
     few.say();
