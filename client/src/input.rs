@@ -730,8 +730,17 @@ pub fn shown_absolute(p: PathBuf) -> PathBuf {
 }
 
 /// `p` as an absolute path, for the daemon, which does not share our
-/// working folder.
+/// working folder: nothing in it resolved, so the daemon's own checks of
+/// links and folders see the path as the user gave it.
 pub fn absolute(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// A volume named as [`shown_absolute`] names it, for what tcctl says.
+pub fn shown(p: &Path) -> String {
     shown_absolute(p.to_path_buf()).display().to_string()
 }
 

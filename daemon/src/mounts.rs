@@ -994,14 +994,22 @@ impl MountTable {
         }
     }
 
-    /// At exit, after [`MountTable::dismount_all`]: the FUSE mounts of the
-    /// volumes still detaching (held by a process after a forced dismount)
-    /// go from the mount table lazily, so no dead mount is left behind in
-    /// the runtime folder. Their loop devices keep them until let go, and
-    /// with the daemon gone they serve nothing either way.
+    /// At exit, after [`MountTable::dismount_all`]: the volumes still
+    /// detaching (held by a process after a forced dismount) are let go
+    /// lazily. Their loop devices are detached as the kernel detaches a
+    /// busy one, once its last user closes it, and their FUSE mounts go
+    /// from the mount table; so no dead mount or loop device is left behind
+    /// (with the daemon gone they serve nothing either way).
     pub fn let_go_at_exit(&self) {
-        let ids: Vec<u32> = self.lock().keys().copied().collect();
-        for id in ids {
+        let left: Vec<(u32, PathBuf)> = self
+            .lock()
+            .iter()
+            .map(|(id, e)| (*id, e.view.device.clone()))
+            .collect();
+        for (id, device) in left {
+            if let Err(e) = mount::loopdev::detach(&device) {
+                tracing::warn!(id, "detaching volume's {} at exit: {e}", device.display());
+            }
             let folder = self.runtime.join("fuse").join(id.to_string());
             match mountpoint::unmount(&folder, true) {
                 Ok(()) => tracing::info!(id, "detaching volume let go at exit"),

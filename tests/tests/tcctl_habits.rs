@@ -34,6 +34,20 @@ fn create(d: &Daemon, name: &str, size: &str) -> String {
     create_with(d, name, &["--size", size])
 }
 
+/// A new fast volume of 8 MiB with an ext4 filesystem, to mount.
+fn create_ext4(d: &Daemon, name: &str) -> String {
+    let v = s(&d.path(name)).to_owned();
+    d.ok(
+        &[
+            &["create", &v, "--size", "8M", "--filesystem", "ext4"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    v
+}
+
 /// A new fast volume of 4 MiB unless `more` gives its size, with `more`.
 fn create_with(d: &Daemon, name: &str, more: &[&str]) -> String {
     let v = s(&d.path(name)).to_owned();
@@ -602,15 +616,7 @@ fn the_benchmark_has_an_argon2id_row() {
 #[test]
 fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     let d = Daemon::start();
-    let v = s(&d.path("a.hc")).to_owned();
-    d.ok(
-        &[
-            &["create", &v, "--size", "8M", "--filesystem", "ext4"][..],
-            &OPEN,
-        ]
-        .concat(),
-        PW,
-    );
+    let v = create_ext4(&d, "a.hc");
     let mnt = s(&d.path("mnt")).to_owned();
     std::fs::create_dir(&mnt).expect("mkdir");
     let mut c = d.command();
@@ -2608,15 +2614,7 @@ fn bash_completes_mounted_volumes_and_favorites_by_name() {
 #[test]
 fn udisks_options_key_file_no_user_interaction_and_mount_options() {
     let d = Daemon::start();
-    let v = s(&d.path("k.hc")).to_owned();
-    d.ok(
-        &[
-            &["create", &v, "--size", "8M", "--filesystem", "ext4"][..],
-            &OPEN,
-        ]
-        .concat(),
-        PW,
-    );
+    let v = create_ext4(&d, "k.hc");
     let dev = tcd_tests::loop_device::LoopDevice::attach(std::path::Path::new(&v));
     let passphrase = d.path("passphrase");
     std::fs::write(&passphrase, PW).expect("a passphrase file");

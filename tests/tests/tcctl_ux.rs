@@ -647,7 +647,8 @@ fn create_says_what_is_missing_and_what_it_made() {
          and advises 20 or more (--force takes it anyway)\n"
     );
     assert!(!short.exists(), "no file is made for a refused password");
-    // VeraCrypt's rule: a PIM under 485 takes 20 characters or more.
+    // VeraCrypt's rule: a PIM under 485 takes 20 characters or more,
+    // said alone (a warning of the short password would be moot).
     let (code, msg) = d.fails(
         &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
         "eleven char\n",
@@ -655,9 +656,7 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(code, 7, "{msg}");
     assert_eq!(
         msg,
-        "tcctl: warning: a password shorter than 20 characters is easier to guess by brute \
-         force; 20 or more are advised\n\
-         tcctl: a PIM under 485 takes a password of 20 characters or more, as VeraCrypt \
+        "tcctl: a PIM under 485 takes a password of 20 characters or more, as VeraCrypt \
          requires; this one has 11 (a larger PIM, or none, takes it; --force takes it \
          anyway)\n"
     );

@@ -4,7 +4,7 @@
 use super::{Context, ask_to_open, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, absolute, prepare_keyfiles, read_header};
+use crate::input::{Passwords, prepare_keyfiles, read_header};
 use crate::{host, options, output, search};
 use std::fs::File;
 use tcd_proto::contract::SearchOptions;
@@ -33,7 +33,7 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
     let listed = Client::connect(ctx.at)
         .and_then(|c| c.list())
         .unwrap_or_default();
-    let name = absolute(&a.volume);
+    let name = crate::input::shown(&a.volume);
     // A mounted volume's device holds its decrypted data, not a header.
     if let Some(row) = listed.iter().find(|r| r.device() == name) {
         return Err(Failure::invalid(format!(
@@ -154,7 +154,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
         )?;
     }
     let l = look_again(ctx, &mut a.info)?;
-    let path = absolute(&a.info.volume);
+    let path = crate::input::shown(&a.info.volume);
     if !a.dump_master_key {
         output::dump(&l.info, &path, None, a.info.json);
         return Ok(());
