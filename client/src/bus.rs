@@ -568,6 +568,20 @@ impl Client {
         Ok(reply.body().deserialize()?)
     }
 
+    /// Unmounts the filesystem of the volume at `object`, leaving it
+    /// attached as its block device.
+    pub fn unmount_filesystem(&self, object: &OwnedObjectPath, force: bool) -> Result<(), Failure> {
+        let options = tcd_proto::contract::FilesystemUnmountOptions { force: Some(force) };
+        self.conn.call_method(
+            self.destination,
+            object.as_str(),
+            Some(VOLUME_INTERFACE),
+            "Unmount",
+            &(options,),
+        )?;
+        Ok(())
+    }
+
     pub fn dismount_all(&self, force: bool) -> Result<u32, Failure> {
         self.call("DismountAll", &(force,))
     }

@@ -629,6 +629,12 @@ pub enum Command {
         /// Dismount even if files are open.
         #[arg(long, short = 'f')]
         force: bool,
+        /// Unmount the filesystem and leave the volume attached as its
+        /// block device, as udisksctl unmount does: `tcctl mount -b
+        /// DEVICE` mounts it again, `dismount` detaches it. With --force a
+        /// filesystem in use is unmounted lazily.
+        #[arg(long, conflicts_with = "all")]
+        filesystem_only: bool,
     },
     /// Keyfiles on PKCS #11 security tokens (smart cards, USB tokens), as
     /// TrueCrypt keeps them: list, import a file, delete.

@@ -202,9 +202,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Mount(a) => volumes::mount(ctx, a),
         Command::Dismount {
             target,
+            force,
+            slot,
+            filesystem_only: true,
+            ..
+        } => volumes::unmount_filesystem(ctx, volumes::Named::of(target, slot), force),
+        Command::Dismount {
+            target,
             all,
             force,
             slot,
+            filesystem_only: false,
         } => volumes::dismount(ctx, volumes::Named::of(target, slot), all, force),
         Command::List {
             json,

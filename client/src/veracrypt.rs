@@ -458,6 +458,12 @@ pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
     ),
     ("lock", "dismount"),
     (
+        "unmount -b DEVICE, umount -b DEVICE",
+        "dismount --filesystem-only DEVICE: the filesystem unmounted, the volume still attached \
+         as DEVICE, as udisksctl unmounts before it locks; mount -b DEVICE mounts it again, \
+         lock detaches it (unmount without -b dismounts the volume)",
+    ),
+    (
         "-b DEVICE, --block-device DEVICE",
         "DEVICE as the command's argument",
     ),
@@ -476,9 +482,23 @@ pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
 ];
 
 /// udisksctl's habits: `unlock` is mount of the device only (udisks
-/// unlocks without mounting) and `lock` dismount, and `-b DEVICE` (or
-/// `--block-device`) names the volume as tcctl's argument does.
+/// unlocks without mounting) and `lock` dismount, `unmount -b DEVICE`
+/// unmounts the filesystem alone (udisks' lock follows it), and
+/// `-b DEVICE` (or `--block-device`) names the volume as tcctl's argument
+/// does.
 fn udisks_words(words: &mut Vec<String>) {
+    let block = words
+        .iter()
+        .any(|w| w == "-b" || w == "--block-device" || w.starts_with("--block-device="));
+    // Only udisksctl's line: tcctl's own `unmount VOLUME` dismounts it.
+    let unmount = words
+        .iter()
+        .position(|w| SUBCOMMANDS.contains(&w.as_str()))
+        .filter(|&i| block && (words[i] == "unmount" || words[i] == "umount"));
+    if let Some(i) = unmount {
+        words[i] = "dismount".into();
+        words.insert(i + 1, "--filesystem-only".into());
+    }
     let command = words
         .iter()
         .take_while(|w| !SUBCOMMANDS.contains(&w.as_str()))
@@ -966,6 +986,21 @@ mod tests {
             .skip(1)
             .map(|s| s.into_string().expect("utf-8"))
             .collect()
+    }
+
+    #[test]
+    fn udisks_unmount_with_a_block_device_unmounts_the_filesystem_alone() {
+        let fs_only = ["dismount", "--filesystem-only", "/dev/loop3"];
+        assert_eq!(t(&["unmount", "-b", "/dev/loop3"]), fs_only);
+        assert_eq!(t(&["umount", "--block-device", "/dev/loop3"]), fs_only);
+        assert_eq!(t(&["unmount", "--block-device=/dev/loop3"]), fs_only);
+        assert_eq!(
+            t(&["unmount", "-b", "/dev/loop3", "--force"]),
+            ["dismount", "--filesystem-only", "/dev/loop3", "--force"]
+        );
+        // tcctl's own unmount, and udisks' lock: the whole volume.
+        assert_eq!(t(&["unmount", "/dev/loop3"]), ["unmount", "/dev/loop3"]);
+        assert_eq!(t(&["lock", "-b", "/dev/sdb1"]), ["dismount", "/dev/sdb1"]);
     }
 
     #[test]

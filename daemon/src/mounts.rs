@@ -663,6 +663,76 @@ impl MountTable {
         Ok(e.view.clone())
     }
 
+    /// Unmounts the filesystem of volume `id` and leaves the volume
+    /// attached as its block device, as one attached with filesystem
+    /// "none" is (udisks' `unmount` before `lock`). A busy filesystem is
+    /// [`Error::Held`] naming its holders, nothing changed, unless
+    /// `force`: then it is unmounted lazily (off its mount point at once)
+    /// and its users keep it until they let go. Only this volume's lock
+    /// is held meanwhile.
+    pub fn unmount_attached(&self, id: u32, force: bool) -> Result<Mounted> {
+        let (host_name, parts) = {
+            let t = self.lock();
+            let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
+            (e.view.host_name.clone(), Arc::clone(&e.parts))
+        };
+        // A dismount under way holds it: told at once, as a second one is.
+        let mut parts = lock_parts_or_busy(&parts, id)?;
+        // It may have gone (or be detaching, its filesystem off already)
+        // while this call waited for its lock.
+        if !self.lock().contains_key(&id) {
+            return Err(Error::NotMounted(id.to_string()));
+        }
+        let Some(fs) = parts.fs.take() else {
+            return Err(Error::NotMounted(format!("the filesystem of {host_name}")));
+        };
+        fs.sync();
+        let mut lazy = false;
+        let unmounted = match fs.unmount(false) {
+            Err(Error::Busy(_)) if force => {
+                lazy = true;
+                fs.unmount(true)
+            }
+            // Who holds it, as dismount says.
+            Err(Error::Busy(what)) => {
+                let holders = holding(&parts, &fs)
+                    .map(|(t, except)| holders::scan(t, &except))
+                    .unwrap_or_default();
+                Err(Error::Held { what, holders })
+            }
+            other => other,
+        };
+        if let Err(e) = unmounted {
+            parts.fs = Some(fs);
+            return Err(e);
+        }
+        if parts.made_mount_point {
+            fs.remove_dir();
+            parts.made_mount_point = false;
+        }
+        drop(fs);
+        // A driver process writes what it holds as it stops; lazily
+        // unmounted, it goes with the last user, waited for off this call.
+        match parts.userfs.take() {
+            Some(u) if lazy => {
+                let _ = std::thread::Builder::new()
+                    .name(format!("tcd-userfs-{id}"))
+                    .spawn(move || u.wait_gone_unbounded());
+            }
+            Some(u) => u.wait_gone(),
+            None => {}
+        }
+        let mut t = self.lock();
+        let e = t.get_mut(&id).ok_or(Error::NotMounted(id.to_string()))?;
+        // As a volume attached alone: no mount point, no filesystem, its
+        // slot kept.
+        e.view.mount_point = None;
+        e.view.filesystem = None;
+        e.health_watch = None;
+        tracing::info!(id, "filesystem unmounted; volume still attached");
+        Ok(e.view.clone())
+    }
+
     /// Mounts the filesystem on a volume's block device: at the folder
     /// asked (checked already), else at a default mount point made for it.
     /// Its type, once mounted; on failure, a mount point made is removed.

@@ -6,7 +6,9 @@
 //! folder of their own. `Volume1.Mount` refuses huge options and a FIFO
 //! for a mount point by name; racing the owner's dismount, or called by a
 //! client that vanishes, it leaves the volume in a state the listing and
-//! the mount table agree on, and the daemon answering.
+//! the mount table agree on, and the daemon answering. `Volume1.Unmount`
+//! is refused to others as `Mount` is, refuses an option it does not
+//! know, leaves the volume attached, and answers a peer-to-peer caller.
 //!
 //! Runs the daemon of `tcd_tests::system::System` (private system bus,
 //! polkitd, two users); the users' D-Bus client is python3 with jeepney.
@@ -316,6 +318,119 @@ fn an_attached_volumes_filesystem_mounts_only_for_its_owner_on_a_folder_of_their
     let r = dismount(&sys, Some(alice), &object, "{}");
     assert_eq!(r["reply"], serde_json::json!([[]]), "{r}");
     assert!(!tcd_tests::is_mount_point(&mnt));
+}
+
+#[test]
+fn an_attached_volumes_filesystem_unmounts_only_for_its_owner() {
+    tcd_tests::require_tool("python3", "package python3-jeepney");
+    let sys = System::start();
+    let (alice, bob) = (&sys.users[0], &sys.users[1]);
+    let vol = sys.create_volume(alice, "a.hc", "24M");
+    attach(&sys, alice, &vol);
+    let object = object_of(&sys, alice);
+    let attached = sys.list(Some(alice))[0].clone();
+    let mnt = alice.path("mnt");
+    let r = call(&sys, Some(alice), "Mount", &object, &at(&mnt));
+    assert_eq!(r["reply"], serde_json::json!([tcd_tests::s(&mnt)]), "{r}");
+    let still_mounted = |r: &Value, name: &str, words: &str| {
+        assert_eq!(r["error"], name, "{r}");
+        assert!(r["text"].to_string().contains(words), "{r}");
+        assert!(tcd_tests::is_mount_point(&mnt), "still mounted after {r}");
+        assert_eq!(
+            sys.list(Some(alice))[0]["mount_point"],
+            tcd_tests::s(&mnt),
+            "listed mounted after {r}"
+        );
+    };
+
+    // Bob at Alice's object: as if it did not exist, as for `Mount`.
+    for options in ["{}", "{\"force\": true}"] {
+        let r = call(&sys, Some(bob), "Unmount", &object, options);
+        still_mounted(&r, "org.freedesktop.DBus.Error.UnknownObject", "");
+    }
+    // Root sees it, but the files inside are Alice's, as for `Mount`.
+    let r = call(&sys, None, "Unmount", &object, "{\"force\": true}");
+    still_mounted(
+        &r,
+        "org.tcd.Error.PermissionDenied",
+        "only the user who attached",
+    );
+    // Options it does not know, or of the wrong type: refused by name.
+    let r = call(&sys, Some(alice), "Unmount", &object, "{\"forse\": true}");
+    still_mounted(&r, "org.tcd.Error.InvalidArgument", "forse");
+    let r = call(
+        &sys,
+        Some(alice),
+        "Unmount",
+        &object,
+        "{\"force\": \"yes\"}",
+    );
+    still_mounted(&r, "org.tcd.Error.InvalidArgument", "force");
+
+    // Alice: unmounted, and the volume listed as she attached it.
+    let r = call(&sys, Some(alice), "Unmount", &object, "{}");
+    assert_eq!(r["reply"], serde_json::json!([]), "{r}");
+    assert!(!tcd_tests::is_mount_point(&mnt), "unmounted");
+    assert_eq!(consistent(&sys, alice, &mnt, "unmounted"), Some(attached));
+    // Nothing mounted: said so by name.
+    let r = call(&sys, Some(alice), "Unmount", &object, "{}");
+    assert_eq!(r["error"], "org.tcd.Error.NotFound", "{r}");
+    assert!(r["text"].to_string().contains("is not mounted"), "{r}");
+    // Mounted again, and dismounted through the same object.
+    let r = call(&sys, Some(alice), "Mount", &object, &at(&mnt));
+    assert_eq!(r["reply"], serde_json::json!([tcd_tests::s(&mnt)]), "{r}");
+    dismount_all_of(&sys, alice, &mnt, "after the unmounts");
+    no_panic(&sys);
+}
+
+/// `Volume1.Unmount` on a connection of the socket's own (`tcd
+/// --socket`, no bus): answered, its change announced only after.
+#[test]
+fn an_unmount_over_the_socket_is_answered() {
+    let d = tcd_tests::daemon::Daemon::start();
+    let (vol, mnt) = (d.path("v.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mount point");
+    let mut args = vec!["create", tcd_tests::s(&vol), "--size", "24M"];
+    args.extend(["--filesystem", "ext4"]);
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let mut args = vec!["mount", tcd_tests::s(&vol), tcd_tests::s(&mnt)];
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let object = d.list()[0]["object"]
+        .as_str()
+        .expect("object path")
+        .to_owned();
+    let stream = std::os::unix::net::UnixStream::connect(d.socket()).expect("connect");
+    let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+        .p2p()
+        .build()
+        .expect("p2p connection");
+    let (tx, rx) = std::sync::mpsc::channel();
+    // On a thread of its own: a call never answered fails the test
+    // instead of hanging it.
+    std::thread::spawn(move || {
+        let options: std::collections::HashMap<&str, zbus::zvariant::Value> =
+            std::collections::HashMap::new();
+        let reply = conn.call_method(
+            None::<&str>,
+            object.as_str(),
+            Some("org.tcd.Volume1"),
+            "Unmount",
+            &options,
+        );
+        let _ = tx.send(reply.map(|_| ()));
+    });
+    let log = || std::fs::read_to_string(d.path("tcd.log")).unwrap_or_default();
+    rx.recv_timeout(PROMPT)
+        .unwrap_or_else(|_| panic!("no answer within {PROMPT:?}: {}", log()))
+        .unwrap_or_else(|e| panic!("the unmount failed: {e}\n{}", log()));
+    assert!(!tcd_tests::is_mount_point(&mnt), "unmounted");
+    let listed = d.list();
+    assert_eq!(listed[0]["mount_point"], Value::Null, "{listed}");
+    assert_eq!(listed[0]["state"], "attached", "{listed}");
+    d.ok(&["dismount", tcd_tests::s(&vol)], "");
+    assert_eq!(d.list(), serde_json::json!([]));
 }
 
 #[test]

@@ -1849,7 +1849,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         .split_once(".SH \"UDISKSCTL SPELLINGS\"")
         .expect("a man section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 6, "{doc}");
+    assert_eq!(rows.len(), 7, "{doc}");
     for r in rows {
         let spelling = r.split('`').nth(1).expect("a spelling");
         assert!(
@@ -1857,6 +1857,93 @@ fn udisks_spellings_unlock_lock_and_block_device() {
             "{spelling}: {man}"
         );
     }
+}
+
+/// udisksctl's `unmount -b DEVICE` between `mount -b` and `lock -b`: the
+/// filesystem goes, the volume stays attached exactly as `unlock` left
+/// it; a busy filesystem is refused naming its holder, unless --force.
+#[test]
+fn udisks_unmount_leaves_the_volume_attached() {
+    let d = Daemon::start();
+    let v = s(&d.path("w.hc")).to_owned();
+    let create = ["create", &v, "--size", "4M", "--filesystem", "ext4"];
+    d.ok(&[&create[..], &OPEN].concat(), PW);
+    d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
+    let attached = d.list()[0].clone();
+    let device = attached["device"].as_str().unwrap_or_default().to_owned();
+    assert!(device.starts_with("/dev/loop"), "{attached}");
+    let mnt = d.path("w-mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(&["mount", "-b", &device, s(&mnt)], "");
+    std::fs::write(mnt.join("kept"), b"written before the unmount").expect("write");
+
+    let out = d.ok(&["unmount", "-b", &device], "");
+    assert_eq!(
+        out,
+        format!("{v} unmounted ({}); still attached as {device}\n", s(&mnt))
+    );
+    assert!(!tcd_tests::is_mount_point(&mnt), "the filesystem is off");
+    // Listed as unlock left it: its device, no mount point, its slot.
+    assert_eq!(d.list()[0], attached);
+    let status = d.ok(&["status", &device], "");
+    assert!(
+        status.starts_with(&format!("{v} is active (the block device only).")),
+        "{status}"
+    );
+    assert!(d.ok(&["list"], "").contains(&device));
+    // Nothing left to unmount: said, as a volume not mounted is.
+    let (code, msg) = d.fails(&["umount", "--block-device", &device], "");
+    assert_eq!(code, 3, "{msg}");
+    assert!(
+        msg.contains(&format!("the filesystem of {v} is not mounted")),
+        "{msg}"
+    );
+
+    // Mounted again: what was written is there.
+    d.ok(&["mount", "-b", &device, s(&mnt)], "");
+    assert_eq!(
+        std::fs::read(mnt.join("kept")).expect("the file"),
+        b"written before the unmount"
+    );
+    // A process working in it: refused, naming it; nothing changes.
+    let mut holder = tcd_tests::daemon::Stopped(
+        Command::new("sleep")
+            .arg("300")
+            .current_dir(&mnt)
+            .spawn()
+            .expect("holder"),
+    );
+    let pid = holder.0.id();
+    let (code, msg) = d.fails(&["unmount", "-b", &device], "");
+    assert_eq!(code, 5, "{msg}");
+    assert!(msg.contains(&format!("PID {pid} (sleep)")), "{msg}");
+    assert!(tcd_tests::is_mount_point(&mnt), "still mounted");
+    assert_eq!(d.list()[0]["mount_point"], s(&mnt));
+    // --force: off its mount point at once, the volume still attached.
+    let out = d.ok(&["unmount", "-b", &device, "--force"], "");
+    assert!(
+        out.ends_with(&format!("still attached as {device}\n")),
+        "{out}"
+    );
+    assert!(!tcd_tests::is_mount_point(&mnt), "unmounted lazily");
+    assert_eq!(d.list()[0], attached);
+    let _ = holder.0.kill();
+    let _ = holder.0.wait();
+
+    d.ok(&["mount", "-b", &device, s(&mnt)], "");
+    assert!(mnt.join("kept").exists());
+    d.ok(&["unmount", "-b", &device], "");
+    // udisksctl's last step, by the container it unlocked.
+    let out = d.ok(&["lock", "-b", &v], "");
+    assert_eq!(out, format!("{v} dismounted\n"));
+    assert_eq!(d.list(), serde_json::json!([]));
+
+    // tcctl's own unmount, without -b: the whole volume goes.
+    d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
+    let out = d.ok(&["unmount", &v], "");
+    assert_eq!(out, format!("{v} dismounted\n"));
+    assert!(!tcd_tests::is_mount_point(&mnt));
+    assert_eq!(d.list(), serde_json::json!([]));
 }
 
 #[test]

@@ -648,6 +648,58 @@ fn dismount_one(
     Ok((format!("Dismounting {volume}"), said))
 }
 
+/// `tcctl dismount --filesystem-only`: the filesystem unmounted, the
+/// volume left attached as its block device (udisksctl's `unmount -b`).
+pub fn unmount_filesystem(ctx: Context<'_>, target: Named, force: bool) -> Result<(), Failure> {
+    let what = target.describe();
+    let result = Client::connect(ctx.at).and_then(|c| {
+        let Some(target) = target.resolve(&c)? else {
+            return Err(Failure::invalid("name the volume to unmount".into()));
+        };
+        unmount_one(&c, &target, force)
+    });
+    notify::outcome(ctx.notify, &format!("Cannot unmount {what}"), result)
+}
+
+fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String), Failure> {
+    let name = if Path::new(target).exists() {
+        absolute(Path::new(target))
+    } else {
+        target.to_owned()
+    };
+    let Some(v) = find_mounted(c.list()?, &name) else {
+        return Err(no_mapping_names(
+            &name,
+            Failure::not_found(format!("{name} is not mounted")),
+        ));
+    };
+    let (volume, device) = (v.host().to_owned(), v.device().to_owned());
+    c.unmount_filesystem(&v.object, force)
+        .map_err(|f| match (force, f.code) {
+            (false, exit::BUSY) => Failure {
+                code: f.code,
+                message: format!(
+                    "{}; --force takes it off its mount point now, and its users keep it until \
+                     they let go",
+                    f.message
+                ),
+            },
+            _ => f,
+        })?;
+    // As dismount and mount -b say it: the volume, where it was, and the
+    // device it is still attached as.
+    let from = v
+        .mount_point()
+        .map(|at| format!(" ({at})"))
+        .unwrap_or_default();
+    let said = format!("{volume} unmounted{from}; still attached as {device}");
+    println!("{said}");
+    Ok((
+        format!("Unmounted {volume}"),
+        format!("still attached as {device}"),
+    ))
+}
+
 /// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
 /// does not keep.
 fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {

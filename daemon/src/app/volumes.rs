@@ -143,6 +143,30 @@ impl App {
         )
     }
 
+    /// Unmounts the filesystem of volume `id` and leaves it attached as a
+    /// block device (udisks' `unmount` before `lock`); the reverse of
+    /// [`App::mount_filesystem`], its owner's alone as that is. A busy
+    /// filesystem's holders are named as `caller` may see them.
+    pub fn unmount_filesystem(&self, id: u32, caller: &Caller, force: bool) -> Result<Mounted> {
+        let m = self
+            .table
+            .get(id)
+            .ok_or(Error::NotMounted(id.to_string()))?;
+        if m.owner != caller.uid {
+            return Err(Error::PermissionDenied(format!(
+                "only the user who attached {} unmounts its filesystem",
+                m.host_name
+            )));
+        }
+        match self.table.unmount_attached(id, force) {
+            Err(Error::Held { what, holders }) => {
+                let holders = holders.into_iter().map(|h| visible(h, caller)).collect();
+                Err(Error::Held { what, holders })
+            }
+            other => other,
+        }
+    }
+
     /// The volumes `caller` may dismount with `DismountAll`: everyone's for
     /// root, their own otherwise.
     pub fn dismountable(&self, caller: &Caller) -> Vec<Mounted> {

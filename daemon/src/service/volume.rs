@@ -1,14 +1,16 @@
 //! `org.tcd.Volume1`: one object per mounted volume under
 //! `/org/tcd/Tcd1/volumes/<N>`, announced through the ObjectManager at
 //! `/org/tcd/Tcd1`: its properties (no key material) and what is done to
-//! the volume itself (`Dismount`, and `Mount` of an attached volume's
-//! filesystem).
+//! the volume itself (`Dismount`, and `Mount` and `Unmount` of an
+//! attached volume's filesystem).
 
 use super::context::Ctx;
 use super::decode::{self, Dict};
 use super::errors::ServiceError;
 use crate::mounts::Mounted;
-use tcd_proto::contract::{DismountOptions, FilesystemMountOptions, VolumeView};
+use tcd_proto::contract::{
+    DismountOptions, FilesystemMountOptions, FilesystemUnmountOptions, VolumeView,
+};
 use zbus::zvariant::OwnedObjectPath;
 
 pub use tcd_proto::contract::names::{MANAGER_PATH, VOLUMES_PATH};
@@ -154,6 +156,35 @@ impl VolumeObject {
         Ok(m.mount_point
             .map(|p| p.display().to_string())
             .unwrap_or_default())
+    }
+
+    /// Unmounts the filesystem of this volume and leaves it attached as
+    /// its block device (udisks' `Filesystem.Unmount` before `Lock`); its
+    /// owner's alone, as `Mount`. Options: `force` (b: a filesystem in use
+    /// is unmounted lazily; without it, it is refused, naming who holds
+    /// it).
+    async fn unmount(
+        &self,
+        options: Dict,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), ServiceError> {
+        let o: FilesystemUnmountOptions = decode::options(&options)?;
+        let ctx = self.context(conn).await?;
+        let peer = ctx.caller(&header, conn).await?;
+        let (app, caller, id) = (ctx.app(), peer.app(), self.m.id);
+        let force = o.force.unwrap_or(false);
+        let m = blocking::unblock(move || app.unmount_filesystem(id, &caller, force)).await?;
+        // Announced once this call is answered, as `Mount`'s: this object
+        // is busy with it until then, and the announcement updates it.
+        let shared = std::sync::Arc::clone(&ctx.shared);
+        conn.executor()
+            .spawn(
+                async move { shared.announce_changed_async(&[m]).await },
+                "tcd-unmounted-filesystem",
+            )
+            .detach();
+        Ok(())
     }
 
     /// The container file or device, as the client named it.

@@ -16,8 +16,8 @@ pub mod volume;
 
 pub use errors::ErrorKind;
 pub use options::{
-    CreateOptions, DismountOptions, ExpandOptions, FilesystemMountOptions, MountOptions,
-    NewCredentials, SearchOptions,
+    CreateOptions, DismountOptions, ExpandOptions, FilesystemMountOptions,
+    FilesystemUnmountOptions, MountOptions, NewCredentials, SearchOptions,
 };
 pub use secret::{Secret, SecretList};
 pub use volume::{HeaderInfo, VolumeRow, VolumeState, VolumeView};

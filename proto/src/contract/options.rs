@@ -348,6 +348,16 @@ pub struct FilesystemMountOptions {
     pub fs_options: Option<String>,
 }
 
+/// `Volume1.Unmount`: the filesystem of a volume unmounted, the volume
+/// left attached as its block device.
+#[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
+#[zvariant(signature = "a{sv}", deny_unknown_fields)]
+pub struct FilesystemUnmountOptions {
+    /// Unmount even with files open (lazily: off its mount point at once,
+    /// its users keep it until they let go).
+    pub force: Option<bool>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
