@@ -1067,6 +1067,11 @@ pub struct CreateArgs {
     /// password is said and asked again, as VeraCrypt does.
     #[arg(long, hide = true)]
     pub ask_outer: bool,
+    /// VeraCrypt's text mode on a terminal, no keyfile on its line: the
+    /// new volume's keyfiles are asked after its password and PIM, as
+    /// VeraCrypt asks them.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
     /// Size of a new container file: bytes, or with K, M, G, T (binary;
     /// 1.5G too), whole 512-byte sectors; `max` takes the free space of
     /// its filesystem less 1 MiB, as VeraCrypt's --size=max. Beyond the

@@ -2,9 +2,10 @@
 //! leaves out: `-t` alone the volume to mount and where (and on a mount,
 //! marks the keyfiles and hidden-volume protection for `mount` to ask
 //! once its checks have passed), `-t -c` the new
-//! volume's type, path, size, encryption, hash, filesystem and keyfiles
-//! (one question each, as VeraCrypt asks them; `create` itself then asks
-//! the password and the PIM), and any other
+//! volume's type, path, size, encryption, hash and filesystem (one
+//! question each, as VeraCrypt asks them, once the daemon is reached;
+//! `create` itself then asks the password, the PIM and the keyfiles), and
+//! any other
 //! command the volume or file it names. Only with `-t`, with a terminal on
 //! standard input and without `--non-interactive`: scripts get the usage
 //! error instead.
@@ -45,6 +46,9 @@ fn names(given: &[OsString], options: &[&str]) -> bool {
 /// out, adding the answers to `args` (the translated command line).
 pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failure> {
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
+        // The daemon reached before anything is asked, as `create` itself
+        // reaches it: no answer typed in vain.
+        reach_daemon(args)?;
         // VeraCrypt's `-k ""` (no keyfile) leaves nothing in `args`.
         create(args, names(given, KEYFILES))?;
         if !names(given, &["--stdin", "--password-stdin"]) {
@@ -198,24 +202,47 @@ fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure>
         })?;
         args.extend(["--size".into(), size.into()]);
     }
-    // Each list opens with tcctl's default: Enter takes it.
+    // Enter takes VeraCrypt's default. The encryption menu keeps tcctl's
+    // order (AES first, as VeraCrypt's); the hash and filesystem menus
+    // number VeraCrypt's choices as VeraCrypt does, so a number typed or
+    // piped by its users picks the same, tcctl's own choices after them.
     let given = |option| (option, has(&[option]));
     choose::<Encryption>(args, given("--encryption"), "Encryption algorithm:")?;
-    choose::<Hash>(args, given("--hash"), "Hash algorithm:")?;
-    choose::<NewFilesystem>(args, given("--filesystem"), "Filesystem:")?;
+    pick(args, given("--hash"), "Hash algorithm:", HASHES, 0)?;
+    pick(args, given("--filesystem"), "Filesystem:", FILESYSTEMS, 1)?;
+    // Asked by `create` after the password and PIM, as VeraCrypt asks.
     if !keyfiles_given && !has(&["--keyfile", "-k", "--key-file"]) {
-        keyfiles(args)?;
+        args.push("--ask-keyfiles".into());
     }
     Ok(())
 }
 
-/// Keyfiles, one path a line until an empty one; a path that is not
-/// there is asked again.
-fn keyfiles(args: &mut Vec<OsString>) -> Result<(), Failure> {
-    for k in crate::input::keyfile_questions("Enter keyfile path [none]: ")? {
-        args.extend(["--keyfile".into(), k.into()]);
+/// Reaches the daemon the command line names (`--socket`, `--session`,
+/// `--system`, `$TCD_SOCKET`), as `main` picks it; its failure (exit 9
+/// when there is none) ends the command.
+fn reach_daemon(args: &[OsString]) -> Result<(), Failure> {
+    let (mut socket, mut session, mut system) = (None, false, false);
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        match w.to_string_lossy().as_ref() {
+            "--" => break,
+            "--session" => session = true,
+            "--system" => system = true,
+            "--socket" => socket = words.next().map(std::path::PathBuf::from),
+            w => {
+                if let Some(p) = w.strip_prefix("--socket=") {
+                    socket = Some(p.into());
+                }
+            }
+        }
     }
-    Ok(())
+    let socket = socket.or_else(|| {
+        std::env::var_os("TCD_SOCKET")
+            .filter(|s| !s.is_empty())
+            .map(std::path::PathBuf::from)
+    });
+    let at = crate::daemon_at(socket.as_deref(), session, system);
+    crate::commands::volumes::listed_aside(at).map(|_| ())
 }
 
 /// A new volume's path whose folder is there.
@@ -273,6 +300,48 @@ fn choose<V: ValueEnum>(
         .collect();
     let pick = menu(title, &names, 0)?;
     args.extend([option.into(), names[pick].clone().into()]);
+    Ok(())
+}
+
+/// VeraCrypt 1.26's hash menu (its label, tcctl's value), then tcctl's.
+const HASHES: &[(&str, Hash)] = &[
+    ("SHA-512", Hash::Sha512),
+    ("SHA-256", Hash::Sha256),
+    ("BLAKE2s-256", Hash::Blake2s),
+    ("Whirlpool", Hash::Whirlpool),
+    ("Streebog", Hash::Streebog),
+    ("Argon2id", Hash::Argon2id),
+    ("RIPEMD-160", Hash::Ripemd160),
+];
+
+/// VeraCrypt's filesystem menu (its label, tcctl's value), then tcctl's.
+const FILESYSTEMS: &[(&str, NewFilesystem)] = &[
+    ("None", NewFilesystem::None),
+    ("FAT", NewFilesystem::Fat),
+    ("Linux Ext2", NewFilesystem::Ext2),
+    ("Linux Ext3", NewFilesystem::Ext3),
+    ("Linux Ext4", NewFilesystem::Ext4),
+    ("NTFS", NewFilesystem::Ntfs),
+    ("exFAT", NewFilesystem::Exfat),
+    ("Btrfs", NewFilesystem::Btrfs),
+    ("XFS", NewFilesystem::Xfs),
+];
+
+/// Asks `title`'s menu of `items` unless `given`, adding the choice as
+/// `option value`.
+fn pick<V: ValueEnum + Copy>(
+    args: &mut Vec<OsString>,
+    (option, given): (&str, bool),
+    title: &str,
+    items: &[(&str, V)],
+    default: usize,
+) -> Result<(), Failure> {
+    if given {
+        return Ok(());
+    }
+    let labels: Vec<String> = items.iter().map(|(l, _)| (*l).to_owned()).collect();
+    let chosen = items[menu(title, &labels, default)?].1;
+    args.extend([option.into(), crate::cli::wire_name(chosen).into()]);
     Ok(())
 }
 

@@ -949,10 +949,15 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
         wait,
     );
     t.type_line("2");
-    // Given on the command line: not asked.
-    t.expect(&crlf("Filesystem:\n 1) ext4\n"), wait);
-    t.type_line("");
-    t.expect("Enter keyfile path [none]: ", wait);
+    // The hash, given on the command line, is not asked. The filesystems
+    // as VeraCrypt numbers them, FAT its default; tcctl's own after.
+    t.expect(
+        &crlf(
+            "Filesystem:\n 1) None\n 2) FAT\n 3) Linux Ext2\n 4) Linux Ext3\n 5) Linux Ext4\n \
+             6) NTFS\n 7) exFAT\n 8) Btrfs\n 9) XFS\nSelect [2]: ",
+        ),
+        wait,
+    );
     t.type_line("");
     // A mistyped repeat: said, and both asked again.
     for (round, repeat) in [(1, "not the same password at all"), (2, PW.trim_end())] {
@@ -968,10 +973,14 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     }
     t.expect("(Enter for none): ", wait);
     t.type_line("1");
+    // The keyfiles last, after the password and PIM, as VeraCrypt asks.
+    t.expect("Enter keyfile path [none]: ", wait);
+    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert!(!text.contains("Hash algorithm:"), "{text}");
     assert_eq!(std::fs::metadata(&v).expect("made").len(), 4 << 20);
+    assert_eq!(filesystem_in(&d, &v, "sha512"), "vfat");
     let info = d.ok(
         &["info", &v, "--json", "--password-stdin", "--pim", "1"],
         PW,
@@ -987,6 +996,185 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     let (code, msg) = d.fails(&["-t", "-c", "--password-stdin"], PW);
     assert_eq!(code, USAGE, "{msg}");
     assert!(msg.contains("<VOLUME>"), "{msg}");
+}
+
+/// The filesystem blkid finds in the fast volume `v` (PIM 1, `hash`),
+/// "" for none.
+fn filesystem_in(d: &Daemon, v: &str, hash: &str) -> String {
+    let open = ["--pim", "1", "--hash", hash, "--password-stdin"];
+    d.ok(
+        &[&["mount", v, "--filesystem", "none"][..], &open].concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let blkid = Command::new(tcd_tests::require_tool("blkid", "package util-linux"))
+        .args(["-p", "-o", "value", "-s", "TYPE", &device])
+        .output()
+        .expect("blkid");
+    d.ok(&["dismount", "--all"], "");
+    String::from_utf8_lossy(&blkid.stdout).trim().to_owned()
+}
+
+/// `tcctl -t -c VOLUME --size 4M --pim 1 more` on a terminal, each
+/// question answered in turn (the password twice, the keyfile question
+/// with Enter, after `answers`); its exit code and what it showed.
+fn text_create(d: &Daemon, v: &str, more: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
+    let mut c = d.command();
+    c.args(["-t", "-c", v, "--volume-type", "normal", "--size", "4M"])
+        .args(["--pim", "1"])
+        .args(more);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    let password = format!("Password for the new volume {v}: ");
+    let asked = [
+        (password.as_str(), PW.trim_end()),
+        ("Repeat the password: ", PW.trim_end()),
+        ("Enter keyfile path [none]: ", ""),
+    ];
+    for (question, answer) in answers.iter().chain(&asked) {
+        t.expect(question, wait);
+        // The password prompts turn echo off first.
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+    }
+    t.finish(Duration::from_secs(120))
+}
+
+#[test]
+fn text_mode_create_numbers_filesystems_as_veracrypt_does() {
+    tcd_tests::require_tool("mkfs.fat", "package dosfstools");
+    let d = Daemon::start();
+    // A VeraCrypt user's numbers (Btrfs and XFS need more room than a
+    // fast test's volume).
+    let made = [
+        ("1", ""),
+        ("2", "vfat"),
+        ("3", "ext2"),
+        ("4", "ext3"),
+        ("5", "ext4"),
+        ("6", "ntfs"),
+        ("7", "exfat"),
+    ];
+    for (number, blkid) in made {
+        let v = s(&d.path(&format!("fs{number}.hc"))).to_owned();
+        let line = ["--encryption", "AES", "--hash", "sha512"];
+        let (code, text) = text_create(&d, &v, &line, &[("Select [2]: ", number)]);
+        assert_eq!(code, 0, "{number}: {text}");
+        assert_eq!(filesystem_in(&d, &v, "sha512"), blkid, "{number}: {text}");
+    }
+    // The hash menu as VeraCrypt's, SHA-512 its default: 2 is SHA-256.
+    let v = s(&d.path("h.hc")).to_owned();
+    let menu = crlf(
+        "Hash algorithm:\n 1) SHA-512\n 2) SHA-256\n 3) BLAKE2s-256\n 4) Whirlpool\n \
+         5) Streebog\n 6) Argon2id\n 7) RIPEMD-160\nSelect [1]: ",
+    );
+    let line = ["--encryption", "AES", "--filesystem", "none"];
+    let (code, text) = text_create(&d, &v, &line, &[(&menu, "2")]);
+    assert_eq!(code, 0, "{text}");
+    let info = d.ok(
+        &["info", &v, "--json", "--pim", "1", "--password-stdin"],
+        PW,
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+    assert_eq!(info["hash"], "SHA-256", "{info}");
+}
+
+#[test]
+fn text_mode_create_without_a_daemon_fails_before_asking_anything() {
+    let mut c = Command::new(tcd_tests::build_dir().join("tcctl"));
+    c.args(["--socket", "/nonexistent/x.sock", "-t", "-c"]);
+    let t = Pty::spawn(c, None);
+    let (code, text) = t.finish(Duration::from_secs(30));
+    assert_eq!(code, 9, "{text}");
+    assert!(
+        text.contains("cannot reach the tcd daemon at /nonexistent/x.sock"),
+        "{text}"
+    );
+    assert!(!text.contains("Volume type"), "{text}");
+}
+
+#[test]
+fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
+    let d = Daemon::start();
+    let key = s(&d.path("k.key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    let v = s(&d.path("k.hc")).to_owned();
+    let mut c = d.command();
+    c.args(["-t", "-c", &v, "--volume-type", "normal", "--size", "4M"])
+        .args(["--encryption", "AES"])
+        .args(["--hash", "sha512", "--filesystem", "none"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    // The empty password, then a keyfile: taken, as VeraCrypt takes it.
+    let questions = [
+        (format!("Password for the new volume {v}: "), ""),
+        ("Repeat the password: ".to_owned(), ""),
+        (
+            format!("PIM for the new volume {v} (Enter for none): "),
+            "1",
+        ),
+        ("Enter keyfile path [none]: ".to_owned(), key.as_str()),
+    ];
+    for (question, answer) in &questions {
+        t.expect(question, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+    }
+    t.expect_times("Enter keyfile path [none]: ", 2, wait);
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    let at = |q: &str| text.find(q).unwrap_or_else(|| panic!("{q}: {text}"));
+    assert!(
+        at("Password for") < at("Repeat the") && at("Repeat the") < at("PIM for"),
+        "{text}"
+    );
+    assert!(at("PIM for") < at("Enter keyfile path"), "{text}");
+    // The keyfile alone (the empty password) opens it.
+    let info = d.ok(
+        &[
+            "--non-interactive",
+            "info",
+            &v,
+            "--json",
+            "--keyfile",
+            &key,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+        ],
+        "",
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+    assert_eq!(info["encryption"], "AES", "{info}");
+    // The empty password and no keyfile: refused after the keyfile
+    // question, nothing made.
+    let w = s(&d.path("none.hc")).to_owned();
+    let mut c = d.command();
+    c.args(["-t", "-c", &w, "--volume-type", "normal", "--size", "4M"])
+        .args(["--encryption", "AES"])
+        .args(["--hash", "sha512", "--filesystem", "none", "--pim", "1"]);
+    let mut t = Pty::spawn(c, None);
+    for question in [
+        format!("Password for the new volume {w}: "),
+        "Repeat the password: ".to_owned(),
+        "Enter keyfile path [none]: ".to_owned(),
+    ] {
+        t.expect(&question, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line("");
+    }
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, INVALID_ARGUMENT, "{text}");
+    assert!(
+        text.ends_with(&crlf(
+            "tcctl: an empty password with no keyfile opens no volume: give a password, or \
+             keyfiles with --keyfile\n"
+        )),
+        "{text}"
+    );
+    assert!(!d.path("none.hc").exists());
 }
 
 #[test]
@@ -2545,7 +2733,7 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
     let mut c = d.command();
     c.args(["-t", "-c", &v, "--volume-type=hidden", "--size=1M"])
         .args(["--encryption=AES", "--hash=sha512", "--filesystem=none"])
-        .args(["--pim=1", "--outer-pim", "1", "-k", ""]);
+        .args(["--pim=1", "--outer-pim", "1"]);
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(60);
     let outer = format!("Outer volume password of {v}: ");
@@ -2568,8 +2756,12 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
     t.expect("Repeat the password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(hidden);
+    // The hidden volume's keyfiles last, named as its own.
+    t.expect("Enter keyfile path for the hidden volume [none]: ", wait);
+    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("Enter keyfile path [none]"), "{text}");
     assert!(
         text.contains(&format!("tcctl: the outer volume {v}: wrong password")),
         "the wrong outer password is said: {text}"
@@ -2579,6 +2771,59 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
         "{text}"
     );
     d.ok(&[&["info", &v][..], &OPEN].concat(), &format!("{hidden}\n"));
+}
+
+#[test]
+fn text_mode_hidden_create_refuses_a_second_hidden_volume_before_its_password() {
+    let d = Daemon::start();
+    let v = s(&d.path("two.hc")).to_owned();
+    // Fully written, with a hidden volume in it.
+    d.ok(
+        &[
+            &["create", &v, "--size", "16M"][..],
+            &["--pim", "1", "--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    d.ok(
+        &[
+            &["create", &v, "--hidden-size", "4M", "--outer-pim", "1"][..],
+            &["--pim", "1", "--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        &format!("{PW}the first hidden one, long\n"),
+    );
+    let mut c = d.command();
+    c.args(["-t", "-c", &v, "--volume-type=hidden", "--size=1M"])
+        .args(["--encryption=AES", "--hash=sha512", "--filesystem=none"])
+        .args(["--pim=1", "--outer-pim", "1"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(60);
+    t.expect(&format!("Outer volume password of {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect("Enter keyfile for the outer volume [none]: ", wait);
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, INVALID_ARGUMENT, "{text}");
+    assert!(
+        text.ends_with(&crlf(
+            "tcctl: the end of the outer volume, where a hidden volume lies, is in use: it \
+             holds a hidden volume already (an outer volume holds one, and a new one would \
+             destroy it), or the outer filesystem's data reaches its last sector\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Password for the new hidden volume"),
+        "{text}"
+    );
+    // The first one still opens.
+    d.ok(
+        &["info", &v, "--pim", "1", "--password-stdin"],
+        "the first hidden one, long\n",
+    );
 }
 
 #[test]

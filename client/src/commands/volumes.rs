@@ -900,8 +900,11 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
             "--batch-mode (VeraCrypt's --force)",
         )?;
     }
-    let (password, o) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
-    let keyfiles = keyfiles.finish()?;
+    let (password, o, typed) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
+    let keyfiles = match typed {
+        Some(paths) => prepare_keyfiles(&paths)?.finish()?,
+        None => keyfiles.finish()?,
+    };
     let (host, made) = open_for_create(&a)?;
     // A container file made here goes again if anything below fails or the
     // user interrupts: no half-made volume is left behind, and a file it
@@ -933,19 +936,22 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The new volume's password, options, and keyfiles typed (with
+/// `--ask-keyfiles`).
+type ForCreate = (
+    zeroize::Zeroizing<Vec<u8>>,
+    tcd_proto::contract::CreateOptions,
+    Option<Vec<std::path::PathBuf>>,
+);
+
 /// The passwords, PIMs and options of the new volume, asked (the outer
-/// volume's first for a hidden one) and judged.
+/// volume's first for a hidden one) and judged; with `--ask-keyfiles`,
+/// the keyfiles typed after them.
 fn ask_for_create(
     ctx: Context<'_>,
     a: &CreateArgs,
     any_keyfile: bool,
-) -> Result<
-    (
-        zeroize::Zeroizing<Vec<u8>>,
-        tcd_proto::contract::CreateOptions,
-    ),
-    Failure,
-> {
+) -> Result<ForCreate, Failure> {
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let mut o = options::create(a);
     let truecrypt = o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt);
@@ -978,13 +984,16 @@ fn ask_for_create(
             continue;
         }
         // A PIM given on the line that this password is too short for is
-        // refused before any question of its length.
-        if let Some(pim) = a.secrets.pim {
+        // refused before any question of its length (keyfiles asked later
+        // may yet make it do: then judged once they are known).
+        if let Some(pim) = a.secrets.pim.filter(|_| !a.ask_keyfiles) {
             let _said_once_the_pim_is_settled =
                 crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
         }
-        // Judged once typed twice, as VeraCrypt judges it.
-        match crate::input::judge_typed_password(&pw, &password, any_keyfile, a.force)? {
+        // Judged once typed twice, as VeraCrypt judges it; an empty
+        // password waits for the keyfiles asked after it.
+        let later = a.ask_keyfiles && password.is_empty();
+        match crate::input::judge_typed_password(&pw, &password, any_keyfile || later, a.force)? {
             Judged::Taken(warning) => {
                 warning.say();
                 break password;
@@ -998,9 +1007,28 @@ fn ask_for_create(
         truecrypt,
         &format!("PIM for {what} (Enter for none): "),
     )?;
+    let typed = keyfiles_after(a)?;
+    let any_keyfile = any_keyfile || typed.as_ref().is_some_and(|t| !t.is_empty());
+    if password.is_empty() {
+        crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
+    }
     crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
     o.pim = (pim != 0).then_some(pim);
-    Ok((password, o))
+    Ok((password, o, typed))
+}
+
+/// `--ask-keyfiles`: the new volume's keyfiles, asked after its password
+/// and PIM as VeraCrypt asks them; the prompt names the hidden volume
+/// where the outer one's keyfiles were asked too.
+fn keyfiles_after(a: &CreateArgs) -> Result<Option<Vec<std::path::PathBuf>>, Failure> {
+    if !a.ask_keyfiles {
+        return Ok(None);
+    }
+    let prompt = match a.hidden_size {
+        Some(_) => "Enter keyfile path for the hidden volume [none]: ",
+        None => "Enter keyfile path [none]: ",
+    };
+    crate::input::keyfile_questions(prompt).map(Some)
 }
 
 /// The outer volume's password, PIM and keyfiles, asked, and what opening
@@ -1079,14 +1107,26 @@ fn open_outer(
             }
             f
         })?;
+    let hash = tcd_client::forms::outer_hash(&a.volume, &info)?;
+    // Said now, as the daemon would say it at the end: before the new
+    // hidden volume's password is typed in vain.
+    if info.end_in_use == Some(true) {
+        return Err(Failure::invalid(OUTER_END_IN_USE.into()));
+    }
     let room = info.size.map(tcd_client::forms::hidden_limit);
-    Ok((tcd_client::forms::outer_hash(&a.volume, &info)?, room))
+    Ok((hash, room))
 }
+
+/// The daemon's words for an outer volume whose end is in use.
+const OUTER_END_IN_USE: &str = "the end of the outer volume, where a hidden volume lies, is in \
+                                use: it holds a hidden volume already (an outer volume holds \
+                                one, and a new one would destroy it), or the outer filesystem's \
+                                data reaches its last sector";
 
 /// The daemon's list of volumes, taken on a thread of its own with the
 /// interrupt signals blocked: the connection's threads, started there,
 /// leave them to the thread `crate::interrupt` starts later.
-fn listed_aside(at: crate::bus::Where<'_>) -> Result<Vec<Volume>, Failure> {
+pub(crate) fn listed_aside(at: crate::bus::Where<'_>) -> Result<Vec<Volume>, Failure> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let set = crate::signals::set_of(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);

@@ -88,6 +88,13 @@ impl App {
             Scope::Volume
         };
         let argon2 = info.prf.argon2_cost(pim);
+        // Told before a new hidden volume's password is asked: the outer
+        // volume, opened first, already holds one. A host cut short says
+        // nothing here: `info` still shows the header.
+        let end_in_use = match info.hidden || info.system {
+            true => None,
+            false => v.end_in_use(crate::volume::create::HIDDEN_END_RESERVE).ok(),
+        };
         Ok(HeaderInfo {
             format: Some(info.format.name().to_owned()),
             header_version: Some(u32::from(info.header_version)),
@@ -108,6 +115,7 @@ impl App {
             mode: Some(info.chain.cryptsetup_mode().to_owned()),
             system_encryption: Some(info.system),
             created_by: Some(info.created_by()),
+            end_in_use,
         })
     }
 

@@ -417,6 +417,31 @@ impl OpenVolume {
         Ok(self.info.data_offset + offset)
     }
 
+    /// Whether the last 512 bytes below the last `reserve` bytes of the
+    /// data area hold data: where a hidden volume ends, so one is there
+    /// already (or the outer filesystem reached it). Sectors never written
+    /// on the host (zeros) are not data: the outer volume is not filled,
+    /// which a hidden volume's create says itself.
+    pub fn end_in_use(&self, reserve: u64) -> Result<bool> {
+        let Some(offset) = self.info.data_size.checked_sub(reserve + UNIT) else {
+            return Ok(false);
+        };
+        let at = self.host_range(offset, UNIT as usize)?;
+        let mut buf = Zeroizing::new(vec![0u8; UNIT as usize]);
+        self.host
+            .read_exact_at(&mut buf, at)
+            .map_err(|source| Error::Io {
+                what: format!("read at {offset}"),
+                source,
+            })?;
+        if buf.iter().all(|&b| b == 0) {
+            return Ok(false);
+        }
+        self.cipher()
+            .decrypt(&mut buf, (at / UNIT).wrapping_add(self.unit_shift))?;
+        Ok(buf.iter().any(|&b| b != 0))
+    }
+
     /// Reads and decrypts whole sectors at `offset` of the data area.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         self.touch();

@@ -164,4 +164,8 @@ pub struct HeaderInfo {
     /// The header's minimum program version ("1.11"): which version of
     /// TrueCrypt or VeraCrypt made or last rewrote it, at the earliest.
     pub created_by: Option<String>,
+    /// The end of this (outer) volume's data area, where a hidden volume
+    /// ends, holds data: a hidden volume is there already, or the outer
+    /// filesystem reached it. Absent for a hidden or system volume.
+    pub end_in_use: Option<bool>,
 }
