@@ -669,6 +669,7 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
     };
     let Some(v) = find_mounted(c.list()?, &name) else {
         return Err(no_mapping_names(
+            c,
             &name,
             Failure::not_found(format!("{name} is not mounted")),
         ));
