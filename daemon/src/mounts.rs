@@ -694,12 +694,7 @@ impl MountTable {
                 fs.unmount(true)
             }
             // Who holds it, as dismount says.
-            Err(Error::Busy(what)) => {
-                let holders = holding(&parts, &fs)
-                    .map(|(t, except)| holders::scan(t, &except))
-                    .unwrap_or_default();
-                Err(Error::Held { what, holders })
-            }
+            Err(Error::Busy(what)) => Err(held(&parts, &fs, what, true)),
             other => other,
         };
         if let Err(e) = unmounted {
@@ -877,13 +872,7 @@ impl MountTable {
                 Ok(()) => {}
                 Err(Error::Busy(_)) if force => return self.detach(id, &mut parts),
                 // Who holds it, as --force would say.
-                Err(Error::Busy(what)) => {
-                    let holders = holding(&parts, fs)
-                        .filter(|_| name_holders)
-                        .map(|(t, except)| holders::scan(t, &except))
-                        .unwrap_or_default();
-                    return Err(Error::Held { what, holders });
-                }
+                Err(Error::Busy(what)) => return Err(held(&parts, fs, what, name_holders)),
                 Err(e) => return Err(e),
             }
             if parts.made_mount_point {
@@ -1498,6 +1487,16 @@ pub fn path_of(host: &File) -> String {
     ))
     .map(|p| p.display().to_string())
     .unwrap_or_else(|_| "(unnamed volume)".to_owned())
+}
+
+/// The busy filesystem `fs` of `parts`, `what`, as [`Error::Held`]: with
+/// its holders when `name_holders`, none named otherwise.
+fn held(parts: &Parts, fs: &mountpoint::MountedFs, what: String, name_holders: bool) -> Error {
+    let holders = holding(parts, fs)
+        .filter(|_| name_holders)
+        .map(|(t, except)| holders::scan(t, &except))
+        .unwrap_or_default();
+    Error::Held { what, holders }
 }
 
 /// What holds the filesystem `fs` of `parts` is looked for by (its device

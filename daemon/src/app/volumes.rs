@@ -120,16 +120,7 @@ impl App {
                 super::input::bounded(what, v)?;
             }
         }
-        let m = self
-            .table
-            .get(id)
-            .ok_or(Error::NotMounted(id.to_string()))?;
-        if m.owner != caller.uid {
-            return Err(Error::PermissionDenied(format!(
-                "only the user who attached {} mounts its filesystem",
-                m.host_name
-            )));
-        }
+        self.owned_volume(id, caller, "mounts")?;
         let fs = crate::mounts::FsOptions::parse(o.fs_options.as_deref().unwrap_or(""))
             .map_err(Error::InvalidArgument)?;
         super::mount::check_owners(caller, &fs)?;
@@ -148,16 +139,7 @@ impl App {
     /// [`App::mount_filesystem`], its owner's alone as that is. A busy
     /// filesystem's holders are named as `caller` may see them.
     pub fn unmount_filesystem(&self, id: u32, caller: &Caller, force: bool) -> Result<Mounted> {
-        let m = self
-            .table
-            .get(id)
-            .ok_or(Error::NotMounted(id.to_string()))?;
-        if m.owner != caller.uid {
-            return Err(Error::PermissionDenied(format!(
-                "only the user who attached {} unmounts its filesystem",
-                m.host_name
-            )));
-        }
+        self.owned_volume(id, caller, "unmounts")?;
         match self.table.unmount_attached(id, force) {
             Err(Error::Held { what, holders }) => {
                 let holders = holders.into_iter().map(|h| visible(h, caller)).collect();
@@ -165,6 +147,22 @@ impl App {
             }
             other => other,
         }
+    }
+
+    /// Volume `id`, when `caller` attached it: its filesystem is theirs
+    /// alone to `verb` ("mounts", "unmounts").
+    fn owned_volume(&self, id: u32, caller: &Caller, verb: &str) -> Result<Mounted> {
+        let m = self
+            .table
+            .get(id)
+            .ok_or(Error::NotMounted(id.to_string()))?;
+        if m.owner != caller.uid {
+            return Err(Error::PermissionDenied(format!(
+                "only the user who attached {} {verb} its filesystem",
+                m.host_name
+            )));
+        }
+        Ok(m)
     }
 
     /// The volumes `caller` may dismount with `DismountAll`: everyone's for
