@@ -260,8 +260,8 @@ pub fn narrowing_hint() -> Option<String> {
 
 #[derive(Args, Clone, Default)]
 pub struct Search {
-    /// Only try this hash (PRF); sha1 too, for volumes of TrueCrypt
-    /// before 5.0.
+    /// Only try this hash (PRF). sha1 is taken too, for volumes of
+    /// TrueCrypt before 5.0, but not listed: no new header takes it.
     #[arg(long, value_enum, ignore_case = true)]
     pub hash: Option<Hash>,
     /// Only try this encryption, as TrueCrypt names it.
@@ -635,6 +635,10 @@ pub enum Command {
         /// filesystem in use is unmounted lazily.
         #[arg(long, conflicts_with = "all")]
         filesystem_only: bool,
+        /// udisksctl's lock: a volume whose filesystem is mounted is
+        /// refused, as udisks refuses it, and the lock said as it says it.
+        #[arg(long, hide = true, conflicts_with_all = ["all", "filesystem_only"])]
+        udisks_lock: bool,
     },
     /// Keyfiles on PKCS #11 security tokens (smart cards, USB tokens), as
     /// TrueCrypt keeps them: list, import a file, delete.
@@ -897,6 +901,9 @@ pub struct MountArgs {
     /// for keyfiles after the password and PIM, as VeraCrypt does.
     #[arg(long, hide = true)]
     pub ask_keyfiles: bool,
+    /// udisksctl's unlock: said as it says it (`Unlocked VOLUME as DEVICE.`).
+    #[arg(long, hide = true)]
+    pub udisks_unlock: bool,
     /// VeraCrypt's text mode on a terminal, no --protect-hidden on its
     /// line: ask whether to protect a hidden volume, as VeraCrypt does.
     #[arg(long, hide = true)]
@@ -1084,7 +1091,7 @@ pub struct CreateArgs {
     /// Overwrite an existing file or device without asking (VeraCrypt's
     /// --force, as -q); and take a password shorter than 8 characters, or
     /// one shorter than 20 with a PIM under 485 (with a warning). Without
-    /// it, a password under 8 characters typed on a terminal is asked
+    /// it, a password under 12 characters typed on a terminal is asked
     /// about, as VeraCrypt asks: yes takes it, no asks for another.
     #[arg(long)]
     pub force: bool,
@@ -1243,7 +1250,7 @@ pub struct ChangePasswordArgs {
     #[arg(long)]
     pub new_pim: Option<u32>,
     /// Take a new password shorter than 8 characters, or one shorter than
-    /// 20 with a PIM under 485 (with a warning). Without it, one under 8
+    /// 20 with a PIM under 485 (with a warning). Without it, one under 12
     /// characters typed on a terminal is asked about, as VeraCrypt asks:
     /// yes takes it, no leaves the password unchanged.
     #[arg(long)]
@@ -1303,6 +1310,10 @@ pub struct BackupHeaderArgs {
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
+    /// VeraCrypt's text mode on a terminal: ask for the keyfiles after the
+    /// password and PIM, one a line, as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
 }
 
 #[derive(Args)]
@@ -1324,6 +1335,10 @@ pub struct RestoreHeaderArgs {
     pub secrets: Secrets,
     #[command(flatten)]
     pub search: Search,
+    /// VeraCrypt's text mode on a terminal: ask for the keyfiles after the
+    /// password and PIM, one a line, as VeraCrypt does.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
 }
 
 #[derive(Subcommand)]

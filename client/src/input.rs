@@ -746,6 +746,9 @@ pub fn shown(p: &Path) -> String {
 
 /// Below this many characters a new password is refused without --force.
 const SHORTEST_PASSWORD: usize = 8;
+/// Below this many, a password typed on a terminal is asked about, as
+/// VeraCrypt asks (its warning size threshold).
+const ASKED_BELOW: usize = 12;
 /// Below this many, a warning: VeraCrypt's advice is 20 or more.
 const ADVISED_PASSWORD: usize = 20;
 
@@ -828,9 +831,9 @@ pub enum Judged {
     AskAnother,
 }
 
-/// [`judge_new_password`]; a short password typed on the terminal is not
-/// refused at once but asked about, as VeraCrypt asks: yes takes it (as
-/// --force would), no asks for another.
+/// [`judge_new_password`]; a password under [`ASKED_BELOW`] characters
+/// typed on the terminal is not refused or warned of but asked about, as
+/// VeraCrypt asks: yes takes it (as --force would), no asks for another.
 pub fn judge_typed_password(
     pw: &Passwords,
     password: &[u8],
@@ -838,21 +841,19 @@ pub fn judge_typed_password(
     force: bool,
 ) -> Result<Judged, Failure> {
     let chars = String::from_utf8_lossy(password).chars().count();
-    match judge_new_password(password, keyfiles, force) {
-        Err(_) if (1..SHORTEST_PASSWORD).contains(&chars) && pw.typed() => {
-            let sure = terminal_yes(
-                "WARNING: Short passwords are easy to crack using brute force techniques! We \
-                 recommend choosing a password of 20 or more characters. Are you sure you want \
-                 to use a short password? (y=Yes/n=No) [No]: ",
-            )?;
-            // Warned by the question: no second warning.
-            match sure {
-                true => Ok(Judged::Taken(Warning(None))),
-                false => Ok(Judged::AskAnother),
-            }
-        }
-        judged => judged.map(Judged::Taken),
+    if (1..ASKED_BELOW).contains(&chars) && pw.typed() && !force {
+        let sure = terminal_yes(
+            "WARNING: Short passwords are easy to crack using brute force techniques! We \
+             recommend choosing a password of 20 or more characters. Are you sure you want to \
+             use a short password? (y=Yes/n=No) [No]: ",
+        )?;
+        // Warned by the question: no second warning.
+        return Ok(match sure {
+            true => Judged::Taken(Warning(None)),
+            false => Judged::AskAnother,
+        });
     }
+    judge_new_password(password, keyfiles, force).map(Judged::Taken)
 }
 
 /// Below this PIM, VeraCrypt takes a new password of no fewer than

@@ -103,6 +103,13 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
         let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
             return None;
         };
+        // A word that is no option: one argument too many.
+        if !arg.starts_with('-') {
+            return Some(usage(format!(
+                "{arg}: one argument more than VeraCrypt's text mode takes here (`tcctl -t -h` \
+                 shows its usage)"
+            )));
+        }
         return Some(usage(format!(
             "{arg}: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists the ones \
              taken)"
@@ -213,7 +220,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             force,
             slot,
             filesystem_only: false,
-        } => volumes::dismount(ctx, volumes::Named::of(target, slot), all, force),
+            udisks_lock,
+        } => {
+            let target = volumes::Named::of(target, slot);
+            volumes::dismount(ctx, target, all, force, udisks_lock)
+        }
         Command::List {
             json,
             veracrypt_lines,

@@ -129,6 +129,8 @@ pub const INTERNAL: &[&str] = &[
     "ask-outer",
     "veracrypt-lines",
     "only",
+    "udisks-lock",
+    "udisks-unlock",
 ];
 
 /// The backends tcd ships, offered after `--backend` (one an

@@ -102,7 +102,7 @@ pub fn volume_json(v: &Volume) -> Json {
         "format": text_or_null(o.format.as_deref()),
         "encryption": text_or_null(o.encryption.as_deref()), "hash": text_or_null(o.hash.as_deref()),
         "read_only": o.read_only, "hidden": o.hidden, "protects_hidden": o.protects_hidden,
-        "system_encryption": o.system_encryption,
+        "system_encryption": o.system_encryption, "used_backup_header": o.used_backup_header,
         "size": o.size, "sector_size": o.sector_size, "backends": o.backends.clone().unwrap_or_default(),
         "owner": o.owner, "state": json_state(v), "health": v.health(),
         "slot": v.slot(), "discard": o.discard.unwrap_or_default(),

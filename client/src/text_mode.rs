@@ -70,6 +70,17 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
         }
         args.push("--ask-again".into());
     }
+    // `-t --backup-headers`, `--restore-headers`: the keyfiles after the
+    // password and PIM, as a mount asks them.
+    if may_ask(given, args)
+        && args
+            .get(1)
+            .is_some_and(|a| a == "backup-header" || a == "restore-header")
+        && !names(given, &["--stdin", "--password-stdin"])
+        && !names(given, KEYFILES)
+    {
+        args.push("--ask-keyfiles".into());
+    }
     Ok(())
 }
 

@@ -133,7 +133,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("--explore", "mount --explore: xdg-open on the mount point"),
     (
         "--force with -c",
-        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters, or under 20 with a PIM under 485 (with a warning); without it, a password under 8 characters typed on a terminal is asked about, as VeraCrypt asks (y takes it; n asks for another, and change-password leaves the password unchanged). With a mount, --force is taken and passed over",
+        "create --force: overwrite an existing file or device without asking, as -q (--batch-mode); also takes a password under 8 characters, or under 20 with a PIM under 485 (with a warning); without it, a password under 12 characters typed on a terminal is asked about (one from standard input is refused under 8), as VeraCrypt asks (y takes it; n asks for another, and change-password leaves the password unchanged). With a mount, --force is taken and passed over",
     ),
     (
         "-d, -u, --dismount, --unmount [VOLUME]",
@@ -453,10 +453,16 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
 pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
     (
         "unlock",
-        "mount --filesystem none: the block device only, as udisks unlocks without mounting; \
-         mount -b DEVICE then mounts its filesystem without a password",
+        "mount --filesystem none: the block device only, as udisks unlocks without mounting, \
+         said as udisksctl says it (Unlocked VOLUME as DEVICE.); mount -b DEVICE then mounts its \
+         filesystem without a password",
     ),
-    ("lock", "dismount"),
+    (
+        "lock",
+        "dismount of a volume attached as its block device alone (Locked VOLUME.); one whose \
+         filesystem is mounted is refused (exit 5), as udisks refuses to lock a device in use: \
+         unmount -b DEVICE first",
+    ),
     (
         "unmount -b DEVICE, umount -b DEVICE",
         "dismount --filesystem-only DEVICE: the filesystem unmounted, the volume still attached \
@@ -511,10 +517,13 @@ fn udisks_words(words: &mut Vec<String>) {
         udisks_options(words, unlock);
     }
     if let Some(i) = command {
+        // Said as udisksctl says it; a lock refuses a mounted filesystem.
         if words[i] == "lock" {
             words[i] = "dismount".into();
+            words.insert(i + 1, "--udisks-lock".into());
         } else {
             words[i] = "mount".into();
+            words.insert(i + 1, "--udisks-unlock".into());
             if !words.iter().any(|w| w.starts_with("--filesystem")) {
                 words.extend(["--filesystem".into(), "none".into()]);
             }
@@ -1000,7 +1009,10 @@ mod tests {
         );
         // tcctl's own unmount, and udisks' lock: the whole volume.
         assert_eq!(t(&["unmount", "/dev/loop3"]), ["unmount", "/dev/loop3"]);
-        assert_eq!(t(&["lock", "-b", "/dev/sdb1"]), ["dismount", "/dev/sdb1"]);
+        assert_eq!(
+            t(&["lock", "-b", "/dev/sdb1"]),
+            ["dismount", "--udisks-lock", "/dev/sdb1"]
+        );
     }
 
     #[test]

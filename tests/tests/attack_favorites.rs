@@ -345,6 +345,13 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
         root.contains(keyfile) && root.contains(password_file),
         "root sees them: {root}"
     );
+    // Removed, named as it was added: the system's.
+    let removed = sys.ok(
+        None,
+        &["favorites", "remove", "boot", "--system-favorite"],
+        "",
+    );
+    assert_eq!(removed, "system favorite boot removed\n");
 }
 
 fn mkfifo(path: &Path) {

@@ -94,7 +94,8 @@ fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
     );
     assert_eq!(d.list(), serde_json::json!([]));
     // Without the mode, the same favorite opens as VeraCrypt.
-    d.ok(&["favorites", "remove", "new"], "");
+    let removed = d.ok(&["favorites", "remove", "new"], "");
+    assert_eq!(removed, "your favorite new removed\n");
     d.ok(
         &["favorites", "add", "new", &vc, "--filesystem", "none"],
         "",

@@ -613,6 +613,36 @@ fn the_benchmark_has_an_argon2id_row() {
     );
 }
 
+/// Ctrl-D at the prompt after a wrong password gives up: the exit code
+/// is the wrong password's, as cryptsetup's last try's is, not that of a
+/// prompt cancelled before any try.
+#[test]
+fn ctrl_d_after_a_wrong_password_exits_as_a_wrong_password() {
+    let d = Daemon::start();
+    let v = create_with(&d, "g.hc", &[]);
+    let mut c = d.command();
+    c.args(["-t", "-k", "", "-m", "ro", "--filesystem", "none", &v]);
+    c.args(["--pim", "1", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(20);
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password at all");
+    t.expect("tcctl: wrong password or keyfile, or not a volume", wait);
+    t.expect_times(&format!("Password for {v}: "), 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("\u{4}");
+    let (code, text) = t.finish(wait);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains(&format!(
+            "tcctl: {v}: no other password given after the wrong one"
+        )),
+        "{text}"
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 #[test]
 fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     let d = Daemon::start();
@@ -1191,6 +1221,9 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     t.expect(&format!("Password for {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
+    // Then its keyfiles, as a mount asks them.
+    t.expect("Enter keyfile [none]: ", wait);
+    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert_eq!(std::fs::metadata(&backup).expect("made").len(), 128 << 10);
@@ -1213,6 +1246,8 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     t.expect(&format!("Password for {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
+    t.expect("Enter keyfile [none]: ", wait);
+    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("restored"), "{text}");
@@ -1426,12 +1461,13 @@ fn a_short_new_password_typed_on_a_terminal_is_asked_about_as_veracrypt_asks() {
         c.args(["--hash", "sha512", "--pim", pim]);
         Pty::spawn(c, None)
     };
-    // Asked once typed twice, as VeraCrypt asks. No: another password.
+    // Asked once typed twice, as VeraCrypt asks below 12 characters. No:
+    // another password.
     let mut t = create("0");
     t.expect(&prompt, wait);
-    t.type_line("abcde");
+    t.type_line("abcdefghijk");
     t.expect("Repeat the password: ", wait);
-    t.type_line("abcde");
+    t.type_line("abcdefghijk");
     t.expect(question, wait);
     t.type_line("n");
     t.expect_times(&prompt, 2, wait);
@@ -1753,6 +1789,15 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             "{command}"
         );
     }
+    // A file name that names no file: said missing, no mapping named.
+    let (code, msg) = d.fails(&["status", "nosuch.hc"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            3,
+            "tcctl: nosuch.hc is not mounted (no file of that name exists either)\n"
+        )
+    );
     assert!(
         rows[0]["device"]
             .as_str()
@@ -1937,15 +1982,14 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         ],
         PW,
     );
+    // Said as udisksctl says it.
     let out = d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
-    assert!(
-        out.starts_with(&format!("{v} attached as /dev/loop")),
-        "{out}"
-    );
     let device = d.list()[0]["device"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
+    assert!(device.starts_with("/dev/loop"), "{device}");
+    assert_eq!(out, format!("Unlocked {v} as {device}.\n"));
     let status = d.ok(&["status", "-b", &device], "");
     assert!(status.starts_with(&format!("{v} is active")), "{status}");
     // A mounted volume's device holds no header: said, with what to run.
@@ -2013,12 +2057,26 @@ fn udisks_spellings_unlock_lock_and_block_device() {
             )
         )
     );
-    let out = d.ok(&["lock", &format!("--block-device={device}")], "");
-    assert_eq!(out, format!("{v} dismounted ({device})\n"));
-    assert!(
-        !tcd_tests::is_mount_point(&mnt),
-        "unmounted with the volume"
+    // Locked while its filesystem is mounted: refused, as udisks refuses
+    // to lock a device in use, saying what to run; nothing changes.
+    let (code, msg) = d.fails(&["lock", &format!("--block-device={device}")], "");
+    assert_eq!(
+        (code, msg),
+        (
+            5,
+            format!(
+                "tcctl: Error locking {v}: its filesystem is mounted on {}; `tcctl unmount -b \
+                 {device}` unmounts it first (`tcctl dismount {v}` does both)\n",
+                s(&mnt)
+            )
+        )
     );
+    assert!(tcd_tests::is_mount_point(&mnt), "still mounted");
+    d.ok(&["unmount", "-b", &device], "");
+    let out = d.ok(&["lock", &format!("--block-device={device}")], "");
+    assert_eq!(out, format!("Locked {v}.\n"));
+    assert!(!tcd_tests::is_mount_point(&mnt), "unmounted");
+    assert_eq!(d.list(), serde_json::json!([]));
     // What was written is in the volume.
     d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
     assert_eq!(
@@ -2123,7 +2181,7 @@ fn udisks_unmount_leaves_the_volume_attached() {
     d.ok(&["unmount", "-b", &device], "");
     // udisksctl's last step, by the container it unlocked.
     let out = d.ok(&["lock", "-b", &v], "");
-    assert_eq!(out, format!("{v} dismounted\n"));
+    assert_eq!(out, format!("Locked {v}.\n"));
     assert_eq!(d.list(), serde_json::json!([]));
 
     // tcctl's own unmount, without -b: the whole volume goes.
@@ -2847,6 +2905,15 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
             )
         );
     }
+    // A word too many is no unknown option.
+    let kf = s(&d.path("kf3")).to_owned();
+    let (code, msg) = d.fails(&["-t", "--create-keyfile", &kf, "kf4"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: kf4: one argument more than VeraCrypt's text mode takes here (`tcctl -t -h` \
+         shows its usage)\n"
+    );
     // tcctl's own lines keep clap's words, naming the subcommand's usage.
     let (code, msg) = d.fails(&["mount", "--bogus"], "");
     assert_eq!(code, USAGE, "{msg}");
@@ -2986,6 +3053,7 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
         .unwrap_or_default()
         .to_owned();
     assert!(line.contains("noatime"), "{line}");
+    d.ok(&["unmount", "-b", &device], "");
     d.ok(&["lock", "-b", dev.path()], "");
     // Another passphrase in the file: the wrong password's exit code.
     let wrong = d.path("wrong");

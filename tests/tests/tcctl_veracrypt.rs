@@ -477,6 +477,16 @@ fn mount_options_headerbak_opens_by_the_backup_header_only() {
     damage(&w, 0);
     d.ok(&with(&headerbak, &w), PW);
     assert_eq!(d.list().as_array().map(Vec::len), Some(2));
+    // `list --json` says which one its backup header opened, as `status`.
+    let by_backup: Vec<String> = d
+        .list()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["used_backup_header"] == true)
+        .map(|m| m["volume"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(by_backup, [w.as_str()], "{}", d.list());
     // `info` takes -m headerbak as mount does: the backup header only, with
     // no warning that the primary failed, since it was never tried.
     let info = ["info", "--stdin", "--pim", "1", "--json", "-m", "headerbak"];

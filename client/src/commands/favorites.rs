@@ -141,7 +141,9 @@ fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     }
     // Its password goes with it; nothing stored is left to try.
     let _ = keystore::forget(&key_of(name, system));
-    println!("favorite {name} removed");
+    // Named as `favorites add` names it.
+    let whose = if system { "system" } else { "your" };
+    println!("{whose} favorite {name} removed");
     Ok(())
 }
 

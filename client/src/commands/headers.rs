@@ -1,7 +1,7 @@
 //! A volume's header: show it, change its password, back it up, restore
 //! it.
 
-use super::{Context, ask_to_open, settle_pim};
+use super::{Context, ask_credentials, ask_to_open, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{Passwords, prepare_keyfiles, read_header};
@@ -409,8 +409,8 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     tcd_client::tools::check_backup_path(&a.backup)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (password, keyfiles) =
-        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
+    let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
+    let (password, keyfiles) = ask_credentials(ask, &mut pw, s, &a.search, &a.volume, keyfiles)?;
     let out = tcd_client::tools::new_backup_file(&a.backup)?;
     let c = Client::connect(ctx.at)?;
     let o = options::search(&a.search, a.secrets.pim());
@@ -480,8 +480,8 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         )?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (password, keyfiles) =
-        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
+    let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
+    let (password, keyfiles) = ask_credentials(ask, &mut pw, s, &a.search, &a.volume, keyfiles)?;
     let o = options::search(&a.search, a.secrets.pim());
     let used = search::run(&c, || {
         c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)

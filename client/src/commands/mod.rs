@@ -37,9 +37,25 @@ pub fn ask_to_open(
     opens_something(volume, password, keyfiles)
 }
 
+/// [`ask_to_open_then_keyfiles`] when `ask_keyfiles` (VeraCrypt's text
+/// mode asking them), [`ask_to_open`] with `keyfiles` otherwise.
+pub fn ask_credentials(
+    ask_keyfiles: bool,
+    pw: &mut Passwords,
+    s: &mut Secrets,
+    search: &Search,
+    volume: &std::path::Path,
+    keyfiles: Keyfiles,
+) -> Result<Credentials, Failure> {
+    match ask_keyfiles {
+        true => ask_to_open_then_keyfiles(pw, s, search, volume),
+        false => ask_to_open(pw, s, search, volume, keyfiles),
+    }
+}
+
 /// VeraCrypt's text mode's order on a terminal, its line naming no
 /// keyfile: the password, the PIM, then keyfiles typed one a line.
-pub fn ask_to_open_then_keyfiles(
+fn ask_to_open_then_keyfiles(
     pw: &mut Passwords,
     s: &mut Secrets,
     search: &Search,

@@ -63,6 +63,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let mut keyfiles = Some(keyfiles);
     let pim_given = a.secrets.pim;
     let mut retries = crate::input::Retries::new(a.ask_again, a.tries);
+    let mut wrong = false;
     let path = loop {
         let once = MountOnce {
             c: &c,
@@ -76,6 +77,15 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             Err(f) if f.code == exit::WRONG_PASSWORD && retries.another(&pw) => {
                 eprintln!("tcctl: {}", f.message);
                 a.secrets.pim = pim_given;
+                wrong = true;
+            }
+            // Ctrl-D at the next prompt gives up: the wrong password
+            // stands (its exit code), as cryptsetup's last try's does.
+            Err(f) if f.code == exit::CANCELLED && wrong => {
+                return Err(Failure {
+                    code: exit::WRONG_PASSWORD,
+                    message: format!("{shown}: no other password given after the wrong one"),
+                });
             }
             // As TrueCrypt: the cache first, then the password, where one
             // can be given (standard input, or the terminal).
@@ -132,7 +142,7 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
     };
     c.mount_filesystem(&row.object, &o)?;
     let row = c.list()?.into_iter().find(|r| r.object == row.object);
-    Ok(Some(report_mounted(row.as_ref(), &host)))
+    Ok(Some(report_mounted(row.as_ref(), &host, false)))
 }
 
 /// What a mount that went through says: the backup header that opened it,
@@ -157,7 +167,7 @@ fn said_mounted(
             name.display()
         );
     }
-    let reported = report_mounted(row.as_ref(), shown);
+    let reported = report_mounted(row.as_ref(), shown, a.udisks_unlock);
     output::legacy_mounted(
         row.as_ref().map(|r| &r.view),
         shown,
@@ -187,10 +197,9 @@ impl MountOnce<'_> {
         };
         let (password, keyfiles) = if a.cached {
             (zeroize::Zeroizing::new(Vec::new()), keyfiles.finish()?)
-        } else if a.ask_keyfiles {
-            super::ask_to_open_then_keyfiles(pw, &mut a.secrets, &a.search, &a.volume)?
         } else {
-            super::ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?
+            let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
+            super::ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?
         };
         // VeraCrypt's next question; a read-only mount has no writes to
         // guard.
@@ -217,8 +226,8 @@ impl MountOnce<'_> {
             (true, exit::WRONG_PASSWORD) => Failure {
                 code: f.code,
                 message: format!(
-                    "none of the passwords cached for you opens {} (none is kept after \
-                     wipe-cache, or without mount --cache)",
+                    "no password cached for you opens {}: mount it without --cached to give \
+                     its password (with --cache, that one is kept for next time)",
                     a.volume.display()
                 ),
             },
@@ -448,8 +457,9 @@ fn served_by_fuse(at: &Path) -> bool {
 }
 
 /// Says where the volume (its listing, `row`) went, and returns the
-/// notification's summary and body.
-fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
+/// notification's summary and body; `udisks`: an attachment in
+/// udisksctl's unlock's words.
+fn report_mounted(row: Option<&Volume>, shown: &str, udisks: bool) -> (String, String) {
     // By the daemon's absolute name, as `tcctl list` shows it.
     match row {
         Some(r) if r.mount_point().is_some() => {
@@ -461,7 +471,10 @@ fn report_mounted(row: Option<&Volume>, shown: &str) -> (String, String) {
             (format!("Mounted {host} at {at}"), device.to_owned())
         }
         Some(r) => {
-            println!("{} attached as {}", r.host(), r.device());
+            match udisks {
+                true => println!("Unlocked {} as {}.", r.host(), r.device()),
+                false => println!("{} attached as {}", r.host(), r.device()),
+            }
             (
                 format!("Attached {} as {}", r.host(), r.device()),
                 String::new(),
@@ -522,17 +535,55 @@ impl Named {
     }
 }
 
-/// `tcctl dismount`.
-pub fn dismount(ctx: Context<'_>, target: Named, all: bool, force: bool) -> Result<(), Failure> {
+/// `tcctl dismount`; `udisks_lock`: udisksctl's `lock` (see [`lock`]).
+pub fn dismount(
+    ctx: Context<'_>,
+    target: Named,
+    all: bool,
+    force: bool,
+    udisks_lock: bool,
+) -> Result<(), Failure> {
     let what = target.describe();
     // A slot's volume is said by its slot, as it was named.
     let named_as = matches!(target, Named::Slot(_)).then(|| what.clone());
     // clap asks for one of them.
     let result = Client::connect(ctx.at).and_then(|c| match target.resolve(&c)? {
+        Some(t) if udisks_lock => lock(&c, t, force),
         Some(t) if !all => dismount_one(&c, t, named_as, force),
         _ => dismount_all(&c, force),
     });
     notify::outcome(ctx.notify, &format!("Cannot dismount {what}"), result)
+}
+
+/// udisksctl's `lock`: a volume attached as its block device alone is
+/// detached and said as udisksctl says it; one whose filesystem is
+/// mounted is refused, as udisks refuses to lock a device in use.
+fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Failure> {
+    let name = match Path::new(&target).exists() {
+        true => absolute(Path::new(&target)),
+        false => target,
+    };
+    let Some(v) = find_mounted(c.list()?, &name) else {
+        return Err(no_mapping_names(
+            c,
+            &name,
+            Failure::not_found(format!("{name} is not unlocked")),
+        ));
+    };
+    let (volume, device) = (v.host().to_owned(), v.device().to_owned());
+    if let Some(at) = v.mount_point() {
+        return Err(Failure {
+            code: exit::BUSY,
+            message: format!(
+                "Error locking {volume}: its filesystem is mounted on {at}; `tcctl unmount -b \
+                 {device}` unmounts it first (`tcctl dismount {volume}` does both)"
+            ),
+        });
+    }
+    c.dismount(&volume, force)
+        .map_err(|f| busy_hint(force, true, f))?;
+    println!("Locked {volume}.");
+    Ok((format!("Dismounted {volume}"), String::new()))
 }
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
@@ -702,11 +753,13 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
 }
 
 /// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
-/// does not keep.
+/// does not keep; a file name (`vol.hc`) that names no file is said so.
 fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
-    if f.code != exit::NOT_FOUND || asked.contains('/') {
+    let path = Path::new(asked);
+    if f.code != exit::NOT_FOUND || asked.contains('/') || path.exists() {
         return f;
     }
+
     // A favorite's name is no volume's either: its volume is named.
     let favorite = c
         .list_favorites()
@@ -720,6 +773,9 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
              {host}`, `tcctl status {host}`)",
                 host = fav.settings.host
             )
+        }
+        None if path.extension().is_some() => {
+            f.message.push_str(" (no file of that name exists either)")
         }
         None => f.message.push_str(
             " (tcd keeps no cryptsetup mapping names: name the volume by its file, device or \

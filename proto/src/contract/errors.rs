@@ -85,15 +85,17 @@ pub mod exit {
         ),
         (
             INVALID_ARGUMENT,
-            "a request refused (a bad mount point, filesystem, policy or size), or a file to \
-             be made that exists already",
+            "a request refused (a bad mount point, filesystem, policy text or size; a file \
+             too small to be any volume, searched for no password), or a file to be made that \
+             exists already",
         ),
         (UNSUPPORTED_CIPHER, "no allowed backend has the cipher"),
         (NO_DAEMON, "the daemon cannot be reached"),
         (
             CANCELLED,
             "cancelled: a confirmation not given (anything but YES), a prompt ended with \
-             Ctrl-D or its dialog cancelled, or the search cancelled by its caller",
+             Ctrl-D (after a wrong password, that password's 2) or its dialog cancelled, or \
+             the search cancelled by its caller",
         ),
         (
             WRITES_LOST,
@@ -105,7 +107,8 @@ pub mod exit {
         ),
         (
             USAGE,
-            "the command line is wrong (an unknown option or value, a missing argument), \
+            "the command line is wrong (an unknown option or value, such as a backend name \
+             the daemon does not have, a missing argument), \
              or a password or a confirmation is needed and there is no way to ask \
              (--password-stdin gives the password, -q the confirmation)",
         ),
