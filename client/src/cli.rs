@@ -206,22 +206,28 @@ pub fn narrowing_hint() -> Option<String> {
     let create = given
         .iter()
         .any(|a| ["create", "-c", "--create"].contains(&a.as_str()) || a.starts_with("--create="));
-    let (pim_name, hash_name) = match create {
-        true => ("--outer-pim", "--outer-hash"),
-        false => ("--pim", "--hash"),
+    let hash_name = match create {
+        true => "--outer-hash",
+        false => "--hash",
     };
     // TrueCrypt volumes have no PIM: no hint of one for them.
     let truecrypt = has(&["--truecrypt", "-tc", "--disable-veracrypt"]) || asks_truecrypt(&given);
     // A PIM, given or typed at the prompt, narrowed the search to
     // VeraCrypt's format (a TrueCrypt volume has none): no --format hint.
     let typed_pim = crate::input::typed_pim();
-    let pim_from = match (
-        value_of(&given, pim_name).is_some_and(|p| p.trim() != "0"),
-        typed_pim,
-    ) {
-        (true, _) => Some(pim_name),
-        (false, Some((_, from))) => Some(from),
-        (false, None) => None,
+    // cryptsetup's --veracrypt-pim is --pim, named as typed.
+    let pim_names: &[&'static str] = match create {
+        true => &["--outer-pim"],
+        false => &["--pim", "--veracrypt-pim"],
+    };
+    let pim_given = pim_names
+        .iter()
+        .copied()
+        .find(|name| value_of(&given, name).is_some_and(|p| p.trim() != "0"));
+    let pim_from = match (pim_given, typed_pim) {
+        (Some(name), _) => Some(name),
+        (None, Some((_, from))) => Some(from),
+        (None, None) => None,
     }
     .filter(|_| !truecrypt);
     let missing: Vec<&str> = narrowing_options(create)
@@ -626,7 +632,9 @@ pub enum Command {
         /// daemon gave it at its mount (shown by `tcctl -t -l`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
         slot: Option<u32>,
-        /// Dismount even if files are open.
+        /// Dismount even if files are open: the filesystem leaves its
+        /// mount point at once, and the volume goes when they let go
+        /// (umount's -l, taken as this on `tcctl umount` and `unmount`).
         #[arg(long, short = 'f')]
         force: bool,
         /// Unmount the filesystem and leave the volume attached as its

@@ -132,6 +132,21 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
                 .into(),
         ));
     }
+    // A VeraCrypt line (not asked on a terminal): said in its terms.
+    if e.kind() == ErrorKind::MissingRequiredArgument && veracrypt::text_mode_line(given) {
+        let named: Vec<String> = missing
+            .iter()
+            .map(|n| match n.as_str() {
+                "<VOLUME>" => "the volume".to_owned(),
+                "<BACKUP>" => "the backup file".to_owned(),
+                other => other.to_owned(),
+            })
+            .collect();
+        return Some(usage(format!(
+            "this VeraCrypt line lacks {} (`tcctl -t -h` shows its usage)",
+            named.join(" and ")
+        )));
+    }
     None
 }
 

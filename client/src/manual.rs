@@ -179,7 +179,7 @@ fn bash_text_mode() -> String {
 # the mounted volumes (or file names); favorites mount, remove, forget: the
 # favorites' names.
 _tcctl_text() {{
-    local i d devices cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    local i d devices words cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     if [[ "$prev" == --backend ]]; then
         COMPREPLY=($(compgen -W "{backends}" -- "$cur"))
         return 0
@@ -228,20 +228,63 @@ _tcctl_text() {{
                             COMPREPLY+=($(compgen -W "$devices" -- "$cur"))
                         fi
                         ;;
-                    *) [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "-b --block-device" -- "$cur")) ;;
+                    *)
+                        words="-b --block-device --no-user-interaction"
+                        [[ "${{COMP_WORDS[i]}}" == unlock ]] && words+=" --key-file"
+                        [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "$words" -- "$cur"))
+                        ;;
                 esac
                 return 0
                 ;;
         esac
     done
     _tcctl "$@"
+    _tcctl_other_tools
 }}
 complete -F _tcctl_text -o bashdefault -o default tcctl
 "#,
         words = crate::veracrypt::text_mode_words().join(" "),
         backends = BACKENDS.join(" ")
     );
-    format!("{BASH_LISTED}{completion}")
+    format!("{BASH_LISTED}{}{completion}", bash_other_tools())
+}
+
+/// Bash's words of the other tools clap knows nothing of, added to what
+/// clap's completion offers: cryptsetup's options on its commands, and
+/// udisksctl's commands among tcctl's.
+fn bash_other_tools() -> String {
+    format!(
+        r#"
+# cryptsetup's options on its commands; udisksctl's unlock and lock with
+# tcctl's commands, and after mount -b the devices of attached volumes.
+_tcctl_other_tools() {{
+    local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            mount|open|tcryptOpen)
+                # udisksctl's mount -b: the devices of attached volumes.
+                if [[ "$prev" == -b || "$prev" == --block-device ]]; then
+                    COMPREPLY=($(compgen -W "$(_tcctl_listed device list)" -- "$cur"))
+                elif [[ "$cur" == -* ]]; then
+                    COMPREPLY+=($(compgen -W "{cryptsetup}" -- "$cur"))
+                fi
+                return 0
+                ;;
+            tcryptDump|info|dump)
+                [[ "$cur" == -* ]] && COMPREPLY+=($(compgen -W "{cryptsetup}" -- "$cur"))
+                return 0
+                ;;
+            --socket) (( i++ )) ;;
+            -*) ;;
+            *) return 0 ;;
+        esac
+    done
+    [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -W "unlock lock" -- "$cur"))
+    return 0
+}}
+"#,
+        cryptsetup = crate::veracrypt::cryptsetup_option_words().join(" ")
+    )
 }
 
 /// The values of `T` a user is offered, as its `--help` lists them.

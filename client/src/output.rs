@@ -52,7 +52,7 @@ are \fBnull\fR, never empty strings.
 \fBobject\fR (its D\-Bus object path), \fBid\fR, \fBvolume\fR, \fBdevice\fR,
 \fBmount_point\fR (null when only attached), \fBfilesystem\fR, \fBformat\fR,
 \fBencryption\fR, \fBhash\fR, \fBread_only\fR, \fBhidden\fR, \fBprotects_hidden\fR,
-\fBsystem_encryption\fR,
+\fBsystem_encryption\fR, \fBused_backup_header\fR,
 \fBsize\fR, \fBsector_size\fR, \fBbackends\fR (array), \fBowner\fR, \fBstate\fR,
 \fBhealth\fR, \fBproblems\fR (array), \fBslot\fR (VeraCrypt's, null while detaching),
 \fBdiscard\fR and \fBdismount_idle\fR (seconds, 0 for never). \fBstatus \-\-json\fR is one of them.

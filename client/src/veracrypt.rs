@@ -293,6 +293,19 @@ pub fn text_mode_words() -> Vec<&'static str> {
     words
 }
 
+/// The option words of cryptsetup's spellings, for completion.
+pub fn cryptsetup_option_words() -> Vec<&'static str> {
+    let mut words: Vec<&str> = CRYPTSETUP_SPELLINGS
+        .iter()
+        .flat_map(|(tag, _)| tag.split(", "))
+        .filter_map(|t| t.split([' ', '=']).next())
+        .filter(|w| w.starts_with('-'))
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
 /// Options that put a secret on the command line, where every local user
 /// can read it in the process list.
 const ON_THE_COMMAND_LINE: &[&str] = &[
@@ -386,6 +399,7 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     }
     if !text {
         udisks_words(&mut words);
+        umount_words(&mut words);
     }
     if !text && cryptsetup_line(&words) {
         cryptsetup_words(&mut words);
@@ -540,6 +554,21 @@ fn udisks_words(words: &mut Vec<String>) {
             words[i] = v.to_owned();
         }
         i += 1;
+    }
+}
+
+/// umount(8)'s -l (--lazy) on tcctl's `umount` and `unmount`: --force,
+/// which takes the filesystem off its mount point at once, as umount -l
+/// does (and detaches the volume when its users let go).
+fn umount_words(words: &mut [String]) {
+    let unmount = words
+        .iter()
+        .find(|w| SUBCOMMANDS.contains(&w.as_str()))
+        .is_some_and(|c| c == "umount" || c == "unmount");
+    for w in words.iter_mut().filter(|_| unmount) {
+        if w == "-l" || w == "--lazy" {
+            *w = "--force".into();
+        }
     }
 }
 
@@ -1007,6 +1036,16 @@ mod tests {
             t(&["unmount", "-b", "/dev/loop3", "--force"]),
             ["dismount", "--filesystem-only", "/dev/loop3", "--force"]
         );
+        // umount(8)'s lazy unmount is --force.
+        assert_eq!(
+            t(&["umount", "-l", "/mnt/x"]),
+            ["umount", "--force", "/mnt/x"]
+        );
+        assert_eq!(
+            t(&["unmount", "/mnt/x", "--lazy"]),
+            ["unmount", "/mnt/x", "--force"]
+        );
+        assert_eq!(t(&["-t", "-l"]), ["list", "--veracrypt-lines"]);
         // tcctl's own unmount, and udisks' lock: the whole volume.
         assert_eq!(t(&["unmount", "/dev/loop3"]), ["unmount", "/dev/loop3"]);
         assert_eq!(

@@ -423,6 +423,62 @@ fn a_quick_formatted_outer_volume_refuses_a_hidden_one() {
     assert!(matches!(r, Err(Error::HiddenDoesNotFit { .. })), "{r:?}");
 }
 
+/// A hidden volume's password must differ from its outer volume's; and a
+/// container whose two headers open with one password (the hidden one's
+/// changed to the outer's afterwards) opens as the outer volume, every
+/// time, as TrueCrypt tries the volume's header before the hidden one's.
+#[test]
+fn one_password_for_both_volumes_is_refused_and_opens_the_outer_one() {
+    let e = engine(&["aesni", "soft"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let no = AtomicBool::new(false);
+    let path = dir.path().join("both");
+    let outer = fast(b"one password for both", Format::VeraCrypt);
+    make(&e, &path, 2 * MIB, outer, &CreateOptions::new());
+    let before = std::fs::read(&path).expect("read");
+    let hide = |hidden| {
+        let opts = CreateOptions::new();
+        create::create_hidden(
+            &e,
+            &rw(&path),
+            outer,
+            hidden,
+            MIB / 4,
+            &opts,
+            &mut |_, _| {},
+            &no,
+        )
+    };
+    let r = hide(outer);
+    assert!(
+        matches!(&r, Err(Error::InvalidArgument(m)) if m.contains("must differ from the outer")),
+        "{r:?}"
+    );
+    assert!(
+        std::fs::read(&path).expect("read") == before,
+        "nothing written"
+    );
+    let hidden = fast(b"the hidden one's own", Format::VeraCrypt);
+    hide(hidden).expect("hidden volume");
+    let rekey = Rekey {
+        creds: outer,
+        prf: None,
+        format: None,
+    };
+    let o = SearchOptions::new();
+    maintain::change_credentials(&e, &rw(&path), hidden, Target::Hidden, &rekey, &o, &no)
+        .expect("the hidden volume's password changed to the outer's");
+    // Both headers' keys are derived side by side: the outer one wins
+    // whichever finishes first.
+    let both = narrowed(Format::VeraCrypt, Prf::Sha512, CreateOptions::new().chain);
+    for round in 0..12 {
+        let v = open_rw(&e, &path, outer, &both).expect("opens");
+        assert!(!v.info().hidden, "round {round}: the hidden volume opened");
+    }
+    let v = OpenVolume::open(&e, rw(&path), outer, Target::Hidden, &both, &no, false);
+    assert!(v.expect("its own header still opens").info().hidden);
+}
+
 #[test]
 fn a_password_change_survives_a_crash_at_any_point() {
     let e = engine(&["aesni", "soft"]);

@@ -717,7 +717,10 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     // Without a terminal there is no one to ask: the usage error.
     let (code, msg) = d.fails(&["-t"], "");
     assert_eq!(code, USAGE, "{msg}");
-    assert!(msg.contains("<VOLUME>"), "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: this VeraCrypt line lacks the volume (`tcctl -t -h` shows its usage)\n"
+    );
 }
 
 #[test]
@@ -1025,7 +1028,10 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     // usage error for what has none.
     let (code, msg) = d.fails(&["-t", "-c", "--password-stdin"], PW);
     assert_eq!(code, USAGE, "{msg}");
-    assert!(msg.contains("<VOLUME>"), "{msg}");
+    assert_eq!(
+        msg,
+        "tcctl: this VeraCrypt line lacks the volume (`tcctl -t -h` shows its usage)\n"
+    );
 }
 
 /// The filesystem blkid finds in the fast volume `v` (PIM 1, `hash`),
@@ -1798,6 +1804,25 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             "tcctl: nosuch.hc is not mounted (no file of that name exists either)\n"
         )
     );
+    for command in ["close", "status"] {
+        let (code, msg) = d.fails(&[command, "sub/nosuch.hc"], "");
+        assert_eq!(code, 3, "{msg}");
+        assert!(
+            msg.ends_with(" (no file of that name exists either)\n"),
+            "{command}: {msg}"
+        );
+        // cryptsetup's and VeraCrypt's device names: what tcd has instead.
+        let (code, msg) = d.fails(&[command, "/dev/mapper/veracrypt2"], "");
+        assert_eq!(code, 3, "{msg}");
+        assert!(
+            msg.ends_with(
+                " (tcd makes no /dev/mapper devices: its volumes are loop devices, named with \
+                 their files and mount points by `tcctl list`; VeraCrypt's veracrypt2 is \
+                 `--slot 2` here)\n"
+            ),
+            "{command}: {msg}"
+        );
+    }
     assert!(
         rows[0]["device"]
             .as_str()
@@ -2190,6 +2215,24 @@ fn udisks_unmount_leaves_the_volume_attached() {
     assert_eq!(out, format!("{v} dismounted\n"));
     assert!(!tcd_tests::is_mount_point(&mnt));
     assert_eq!(d.list(), serde_json::json!([]));
+
+    // umount(8)'s lazy -l, on a filesystem in use: off its mount point at
+    // once, as --force takes it; the volume goes when its user lets go.
+    d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
+    let mut holder = tcd_tests::daemon::Stopped(
+        Command::new("sleep")
+            .arg("300")
+            .current_dir(&mnt)
+            .spawn()
+            .expect("holder"),
+    );
+    let (code, _) = d.fails(&["umount", s(&mnt)], "");
+    assert_eq!(code, 5);
+    let out = d.ok(&["umount", "-l", s(&mnt)], "");
+    assert!(out.contains("still in use by"), "{out}");
+    assert!(!tcd_tests::is_mount_point(&mnt), "unmounted lazily");
+    let _ = holder.0.kill();
+    let _ = holder.0.wait();
 }
 
 #[test]
@@ -2361,6 +2404,36 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     );
     let (code, _) = d.fails(&[&["info", &v][..], &open].concat(), &format!("{new}\n"));
     assert_eq!(code, 2);
+}
+
+/// The outer volume's password for the hidden volume would open the outer
+/// one: refused, the container unchanged.
+#[test]
+fn a_hidden_volume_with_the_outer_volumes_password_is_refused() {
+    let d = Daemon::start();
+    let v = create(&d, "o.hc", "4M");
+    let before = std::fs::read(&v).expect("read");
+    let (code, msg) = d.fails(
+        &[
+            &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
+            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha512"],
+            &["--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        &format!("{PW}{PW}"),
+    );
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            INVALID_ARGUMENT,
+            "tcctl: the hidden volume's password (with its keyfiles) must differ from the outer \
+             volume's: the same one would open the outer volume\n"
+        )
+    );
+    assert!(
+        std::fs::read(&v).expect("read") == before,
+        "nothing written"
+    );
 }
 
 #[test]
@@ -2914,6 +2987,19 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
         "tcctl: kf4: one argument more than VeraCrypt's text mode takes here (`tcctl -t -h` \
          shows its usage)\n"
     );
+    // One left out, with no terminal to ask it on: said in VeraCrypt's
+    // terms, not as tcctl's usage.
+    for (line, lacks) in [
+        (&["-t", "--backup-headers", &v][..], "the backup file"),
+        (&["-t", "--volume-properties"], "the volume"),
+    ] {
+        let (code, msg) = d.fails(line, "");
+        assert_eq!(code, USAGE, "{msg}");
+        assert_eq!(
+            msg,
+            format!("tcctl: this VeraCrypt line lacks {lacks} (`tcctl -t -h` shows its usage)\n")
+        );
+    }
     // tcctl's own lines keep clap's words, naming the subcommand's usage.
     let (code, msg) = d.fails(&["mount", "--bogus"], "");
     assert_eq!(code, USAGE, "{msg}");

@@ -101,6 +101,19 @@ fn list_and_status_show_a_mounted_volume_and_an_attached_one() {
     );
     let id = v["id"].as_u64().expect("id is a number");
     assert_eq!(v["object"], format!("/org/tcd/Tcd1/volumes/{id}"));
+    // Every field is named in tcctl(1) and docs/OUTPUT.md.
+    let man = tcd_tests::tcctl_manual_page();
+    let (_, output) = man.split_once(".SH OUTPUT").expect("an OUTPUT section");
+    let doc_md = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/OUTPUT.md"))
+        .expect("docs/OUTPUT.md");
+    for field in v.as_object().expect("an object").keys() {
+        let bold = format!("\\fB{}\\fR", field.replace('-', "\\-"));
+        assert!(output.contains(&bold), "tcctl(1) OUTPUT lacks {field}");
+        assert!(
+            doc_md.contains(&format!("`{field}`")),
+            "OUTPUT.md lacks {field}"
+        );
+    }
     // Attached only: no mount point is null, not "".
     assert_eq!(b["volume"], s(&bare));
     assert_eq!(b["mount_point"], Value::Null, "{b}");

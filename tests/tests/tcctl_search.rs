@@ -332,6 +332,21 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         7,
         "tcctl: mount point /usr is a system folder: choose another\n",
     );
+    // A link to an empty folder: the folder itself is asked for.
+    let empty = d.path("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let link = d.path("link");
+    std::os::unix::fs::symlink(&empty, &link).expect("symlink");
+    refused_before_the_prompt(
+        &d,
+        &[v, s(&link)],
+        7,
+        &format!(
+            "tcctl: mount point {} is a symbolic link (to {}): name the folder itself\n",
+            link.display(),
+            empty.display()
+        ),
+    );
     // Mounted already (as a block device only).
     d.ok(
         &[

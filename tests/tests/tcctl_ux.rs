@@ -1494,7 +1494,25 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
     assert_eq!(complete(&["tcctl", "-t", "--backend", "s"]), "soft\n");
     // udisksctl's unlock and lock take -b, then the volume: a file, or
     // for lock a device too.
-    assert_eq!(complete(&["tcctl", "unlock", "-"]), "-b\n--block-device\n");
+    assert_eq!(
+        complete(&["tcctl", "unlock", "-"]),
+        "-b\n--block-device\n--no-user-interaction\n--key-file\n"
+    );
+    assert_eq!(
+        complete(&["tcctl", "lock", "--"]),
+        "--block-device\n--no-user-interaction\n"
+    );
+    // Its commands are offered with tcctl's, cryptsetup's options on its
+    // commands.
+    assert_eq!(complete(&["tcctl", "unl"]), "unlock\n");
+    let offered = complete(&["tcctl", "tcryptOpen", "--tcrypt-"]);
+    for option in ["--tcrypt-hidden", "--tcrypt-system", "--tcrypt-backup"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
+    let offered = complete(&["tcctl", "open", "--veracrypt-"]);
+    for option in ["--veracrypt-pim", "--veracrypt-query-pim"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
     assert_eq!(
         complete(&["tcctl", "unlock", "-b", "tcctl.ba"]),
         "tcctl.bash\n"

@@ -1671,6 +1671,19 @@ fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
         ),
         "{msg}"
     );
+    // cryptsetup's spelling of it, said as typed; --format is no hint.
+    let (code, msg) = d.fails(
+        &["tcryptDump", &v, "--veracrypt-pim", "1", "--hash", "sha512"],
+        AAA,
+    );
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; only sha512 was tried; with --veracrypt-pim only VeraCrypt volumes are searched: \
+             a TrueCrypt volume has no PIM)\n"
+        ),
+        "{msg}"
+    );
     d.ok(&["info", &v, "--hash", "sha512", "--password-stdin"], AAA);
 }
 

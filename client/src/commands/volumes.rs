@@ -295,9 +295,9 @@ fn explore(c: &Client, path: &OwnedObjectPath) {
     }
 }
 
-/// The mount point given must exist, be no system folder, and be empty
-/// unless --allow-non-empty (with --filesystem none there is none to
-/// mount).
+/// The mount point given must exist, be no symbolic link and no system
+/// folder, and be empty unless --allow-non-empty (with --filesystem none
+/// there is none to mount).
 fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
     if let Some(slot) = a.slot {
         check_slot(slot, listed)?;
@@ -309,6 +309,14 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
         return Ok(());
     }
     let shown = p.display();
+    // The daemon mounts on no link (it could be swapped under it): the
+    // folder itself is named, before any password.
+    if let Ok(to) = std::fs::read_link(p) {
+        return Err(Failure::invalid(format!(
+            "mount point {shown} is a symbolic link (to {}): name the folder itself",
+            to.display()
+        )));
+    }
     let mut entries = std::fs::read_dir(p).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Failure::invalid(format!(
             "mount point {shown} does not exist: create the folder first"
@@ -752,11 +760,30 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
     ))
 }
 
-/// A bare word not mounted: cryptsetup's mapping name, perhaps, which tcd
-/// does not keep; a file name (`vol.hc`) that names no file is said so.
+/// A name not mounted that names nothing on disk: a bare word is
+/// cryptsetup's mapping name, perhaps, which tcd does not keep; a
+/// /dev/mapper device one tcd never makes; a file name (`vol.hc`,
+/// `dir/vol`) is said to name no file.
 fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
     let path = Path::new(asked);
-    if f.code != exit::NOT_FOUND || asked.contains('/') || path.exists() {
+    if f.code != exit::NOT_FOUND || path.exists() {
+        return f;
+    }
+    // cryptsetup's and VeraCrypt's device names: what tcd names instead.
+    if let Some(name) = asked.strip_prefix("/dev/mapper/") {
+        let slot = name
+            .strip_prefix("veracrypt")
+            .and_then(|n| n.parse::<u32>().ok())
+            .map(|n| format!("; VeraCrypt's {name} is `--slot {n}` here"))
+            .unwrap_or_default();
+        f.message.push_str(&format!(
+            " (tcd makes no /dev/mapper devices: its volumes are loop devices, named with their \
+             files and mount points by `tcctl list`{slot})"
+        ));
+        return f;
+    }
+    if asked.contains('/') || path.extension().is_some() {
+        f.message.push_str(" (no file of that name exists either)");
         return f;
     }
 
@@ -773,9 +800,6 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
              {host}`, `tcctl status {host}`)",
                 host = fav.settings.host
             )
-        }
-        None if path.extension().is_some() => {
-            f.message.push_str(" (no file of that name exists either)")
         }
         None => f.message.push_str(
             " (tcd keeps no cryptsetup mapping names: name the volume by its file, device or \

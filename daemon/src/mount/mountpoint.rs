@@ -56,6 +56,8 @@ pub fn check(path: &Path, allow_non_empty: bool) -> Result<Target> {
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ENOENT) => refuse(path, "does not exist"),
             Some(libc::ELOOP) => refuse(path, "is a symlink"),
+            // O_NOFOLLOW with O_DIRECTORY says ENOTDIR of a link too.
+            Some(libc::ENOTDIR) if path.is_symlink() => refuse(path, "is a symlink"),
             Some(libc::ENOTDIR) => refuse(path, "is not a folder"),
             _ => refuse(path, &e.to_string()),
         })?;
@@ -604,4 +606,31 @@ fn unmount_stale_unanswering(
     let mut at = format!("/proc/self/fd/{}/", parent.as_raw_fd()).into_bytes();
     at.extend_from_slice(name.to_bytes());
     umount_at(&c_string(&at)?, true, &path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_to_a_folder_is_refused_as_a_link() {
+        let dir = std::env::temp_dir().join(format!("tcd-mountpoint-{}", std::process::id()));
+        let folder = dir.join("folder");
+        std::fs::create_dir_all(&folder).expect("folder");
+        let link = dir.join("link");
+        let file = dir.join("file");
+        std::os::unix::fs::symlink(&folder, &link).expect("link");
+        std::fs::write(&file, b"").expect("file");
+        let problem = |p: &Path| match check(p, false) {
+            Err(Error::MountPoint { problem, .. }) => problem,
+            other => format!("{:?}", other.map(|t| t.path)),
+        };
+        assert_eq!(problem(&link), "is a symlink");
+        assert_eq!(problem(&file), "is not a folder");
+        assert_eq!(
+            problem(&folder),
+            format!("{:?}", Ok::<_, ()>(folder.clone()))
+        );
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
 }

@@ -416,6 +416,15 @@ pub fn create_hidden(
     cancel: &AtomicBool,
 ) -> Result<Created> {
     let sector_size = check_options(opts, &hidden, host)?;
+    // The same password and keyfiles would open the outer volume where
+    // the hidden one is meant (the outer's header is tried first).
+    if hidden.password == outer.password && hidden.keyfiles == outer.keyfiles {
+        return Err(Error::InvalidArgument(
+            "the hidden volume's password (with its keyfiles) must differ from the outer \
+             volume's: the same one would open the outer volume"
+                .into(),
+        ));
+    }
     let host_size = unlock::host_size(host)?;
     let mut search = SearchOptions::new();
     search.limits = opts.limits;

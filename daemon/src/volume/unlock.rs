@@ -8,7 +8,9 @@
 //! The primary headers (the volume's at 0, the hidden volume's at 64 KiB)
 //! are tried first, every PRF of them before any backup header; a backup
 //! header (or TrueCrypt 5's hidden header location) opens the volume only
-//! when neither primary one does, and the result says so.
+//! when neither primary one does, and the result says so. Credentials
+//! that open both the volume's and the hidden volume's header open the
+//! volume, as TrueCrypt tries its header first.
 //!
 //! A trial is one part of one header key's derivation: a PBKDF2 output
 //! block (3 of them for SHA-512, 6 for SHA-256) or a whole Argon2id
@@ -721,14 +723,17 @@ fn search(
             .find_map(|(&(d, part), out)| deposit(d, part, out).and_then(|key| try_key(d, &key)))
     };
     // One thread per core takes the next task in order, each under a
-    // permit; the permits are shared with every other search. A primary
-    // header that opens stops the search at once; a backup header that
-    // opens stops the taking of tasks, and wins only if the primary
-    // tasks still running (all of them were taken before it) find nothing.
+    // permit; the permits are shared with every other search. The
+    // volume's primary header that opens stops the search at once; any
+    // other header that opens stops the taking of tasks, and wins only if
+    // the tasks still running (all of them were taken before it) open no
+    // header before it in TrueCrypt's order: the volume's, then the hidden
+    // volume's, primary headers before backups. So credentials that open
+    // both the outer and the hidden volume open the outer one, every time.
     let next = AtomicUsize::new(0);
     let no_more = AtomicBool::new(false);
     let reporter = Reporter::new(opts.progress.as_ref(), &derivations, creds.pim);
-    let found: std::sync::Mutex<Option<(usize, Unlocked)>> = std::sync::Mutex::new(None);
+    let found: std::sync::Mutex<Option<((usize, bool), Unlocked)>> = std::sync::Mutex::new(None);
     let workers = engine.threads().clamp(1, tasks.len());
     let started = std::thread::scope(|s| {
         let mut started = 0;
@@ -750,15 +755,15 @@ fn search(
                     let Some(u) = run(task) else {
                         continue;
                     };
-                    let phase = lead.map_or(0, |d| d.phase);
-                    if phase == 0 {
+                    let rank = (lead.map_or(0, |d| d.phase), u.location.is_hidden());
+                    if rank == (0, false) {
                         cancel.store(true, Ordering::Relaxed);
                     } else {
                         no_more.store(true, Ordering::Relaxed);
                     }
                     let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-                    if f.as_ref().is_none_or(|(old, _)| *old > phase) {
-                        *f = Some((phase, u));
+                    if f.as_ref().is_none_or(|(old, _)| *old > rank) {
+                        *f = Some((rank, u));
                     }
                     break;
                 }
