@@ -2177,13 +2177,7 @@ fn udisks_unmount_leaves_the_volume_attached() {
         b"written before the unmount"
     );
     // A process working in it: refused, naming it; nothing changes.
-    let mut holder = tcd_tests::daemon::Stopped(
-        Command::new("sleep")
-            .arg("300")
-            .current_dir(&mnt)
-            .spawn()
-            .expect("holder"),
-    );
+    let mut holder = working_in(&mnt);
     let pid = holder.0.id();
     let (code, msg) = d.fails(&["unmount", "-b", &device], "");
     assert_eq!(code, 5, "{msg}");
@@ -2219,13 +2213,7 @@ fn udisks_unmount_leaves_the_volume_attached() {
     // umount(8)'s lazy -l, on a filesystem in use: off its mount point at
     // once, as --force takes it; the volume goes when its user lets go.
     d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
-    let mut holder = tcd_tests::daemon::Stopped(
-        Command::new("sleep")
-            .arg("300")
-            .current_dir(&mnt)
-            .spawn()
-            .expect("holder"),
-    );
+    let mut holder = working_in(&mnt);
     let (code, _) = d.fails(&["umount", s(&mnt)], "");
     assert_eq!(code, 5);
     let out = d.ok(&["umount", "-l", s(&mnt)], "");
@@ -2233,6 +2221,17 @@ fn udisks_unmount_leaves_the_volume_attached() {
     assert!(!tcd_tests::is_mount_point(&mnt), "unmounted lazily");
     let _ = holder.0.kill();
     let _ = holder.0.wait();
+}
+
+/// A process working in `dir` (its current folder), until killed.
+fn working_in(dir: &std::path::Path) -> tcd_tests::daemon::Stopped {
+    tcd_tests::daemon::Stopped(
+        Command::new("sleep")
+            .arg("300")
+            .current_dir(dir)
+            .spawn()
+            .expect("a process working in the folder"),
+    )
 }
 
 #[test]
