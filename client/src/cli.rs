@@ -113,6 +113,10 @@ pub struct Secrets {
     /// --password-stdin, read on the line after the password).
     #[arg(long = "veracrypt-query-pim", hide = true, conflicts_with = "pim")]
     pub query_pim: bool,
+    /// cryptsetup's line without --veracrypt-query-pim: no PIM is asked,
+    /// as cryptsetup asks only for the passphrase.
+    #[arg(long, hide = true)]
+    pub no_pim_question: bool,
 }
 
 impl Secrets {
@@ -1142,7 +1146,10 @@ pub struct CreateArgs {
     /// Write headers only (leaves old contents, reveals used space).
     #[arg(long)]
     pub quick: bool,
-    /// Make a hidden volume of this size inside the existing outer volume.
+    /// Make a hidden volume of this size inside the existing outer volume,
+    /// which must be fully written and hold FAT, exFAT or NTFS (ext2/3/4,
+    /// XFS and Btrfs spread their files over the whole volume, over the
+    /// hidden one too: refused).
     #[arg(long, value_parser = input::parse_volume_size)]
     pub hidden_size: Option<u64>,
     /// The outer volume's PIM (with --hidden-size; --pim is the new

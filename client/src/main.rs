@@ -139,7 +139,8 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
             .map(|n| match n.as_str() {
                 "<VOLUME>" => "the volume".to_owned(),
                 "<BACKUP>" => "the backup file".to_owned(),
-                other => other.to_owned(),
+                "<PATH>" => "the file's path".to_owned(),
+                other => format!("the {}", other.trim_matches(['<', '>']).to_lowercase()),
             })
             .collect();
         return Some(usage(format!(

@@ -131,6 +131,7 @@ pub const INTERNAL: &[&str] = &[
     "only",
     "udisks-lock",
     "udisks-unlock",
+    "no-pim-question",
 ];
 
 /// The backends tcd ships, offered after `--backend` (one an

@@ -181,7 +181,11 @@ fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure>
         })
     };
     let hidden = match has(&["--volume-type"]) {
-        true => words.iter().any(|w| w.eq_ignore_ascii_case("hidden")),
+        // `--volume-type hidden` or `--volume-type=hidden`.
+        true => words.iter().any(|w| {
+            let value = w.strip_prefix("--volume-type=").unwrap_or(w);
+            value.eq_ignore_ascii_case("hidden")
+        }),
         false => {
             let kinds = ["Normal".to_owned(), "Hidden".to_owned()];
             let hidden = menu("Volume type:", &kinds, 0)? == 1;

@@ -182,7 +182,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ("--veracrypt-pim N", "--pim N"),
     (
         "--veracrypt-query-pim",
-        "the PIM is asked at the prompt; with --password-stdin, read on the line after the password (create refuses it: it takes --pim)",
+        "the PIM is asked at the prompt (without it, open, tcryptOpen and tcryptDump ask only for the passphrase, as cryptsetup does); with --password-stdin, read on the line after the password (create refuses it: it takes --pim)",
     ),
     (
         "--disable-veracrypt",
@@ -608,7 +608,8 @@ fn cryptsetup_line(words: &[String]) -> bool {
 /// cryptsetup's options on its own lines: `-d` is its --key-file
 /// (VeraCrypt's -d dismounts), `-T` its --tries; -v, --verbose and --debug
 /// ask for what tcctl says anyway (the daemon's log has the rest); -q,
-/// --batch-mode confirm nothing where nothing is asked (dump takes it).
+/// --batch-mode confirm nothing where nothing is asked (dump takes it);
+/// no PIM is asked without --veracrypt-query-pim.
 fn cryptsetup_words(words: &mut Vec<String>) {
     let dump = words
         .iter()
@@ -623,6 +624,16 @@ fn cryptsetup_words(words: &mut Vec<String>) {
             "-T" => *w = "--tries".into(),
             _ => {}
         }
+    }
+    // cryptsetup asks only for the passphrase, a PIM only when told to.
+    let opening = words
+        .iter()
+        .position(|w| ["open", "tcryptOpen", "tcryptDump"].contains(&w.as_str()));
+    let query = words
+        .iter()
+        .any(|w| w == "--veracrypt-query-pim" || w.starts_with("--veracrypt-query-pim="));
+    if let Some(i) = opening.filter(|_| !query) {
+        words.insert(i + 1, "--no-pim-question".into());
     }
 }
 
@@ -1024,6 +1035,20 @@ mod tests {
             .skip(1)
             .map(|s| s.into_string().expect("utf-8"))
             .collect()
+    }
+
+    #[test]
+    fn cryptsetup_asks_a_pim_only_when_told_to() {
+        assert_eq!(
+            t(&["tcryptOpen", "v.hc", "-T", "2"]),
+            ["tcryptOpen", "--no-pim-question", "v.hc", "--tries", "2"]
+        );
+        assert_eq!(
+            t(&["tcryptOpen", "v.hc", "--veracrypt-query-pim"]),
+            ["tcryptOpen", "v.hc", "--veracrypt-query-pim"]
+        );
+        // VeraCrypt's and tcctl's own lines ask it as before.
+        assert_eq!(t(&["mount", "v.hc"]), ["mount", "v.hc"]);
     }
 
     #[test]

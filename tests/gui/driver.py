@@ -243,7 +243,7 @@ def dialog_message(label):
 
 def create(volume, password, pim):
     """The Volume Creation Wizard: a 24 MiB VeraCrypt container, quick
-    format, the defaults (AES, SHA-512, ext4) otherwise."""
+    format, the defaults (AES, SHA-512, FAT) otherwise."""
     press(find("push button", "Create Volume…"))
     found = dialog("Volume Creation Wizard")
     message = find("label", "Creation error", found)

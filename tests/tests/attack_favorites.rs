@@ -539,7 +539,8 @@ fn a_hidden_volume_is_made_inside_an_outer_volume_with_a_pim() {
     let sys = System::start();
     let user = &sys.users[1];
     let vol = user.path("outer.hc");
-    // The outer volume with PIM 5, filled (a hidden volume needs that).
+    // The outer volume with PIM 5, filled and FAT (a hidden volume needs
+    // that).
     sys.ok(
         Some(user),
         &[
@@ -552,6 +553,8 @@ fn a_hidden_volume_is_made_inside_an_outer_volume_with_a_pim() {
             "--force",
             "--hash",
             "sha512",
+            "--filesystem",
+            "fat",
             "--password-stdin",
         ],
         "outer words\n",

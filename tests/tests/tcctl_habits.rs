@@ -1906,6 +1906,25 @@ fn cryptsetup_open_asks_a_typed_password_as_often_as_tries_says() {
         assert_eq!(text.matches(wrong).count(), times, "{tries:?}: {text}");
         assert_eq!(d.list().as_array().map(Vec::len), Some(0));
     }
+    // No PIM is asked without --veracrypt-query-pim, as cryptsetup asks
+    // only for the passphrase.
+    let mut c = d.command();
+    c.args([
+        "tcryptOpen",
+        "--test-passphrase",
+        &v,
+        "-T",
+        "1",
+        "--hash",
+        "sha512",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&prompt, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password at all");
+    let (code, text) = t.finish(Duration::from_secs(180));
+    assert_eq!(code, 2, "{text}");
+    assert!(!text.contains("PIM for"), "{text}");
     // A wrong password, then the right one: opened.
     let mut c = d.command();
     c.args([&["open", "--type", "tcrypt", &v, "tcvol"][..], &fast].concat());
@@ -2427,6 +2446,37 @@ fn a_hidden_volume_with_the_outer_volumes_password_is_refused() {
             INVALID_ARGUMENT,
             "tcctl: the hidden volume's password (with its keyfiles) must differ from the outer \
              volume's: the same one would open the outer volume\n"
+        )
+    );
+    assert!(
+        std::fs::read(&v).expect("read") == before,
+        "nothing written"
+    );
+}
+
+/// An ext4 outer volume puts new files anywhere in it: a hidden volume at
+/// its end would take its next writes. Refused, the container unchanged.
+#[test]
+fn a_hidden_volume_in_an_ext4_outer_volume_is_refused() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "e.hc");
+    let before = std::fs::read(&v).expect("read");
+    let (code, msg) = d.fails(
+        &[
+            &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
+            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha512"],
+            &["--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        &format!("{PW}another password, long enough\n"),
+    );
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            INVALID_ARGUMENT,
+            "tcctl: the outer volume holds an ext2/3/4 filesystem, which puts new files anywhere \
+             in it: its next writes would land in a hidden volume at its end (a hidden volume \
+             goes into a FAT, exFAT or NTFS outer volume, which fill from the start)\n"
         )
     );
     assert!(

@@ -687,23 +687,37 @@ fn create_says_what_is_missing_and_what_it_made() {
         text(&out.stderr)
     );
 
-    let out = d.ok(
+    let hidden = [
+        "create",
+        v,
+        "--hidden-size",
+        "2M",
+        "--outer-pim",
+        "1",
+        "--pim",
+        "2",
+        "--force",
+        "--filesystem",
+        "none",
+        "--password-stdin",
+    ];
+    let words = "outer words, twenty or more\nhidden words\n";
+    // The ext4 outer volume would write anywhere: no hidden volume in it.
+    let (code, msg) = d.fails(&hidden, words);
+    assert_eq!(code, 7, "{msg}");
+    assert!(msg.contains("holds an ext2/3/4 filesystem"), "{msg}");
+    // A FAT one fills from the start.
+    let fat = ["--pim", "1", "--force", "--filesystem", "fat"];
+    d.ok(
         &[
-            "create",
-            v,
-            "--hidden-size",
-            "2M",
-            "--outer-pim",
-            "1",
-            "--pim",
-            "2",
-            "--force",
-            "--filesystem",
-            "none",
-            "--password-stdin",
-        ],
-        "outer words, twenty or more\nhidden words\n",
+            &["create", v, "--size", "8M"][..],
+            &fat,
+            &["--password-stdin"],
+        ]
+        .concat(),
+        "outer words, twenty or more\n",
     );
+    let out = d.ok(&hidden, words);
     assert_eq!(out, format!("hidden volume created in {v}\n"));
     // A wrong outer password is found before the hidden volume's is
     // asked, and the hint names the outer volume's options.

@@ -154,14 +154,23 @@ fn volume_type_truecrypt_still_picks_the_format() {
 #[test]
 fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
     let d = Daemon::start();
-    // The outer volume fully written (no --quick): a hidden volume needs
-    // that.
+    // The outer volume fully written (no --quick) and FAT, which fills
+    // from the start: a hidden volume needs that.
     let (v, mnt) = (d.path("outer.hc"), d.path("mnt"));
     std::fs::create_dir(&mnt).expect("mkdir");
     let (v, mnt) = (s(&v).to_owned(), s(&mnt).to_owned());
     d.ok(
         &[
-            "create", &v, "--size", "24M", "--stdin", "--pim", "1", "--force",
+            "create",
+            &v,
+            "--size",
+            "24M",
+            "--stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--filesystem",
+            "fat",
         ],
         PW,
     );
@@ -231,6 +240,8 @@ fn protection_keyfiles_protect_a_hidden_volume_opened_by_keyfiles() {
             "--pim",
             "1",
             "--force",
+            "--filesystem",
+            "fat",
         ],
         PW,
     );

@@ -84,7 +84,7 @@ pub fn show(main: &Rc<Main>) {
         format: ui::drop_down("Format", &["VeraCrypt".to_owned(), "TrueCrypt".to_owned()]),
         encryption: ui::drop_down("Encryption", &encryptions()),
         hash: ui::drop_down("Hash", &hashes()),
-        filesystem: ui::drop_down("Filesystem", &filesystems()),
+        filesystem: fat_first(ui::drop_down("Filesystem", &filesystems())),
         password: password_entry("Password"),
         confirm: password_entry("Confirm password"),
         hint: ui::message_label("Password strength"),
@@ -419,4 +419,14 @@ fn progress_text(done: u64, total: u64, started: Instant) -> String {
             &format!("{left:.0}"),
         ],
     )
+}
+
+/// The filesystem drop-down with FAT chosen, as VeraCrypt's wizard
+/// proposes it: read everywhere, and an outer volume that can hold a
+/// hidden one (it fills from the start).
+fn fat_first(d: gtk::DropDown) -> gtk::DropDown {
+    if let Some(at) = filesystems().iter().position(|f| f == "fat") {
+        d.set_selected(at as u32);
+    }
+    d
 }

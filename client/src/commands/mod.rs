@@ -98,6 +98,7 @@ pub fn settle_pim(
     let prompt = format!("PIM for {} (Enter for none): ", volume.display());
     s.pim = Some(match s.query_pim && s.pim.is_none() {
         true => pw.query_pim(&prompt)?,
+        false if s.no_pim_question => s.pim(),
         false => pw.pim(s.pim, search.format() == Some(Format::Truecrypt), &prompt)?,
     });
     Ok(())

@@ -447,6 +447,13 @@ pub fn create_hidden(
     check_outer_filled(host, o.header.data_offset, outer_end, cancel)?;
     let outer_cipher =
         engine.volume_cipher(o.chain, &o.header.master_keys[..], opts.backend.as_deref())?;
+    if let Some(fs) = spreading_filesystem(host, &outer_cipher, o.header.data_offset)? {
+        return Err(Error::InvalidArgument(format!(
+            "the outer volume holds {fs}, which puts new files anywhere in it: its next writes \
+             would land in a hidden volume at its end (a hidden volume goes into a FAT, exFAT \
+             or NTFS outer volume, which fill from the start)"
+        )));
+    }
     if let Some(used) = last_written(host, &outer_cipher, start, end, cancel)? {
         // A hidden volume fills its space to the end: a second one would
         // find the first's last sector in use.
@@ -481,6 +488,35 @@ pub fn create_hidden(
         data_offset: start,
         data_size,
     })
+}
+
+/// The outer volume's filesystem, when it is one that spreads new files
+/// over the whole volume (ext2/3/4's block groups, XFS's allocation
+/// groups, Btrfs's chunks) rather than filling it from the start.
+fn spreading_filesystem(
+    host: &File,
+    cipher: &crate::engine::VolumeCipher,
+    data_offset: u64,
+) -> Result<Option<&'static str>> {
+    let sector = |at: u64| -> Result<Zeroizing<Vec<u8>>> {
+        let mut s = Zeroizing::new(vec![0u8; UNIT as usize]);
+        host.read_exact_at(&mut s, at)
+            .map_err(io("cannot read the outer volume"))?;
+        cipher.decrypt(&mut s, at / UNIT)?;
+        Ok(s)
+    };
+    // ext's magic 0xEF53 at byte 1080; XFS's "XFSB" at 0; Btrfs's
+    // "_BHRfS_M" at 65600.
+    if sector(data_offset + 1024)?[56..58] == [0x53, 0xEF] {
+        return Ok(Some("an ext2/3/4 filesystem"));
+    }
+    if sector(data_offset)?.starts_with(b"XFSB") {
+        return Ok(Some("an XFS filesystem"));
+    }
+    if &sector(data_offset + 65536)?[64..72] == b"_BHRfS_M" {
+        return Ok(Some("a Btrfs filesystem"));
+    }
+    Ok(None)
 }
 
 /// The host offset of the last sector in `start..end` that does not
