@@ -82,6 +82,7 @@ impl LoopDevice {
             file.display(),
             String::from_utf8_lossy(&out.stderr)
         );
+        drop_stale_partitions(&path);
         LoopDevice {
             path,
             partitions: false,
@@ -102,6 +103,26 @@ impl LoopDevice {
     /// removable drive); undone on drop.
     pub fn give_to(&self, uid: u32, gid: u32) {
         std::os::unix::fs::chown(&self.path, Some(uid), Some(gid)).expect("chown the device");
+    }
+}
+
+/// A free loop device may keep the partitions partx added for another
+/// image (the kernel keeps them past a detach, and a drop may not have
+/// managed to take them while something probed them): dropped, so that
+/// this device's users (`mount-devices`, which tries a partitioned
+/// device by its partitions) see its own contents alone. Tried again for
+/// up to 5 s while something still probes one.
+fn drop_stale_partitions(path: &str) {
+    let first = format!("{path}p1");
+    for _ in 0..25 {
+        if !Path::new(&first).exists() {
+            return;
+        }
+        let _ = Command::new("partx")
+            .args(["-d", path])
+            .stderr(std::process::Stdio::null())
+            .status();
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
