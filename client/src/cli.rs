@@ -1400,7 +1400,7 @@ pub enum FavoritesAction {
     /// Add a favorite (--replace replaces one of the same name): a
     /// container file, or a device (kept by its /dev/disk/by-id or
     /// by-partuuid name).
-    Add(FavoriteAddArgs),
+    Add(Box<FavoriteAddArgs>),
     /// Remove a favorite (and its password from your keyring).
     Remove {
         /// The favorite's name.
@@ -1490,9 +1490,22 @@ pub struct FavoriteAddArgs {
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
     /// Ask for the hidden volume's password at mount, after the volume's,
-    /// and protect it (its PIM is the favorite's --pim).
+    /// and protect it.
     #[arg(long)]
     pub protect_hidden: bool,
+    /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
+    /// --protection-pim; absent: the favorite's --pim).
+    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
+    pub protect_hidden_pim: Option<u32>,
+    /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
+    /// VeraCrypt's --protection-keyfiles).
+    #[arg(
+        long = "protect-hidden-keyfile",
+        visible_alias = "protection-keyfile",
+        value_name = "FILE",
+        requires = "protect_hidden"
+    )]
+    pub protect_hidden_keyfiles: Vec<PathBuf>,
     /// Mount it automatically: a system favorite when the daemon
     /// starts or its device appears, yours when your session starts.
     #[arg(long)]

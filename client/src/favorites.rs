@@ -165,12 +165,20 @@ pub fn mount_one(
         ))?),
         false => None,
     };
+    let hidden_keyfiles = read_keyfiles(
+        &f.settings
+            .protect_hidden_keyfiles
+            .iter()
+            .map(PathBuf::from)
+            .collect::<Vec<_>>(),
+    )?;
     let mount = |password: &[u8]| {
         let mut o = options::favorite_mount(
-            &f.settings.name,
+            &f.settings,
             f.system,
-            f.settings.pim,
-            hidden.as_deref().map(|h| h.as_slice()),
+            hidden
+                .as_deref()
+                .map(|h| (h.as_slice(), hidden_keyfiles.as_slice())),
         );
         o.detached_header = header.clone();
         crate::search::run_hinted(
@@ -220,8 +228,8 @@ fn is_hidden_failure(e: &Failure) -> bool {
 fn hint_for(s: &tcd_proto::contract::favorite::Favorite, said: &str) -> Option<String> {
     match said {
         tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(
-            "its PIM is the favorite's --pim; its header is searched over every hash and \
-             encryption"
+            "its PIM and keyfiles are the favorite's --protect-hidden-pim (else its --pim) and \
+             --protect-hidden-keyfile; its header is searched over every hash and encryption"
                 .to_owned(),
         ),
         _ => narrowing(s),

@@ -282,6 +282,12 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         keyfiles: a.keyfiles.iter().map(|p| absolute(p)).collect(),
         pim: a.pim.unwrap_or(0),
         protect_hidden: a.protect_hidden,
+        protect_hidden_pim: a.protect_hidden_pim,
+        protect_hidden_keyfiles: a
+            .protect_hidden_keyfiles
+            .iter()
+            .map(|p| absolute(p))
+            .collect(),
         auto_mount: a.auto_mount,
         dismount_on_logout: d.dismount_on_logout,
         dismount_before_sleep: d.dismount_before_sleep,
@@ -316,18 +322,32 @@ fn favorite_read_only(a: &FavoriteAddArgs) -> bool {
         || (favorite_system(a) && !a.read_write)
 }
 
-/// `Mount`'s options for a favorite (the daemon adds its settings).
-pub fn favorite_mount(name: &str, system: bool, pim: u32, hidden: Option<&[u8]>) -> MountOptions {
+/// A keyfile's bytes as read.
+type Keyfile = zeroize::Zeroizing<Vec<u8>>;
+
+/// `Mount`'s options for a favorite (the daemon adds its settings); with
+/// `hidden`, the protected hidden volume's password and keyfiles.
+pub fn favorite_mount(
+    f: &Favorite,
+    system: bool,
+    hidden: Option<(&[u8], &[Keyfile])>,
+) -> MountOptions {
     let mut o = MountOptions {
-        favorite: Some(name.to_owned()),
+        favorite: Some(f.name.clone()),
         favorite_system: Some(system),
-        pim: Some(pim),
+        pim: Some(f.pim),
         ..Default::default()
     };
-    if let Some(h) = hidden {
-        protect_hidden(&mut o, h);
-        // The favorite's one PIM is the hidden volume's too.
+    if let Some((password, keyfiles)) = hidden {
+        protect_hidden(&mut o, password);
+        // A favorite kept before the hidden volume had its own PIM: the
+        // favorite's one is the hidden volume's too.
+        let pim = f.protect_hidden_pim.unwrap_or(f.pim);
         o.protect_hidden_pim = (pim != 0).then_some(pim);
+        if !keyfiles.is_empty() {
+            let bytes = keyfiles.iter().map(|k| k.to_vec()).collect();
+            o.protect_hidden_keyfiles = Some(SecretList::new(bytes));
+        }
     }
     o
 }

@@ -1027,8 +1027,19 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
     if !s.keyfiles.is_empty() {
         notes.push(count(s.keyfiles.len(), "keyfile"));
     }
+    if s.protect_hidden {
+        notes.push("protects hidden volume".into());
+    }
+    if let Some(pim) = s.protect_hidden_pim {
+        notes.push(format!("hidden volume PIM {pim}"));
+    }
+    if !s.protect_hidden_keyfiles.is_empty() {
+        notes.push(format!(
+            "hidden volume {}",
+            count(s.protect_hidden_keyfiles.len(), "keyfile")
+        ));
+    }
     for (set, word) in [
-        (s.protect_hidden, "protects hidden volume"),
         (s.discard, "discards"),
         (s.force_dismount, "forced automatic dismounts"),
         (s.password_file.is_some(), "password file"),

@@ -302,22 +302,40 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
         "tcctl: no favorite boot of yours (the system's of that name goes with \
          --system-favorite)\n"
     );
+    // A hidden volume's keyfiles are root's secrets as much.
+    let hidden_keyfile = secret("vault.key");
+    let hidden_keyfile = hidden_keyfile.as_str();
+    sys.ok(
+        None,
+        &[
+            "favorites",
+            "add",
+            "vault",
+            s(&host),
+            "--system-favorite",
+            "--protect-hidden",
+            "--protect-hidden-keyfile",
+            hidden_keyfile,
+        ],
+        "",
+    );
+    let secrets = [keyfile, password_file, hidden_keyfile];
     let seen = |who: Option<&User>| -> String {
         let rows: serde_json::Value =
             serde_json::from_str(&sys.ok(who, &["favorites", "list", "--json"], "")).expect("json");
-        let boot = rows["favorites"]
+        let listed: Vec<&serde_json::Value> = rows["favorites"]
             .as_array()
             .expect("rows")
             .iter()
-            .find(|f| f["name"] == "boot")
-            .expect("the system favorite is listed")
-            .clone();
-        boot.to_string()
+            .filter(|f| f["name"] == "boot" || f["name"] == "vault")
+            .collect();
+        assert_eq!(listed.len(), 2, "both system favorites are listed: {rows}");
+        serde_json::json!(listed).to_string()
     };
     for user in &sys.users {
         let shown = seen(Some(user));
         assert!(
-            !shown.contains(keyfile) && !shown.contains(password_file),
+            secrets.iter().all(|p| !shown.contains(p)),
             "{} sees root's secret paths: {shown}",
             user.name
         );
@@ -336,13 +354,13 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
         let raw = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{raw}");
         assert!(
-            raw.contains("boot") && !raw.contains("/etc/tcd/keys"),
+            raw.contains("boot") && secrets.iter().all(|p| !raw.contains(p)),
             "{raw}"
         );
     }
     let root = seen(None);
     assert!(
-        root.contains(keyfile) && root.contains(password_file),
+        secrets.iter().all(|p| root.contains(p)),
         "root sees them: {root}"
     );
     // Removed, named as it was added: the system's.

@@ -2871,37 +2871,63 @@ fn a_volume_on_a_read_only_file_system_mounts_read_only_as_veracrypt_does() {
 fn a_favorite_that_protects_a_hidden_volume_takes_the_volumes_password_first() {
     let d = Daemon::start();
     let v = create(&d, "fh.hc", "4M");
+    let key = s(&d.path("hidden.key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    // The hidden volume has a PIM and a keyfile of its own.
     d.ok(
         &[
             &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
-            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha256"],
-            &["--filesystem", "none", "--password-stdin"],
+            &["--outer-hash", "sha512", "--pim", "2", "--hash", "sha256"],
+            &[
+                "--keyfile",
+                &key,
+                "--filesystem",
+                "none",
+                "--password-stdin",
+            ],
         ]
         .concat(),
         &format!("{PW}hidden words, twenty and more\n"),
     );
-    d.ok(
-        &[
-            &["favorites", "add", "fh", &v, "--protect-hidden"][..],
-            &["--pim", "1", "--filesystem", "none"],
-        ]
-        .concat(),
-        "",
-    );
-    // The volume's password, then the hidden volume's, as mount takes them.
+    let add = [
+        &["favorites", "add", "fh", &v, "--protect-hidden"][..],
+        &["--pim", "1", "--filesystem", "none"],
+    ]
+    .concat();
+    d.ok(&add, "");
+    // The volume's password, then the hidden volume's, as mount takes
+    // them; without the hidden volume's own PIM and keyfile it is not
+    // found, and the user is told where they go.
     let mount = ["favorites", "mount", "fh", "--password-stdin"];
-    d.ok(&mount, &format!("{PW}hidden words, twenty and more\n"));
-    assert_eq!(d.list()[0]["protects_hidden"], true, "{}", d.list());
-    d.ok(&["dismount", "--all"], "");
-    let (code, msg) = d.fails(&mount, &format!("{PW}not the hidden words at all\n"));
+    let both = format!("{PW}hidden words, twenty and more\n");
+    let (code, msg) = d.fails(&mount, &both);
     assert_eq!(code, 2, "{msg}");
     assert!(
         msg.ends_with(
-            "; its PIM is the favorite's --pim; its header is searched over every hash and \
+            "; its PIM and keyfiles are the favorite's --protect-hidden-pim (else its --pim) \
+             and --protect-hidden-keyfile; its header is searched over every hash and \
              encryption)\n"
         ),
         "{msg}"
     );
+    let own = [
+        "--protect-hidden-pim",
+        "2",
+        "--protect-hidden-keyfile",
+        &key,
+        "--replace",
+    ];
+    d.ok(&[&add[..], &own].concat(), "");
+    let listed = d.ok(&["favorites", "list"], "");
+    assert!(
+        listed.contains("protects hidden volume, hidden volume PIM 2, hidden volume 1 keyfile"),
+        "{listed}"
+    );
+    d.ok(&mount, &both);
+    assert_eq!(d.list()[0]["protects_hidden"], true, "{}", d.list());
+    d.ok(&["dismount", "--all"], "");
+    let (code, msg) = d.fails(&mount, &format!("{PW}not the hidden words at all\n"));
+    assert_eq!(code, 2, "{msg}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use tcd_client::favorites::{self as lib, host_name, key_of};
 /// `tcctl favorites ...`.
 pub fn run(ctx: Context<'_>, action: FavoritesAction) -> Result<(), Failure> {
     match action {
-        FavoritesAction::Add(a) => add(ctx, a),
+        FavoritesAction::Add(a) => add(ctx, *a),
         FavoritesAction::Remove { name, system } => remove(ctx, &name, system),
         FavoritesAction::Forget { name, system } => forget(&name, system),
         FavoritesAction::List { json } => {
@@ -250,6 +250,7 @@ fn mount_one(
     // alone, as `tcctl mount --non-interactive --keyfile` does.
     let main_prompt = lib::password_prompt(name);
     let has_keyfiles = !f.settings.keyfiles.is_empty();
+    let hidden_keyfiles = !f.settings.protect_hidden_keyfiles.is_empty();
     let keyfiles_alone = pw.asks_nobody() && has_keyfiles;
     let mut ask = |prompt: &str| match (keyfiles_alone, prompt == main_prompt, &mut shared) {
         (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
@@ -259,7 +260,8 @@ fn mount_one(
             *slot = Some(p.clone());
             Ok(p)
         }
-        (_, main, _) => pw.ask_unless_keyfiles_alone(prompt, main && has_keyfiles),
+        (_, true, _) => pw.ask_unless_keyfiles_alone(prompt, has_keyfiles),
+        (_, false, _) => pw.ask_unless_keyfiles_alone(prompt, hidden_keyfiles),
     };
     let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
     if let Some(store) = mounted.kept {

@@ -27,8 +27,8 @@ impl App {
     }
 
     /// The caller's favorites and the system's, as (favorite, system).
-    /// A system favorite's keyfile and password file paths only for
-    /// `administrator` (they name root's secrets, and where they are is
+    /// A system favorite's keyfile (its hidden volume's too) and password
+    /// file paths only for `administrator` (they name root's secrets, and where they are is
     /// root's business).
     pub fn list_favorites(
         &self,
@@ -41,6 +41,7 @@ impl App {
         for mut f in system {
             if !administrator {
                 f.keyfiles = Vec::new();
+                f.protect_hidden_keyfiles = Vec::new();
                 f.password_file = None;
             }
             out.push((f, true));
@@ -51,11 +52,11 @@ impl App {
     /// Whether any system favorite names where its secrets are (only then
     /// is it worth asking whether the caller is an administrator).
     pub fn system_favorites_name_secrets(&self) -> Result<bool> {
-        Ok(self
-            .favorites
-            .list(Owner::System)?
-            .iter()
-            .any(|f| !f.keyfiles.is_empty() || f.password_file.is_some()))
+        Ok(self.favorites.list(Owner::System)?.iter().any(|f| {
+            !f.keyfiles.is_empty()
+                || !f.protect_hidden_keyfiles.is_empty()
+                || f.password_file.is_some()
+        }))
     }
 
     /// Adds (or replaces) a favorite in `owner`'s list.

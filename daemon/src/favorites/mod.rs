@@ -69,20 +69,23 @@ impl Rules for Favorite {
             .into_iter()
             .chain(&self.mount_point)
             .chain(&self.keyfiles)
+            .chain(&self.protect_hidden_keyfiles)
             .chain(&self.password_file)
         {
             if p.len() > MAX_PATH {
                 return too_large(format!("a path of more than {MAX_PATH} bytes"));
             }
         }
-        if self.keyfiles.len() > MAX_KEYFILES {
-            return too_large(format!("more than {MAX_KEYFILES} keyfiles"));
-        }
-        if self.keyfiles.iter().map(String::len).sum::<usize>() > MAX_KEYFILE_PATH_BYTES {
-            return too_large(format!(
-                "keyfile paths of more than {} KiB together",
-                MAX_KEYFILE_PATH_BYTES >> 10
-            ));
+        for list in [&self.keyfiles, &self.protect_hidden_keyfiles] {
+            if list.len() > MAX_KEYFILES {
+                return too_large(format!("more than {MAX_KEYFILES} keyfiles"));
+            }
+            if list.iter().map(String::len).sum::<usize>() > MAX_KEYFILE_PATH_BYTES {
+                return too_large(format!(
+                    "keyfile paths of more than {} KiB together",
+                    MAX_KEYFILE_PATH_BYTES >> 10
+                ));
+            }
         }
         for (what, v) in [
             ("hash", &self.hash),
@@ -118,15 +121,14 @@ impl Rules for Favorite {
             .mount_point
             .iter()
             .chain(&self.keyfiles)
+            .chain(&self.protect_hidden_keyfiles)
             .chain(&self.password_file)
         {
             if !p.starts_with('/') {
                 return bad(format!("{p:?} is not an absolute path"));
             }
         }
-        if self.system_encryption && self.protect_hidden {
-            return bad("system encryption has no hidden volume to protect".into());
-        }
+        protection_rules(self, system)?;
         if self.format == Some(VolumeFormat::TrueCrypt) && self.pim > 0 {
             return bad("TrueCrypt volumes have no PIM".into());
         }
@@ -142,6 +144,35 @@ impl Rules for Favorite {
         }
         Ok(())
     }
+}
+
+/// A favorite's hidden-volume settings agree with the rest.
+fn protection_rules(f: &Favorite, system: bool) -> Result<()> {
+    let bad = |why: &str| {
+        Err(Error::InvalidArgument(format!(
+            "favorite {:?}: {why}",
+            truncated(&f.name)
+        )))
+    };
+    let hidden_settings = f.protect_hidden_pim.is_some() || !f.protect_hidden_keyfiles.is_empty();
+    if hidden_settings && !f.protect_hidden {
+        return bad("a hidden volume's PIM or keyfiles need protect_hidden");
+    }
+    if f.system_encryption && f.protect_hidden {
+        return bad("system encryption has no hidden volume to protect");
+    }
+    if f.format == Some(VolumeFormat::TrueCrypt) && f.protect_hidden_pim.is_some_and(|p| p > 0) {
+        return bad("TrueCrypt volumes have no PIM");
+    }
+    // The daemon's own mount has no one to give the hidden volume's
+    // password; mounting unprotected would let writes destroy it.
+    if system && f.auto_mount && f.protect_hidden {
+        return bad(
+            "the daemon mounts an auto-mount system favorite with no one to give its hidden \
+             volume's password: protect_hidden cannot be kept with auto_mount",
+        );
+    }
+    Ok(())
 }
 
 /// At most the first 64 characters of `s`, for a message.
@@ -520,6 +551,37 @@ mod tests {
         f.password_file = Some("/etc/shadow".into());
         assert!(s.add(Owner::User(5), f.clone()).is_err());
         assert!(s.add(Owner::System, f).is_ok());
+    }
+
+    #[test]
+    fn a_hidden_volumes_settings_need_its_protection_and_someone_to_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Favorites::new(dir.path(), &dir.path().join("system.toml"));
+        let refused = |owner, f: &Favorite| s.add(owner, f.clone()).unwrap_err().to_string();
+        let mut f = fav("h", "/srv/v.hc");
+        f.protect_hidden_pim = Some(3);
+        let e = refused(Owner::User(5), &f);
+        assert!(e.contains("need protect_hidden"), "{e}");
+        f.protect_hidden = true;
+        f.protect_hidden_keyfiles = vec!["hidden.key".into()];
+        let e = refused(Owner::User(5), &f);
+        assert!(e.contains("\"hidden.key\" is not an absolute path"), "{e}");
+        f.protect_hidden_keyfiles = vec!["/home/u/hidden.key".into()];
+        s.add(Owner::User(5), f.clone()).unwrap();
+        // Nobody is there to give the hidden volume's password when the
+        // daemon mounts a system favorite itself.
+        f.auto_mount = true;
+        s.add(Owner::User(5), f.clone()).unwrap();
+        let e = refused(Owner::System, &f);
+        assert!(e.contains("cannot be kept with auto_mount"), "{e}");
+        f.auto_mount = false;
+        f.format = Some(VolumeFormat::TrueCrypt);
+        let e = refused(Owner::System, &f);
+        assert!(e.contains("TrueCrypt volumes have no PIM"), "{e}");
+        assert_eq!(
+            s.list(Owner::User(5)).unwrap()[0].protect_hidden_pim,
+            Some(3)
+        );
     }
 
     #[test]

@@ -53,6 +53,14 @@ pub struct Favorite {
     /// Ask for the hidden volume's password and protect it.
     #[serde(default)]
     pub protect_hidden: bool,
+    /// The hidden volume's PIM, with `protect_hidden`; absent: the
+    /// favorite's `pim`, as before the hidden volume had its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect_hidden_pim: Option<u32>,
+    /// The hidden volume's keyfile paths, with `protect_hidden`; read by
+    /// the client that mounts, as `keyfiles` are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protect_hidden_keyfiles: Vec<String>,
     /// System favorites: mounted by the daemon at start and when the
     /// device appears. User favorites: by `tcctl favorites mount --auto`
     /// when the user's session starts.
@@ -119,6 +127,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("format", "s"),
     ("system_encryption", "b"),
     ("protect_hidden", "b"),
+    ("protect_hidden_pim", "u"),
+    ("protect_hidden_keyfiles", "as"),
     ("auto_mount", "b"),
     ("dismount_on_logout", "b"),
     ("dismount_before_sleep", "b"),
@@ -206,6 +216,9 @@ mod tests {
             pim: 485,
             format: Some(VolumeFormat::TrueCrypt),
             system_encryption: true,
+            protect_hidden: true,
+            protect_hidden_pim: Some(9),
+            protect_hidden_keyfiles: vec!["/k/3".into()],
             auto_mount: true,
             dismount_idle_seconds: 600,
             hash: Some("SHA-512".into()),
