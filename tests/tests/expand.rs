@@ -650,3 +650,55 @@ fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
     d.ok(&args, "secret words\n");
     assert_eq!(opened(&[]), (3u64 << 30) - 256 * 1024);
 }
+
+#[test]
+fn an_expansion_opened_by_the_backup_header_says_so_and_leaves_both_headers_whole() {
+    use std::os::unix::fs::FileExt;
+    let d = Daemon::start();
+    let vol = d.path("torn.vc");
+    let v = s(&vol);
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "8M",
+            "--filesystem",
+            "none",
+            "--force",
+        ]),
+        "secret words\n",
+    );
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&vol)
+        .expect("open");
+    f.write_all_at(&[0x5a; 512], 0).expect("damage the header");
+    let out = d.tcctl(&with(&["expand", "-q", v, "--add", "8M"]), "secret words\n");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "tcctl: warning: {v}: its primary header did not open it (damaged, or an expansion \
+             was interrupted) and its backup header did; both headers now hold the new size\n"
+        )
+    );
+    assert_eq!(
+        stdout,
+        format!(
+            "{v}: expanded; the volume holds {} bytes\n\
+             {v}: the volume holds no filesystem the daemon recognises\n",
+            16 * MIB - 256 * 1024
+        )
+    );
+    // The primary header opens it again, at the new size, with nothing
+    // to warn of; cryptsetup reads the same.
+    let out = d.tcctl(&with(&["info", v, "--json"]), "secret words\n");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(header_size(&d, &vol), 16 * MIB - 256 * 1024);
+}

@@ -9,7 +9,7 @@ use crate::{host, options, search};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcd_proto::contract::ExpandOptions;
-use tcd_proto::contract::options::HOLDS_HIDDEN;
+use tcd_proto::contract::options::{EXPANDED_BY_BACKUP, HOLDS_HIDDEN};
 
 /// The container's new size from `--size` or `--add`; `None` for a device
 /// (it grows to the device's size).
@@ -91,8 +91,13 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     println!("{path}: expanded; the volume holds {data} bytes");
     if grown {
         println!("{path}: its {fs} filesystem was grown to fill it");
-    } else {
-        println!("{path}: {note}");
+    }
+    for line in note.lines() {
+        if line == EXPANDED_BY_BACKUP {
+            eprintln!("tcctl: warning: {path}: {line}");
+        } else {
+            println!("{path}: {line}");
+        }
     }
     Ok(())
 }

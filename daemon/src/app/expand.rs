@@ -17,6 +17,8 @@ pub struct Expanded {
     /// The data area's new size in bytes.
     pub size: u64,
     pub filesystem: Grown,
+    /// The backup header opened it (both were written anew).
+    pub by_backup: bool,
 }
 
 impl App {
@@ -100,6 +102,7 @@ impl App {
         Ok(Expanded {
             size: plan.new_data_size,
             filesystem,
+            by_backup: plan.by_backup,
         })
     }
 }

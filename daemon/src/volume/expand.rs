@@ -45,6 +45,8 @@ pub struct Plan {
     pub chain: &'static crate::engine::chain::Chain,
     pub prf: super::kdf::Prf,
     pub format: super::kdf::Format,
+    /// The backup header opened it: the primary did not.
+    pub by_backup: bool,
     is_file: bool,
 }
 
@@ -138,6 +140,7 @@ pub fn plan(
         chain: u.chain,
         prf: u.prf,
         format: h.format,
+        by_backup: u.location == Location::Backup,
         is_file,
     })
 }

@@ -280,6 +280,11 @@ pub const HOLDS_HIDDEN: &str = "a volume that holds a hidden volume cannot be ex
      hidden volume would lose its backup header at the end of the host, and the grown outer \
      filesystem would write over it";
 
+/// A line of `Expand`'s note: the backup header opened the volume, its
+/// primary did not; both now hold the new size.
+pub const EXPANDED_BY_BACKUP: &str = "its primary header did not open it (damaged, or an \
+     expansion was interrupted) and its backup header did; both headers now hold the new size";
+
 /// `Expand`.
 #[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]
 #[zvariant(signature = "a{sv}", deny_unknown_fields)]

@@ -262,8 +262,10 @@ impl Manager {
     /// inside (ext2/3/4, XFS, btrfs). `options` as for `HeaderInfo`. A
     /// hidden volume, and one whose owner says (`holds_hidden`, b) that it
     /// holds one, is refused. Returns the data area's new size, the
-    /// filesystem, whether it was grown, and if not, why and how to grow
-    /// it. Emits `SearchProgress`, then `ExpandProgress` while filling.
+    /// filesystem, whether it was grown, and a note of lines: if not
+    /// grown, why and how to grow it; and if the backup header opened the
+    /// volume, `EXPANDED_BY_BACKUP`. Emits `SearchProgress`, then
+    /// `ExpandProgress` while filling.
     #[allow(clippy::too_many_arguments)]
     async fn expand(
         &self,
@@ -285,7 +287,17 @@ impl Manager {
         self.written(writing, "Expand", String::new(), &header, conn)
             .await;
         let fs = e.filesystem;
-        Ok((e.size, fs.filesystem, fs.grown, fs.note))
+        // One line each: why the filesystem was not grown, and that the
+        // backup header opened it.
+        let by_backup = e
+            .by_backup
+            .then_some(tcd_proto::contract::options::EXPANDED_BY_BACKUP);
+        let note: Vec<&str> = [fs.note.as_str()]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .chain(by_backup)
+            .collect();
+        Ok((e.size, fs.filesystem, fs.grown, note.join("\n")))
     }
 
     /// A call wrote a volume's headers: `method` (`Create`, `Expand`,
