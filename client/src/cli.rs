@@ -889,22 +889,12 @@ pub struct MountArgs {
     /// Mount what is inside, or stop at the block device.
     #[arg(long, value_parser = MountFilesystemParser, default_value = "auto")]
     pub filesystem: MountFilesystem,
-    /// Also ask for the hidden volume's password and refuse writes into it.
+    /// Also ask for the hidden volume's password and refuse writes into
+    /// it (its PIM, when not given, is asked on a terminal).
     #[arg(long)]
     pub protect_hidden: bool,
-    /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
-    /// --protection-pim); a terminal asks for it otherwise.
-    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
-    pub protect_hidden_pim: Option<u32>,
-    /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
-    /// VeraCrypt's --protection-keyfiles, token:// names too).
-    #[arg(
-        long = "protect-hidden-keyfile",
-        visible_alias = "protection-keyfile",
-        value_name = "FILE",
-        requires = "protect_hidden"
-    )]
-    pub protect_hidden_keyfiles: Vec<PathBuf>,
+    #[command(flatten)]
+    pub hidden: HiddenCredentials,
     /// VeraCrypt's text mode on a terminal: ask for the mount directory
     /// when none is given (not with --filesystem none).
     #[arg(long, hide = true)]
@@ -1490,22 +1480,11 @@ pub struct FavoriteAddArgs {
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
     /// Ask for the hidden volume's password at mount, after the volume's,
-    /// and protect it.
+    /// and protect it (its PIM, when not given, is the favorite's --pim).
     #[arg(long)]
     pub protect_hidden: bool,
-    /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
-    /// --protection-pim; absent: the favorite's --pim).
-    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
-    pub protect_hidden_pim: Option<u32>,
-    /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
-    /// VeraCrypt's --protection-keyfiles).
-    #[arg(
-        long = "protect-hidden-keyfile",
-        visible_alias = "protection-keyfile",
-        value_name = "FILE",
-        requires = "protect_hidden"
-    )]
-    pub protect_hidden_keyfiles: Vec<PathBuf>,
+    #[command(flatten)]
+    pub hidden: HiddenCredentials,
     /// Mount it automatically: a system favorite when the daemon
     /// starts or its device appears, yours when your session starts.
     #[arg(long)]
@@ -1530,6 +1509,25 @@ pub struct FavoriteAddArgs {
     /// one (without it, that name is refused).
     #[arg(long)]
     pub replace: bool,
+}
+
+/// What opens the hidden volume `--protect-hidden` protects, besides its
+/// password.
+#[derive(Args)]
+pub struct HiddenCredentials {
+    /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
+    /// --protection-pim).
+    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
+    pub protect_hidden_pim: Option<u32>,
+    /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
+    /// VeraCrypt's --protection-keyfiles).
+    #[arg(
+        long = "protect-hidden-keyfile",
+        visible_alias = "protection-keyfile",
+        value_name = "FILE",
+        requires = "protect_hidden"
+    )]
+    pub protect_hidden_keyfiles: Vec<PathBuf>,
 }
 
 #[derive(Args)]

@@ -124,13 +124,7 @@ pub fn mount_one(
 ) -> Result<Mounted, Failure> {
     let host_path = locate(&f.settings.host)?;
     let host = host::open(&host_path, !f.settings.readonly)?;
-    let keyfiles = read_keyfiles(
-        &f.settings
-            .keyfiles
-            .iter()
-            .map(PathBuf::from)
-            .collect::<Vec<_>>(),
-    )?;
+    let keyfiles = read_kept_keyfiles(&f.settings.keyfiles)?;
     // A system-encrypted partition's header lies in its drive's first
     // track, read here with the user's rights as `tcctl mount -m system`
     // does; the daemon applies the rest of the favorite.
@@ -165,13 +159,7 @@ pub fn mount_one(
         ))?),
         false => None,
     };
-    let hidden_keyfiles = read_keyfiles(
-        &f.settings
-            .protect_hidden_keyfiles
-            .iter()
-            .map(PathBuf::from)
-            .collect::<Vec<_>>(),
-    )?;
+    let hidden_keyfiles = read_kept_keyfiles(&f.settings.protect_hidden_keyfiles)?;
     let mount = |password: &[u8]| {
         let mut o = options::favorite_mount(
             &f.settings,
@@ -206,6 +194,11 @@ pub fn mount_one(
         kept,
         ..mounted_at(c, &path)?
     })
+}
+
+/// The keyfiles whose paths a favorite keeps, read.
+fn read_kept_keyfiles(paths: &[String]) -> Result<Vec<zeroize::Zeroizing<Vec<u8>>>, Failure> {
+    read_keyfiles(&paths.iter().map(PathBuf::from).collect::<Vec<_>>())
 }
 
 /// Where `--remember` kept `password`, if it was asked to.

@@ -148,7 +148,7 @@ pub fn refuse_unsupported(a: &MountArgs) -> Result<(), Failure> {
             "-m headerbak and --header cannot go together: a header file has no backup header"
                 .into(),
         )
-    } else if a.protect_hidden_pim.is_some_and(|p| p > 0)
+    } else if a.hidden.protect_hidden_pim.is_some_and(|p| p > 0)
         && a.search.format() == Some(Format::Truecrypt)
     {
         Some(
@@ -282,8 +282,9 @@ pub fn favorite(a: &FavoriteAddArgs, host: &str) -> Favorite {
         keyfiles: a.keyfiles.iter().map(|p| absolute(p)).collect(),
         pim: a.pim.unwrap_or(0),
         protect_hidden: a.protect_hidden,
-        protect_hidden_pim: a.protect_hidden_pim,
+        protect_hidden_pim: a.hidden.protect_hidden_pim,
         protect_hidden_keyfiles: a
+            .hidden
             .protect_hidden_keyfiles
             .iter()
             .map(|p| absolute(p))

@@ -2424,33 +2424,35 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     assert_eq!(code, 2);
 }
 
+/// A hidden volume of 1 MiB created in `v` with the passwords on `stdin`
+/// is refused with `said`, and the container is left as it was.
+fn hidden_create_refused(d: &Daemon, v: &str, stdin: &str, said: &str) {
+    let before = std::fs::read(v).expect("read");
+    let (code, msg) = d.fails(
+        &[
+            &["create", v, "--hidden-size", "1M", "--outer-pim", "1"][..],
+            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha512"],
+            &["--filesystem", "none", "--password-stdin"],
+        ]
+        .concat(),
+        stdin,
+    );
+    assert_eq!((code, msg.as_str()), (INVALID_ARGUMENT, said));
+    assert!(std::fs::read(v).expect("read") == before, "nothing written");
+}
+
 /// The outer volume's password for the hidden volume would open the outer
 /// one: refused, the container unchanged.
 #[test]
 fn a_hidden_volume_with_the_outer_volumes_password_is_refused() {
     let d = Daemon::start();
     let v = create(&d, "o.hc", "4M");
-    let before = std::fs::read(&v).expect("read");
-    let (code, msg) = d.fails(
-        &[
-            &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
-            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha512"],
-            &["--filesystem", "none", "--password-stdin"],
-        ]
-        .concat(),
+    hidden_create_refused(
+        &d,
+        &v,
         &format!("{PW}{PW}"),
-    );
-    assert_eq!(
-        (code, msg.as_str()),
-        (
-            INVALID_ARGUMENT,
-            "tcctl: the hidden volume's password (with its keyfiles) must differ from the outer \
-             volume's: the same one would open the outer volume\n"
-        )
-    );
-    assert!(
-        std::fs::read(&v).expect("read") == before,
-        "nothing written"
+        "tcctl: the hidden volume's password (with its keyfiles) must differ from the outer \
+         volume's: the same one would open the outer volume\n",
     );
 }
 
@@ -2460,28 +2462,13 @@ fn a_hidden_volume_with_the_outer_volumes_password_is_refused() {
 fn a_hidden_volume_in_an_ext4_outer_volume_is_refused() {
     let d = Daemon::start();
     let v = create_ext4(&d, "e.hc");
-    let before = std::fs::read(&v).expect("read");
-    let (code, msg) = d.fails(
-        &[
-            &["create", &v, "--hidden-size", "1M", "--outer-pim", "1"][..],
-            &["--outer-hash", "sha512", "--pim", "1", "--hash", "sha512"],
-            &["--filesystem", "none", "--password-stdin"],
-        ]
-        .concat(),
+    hidden_create_refused(
+        &d,
+        &v,
         &format!("{PW}another password, long enough\n"),
-    );
-    assert_eq!(
-        (code, msg.as_str()),
-        (
-            INVALID_ARGUMENT,
-            "tcctl: the outer volume holds an ext2/3/4 filesystem, which puts new files anywhere \
-             in it: its next writes would land in a hidden volume at its end (a hidden volume \
-             goes into a FAT, exFAT or NTFS outer volume, which fill from the start)\n"
-        )
-    );
-    assert!(
-        std::fs::read(&v).expect("read") == before,
-        "nothing written"
+        "tcctl: the outer volume holds an ext2/3/4 filesystem, which puts new files anywhere \
+         in it: its next writes would land in a hidden volume at its end (a hidden volume goes \
+         into a FAT, exFAT or NTFS outer volume, which fill from the start)\n",
     );
 }
 

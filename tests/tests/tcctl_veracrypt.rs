@@ -151,14 +151,10 @@ fn volume_type_truecrypt_still_picks_the_format() {
     assert!(out.contains("\"VeraCrypt\""), "{out}");
 }
 
-#[test]
-fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
-    let d = Daemon::start();
-    // The outer volume fully written (no --quick) and FAT, which fills
-    // from the start: a hidden volume needs that.
-    let (v, mnt) = (d.path("outer.hc"), d.path("mnt"));
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let (v, mnt) = (s(&v).to_owned(), s(&mnt).to_owned());
+/// A new outer volume of 24 MiB, fully written (no --quick) and FAT,
+/// which fills from the start: a hidden volume needs that.
+fn fat_outer(d: &Daemon, name: &str) -> String {
+    let v = s(&d.path(name)).to_owned();
     d.ok(
         &[
             "create",
@@ -174,6 +170,15 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
         ],
         PW,
     );
+    v
+}
+
+#[test]
+fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
+    let d = Daemon::start();
+    let (v, mnt) = (fat_outer(&d, "outer.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mnt = s(&mnt).to_owned();
     let out = d.ok(
         &[
             "-t",
@@ -226,25 +231,10 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
 #[test]
 fn protection_keyfiles_protect_a_hidden_volume_opened_by_keyfiles() {
     let d = Daemon::start();
-    let v = d.path("outer.hc");
+    let v = std::path::PathBuf::from(fat_outer(&d, "outer.hc"));
     let (key, other) = (d.path("hidden.key"), d.path("other.key"));
     d.ok(&["create-keyfile", s(&key)], "");
     d.ok(&["create-keyfile", s(&other)], "");
-    d.ok(
-        &[
-            "create",
-            s(&v),
-            "--size",
-            "24M",
-            "--stdin",
-            "--pim",
-            "1",
-            "--force",
-            "--filesystem",
-            "fat",
-        ],
-        PW,
-    );
     d.ok(
         &[
             "-t",

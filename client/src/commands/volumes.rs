@@ -250,7 +250,7 @@ fn protection(
     a: &MountArgs,
     o: &mut tcd_proto::contract::MountOptions,
 ) -> Result<zeroize::Zeroizing<Vec<u8>>, Failure> {
-    let mut hidden_keyfiles = read_keyfiles(&a.protect_hidden_keyfiles)?;
+    let mut hidden_keyfiles = read_keyfiles(&a.hidden.protect_hidden_keyfiles)?;
     // As the volume's own: with --non-interactive, keyfiles alone.
     let hidden_pw = pw.ask_unless_keyfiles_alone(
         "Hidden volume password (to protect it): ",
@@ -258,12 +258,12 @@ fn protection(
     )?;
     let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
     let pim = pw.pim(
-        a.protect_hidden_pim,
+        a.hidden.protect_hidden_pim,
         truecrypt,
         "Hidden volume PIM (Enter for none): ",
     )?;
     // VeraCrypt's text mode asks the hidden volume's keyfiles last.
-    if a.ask_keyfiles && a.protect_hidden_keyfiles.is_empty() {
+    if a.ask_keyfiles && a.hidden.protect_hidden_keyfiles.is_empty() {
         let typed =
             crate::input::keyfile_questions("Enter keyfile for the hidden volume [none]: ")?;
         hidden_keyfiles = read_keyfiles(&typed)?;
