@@ -4,7 +4,8 @@
 //! no longer fits a bus message, a user's mount rewriting root's system
 //! favorites, where root's secrets are shown, a system favorite's keyfile
 //! swapped for a link or a pipe, the group of a user's new filesystem,
-//! and a hidden volume inside an outer volume with a PIM.
+//! and a hidden volume inside an outer volume with a PIM (refused with the
+//! outer volume's password, or in an outer ext4 filesystem).
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! losetup, partx, sfdisk, blkid, and /usr/bin/python3 with jeepney
@@ -577,26 +578,73 @@ fn a_hidden_volume_is_made_inside_an_outer_volume_with_a_pim() {
         ],
         "outer words\n",
     );
+    let hidden = |vol: &Path, passwords: &str| {
+        sys.tcctl(
+            Some(user),
+            &[
+                "create",
+                s(vol),
+                "--hidden-size",
+                "8M",
+                "--outer-pim",
+                "5",
+                "--pim",
+                "3",
+                "--force",
+                "--hash",
+                "sha512",
+                "--filesystem",
+                "ext4",
+                "--password-stdin",
+            ],
+            passwords,
+        )
+    };
+    // The daemon refuses what would give the hidden volume away or lose
+    // it: the outer volume's own password, and an outer filesystem that
+    // writes anywhere. Nothing is written either time.
+    let refused = |vol: &Path, passwords: &str, why: &str| {
+        let before = std::fs::read(vol).expect("read");
+        let out = hidden(vol, passwords);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(7), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(
+            std::fs::read(vol).expect("read") == before,
+            "nothing written"
+        );
+    };
+    refused(
+        &vol,
+        "outer words\nouter words\n",
+        "must differ from the outer",
+    );
+    let ext4 = user.path("ext4.hc");
     sys.ok(
         Some(user),
         &[
             "create",
-            s(&vol),
-            "--hidden-size",
-            "8M",
-            "--outer-pim",
-            "5",
+            s(&ext4),
+            "--size",
+            "24M",
             "--pim",
-            "3",
-            "--force",
+            "5",
             "--hash",
             "sha512",
             "--filesystem",
             "ext4",
             "--password-stdin",
+            "--force",
         ],
-        "outer words\nhidden words\n",
+        "outer words\n",
     );
+    refused(
+        &ext4,
+        "outer words\nhidden words\n",
+        "puts new files anywhere",
+    );
+    let out = hidden(&vol, "outer words\nhidden words\n");
+    assert!(out.status.success(), "{out:?}");
     let mnt = user.path("mnt");
     sys.ok(
         Some(user),
