@@ -211,6 +211,7 @@ _tcctl_text() {{
                     --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
                     -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;
                     --volume-type) COMPREPLY=($(compgen -W "normal hidden" -- "$cur")) ;;
+                    --protect-hidden) COMPREPLY=($(compgen -W "yes no" -- "$cur") $(compgen -f -- "$cur")) ;;
                     --filesystem) COMPREPLY=($(compgen -W "{filesystems}" -- "$cur")) ;;
                     *) [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "{words}" -- "$cur")) ;;
                 esac
@@ -256,8 +257,9 @@ complete -F _tcctl_text -o bashdefault -o default tcctl
 fn bash_other_tools() -> String {
     format!(
         r#"
-# cryptsetup's options on its commands; udisksctl's unlock and lock with
-# tcctl's commands, and after mount -b the devices of attached volumes.
+# cryptsetup's options on its commands; umount(8)'s and udisksctl's on
+# umount and unmount; udisksctl's unlock and lock with tcctl's commands, and
+# after mount -b the devices of attached volumes.
 _tcctl_other_tools() {{
     local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -267,12 +269,16 @@ _tcctl_other_tools() {{
                 if [[ "$prev" == -b || "$prev" == --block-device ]]; then
                     COMPREPLY=($(compgen -W "$(_tcctl_listed device list)" -- "$cur"))
                 elif [[ "$cur" == -* ]]; then
-                    COMPREPLY+=($(compgen -W "{cryptsetup}" -- "$cur"))
+                    _tcctl_add "{cryptsetup}"
                 fi
                 return 0
                 ;;
             tcryptDump|info|dump)
-                [[ "$cur" == -* ]] && COMPREPLY+=($(compgen -W "{cryptsetup}" -- "$cur"))
+                [[ "$cur" == -* ]] && _tcctl_add "{cryptsetup}"
+                return 0
+                ;;
+            umount|unmount)
+                [[ "$cur" == -* ]] && _tcctl_add "-l --lazy -b --block-device"
                 return 0
                 ;;
             --socket) (( i++ )) ;;
@@ -280,8 +286,16 @@ _tcctl_other_tools() {{
             *) return 0 ;;
         esac
     done
-    [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -W "unlock lock" -- "$cur"))
+    [[ "$cur" != -* ]] && _tcctl_add "unlock lock"
     return 0
+}}
+
+# The words of $1 that complete the current word and are not offered yet.
+_tcctl_add() {{
+    local w
+    for w in $(compgen -W "$1" -- "${{COMP_WORDS[COMP_CWORD]}}"); do
+        [[ " ${{COMPREPLY[*]}} " == *" $w "* ]] || COMPREPLY+=("$w")
+    done
 }}
 "#,
         cryptsetup = crate::veracrypt::cryptsetup_option_words().join(" ")

@@ -172,7 +172,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
         "dump --dump-master-key: root only, after YES is typed (or with -q, --batch-mode)",
     ),
     (
-        "--type tcrypt",
+        "-M, --type tcrypt",
         "taken and passed over: tcctl opens TrueCrypt and VeraCrypt volumes only (another type is refused)",
     ),
     (
@@ -559,17 +559,30 @@ fn udisks_words(words: &mut Vec<String>) {
 
 /// umount(8)'s -l (--lazy) on tcctl's `umount` and `unmount`: --force,
 /// which takes the filesystem off its mount point at once, as umount -l
-/// does (and detaches the volume when its users let go).
-fn umount_words(words: &mut [String]) {
+/// does (and detaches the volume when its users let go). umount's -lf,
+/// -fl and -l -f are the same, said once.
+fn umount_words(words: &mut Vec<String>) {
     let unmount = words
         .iter()
         .find(|w| SUBCOMMANDS.contains(&w.as_str()))
         .is_some_and(|c| c == "umount" || c == "unmount");
-    for w in words.iter_mut().filter(|_| unmount) {
-        if w == "-l" || w == "--lazy" {
-            *w = "--force".into();
-        }
+    if !unmount {
+        return;
     }
+    let forcing = |w: &str| {
+        matches!(w, "--lazy" | "--force")
+            || w.strip_prefix('-').is_some_and(|letters| {
+                !letters.is_empty() && letters.chars().all(|c| c == 'l' || c == 'f')
+            })
+    };
+    let mut said = false;
+    words.retain_mut(|w| {
+        if !forcing(w) {
+            return true;
+        }
+        *w = "--force".into();
+        !std::mem::replace(&mut said, true)
+    });
 }
 
 /// udisksctl's options on its lines: --no-user-interaction is
@@ -602,14 +615,14 @@ fn cryptsetup_line(words: &[String]) -> bool {
     command.is_some_and(|c| ["open", "tcryptOpen", "tcryptDump"].contains(&c.as_str()))
         || words
             .iter()
-            .any(|w| w == "--type" || w.starts_with("--type="))
+            .any(|w| w == "--type" || w == "-M" || w.starts_with("--type="))
 }
 
 /// cryptsetup's options on its own lines: `-d` is its --key-file
-/// (VeraCrypt's -d dismounts), `-T` its --tries; -v, --verbose and --debug
-/// ask for what tcctl says anyway (the daemon's log has the rest); -q,
-/// --batch-mode confirm nothing where nothing is asked (dump takes it);
-/// no PIM is asked without --veracrypt-query-pim.
+/// (VeraCrypt's -d dismounts), `-T` its --tries, `-M` its --type; -v,
+/// --verbose and --debug ask for what tcctl says anyway (the daemon's log
+/// has the rest); -q, --batch-mode confirm nothing where nothing is asked
+/// (dump takes it); no PIM is asked without --veracrypt-query-pim.
 fn cryptsetup_words(words: &mut Vec<String>) {
     let dump = words
         .iter()
@@ -622,6 +635,7 @@ fn cryptsetup_words(words: &mut Vec<String>) {
         match w.as_str() {
             "-d" => *w = "--keyfile".into(),
             "-T" => *w = "--tries".into(),
+            "-M" => *w = "--type".into(),
             _ => {}
         }
     }
@@ -1070,6 +1084,10 @@ mod tests {
             t(&["unmount", "/mnt/x", "--lazy"]),
             ["unmount", "/mnt/x", "--force"]
         );
+        for joined in [&["-lf"][..], &["-fl"], &["-l", "-f"], &["-f", "--lazy"]] {
+            let line = [&["umount"][..], joined, &["/mnt/x"]].concat();
+            assert_eq!(t(&line), ["umount", "--force", "/mnt/x"], "{line:?}");
+        }
         assert_eq!(t(&["-t", "-l"]), ["list", "--veracrypt-lines"]);
         // tcctl's own unmount, and udisks' lock: the whole volume.
         assert_eq!(t(&["unmount", "/dev/loop3"]), ["unmount", "/dev/loop3"]);

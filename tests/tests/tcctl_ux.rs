@@ -1521,7 +1521,20 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
     assert_eq!(complete(&["tcctl", "unl"]), "unlock\n");
     let offered = complete(&["tcctl", "tcryptOpen", "--tcrypt-"]);
     for option in ["--tcrypt-hidden", "--tcrypt-system", "--tcrypt-backup"] {
+        assert_eq!(
+            offered.lines().filter(|l| l == &option).count(),
+            1,
+            "{option} once: {offered}"
+        );
+    }
+    // umount(8)'s lazy unmount; VeraCrypt's --protect-hidden yes|no.
+    let offered = complete(&["tcctl", "umount", "-"]);
+    for option in ["-l", "--lazy", "-f", "--force"] {
         assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
+    let offered = complete(&["tcctl", "-t", "--protect-hidden", ""]);
+    for value in ["yes", "no"] {
+        assert!(offered.lines().any(|l| l == value), "{value}: {offered}");
     }
     let offered = complete(&["tcctl", "open", "--veracrypt-"]);
     for option in ["--veracrypt-pim", "--veracrypt-query-pim"] {

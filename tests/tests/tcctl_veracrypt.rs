@@ -1751,9 +1751,12 @@ fn cryptsetup_tcrypt_open_type_and_pim_spellings() {
     let open = ["--stdin", "--filesystem", "none"];
     // tcryptOpen is mount; --type tcrypt and --veracrypt change nothing;
     // --veracrypt-pim is --pim.
-    for pim in [&["--veracrypt-pim", "1"][..], &["--veracrypt-pim=1"]] {
+    for (pim, kind) in [
+        (&["--veracrypt-pim", "1"][..], "--type"),
+        (&["--veracrypt-pim=1"], "-M"),
+    ] {
         let args = [
-            &["tcryptOpen", "--type", "tcrypt", "--veracrypt"][..],
+            &["tcryptOpen", kind, "tcrypt", "--veracrypt"][..],
             pim,
             &open,
             &[&v],
