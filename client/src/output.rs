@@ -350,10 +350,13 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
     SHOWN
         .into_iter()
         // Argon2id's costs, or PBKDF2's iterations: not the other's dash.
+        // TrueCrypt's format has no PIM to show.
         .filter(|(key, _)| {
             let null = fields.get(*key).is_none_or(Json::is_null);
             let argon2 = fields.get("argon2_passes").is_some_and(|p| !p.is_null());
+            let truecrypt = fields.get("format").and_then(Json::as_str) == Some("TrueCrypt");
             !(null && (key.starts_with("argon2_") || (*key == "iterations" && argon2)))
+                && !(truecrypt && *key == "pim")
         })
         .map(|(key, label)| {
             let value = match (key, fields.get(key).unwrap_or(&Json::Null)) {
@@ -465,7 +468,12 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
             yes_no(info.used_backup_header.unwrap_or_default()).into(),
         ),
     ];
+    // TrueCrypt's format has no PIM, and cryptsetup shows none for it.
+    let truecrypt = info.format.as_deref() == Some("TrueCrypt");
     for (name, value) in lines {
+        if truecrypt && name == "PIM" {
+            continue;
+        }
         if argon2 && name == "Iterations" {
             // cryptsetup luksDump's names for Argon2's costs (memory in KiB).
             println!(
@@ -656,14 +664,19 @@ pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str, asked_read_o
     if v.read_only == Some(true) && asked_read_only {
         return;
     }
+    // A volume with no filesystem mounted is attached, as mount says.
+    let done = match v.mount_point.as_deref().is_some_and(|m| !m.is_empty()) {
+        true => "mounted",
+        false => "attached",
+    };
     if v.read_only == Some(true) {
         eprintln!(
-            "tcctl: {volume} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): mounted \
+            "tcctl: {volume} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): {done} \
              read-only (--read-write to write to it)"
         );
     } else {
         eprintln!(
-            "tcctl: warning: {volume} is a volume of TrueCrypt before 5.0, mounted read-write as \
+            "tcctl: warning: {volume} is a volume of TrueCrypt before 5.0, {done} read-write as \
              asked. TrueCrypt 7.1a called its modes deprecated: move its files to a new volume."
         );
     }

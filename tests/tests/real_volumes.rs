@@ -361,7 +361,7 @@ mod legacy {
                         stderr,
                         format!(
                             "tcctl: {v} is a volume of TrueCrypt before 5.0 (LRW or CBC mode): \
-                             mounted read-only (--read-write to write to it)\n"
+                             attached read-only (--read-write to write to it)\n"
                         )
                     );
                     assert_eq!(row["read_only"], true, "{name}");
@@ -463,7 +463,7 @@ mod legacy {
                 assert_eq!(
                     stderr,
                     format!(
-                        "tcctl: warning: {v} is a volume of TrueCrypt before 5.0, mounted \
+                        "tcctl: warning: {v} is a volume of TrueCrypt before 5.0, attached \
                          read-write as asked. TrueCrypt 7.1a called its modes deprecated: move \
                          its files to a new volume.\n"
                     )
