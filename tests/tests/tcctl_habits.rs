@@ -2586,6 +2586,40 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
     );
 }
 
+/// What a password change did is said, as VeraCrypt says "Password
+/// and/or keyfile(s) changed": the keyfiles now needed, the new PRF.
+#[test]
+fn change_password_says_which_credentials_changed() {
+    let d = Daemon::start();
+    let v = create(&d, "cp.hc", "4M");
+    let key = s(&d.path("new.key")).to_owned();
+    d.ok(&["create-keyfile", &key], "");
+    let change = [
+        &[
+            "change-password",
+            &v,
+            "--new-keyfile",
+            &key,
+            "--new-hash",
+            "blake2s",
+        ][..],
+        &OPEN,
+    ]
+    .concat();
+    let out = d.ok(&change, &format!("{PW}{PW}"));
+    assert_eq!(
+        out,
+        format!(
+            "{v}: keyfiles changed, password unchanged\n\
+             {v}: it now opens only with its password and 1 keyfile\n\
+             {v}: its header key is now derived with blake2s\n"
+        )
+    );
+    let opens = ["--keyfile", &key, "--pim", "1", "--password-stdin"];
+    let info = d.ok(&[&["info", &v][..], &opens].concat(), PW);
+    assert!(info.contains("BLAKE2s"), "{info}");
+}
+
 #[test]
 fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     let d = Daemon::start();
@@ -2627,7 +2661,9 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert!(
-        text.ends_with(&crlf(&format!("{v}: password changed\n"))),
+        text.ends_with(&crlf(&format!(
+            "{v}: password changed\n{v}: its PIM is now 2\n"
+        ))),
         "{text}"
     );
     // The PIM typed is the volume's now.

@@ -1303,7 +1303,10 @@ fn change_password_says_when_it_converted_the_format() {
     );
     assert_eq!(
         out,
-        format!("{v}: password changed\n{v}: converted to the VeraCrypt format\n")
+        format!(
+            "{v}: password changed\n{v}: converted to the VeraCrypt format\n{v}: its PIM is \
+             now 1\n"
+        )
     );
     let info = d.ok(
         &[
@@ -1336,7 +1339,10 @@ fn change_password_says_when_it_converted_the_format() {
     ]
     .concat();
     let out = d.ok(&same, "veracrypt words again\nveracrypt words again\n");
-    assert_eq!(out, format!("{v}: header rewritten, password unchanged\n"));
+    assert_eq!(
+        out,
+        format!("{v}: header rewritten, password unchanged\n{v}: its PIM is now 2\n")
+    );
     let same = [
         &["change-password", v, "--hash", "sha512", "--pim", "2"][..],
         &["--new-pim", "1", "--password-stdin"],

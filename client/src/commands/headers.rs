@@ -225,9 +225,14 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let few = crate::input::judge_new_pim(&new, pim, !new_kf.is_empty(), a.force)?;
     let new_o = options::new_credentials(a.new_pim, a.new_hash, a.to);
     let was = o.format;
-    // The same credentials again: a header rewritten (a conversion, a new
-    // hash or PIM), not a password changed.
-    let same = new == old && new_kf == keyfiles;
+    // What changed, as the first line says it: the same credentials again
+    // are a header rewritten (a conversion, a new hash or PIM).
+    let changed = match (new == old, new_kf == keyfiles) {
+        (true, true) => "header rewritten, password unchanged",
+        (false, true) => "password changed",
+        (true, false) => "keyfiles changed, password unchanged",
+        (false, false) => "password and keyfiles changed",
+    };
     search::run(&c, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })
@@ -240,27 +245,22 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         }
         f
     })?;
-    match same {
-        true => println!(
-            "{}: header rewritten, password unchanged",
-            a.volume.display()
-        ),
-        false => println!("{}: password changed", a.volume.display()),
-    }
+    println!("{}: {changed}", a.volume.display());
     // Said once the change is made: a refusal makes them moot.
     weak.say();
     few.say();
-    said_after_change(&a, was, !keyfiles.is_empty() && new_kf.is_empty());
+    said_after_change(&a, was, keyfiles.len(), new_kf.len());
     Ok(())
 }
 
 /// What a password change did beyond the password: a conversion (not to
 /// the format the volume had), the PIM a TrueCrypt header cannot keep,
-/// keyfiles dropped.
+/// keyfiles dropped or now needed, a new PRF or PIM.
 fn said_after_change(
     a: &ChangePasswordArgs,
     was: Option<tcd_proto::contract::options::VolumeFormat>,
-    keyfiles_dropped: bool,
+    keyfiles_before: usize,
+    keyfiles_now: usize,
 ) {
     use tcd_proto::contract::options::VolumeFormat;
     let path = a.volume.display();
@@ -277,8 +277,29 @@ fn said_after_change(
     }
     // As VeraCrypt: the new credentials are what was given. Dropping the
     // keyfiles that opened it is said, not left to be found out.
-    if keyfiles_dropped {
+    if keyfiles_before > 0 && keyfiles_now == 0 {
         println!("{path}: it now opens without keyfiles (--new-keyfile gives it new ones)");
+    } else if keyfiles_now > 0 {
+        let n = crate::output::count(keyfiles_now, "keyfile");
+        println!("{path}: it now opens only with its password and {n}");
+    }
+    if let Some(h) = a
+        .new_hash
+        .and_then(|h| clap::ValueEnum::to_possible_value(&h))
+    {
+        println!(
+            "{path}: its header key is now derived with {}",
+            h.get_name()
+        );
+    }
+    if let Some(pim) = a
+        .new_pim
+        .filter(|_| a.to != Some(crate::cli::Format::Truecrypt))
+    {
+        match pim {
+            0 => println!("{path}: its PIM is now the default"),
+            n => println!("{path}: its PIM is now {n}"),
+        }
     }
 }
 
