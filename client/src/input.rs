@@ -106,6 +106,11 @@ impl Passwords {
         !self.stdin && self.interactive && terminal_to_ask_on()
     }
 
+    /// Whether passwords are read from standard input.
+    pub fn reads_stdin(&self) -> bool {
+        self.stdin
+    }
+
     /// Neither standard input nor a prompt gives a password: with
     /// keyfiles, VeraCrypt's `--non-interactive` then opens with them alone.
     pub fn asks_nobody(&self) -> bool {

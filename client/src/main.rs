@@ -39,6 +39,9 @@ fn main() -> ExitCode {
         print!("{help}");
         return ExitCode::SUCCESS;
     }
+    if let Some(note) = veracrypt::text_mode_command_help_note(&args) {
+        print!("{note}");
+    }
     let given = args.clone();
     let args = match veracrypt::translate(args) {
         Ok(a) => a,

@@ -213,6 +213,12 @@ fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure>
                 true => format!("{typed}M"),
                 false => typed.to_owned(),
             };
+            if crate::input::parse_size(&size).is_err() {
+                return Err(format!(
+                    "{typed:?} is not a size: here a bare number is in MiB, as VeraCrypt reads \
+                     it (5 is 5 MiB), or give its unit: K, M, G or T (binary units)"
+                ));
+            }
             crate::input::parse_create_size(&size).map(|_| size)
         })?;
         args.extend(["--size".into(), size.into()]);

@@ -327,19 +327,7 @@ fn usage(message: String) -> Failure {
 /// does here, as `veracrypt -t -h` lists its options; `None` for any other
 /// command line.
 pub fn text_mode_help(args: &[OsString]) -> Option<String> {
-    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let text = words
-        .iter()
-        .take_while(|w| !SUBCOMMANDS.contains(*w))
-        .any(|w| matches!(*w, "-t" | "--text"));
-    let help = words.iter().any(|w| matches!(*w, "-h" | "--help"));
-    let command = words.iter().any(|w| {
-        let name = w.split_once('=').map_or(*w, |(n, _)| n);
-        SUBCOMMANDS.contains(&name)
-            || name == "--auto-mount"
-            || COMMANDS.iter().any(|(names, _)| names.contains(&name))
-    });
-    if !text || !help || command {
+    if text_mode_help_asked(args) != Some(false) {
         return None;
     }
     let mut out = String::from(
@@ -365,6 +353,34 @@ pub fn text_mode_help(args: &[OsString]) -> Option<String> {
         out.push('\n');
     }
     Some(out)
+}
+
+/// Help asked on a `-t` line: `Some(true)` after one of its commands (-c,
+/// -C, ...), `Some(false)` with none; `None`: no help asked on a `-t` line.
+fn text_mode_help_asked(args: &[OsString]) -> Option<bool> {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let text = words
+        .iter()
+        .take_while(|w| !SUBCOMMANDS.contains(*w))
+        .any(|w| matches!(*w, "-t" | "--text"));
+    let help = words.iter().any(|w| matches!(*w, "-h" | "--help"));
+    let command = words.iter().any(|w| {
+        let name = w.split_once('=').map_or(*w, |(n, _)| n);
+        SUBCOMMANDS.contains(&name)
+            || name == "--auto-mount"
+            || COMMANDS.iter().any(|(names, _)| names.contains(&name))
+    });
+    (text && help).then_some(command)
+}
+
+/// `tcctl -t COMMAND -h`: said before the help of the tcctl command the
+/// line becomes, whose options are tcctl's spellings.
+pub fn text_mode_command_help_note(args: &[OsString]) -> Option<&'static str> {
+    (text_mode_help_asked(args) == Some(true)).then_some(
+        "On a -t line, VeraCrypt's spellings are read too (--stdin, -k A,B,\n\
+         --volume-type, ...): `tcctl -t -h` lists each and what it becomes.\n\
+         Below, the help of the tcctl command this line becomes.\n\n",
+    )
 }
 
 /// Whether `given` (the program's name first) is in VeraCrypt's text mode:

@@ -967,13 +967,20 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line(&v);
     let size_question = "Enter volume size (sizeK/size[M]/sizeG/sizeT/max): ";
     t.expect(size_question, wait);
-    // No size: said, and asked again.
+    // No size: said in the prompt's terms, and asked again.
     t.type_line("lots");
     let deadline = std::time::Instant::now() + wait;
     while t.text().matches(size_question).count() < 2 {
         assert!(std::time::Instant::now() < deadline, "{}", t.text());
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(
+        t.text().contains(
+            "\"lots\" is not a size: here a bare number is in MiB, as VeraCrypt reads it"
+        ),
+        "{}",
+        t.text()
+    );
     t.type_line("4");
     t.expect(&crlf("Encryption algorithm:\n 1) AES\n 2) Serpent\n"), wait);
     t.type_line("99");
@@ -2951,6 +2958,18 @@ fn a_favorite_that_protects_a_hidden_volume_takes_the_volumes_password_first() {
     d.ok(&["dismount", "--all"], "");
     let (code, msg) = d.fails(&mount, &format!("{PW}not the hidden words at all\n"));
     assert_eq!(code, 2, "{msg}");
+    // One line only, as VeraCrypt's favorites take: the hidden volume's
+    // password is missing, and said so by the favorite's name.
+    let (code, msg) = d.fails(&["favorites", "mount", "--all", "--password-stdin"], PW);
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            USAGE,
+            "tcctl: fh: not mounted: it protects a hidden volume, whose password is the line \
+             after the volume's password on standard input, which has no more lines (the \
+             favorite keeps its --protect-hidden)\n"
+        )
+    );
 }
 
 #[test]

@@ -1294,6 +1294,18 @@ fn the_table_has_a_test_per_row_and_the_manual_page_its_spellings() {
         help.starts_with("tcctl -t: VeraCrypt's text-mode command line"),
         "{help}"
     );
+    // A command's help on a -t line points to those spellings first.
+    let create = Command::new(build_dir().join("tcctl"))
+        .args(["-t", "-c", "-h"])
+        .output()
+        .expect("tcctl -t -c -h");
+    let create = String::from_utf8_lossy(&create.stdout).into_owned();
+    assert!(
+        create.starts_with("On a -t line, VeraCrypt's spellings are read too")
+            && create.contains("`tcctl -t -h` lists each")
+            && create.contains("Usage: tcctl create"),
+        "{create}"
+    );
     // The VeraCrypt table; cryptsetup's follows, checked apart.
     let (doc, _) = doc
         .split_once("## cryptsetup spellings")

@@ -228,6 +228,25 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
 }
 
 /// Mounts one favorite, saying where.
+/// No hidden volume's password to protect it: what to give, named (exit
+/// 64, as any password that cannot be asked).
+fn hidden_not_given(e: Failure, stdin: bool) -> Failure {
+    if e.code != exit::USAGE {
+        return e;
+    }
+    let how = match stdin {
+        true => "the line after the volume's password on standard input, which has no more lines",
+        false => "needed, and there is no way to ask for it",
+    };
+    Failure {
+        code: e.code,
+        message: format!(
+            "not mounted: it protects a hidden volume, whose password is {how} (the \
+             favorite keeps its --protect-hidden)"
+        ),
+    }
+}
+
 /// The one password standard input gives for every favorite, once read.
 #[derive(Default)]
 struct SharedPassword(Option<zeroize::Zeroizing<Vec<u8>>>);
@@ -261,7 +280,9 @@ fn mount_one(
             Ok(p)
         }
         (_, true, _) => pw.ask_unless_keyfiles_alone(prompt, has_keyfiles),
-        (_, false, _) => pw.ask_unless_keyfiles_alone(prompt, hidden_keyfiles),
+        (_, false, _) => pw
+            .ask_unless_keyfiles_alone(prompt, hidden_keyfiles)
+            .map_err(|e| hidden_not_given(e, pw.reads_stdin())),
     };
     let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
     if let Some(store) = mounted.kept {
