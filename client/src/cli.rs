@@ -638,7 +638,7 @@ pub enum Command {
         slot: Option<u32>,
         /// Dismount even if files are open: the filesystem leaves its
         /// mount point at once, and the volume goes when they let go
-        /// (umount's -l, taken as this on `tcctl umount` and `unmount`).
+        /// (umount's -l and -lf, taken as this on `tcctl umount` and `unmount`).
         #[arg(long, short = 'f')]
         force: bool,
         /// Unmount the filesystem and leave the volume attached as its
