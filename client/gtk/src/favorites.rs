@@ -144,6 +144,7 @@ fn describe(f: &Favorite, system: bool, kept: bool) -> String {
         (f.readonly, mark("read-only")),
         (f.auto_mount, mark("auto-mount")),
         (f.system_encryption, mark("system encryption")),
+        (f.protect_hidden, mark("protects its hidden volume")),
         (
             f.format == Some(VolumeFormat::TrueCrypt),
             mark("TrueCrypt format only"),
