@@ -41,6 +41,31 @@ pub const OPEN_FAST: [&str; 5] = ["--pim", "1", "--hash", "sha512", "--password-
 /// The password of volumes made by [`System::create_volume`].
 pub const PASSWORD: &str = "user words, twenty and more";
 
+/// A new ext4 volume of 24 MiB mounted by root on `d`'s folder `mnt`:
+/// the mount point and the volume's object path.
+pub fn mounted_ext4(d: &crate::daemon::Daemon) -> (PathBuf, String) {
+    let (vol, mnt) = (d.path("v.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mount point");
+    let mut args = vec![
+        "create",
+        crate::s(&vol),
+        "--size",
+        "24M",
+        "--filesystem",
+        "ext4",
+    ];
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let mut args = vec!["mount", crate::s(&vol), crate::s(&mnt)];
+    args.extend(OPEN_FAST);
+    d.ok(&args, &format!("{PASSWORD}\n"));
+    let object = d.list()[0]["object"]
+        .as_str()
+        .expect("object path")
+        .to_owned();
+    (mnt, object)
+}
+
 /// An unprivileged user of the machine, with a private home folder.
 #[derive(Debug, Clone)]
 pub struct User {

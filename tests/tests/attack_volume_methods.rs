@@ -129,6 +129,13 @@ fn promptly(sys: &System, mut cmd: Command, stdin: &str, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A new volume of `who`'s attached as a block device only: its object.
+fn attached_by(sys: &System, who: &User) -> String {
+    let vol = sys.create_volume(who, "a.hc", "24M");
+    attach(sys, who, &vol);
+    object_of(sys, who)
+}
+
 /// Attaches `vol` as `who`, as a block device only (`--filesystem none`).
 fn attach(sys: &System, who: &User, vol: &Path) {
     let mut args = vec!["mount", tcd_tests::s(vol), "--filesystem", "none"];
@@ -256,9 +263,7 @@ fn an_attached_volumes_filesystem_mounts_only_for_its_owner_on_a_folder_of_their
     tcd_tests::require_tool("python3", "package python3-jeepney");
     let sys = System::start();
     let (alice, bob) = (&sys.users[0], &sys.users[1]);
-    let vol = sys.create_volume(alice, "a.hc", "24M");
-    attach(&sys, alice, &vol);
-    let object = object_of(&sys, alice);
+    let object = attached_by(&sys, alice);
     let mnt = alice.path("mnt");
     let mount_point = || sys.list(Some(alice))[0]["mount_point"].clone();
     let refused = |r: &Value, name: &str, words: &str| {
@@ -325,9 +330,7 @@ fn an_attached_volumes_filesystem_unmounts_only_for_its_owner() {
     tcd_tests::require_tool("python3", "package python3-jeepney");
     let sys = System::start();
     let (alice, bob) = (&sys.users[0], &sys.users[1]);
-    let vol = sys.create_volume(alice, "a.hc", "24M");
-    attach(&sys, alice, &vol);
-    let object = object_of(&sys, alice);
+    let object = attached_by(&sys, alice);
     let attached = sys.list(Some(alice))[0].clone();
     let mnt = alice.path("mnt");
     let r = call(&sys, Some(alice), "Mount", &object, &at(&mnt));
@@ -388,19 +391,7 @@ fn an_attached_volumes_filesystem_unmounts_only_for_its_owner() {
 #[test]
 fn an_unmount_over_the_socket_is_answered() {
     let d = tcd_tests::daemon::Daemon::start();
-    let (vol, mnt) = (d.path("v.hc"), d.path("mnt"));
-    std::fs::create_dir(&mnt).expect("mount point");
-    let mut args = vec!["create", tcd_tests::s(&vol), "--size", "24M"];
-    args.extend(["--filesystem", "ext4"]);
-    args.extend(OPEN_FAST);
-    d.ok(&args, &format!("{PASSWORD}\n"));
-    let mut args = vec!["mount", tcd_tests::s(&vol), tcd_tests::s(&mnt)];
-    args.extend(OPEN_FAST);
-    d.ok(&args, &format!("{PASSWORD}\n"));
-    let object = d.list()[0]["object"]
-        .as_str()
-        .expect("object path")
-        .to_owned();
+    let (mnt, object) = tcd_tests::system::mounted_ext4(&d);
     let stream = std::os::unix::net::UnixStream::connect(d.socket()).expect("connect");
     let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
         .p2p()
@@ -429,7 +420,8 @@ fn an_unmount_over_the_socket_is_answered() {
     let listed = d.list();
     assert_eq!(listed[0]["mount_point"], Value::Null, "{listed}");
     assert_eq!(listed[0]["state"], "attached", "{listed}");
-    d.ok(&["dismount", tcd_tests::s(&vol)], "");
+    let device = listed[0]["device"].as_str().expect("device").to_owned();
+    d.ok(&["dismount", &device], "");
     assert_eq!(d.list(), serde_json::json!([]));
 }
 

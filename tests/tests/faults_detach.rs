@@ -564,18 +564,7 @@ fn a_daemon_that_stops_leaves_no_dead_mount_of_a_volume_still_detaching() {
 #[test]
 fn a_forced_volume_dismount_over_the_socket_is_answered_at_once() {
     let d = tcd_tests::daemon::Daemon::start();
-    let (vol, mnt) = (d.path("v.hc"), d.path("mnt"));
-    std::fs::create_dir(&mnt).expect("mount point");
-    let mut args = vec!["create", s(&vol), "--size", "24M", "--filesystem", "ext4"];
-    args.extend(OPEN_FAST);
-    d.ok(&args, &format!("{PASSWORD}\n"));
-    let mut args = vec!["mount", s(&vol), s(&mnt)];
-    args.extend(OPEN_FAST);
-    d.ok(&args, &format!("{PASSWORD}\n"));
-    let object = d.list()[0]["object"]
-        .as_str()
-        .expect("object path")
-        .to_owned();
+    let (mnt, object) = tcd_tests::system::mounted_ext4(&d);
     // Killed on drop, should the test fail first.
     let mut holder = tcd_tests::daemon::Stopped(
         Command::new("sleep")

@@ -786,11 +786,10 @@ fn mount_names_the_volume_as_list_does() {
     assert_eq!(d.list()[0]["volume"], v.as_str());
 }
 
-#[test]
-fn a_second_hidden_volume_is_refused_saying_one_is_there() {
-    let d = Daemon::start();
-    let v = s(&d.path("outer.hc")).to_owned();
-    // Fully written: a hidden volume needs that.
+/// A fully written outer volume of 16 MiB (a hidden volume needs that)
+/// with no filesystem.
+fn outer_volume(d: &Daemon, name: &str) -> String {
+    let v = s(&d.path(name)).to_owned();
     d.ok(
         &[
             &["create", &v, "--size", "16M"][..],
@@ -799,6 +798,18 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
         .concat(),
         PW,
     );
+    v
+}
+
+/// What creating a second hidden volume in an outer volume says.
+const SECOND_HIDDEN: &str = "tcctl: the end of the outer volume, where a hidden volume lies, \
+     is in use: it holds a hidden volume already (an outer volume holds one, and a new one would \
+     destroy it), or the outer filesystem's data reaches its last sector\n";
+
+#[test]
+fn a_second_hidden_volume_is_refused_saying_one_is_there() {
+    let d = Daemon::start();
+    let v = outer_volume(&d, "outer.hc");
     let hidden = |pw: &str| {
         d.tcctl(
             &[
@@ -822,12 +833,7 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
     let second = hidden("the second hidden one, long");
     let msg = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(INVALID_ARGUMENT), "{msg}");
-    assert_eq!(
-        msg,
-        "tcctl: the end of the outer volume, where a hidden volume lies, is in use: it holds a \
-         hidden volume already (an outer volume holds one, and a new one would destroy it), or \
-         the outer filesystem's data reaches its last sector\n"
-    );
+    assert_eq!(msg, SECOND_HIDDEN);
     // The first one still opens.
     d.ok(
         &["info", &v, "--pim", "1", "--password-stdin"],
@@ -3024,16 +3030,8 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
 #[test]
 fn text_mode_hidden_create_refuses_a_second_hidden_volume_before_its_password() {
     let d = Daemon::start();
-    let v = s(&d.path("two.hc")).to_owned();
-    // Fully written, with a hidden volume in it.
-    d.ok(
-        &[
-            &["create", &v, "--size", "16M"][..],
-            &["--pim", "1", "--filesystem", "none", "--password-stdin"],
-        ]
-        .concat(),
-        PW,
-    );
+    // With a hidden volume in it.
+    let v = outer_volume(&d, "two.hc");
     d.ok(
         &[
             &["create", &v, "--hidden-size", "4M", "--outer-pim", "1"][..],
@@ -3055,14 +3053,7 @@ fn text_mode_hidden_create_refuses_a_second_hidden_volume_before_its_password() 
     t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, INVALID_ARGUMENT, "{text}");
-    assert!(
-        text.ends_with(&crlf(
-            "tcctl: the end of the outer volume, where a hidden volume lies, is in use: it \
-             holds a hidden volume already (an outer volume holds one, and a new one would \
-             destroy it), or the outer filesystem's data reaches its last sector\n"
-        )),
-        "{text}"
-    );
+    assert!(text.ends_with(&crlf(SECOND_HIDDEN)), "{text}");
     assert!(
         !text.contains("Password for the new hidden volume"),
         "{text}"
