@@ -28,8 +28,8 @@ impl App {
 
     /// The caller's favorites and the system's, as (favorite, system).
     /// A system favorite's keyfile (its hidden volume's too) and password
-    /// file paths only for `administrator` (they name root's secrets, and where they are is
-    /// root's business).
+    /// file paths only for `administrator` (they name root's secrets, and
+    /// where they are is root's business).
     pub fn list_favorites(
         &self,
         caller: &Caller,
