@@ -65,7 +65,8 @@ pub fn free(c: &Client) -> Result<Vec<PathBuf>, Failure> {
 /// Block devices (`/dev/NAME`, canonical) that hold data and that nothing
 /// uses: not mounted, not swap, not held by another device (a RAID or
 /// device-mapper member), not a disk with partitions (its partitions are
-/// offered), not an empty loop device, a RAM disk or a CD drive.
+/// offered), not an empty loop device or a partition left of one, a RAM
+/// disk or a CD drive.
 pub fn unused_devices() -> Vec<PathBuf> {
     let used = in_use();
     let served = tcd_fuse_mounts();
@@ -74,7 +75,12 @@ pub fn unused_devices() -> Vec<PathBuf> {
     };
     let mut found: Vec<PathBuf> = entries
         .flatten()
-        .filter(|e| candidate(&e.path()) && !decrypted_by_tcd(&e.path(), &served))
+        .filter(|e| {
+            let sys = e.path();
+            candidate(&sys)
+                && !decrypted_by_tcd(&sys, &served)
+                && !partition_of_nothing_to_try(&sys, &served)
+        })
         .filter_map(|e| {
             let dev = read(&e.path().join("dev"))?;
             (!used.contains(&dev)).then(|| Path::new("/dev").join(e.file_name()))
@@ -123,6 +129,26 @@ fn tcd_fuse_mounts() -> Vec<PathBuf> {
 fn decrypted_by_tcd(sys: &Path, served: &[PathBuf]) -> bool {
     read(&sys.join("loop/backing_file"))
         .is_some_and(|back| served.iter().any(|m| Path::new(&back).starts_with(m)))
+}
+
+/// Whether the device at `sys` is a partition of a loop device that is
+/// detached (the kernel keeps partitions partx added past a detach: reading
+/// them fails) or that serves a volume tcd decrypts.
+fn partition_of_nothing_to_try(sys: &Path, served: &[PathBuf]) -> bool {
+    if !sys.join("partition").exists() {
+        return false;
+    }
+    let Some(disk) = sys
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    else {
+        return false;
+    };
+    let is_loop = disk
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("loop"));
+    is_loop && (!disk.join("loop").exists() || decrypted_by_tcd(&disk, served))
 }
 
 /// `major:minor` of every device mounted (in any namespace this process

@@ -66,6 +66,39 @@ fn volume(d: &Daemon, name: &str, password: &str) -> PathBuf {
     v
 }
 
+/// A partition left of a loop device that is detached: `/dev/loopNp1`,
+/// dropped when this goes.
+struct Stale(String);
+
+impl Drop for Stale {
+    fn drop(&mut self) {
+        if let Some(disk) = self.0.strip_suffix("p1") {
+            let _ = Command::new("partx").args(["-d", disk]).status();
+        }
+    }
+}
+
+fn stale_partition(d: &Daemon) -> Stale {
+    let gpt = d.path("gpt.img");
+    tcd_tests::loop_device::gpt_image(&gpt, 8 << 20);
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(require_tool(program, "package util-linux"))
+            .args(args)
+            .output()
+            .expect(program);
+        assert!(out.status.success(), "{program} {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let dev = run("losetup", &["-f", "--show", s(&gpt)]);
+    // One an earlier run left there would refuse to be added again.
+    let _ = Command::new("partx").args(["-d", &dev]).status();
+    run("partx", &["-a", &dev]);
+    run("losetup", &["-d", &dev]);
+    let part = format!("{dev}p1");
+    assert!(Path::new(&part).exists(), "the kernel keeps {part}");
+    Stale(part)
+}
+
 #[test]
 fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     require_root_and_fuse();
@@ -94,6 +127,10 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         .expect("mount");
     assert!(st.success());
     loops.1.push(plain_mnt.clone());
+    // A partition the kernel kept of a loop device since detached (partx
+    // added it): reading it fails, and it is never tried. The daemon's own
+    // device may take that loop device next.
+    let stale = stale_partition(&d);
 
     let mut args = vec!["mount-devices"];
     args.extend(OPEN);
@@ -115,6 +152,7 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         "{out}"
     );
     assert!(tried.iter().all(|l| l.starts_with("/dev/")), "{out}");
+    assert!(!out.contains(&stale.0), "{} tried: {out}", stale.0);
     let devices = match tried.len() {
         1 => "1 device".to_owned(),
         n => format!("{n} devices"),
