@@ -252,6 +252,34 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     );
     assert!(!said.contains(&device), "{device} tried: {said}");
     d.ok(&["dismount", "--all"], "");
+
+    // Keyfiles alone, with no way to ask a password (as `mount` opens
+    // with them), in tcctl's words and VeraCrypt's `-p ""`.
+    let key = d.path("key");
+    d.ok(&["create-keyfile", s(&key)], "");
+    let kf = d.path("kf.hc");
+    d.ok(
+        &[
+            &["--non-interactive", "create", s(&kf), "--size", "8M"][..],
+            &["--keyfile", s(&key), "--pim", "1", "--filesystem", "none"],
+        ]
+        .concat(),
+        "",
+    );
+    let kf_dev = loops.attach(&kf);
+    let alone = ["--pim", "1", "--hash", "sha512", "--filesystem", "none"];
+    for line in [
+        &["--non-interactive", "mount-devices", "-k", s(&key)][..],
+        &["-t", "--auto-mount", "devices", "-k", s(&key), "-p", ""],
+    ] {
+        let out = d.ok(&[line, &alone].concat(), "");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{}: attached as /dev/", s(&kf_dev)))),
+            "{line:?}: {out}"
+        );
+        d.ok(&["dismount", "--all"], "");
+    }
 }
 
 /// A user who may open none of the devices hears that nothing was tried,

@@ -27,7 +27,10 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
     }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let password = pw.ask("Password for every device: ")?;
+    // With --non-interactive (or VeraCrypt's -p ""), keyfiles alone, as
+    // `tcctl mount` opens with them.
+    let password =
+        pw.ask_unless_keyfiles_alone("Password for every device: ", !keyfiles.is_empty())?;
     let pim = match a.secrets.query_pim && a.secrets.pim.is_none() {
         true => pw.query_pim("PIM (Enter for none): ")?,
         false => pw.pim(
