@@ -1257,13 +1257,16 @@ pub struct ChangePasswordArgs {
     /// Take a new password shorter than 8 characters, or one shorter than
     /// 20 with a PIM under 485 (with a warning). Without it, one under 12
     /// characters typed on a terminal is asked about, as VeraCrypt asks:
-    /// yes takes it, no leaves the password unchanged.
+    /// yes takes it, no leaves the password unchanged. Also converts to
+    /// TrueCrypt's format without asking (with a warning).
     #[arg(long)]
     pub force: bool,
     /// A new hash (PRF).
     #[arg(long, value_enum, ignore_case = true)]
     pub new_hash: Option<Hash>,
-    /// Convert the volume to this format.
+    /// Convert the volume to this format. To truecrypt, from VeraCrypt's:
+    /// asked first (its header takes 1,000 or 2,000 iterations, not
+    /// 500,000), --force without asking.
     #[arg(long, value_enum, ignore_case = true)]
     pub to: Option<Format>,
 }

@@ -941,7 +941,7 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
         )
     );
     d.ok(
-        &with_open(&["change-password", s(&vol), "--to", "truecrypt"]),
+        &with_open(&["change-password", s(&vol), "--to", "truecrypt", "--force"]),
         &format!("{PW}truecrypt output words, twenty and more\n"),
     );
     assert_eq!(

@@ -1352,18 +1352,42 @@ fn change_password_says_when_it_converted_the_format() {
     // Back to TrueCrypt's: the PIM it had is said to be gone, and its
     // rule (20 characters under PIM 485) is not applied to a header that
     // has none.
+    // Its header becomes far cheaper to attack: asked first, and with no
+    // terminal to ask on, refused unless --force (which says why).
     let back = [
         &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
         &["--to", "truecrypt", "--password-stdin"],
     ]
     .concat();
-    let out = d.ok(&back, "veracrypt words again\ntc words 1234\n");
+    let (code, msg) = d.fails(&back, "veracrypt words again\ntc words 1234\n");
     assert_eq!(
-        out,
+        (code, msg),
+        (
+            64,
+            format!(
+                "tcctl: converting {v} to the TrueCrypt format: confirmation needed and no \
+                 terminal to ask on: give --force\n"
+            )
+        )
+    );
+    let out = d.tcctl(
+        &[&back[..], &["--force"]].concat(),
+        "veracrypt words again\ntc words 1234\n",
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
         format!(
             "{v}: password changed\n{v}: converted to the TrueCrypt format\n{v}: its PIM (1) \
              is gone: TrueCrypt's format has none\n"
         )
+    );
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warned.contains(
+            "tcctl: warning: TrueCrypt's format derives the header key with 1,000 iterations"
+        ),
+        "{warned}"
     );
 }
 

@@ -182,6 +182,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
+    confirm_weaker_header(ctx.interactive, &a, o.format)?;
     // A mistyped repeat is said and both are asked again, as VeraCrypt
     // does (the current password's search is not made again).
     let new = loop {
@@ -301,6 +302,38 @@ fn said_after_change(
             n => println!("{path}: its PIM is now {n}"),
         }
     }
+}
+
+/// TrueCrypt's header iterations, said when a VeraCrypt header becomes one.
+const TRUECRYPT_ITERATIONS: &str = "TrueCrypt's format derives the header key with 1,000 \
+     iterations (2,000 for RIPEMD-160) where VeraCrypt's takes 500,000 and more: a password \
+     guesser tries hundreds of times more passwords a second against it";
+
+/// A VeraCrypt header converted to TrueCrypt's is far cheaper to attack
+/// (VeraCrypt never converts that way): asked on a terminal, as VeraCrypt
+/// asks before what cannot be undone; `--force` goes ahead, said.
+fn confirm_weaker_header(
+    interactive: bool,
+    a: &ChangePasswordArgs,
+    was: Option<tcd_proto::contract::options::VolumeFormat>,
+) -> Result<(), Failure> {
+    use tcd_proto::contract::options::VolumeFormat;
+    if a.to != Some(crate::cli::Format::Truecrypt) || was == Some(VolumeFormat::TrueCrypt) {
+        return Ok(());
+    }
+    if a.force {
+        eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
+        return Ok(());
+    }
+    crate::input::confirm(
+        interactive,
+        &format!("converting {} to the TrueCrypt format", a.volume.display()),
+        &format!(
+            "WARNING: {TRUECRYPT_ITERATIONS}. Convert it all the same? (Type 'YES' in capital \
+             letters): "
+        ),
+        "--force",
+    )
 }
 
 /// What a header that stays (or becomes) TrueCrypt's cannot hold, refused
