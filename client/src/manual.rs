@@ -211,7 +211,7 @@ _tcctl_text() {{
                     --encryption) COMPREPLY=($(compgen -W "{ciphers}" -- "$cur")) ;;
                     -m|--mount-options) COMPREPLY=($(compgen -W "{mount_options}" -- "$cur")) ;;
                     --volume-type) COMPREPLY=($(compgen -W "normal hidden" -- "$cur")) ;;
-                    --protect-hidden) COMPREPLY=($(compgen -W "yes no" -- "$cur") $(compgen -f -- "$cur")) ;;
+                    --protect-hidden) COMPREPLY=($(compgen -W "yes no" -- "$cur")) ;;
                     --filesystem) COMPREPLY=($(compgen -W "{filesystems}" -- "$cur")) ;;
                     *) [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "{words}" -- "$cur")) ;;
                 esac

@@ -136,6 +136,10 @@ pub fn ask_missing(
                 args.push(file.into());
             }
             ("restore-header", _) if name.contains("BACKUP") => restore_source(args)?,
+            ("create-keyfile", "<PATH>") => {
+                let file = answer("Enter the keyfile's path: ", "no keyfile path given")?;
+                args.push(file.into());
+            }
             _ => return Ok(false),
         }
     }

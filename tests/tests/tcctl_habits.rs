@@ -1270,6 +1270,17 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("restored"), "{text}");
+
+    // The keyfile to make, as VeraCrypt's text mode asks its path.
+    let key = s(&d.path("asked.key")).to_owned();
+    let mut c = d.command();
+    c.args(["-t", "--create-keyfile"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect("Enter the keyfile's path: ", wait);
+    t.type_line(&key);
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(std::fs::metadata(&key).expect("made").len(), 64);
 }
 
 /// Text as a terminal shows it: each line end a carriage return and a
