@@ -182,7 +182,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
-    confirm_weaker_header(ctx.interactive, &a, o.format)?;
+    let weaker = confirm_weaker_header(ctx.interactive, &a, o.format)?;
     // A mistyped repeat is said and both are asked again, as VeraCrypt
     // does (the current password's search is not made again).
     let new = loop {
@@ -250,6 +250,9 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     // Said once the change is made: a refusal makes them moot.
     weak.say();
     few.say();
+    if weaker {
+        eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
+    }
     said_after_change(&a, was, keyfiles.len(), new_kf.len());
     Ok(())
 }
@@ -311,19 +314,19 @@ const TRUECRYPT_ITERATIONS: &str = "TrueCrypt's format derives the header key wi
 
 /// A VeraCrypt header converted to TrueCrypt's is far cheaper to attack
 /// (VeraCrypt never converts that way): asked on a terminal, as VeraCrypt
-/// asks before what cannot be undone; `--force` goes ahead, said.
+/// asks before what cannot be undone; `--force` goes ahead, and then
+/// (true) it is said once the change is made.
 fn confirm_weaker_header(
     interactive: bool,
     a: &ChangePasswordArgs,
     was: Option<tcd_proto::contract::options::VolumeFormat>,
-) -> Result<(), Failure> {
+) -> Result<bool, Failure> {
     use tcd_proto::contract::options::VolumeFormat;
     if a.to != Some(crate::cli::Format::Truecrypt) || was == Some(VolumeFormat::TrueCrypt) {
-        return Ok(());
+        return Ok(false);
     }
     if a.force {
-        eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
-        return Ok(());
+        return Ok(true);
     }
     crate::input::confirm(
         interactive,
@@ -334,6 +337,7 @@ fn confirm_weaker_header(
         ),
         "--force",
     )
+    .map(|()| false)
 }
 
 /// What a header that stays (or becomes) TrueCrypt's cannot hold, refused
