@@ -628,7 +628,8 @@ fn udisks_options(words: &mut [String], unlock: bool) {
 /// or `tcryptDump`, or `--type` (tcrypt, the one tcctl takes).
 fn cryptsetup_line(words: &[String]) -> bool {
     let command = words.iter().find(|w| SUBCOMMANDS.contains(&w.as_str()));
-    command.is_some_and(|c| ["open", "tcryptOpen", "tcryptDump"].contains(&c.as_str()))
+    command
+        .is_some_and(|c| ["open", "tcryptOpen", "tcryptDump", "tcrypt-dump"].contains(&c.as_str()))
         || words
             .iter()
             .any(|w| w == "--type" || w == "-M" || w.starts_with("--type="))
@@ -658,7 +659,7 @@ fn cryptsetup_words(words: &mut Vec<String>) {
     // cryptsetup asks only for the passphrase, a PIM only when told to.
     let opening = words
         .iter()
-        .position(|w| ["open", "tcryptOpen", "tcryptDump"].contains(&w.as_str()));
+        .position(|w| ["open", "tcryptOpen", "tcryptDump", "tcrypt-dump"].contains(&w.as_str()));
     let query = words
         .iter()
         .any(|w| w == "--veracrypt-query-pim" || w.starts_with("--veracrypt-query-pim="));

@@ -1312,6 +1312,51 @@ impl MountTable {
         }
     }
 
+    /// The volumes whose filesystem was unmounted outside tcd (`umount
+    /// MOUNTPOINT`), each now left attached as its block device, as after
+    /// [`MountTable::unmount_attached`]: their views, to announce. A volume
+    /// whose parts are locked (a dismount or unmount under way) is left to
+    /// that call.
+    pub fn filesystems_unmounted_outside(&self) -> Vec<Mounted> {
+        let watched: Vec<(u32, Arc<Mutex<Parts>>)> = self
+            .lock()
+            .iter()
+            .filter(|(_, e)| e.health_watch.is_some())
+            .map(|(id, e)| (*id, Arc::clone(&e.parts)))
+            .collect();
+        let mut gone = Vec::new();
+        for (id, parts) in watched {
+            let Ok(mut parts) = lock_parts_or_busy(&parts, id) else {
+                continue;
+            };
+            if !parts.fs.as_ref().is_some_and(|fs| fs.is_gone()) {
+                continue;
+            }
+            if let Some(fs) = parts.fs.take()
+                && std::mem::take(&mut parts.made_mount_point)
+            {
+                fs.remove_dir();
+            }
+            // A driver process ends with its filesystem.
+            if let Some(u) = parts.userfs.take() {
+                u.wait_gone();
+            }
+            let mut t = self.lock();
+            if let Some(e) = t.get_mut(&id) {
+                e.view.mount_point = None;
+                e.view.filesystem = None;
+                e.health_watch = None;
+                tracing::warn!(
+                    id,
+                    volume = %e.view.host_name,
+                    "its filesystem was unmounted outside tcd; the volume stays attached"
+                );
+                gone.push(e.view.clone());
+            }
+        }
+        gone
+    }
+
     /// After [`MountTable::check_health`]: the volumes whose problems
     /// changed since they were last announced.
     pub fn health_changes(&self) -> Vec<Mounted> {

@@ -806,6 +806,38 @@ const SECOND_HIDDEN: &str = "tcctl: the end of the outer volume, where a hidden 
      is in use: it holds a hidden volume already (an outer volume holds one, and a new one would \
      destroy it), or the outer filesystem's data reaches its last sector\n";
 
+/// `umount MOUNTPOINT` typed outside tcd, as udisks users do: the volume
+/// is attached from then on (udisks sees an outside unmount too), and its
+/// filesystem mounts again by its device.
+#[test]
+fn a_filesystem_unmounted_outside_tcd_leaves_the_volume_attached() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "out.hc");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
+    let st = Command::new("umount").arg(&mnt).status().expect("umount");
+    assert!(st.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let row = loop {
+        let row = d.list()[0].clone();
+        if row["mount_point"].is_null() {
+            break row;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still listed mounted: {row}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(row["state"], "attached", "{row}");
+    d.wait_for_log("unmounted outside tcd", "the log says so");
+    let device = row["device"].as_str().expect("device").to_owned();
+    d.ok(&["mount", "-b", &device, s(&mnt)], "");
+    assert!(mnt.join("lost+found").is_dir(), "mounted again");
+    d.ok(&["dismount", "--all"], "");
+}
+
 #[test]
 fn a_second_hidden_volume_is_refused_saying_one_is_there() {
     let d = Daemon::start();
@@ -1743,12 +1775,15 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
         assert_eq!(out, format!("{v} dismounted\n"));
         assert_eq!(d.list().as_array().map(Vec::len), Some(0));
     }
-    // cryptsetup's tcryptDump is dump.
-    let dump = d.ok(&[&["tcryptDump", &v][..], &OPEN].concat(), PW);
-    assert!(
-        dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
-        "{dump}"
-    );
+    // cryptsetup's tcryptDump is dump, and so is tcrypt-dump: each reads
+    // a password piped in, as cryptsetup does.
+    for spelling in ["tcryptDump", "tcrypt-dump"] {
+        let dump = d.ok(&[spelling, &v, "--pim", "1", "--hash", "sha512"], PW);
+        assert!(
+            dump.starts_with(&format!("VERACRYPT header information for {v}\n")),
+            "{spelling}: {dump}"
+        );
+    }
     // cryptsetup's --dump-volume-key, with its -q, shows the master key.
     let keyed = d.tcctl(
         &[&["tcryptDump", &v, "--dump-volume-key", "-q"][..], &OPEN].concat(),

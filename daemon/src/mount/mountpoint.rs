@@ -423,6 +423,12 @@ impl MountedFs {
         }
     }
 
+    /// Whether the mount is gone from the kernel's table (unmounted
+    /// outside the daemon); another mount over it is not its going.
+    pub fn is_gone(&self) -> bool {
+        matches!(self.check(), Ok(false))
+    }
+
     /// syncfs(2) on the mounted filesystem, so a dismount loses nothing
     /// even if the unmount is lazy. Opens the filesystem's root as a
     /// folder without blocking, never what a path points to.

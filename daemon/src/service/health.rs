@@ -4,7 +4,9 @@
 //! see the volume. Changes come from the data path as they happen (a new
 //! kind of problem) and from a sweep every few seconds, which also looks at
 //! what no request sees (a container deleted while idle, a filesystem the
-//! kernel made read-only) and keeps the counts current.
+//! kernel made read-only) and keeps the counts current. The sweep also
+//! finds filesystems unmounted outside tcd: those volumes are attached
+//! from then on, and their `State`, `MountPoint` and `Filesystem` change.
 
 use super::{Shared, volume};
 use crate::mounts::Mounted;
@@ -32,6 +34,11 @@ pub fn watch(shared: &Arc<Shared>) {
                     break;
                 };
                 shared.table.check_health();
+                // `umount MOUNTPOINT` typed outside tcd: attached now.
+                let unmounted = shared.table.filesystems_unmounted_outside();
+                if !unmounted.is_empty() {
+                    zbus::block_on(shared.announce_changed_async(&unmounted));
+                }
                 for m in shared.table.health_changes() {
                     let problems = m.health.problems();
                     if problems.is_empty() {
