@@ -770,7 +770,7 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
 /// tcctl's; on a VeraCrypt line, `-k` takes VeraCrypt's list too.
 fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure> {
     let mut out = Vec::with_capacity(words.len());
-    let mut empty_password = false;
+    let (mut empty_password, mut unprotected) = (false, false);
     let mut it = words.into_iter().peekable();
     while let Some(w) = it.next() {
         let (name, inline) = match w.split_once('=') {
@@ -810,11 +810,10 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             "--protection-keyfiles" => {
                 keyfiles("--protect-hidden-keyfile", &value(&mut it), &mut out)
             }
-            "--protect-hidden" => {
-                if protect_hidden(inline.as_deref(), &mut it) {
-                    out.push("--protect-hidden".into());
-                }
-            }
+            "--protect-hidden" => match protect_hidden(inline.as_deref(), &mut it) {
+                true => out.push("--protect-hidden".into()),
+                false => unprotected = true,
+            },
             "--token-pin" => {
                 return Err(usage(
                     "--token-pin: tcctl takes no PIN on the command line (every user can read \
@@ -843,7 +842,29 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             _ => out.push(w),
         }
     }
+    if unprotected {
+        drop_protection(&mut out);
+    }
     settle_empty_password(out, empty_password)
+}
+
+/// `--protect-hidden=no`: the protection's PIM and keyfiles on the same
+/// line (a script's template) are passed over, as VeraCrypt passes them.
+fn drop_protection(out: &mut Vec<String>) {
+    let mut kept = Vec::with_capacity(out.len());
+    let mut words = std::mem::take(out).into_iter();
+    while let Some(w) = words.next() {
+        let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+        match name {
+            "--protection-pim" | "--protect-hidden-pim" | "--protect-hidden-keyfile" => {
+                if !w.contains('=') {
+                    words.next();
+                }
+            }
+            _ => kept.push(w),
+        }
+    }
+    *out = kept;
 }
 
 /// Values VeraCrypt writes its own way, put into `out` as tcctl takes
@@ -1188,6 +1209,20 @@ mod tests {
         assert_eq!(
             t(&["mount", "--protect-hidden", "yes", "v"]),
             ["mount", "--protect-hidden", "v"]
+        );
+        // A template's protection settings, with protection off.
+        assert_eq!(
+            t(&[
+                "mount",
+                "--protect-hidden=no",
+                "--protection-pim=0",
+                "--protection-keyfiles",
+                "k",
+                "--protection-pim",
+                "3",
+                "v"
+            ]),
+            ["mount", "v"]
         );
     }
 }
