@@ -1004,6 +1004,10 @@ pub struct MountDevicesArgs {
     /// Mount the filesystem inside, or attach the block device only.
     #[arg(long, value_parser = MountFilesystemParser, default_value = "auto")]
     pub filesystem: MountFilesystem,
+    /// VeraCrypt's text mode on a terminal, no keyfile on its line: ask
+    /// for keyfiles after the password and PIM, as a mount asks them.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
 }
 
 #[derive(Subcommand)]

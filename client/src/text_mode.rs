@@ -70,12 +70,12 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
         }
         args.push("--ask-again".into());
     }
-    // `-t --backup-headers`, `--restore-headers`: the keyfiles after the
-    // password and PIM, as a mount asks them.
+    // `-t --backup-headers`, `--restore-headers`, `--auto-mount devices`:
+    // the keyfiles after the password and PIM, as a mount asks them.
     if may_ask(given, args)
         && args
             .get(1)
-            .is_some_and(|a| a == "backup-header" || a == "restore-header")
+            .is_some_and(|a| a == "backup-header" || a == "restore-header" || a == "mount-devices")
         && !names(given, &["--stdin", "--password-stdin"])
         && !names(given, KEYFILES)
     {

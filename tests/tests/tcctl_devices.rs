@@ -280,6 +280,26 @@ fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
         );
         d.ok(&["dismount", "--all"], "");
     }
+    // VeraCrypt's text mode on a terminal asks the keyfiles after the
+    // password, as its mount does.
+    let mut c = d.command();
+    c.args(["-t", "--auto-mount", "devices"]).args(alone);
+    let mut t = tcd_tests::pty::Pty::spawn(c, None);
+    let wait = std::time::Duration::from_secs(30);
+    t.expect("Password for every device: ", wait);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    t.type_line("");
+    t.expect("Enter keyfile [none]: ", wait);
+    t.type_line(s(&key));
+    t.expect_times("Enter keyfile [none]: ", 2, wait);
+    t.type_line("");
+    let (code, shown) = t.finish(std::time::Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(&format!("{}: attached as /dev/", s(&kf_dev))),
+        "{shown}"
+    );
+    d.ok(&["dismount", "--all"], "");
 }
 
 /// A user who may open none of the devices hears that nothing was tried,

@@ -40,7 +40,12 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
         )?,
     };
     a.secrets.pim = Some(pim);
-    let keyfiles = keyfiles.finish()?;
+    let keyfiles = match a.ask_keyfiles && keyfiles.is_empty() {
+        true => crate::input::read_keyfiles(&crate::input::keyfile_questions(
+            "Enter keyfile [none]: ",
+        )?)?,
+        false => keyfiles.finish()?,
+    };
     let (mut mounted, mut unopened) = (0, 0);
     for (i, device) in candidates.iter().enumerate() {
         // A device can be slow to open or long to search: the user sees
