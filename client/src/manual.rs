@@ -175,20 +175,25 @@ fn bash_text_mode() -> String {
         r#"
 # VeraCrypt's text mode: after -t or --text, its options and their values,
 # else file names; after -d, -u or --volume-properties the mounted volumes.
-# udisksctl's unlock and lock: -b, and after it the volume (lock: or a loop
-# device attached). --backend: the backends' names. dismount, close, status:
-# the mounted volumes (or file names); favorites mount, remove, forget: the
-# favorites' names.
+# udisksctl's unlock and lock: -b, and after it the volume (lock: one of
+# tcd's, or its device). --backend: the backends' names; --slot: 1 to 64.
+# dismount, close, status: the mounted volumes (or file names), after -b
+# their devices; favorites mount, remove, forget: the favorites' names.
 _tcctl_text() {{
-    local i d devices words cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
-    if [[ "$prev" == --backend ]]; then
-        COMPREPLY=($(compgen -W "{backends}" -- "$cur"))
-        return 0
-    fi
+    local i words cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    case "$prev" in
+        --backend) COMPREPLY=($(compgen -W "{backends}" -- "$cur")); return 0 ;;
+        --slot) COMPREPLY=($(compgen -W "$(seq 1 64)" -- "$cur")); return 0 ;;
+    esac
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in
             dismount|unmount|umount|close|status)
                 [[ "$cur" == -* ]] && break
+                # udisksctl's unmount -b: the devices of tcd's volumes.
+                if [[ "$prev" == -b || "$prev" == --block-device ]]; then
+                    COMPREPLY=($(compgen -W "$(_tcctl_listed device list)" -- "$cur"))
+                    return 0
+                fi
                 COMPREPLY=($(compgen -W "$(_tcctl_mounted)" -- "$cur"))
                 return 0
                 ;;
@@ -221,13 +226,12 @@ _tcctl_text() {{
                 COMPREPLY=()
                 case "$prev" in
                     -b|--block-device)
-                        COMPREPLY=($(compgen -f -- "$cur"))
+                        # unlock: a volume's file or device; lock: one of
+                        # tcd's, by its file or the device it is attached as.
                         if [[ "${{COMP_WORDS[i]}}" == lock ]]; then
-                            # /sys/block/loopN/loop is there while loopN is attached.
-                            for d in /sys/block/loop*/loop; do
-                                [[ -e "$d" ]] && d="${{d%/loop}}" && devices+=" /dev/${{d##*/}}"
-                            done
-                            COMPREPLY+=($(compgen -W "$devices" -- "$cur"))
+                            COMPREPLY=($(compgen -W "$(_tcctl_listed volume list) $(_tcctl_listed device list)" -- "$cur"))
+                        else
+                            COMPREPLY=($(compgen -f -- "$cur"))
                         fi
                         ;;
                     *)
@@ -268,6 +272,8 @@ _tcctl_other_tools() {{
                 # udisksctl's mount -b: the devices of attached volumes.
                 if [[ "$prev" == -b || "$prev" == --block-device ]]; then
                     COMPREPLY=($(compgen -W "$(_tcctl_listed device list)" -- "$cur"))
+                elif [[ "$prev" == -M ]]; then
+                    COMPREPLY=($(compgen -W "tcrypt" -- "$cur"))
                 elif [[ "$cur" == -* ]]; then
                     _tcctl_add "{cryptsetup}"
                 fi

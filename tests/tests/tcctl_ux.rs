@@ -1574,12 +1574,17 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
         complete(&["tcctl", "unlock", "-b", "tcctl.ba"]),
         "tcctl.bash\n"
     );
+    // lock takes only what tcd has unlocked (no daemon here: nothing, and
+    // no file).
     assert_eq!(
         complete(&["tcctl", "lock", "--block-device", "tcctl.ba"]),
-        "tcctl.bash\n"
+        "\n"
     );
+    // A slot is a number; cryptsetup's -M its one type.
     assert_eq!(
-        complete(&["tcctl", "lock", "-b", "/dev/nul"]),
-        "/dev/null\n"
+        complete(&["tcctl", "dismount", "--slot", "1"]),
+        "1\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n"
     );
+    assert_eq!(complete(&["tcctl", "status", "--slot", "64"]), "64\n");
+    assert_eq!(complete(&["tcctl", "open", "-M", ""]), "tcrypt\n");
 }
