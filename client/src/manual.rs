@@ -180,7 +180,7 @@ fn bash_text_mode() -> String {
 # dismount, close, status: the mounted volumes (or file names), after -b
 # their devices; favorites mount, remove, forget: the favorites' names.
 _tcctl_text() {{
-    local i words cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     case "$prev" in
         --backend) COMPREPLY=($(compgen -W "{backends}" -- "$cur")); return 0 ;;
         --slot) COMPREPLY=($(compgen -W "$(seq 1 64)" -- "$cur")); return 0 ;;
@@ -223,23 +223,7 @@ _tcctl_text() {{
                 return 0
                 ;;
             unlock|lock)
-                COMPREPLY=()
-                case "$prev" in
-                    -b|--block-device)
-                        # unlock: a volume's file or device; lock: one of
-                        # tcd's, by its file or the device it is attached as.
-                        if [[ "${{COMP_WORDS[i]}}" == lock ]]; then
-                            COMPREPLY=($(compgen -W "$(_tcctl_listed volume list) $(_tcctl_listed device list)" -- "$cur"))
-                        else
-                            COMPREPLY=($(compgen -f -- "$cur"))
-                        fi
-                        ;;
-                    *)
-                        words="-b --block-device --no-user-interaction"
-                        [[ "${{COMP_WORDS[i]}}" == unlock ]] && words+=" --key-file"
-                        [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "$words" -- "$cur"))
-                        ;;
-                esac
+                _tcctl_udisks "${{COMP_WORDS[i]}}"
                 return 0
                 ;;
         esac
@@ -252,8 +236,36 @@ complete -F _tcctl_text -o bashdefault -o default tcctl
         words = crate::veracrypt::text_mode_words().join(" "),
         backends = BACKENDS.join(" ")
     );
-    format!("{BASH_LISTED}{}{completion}", bash_other_tools())
+    format!(
+        "{BASH_LISTED}{}{BASH_UDISKS}{completion}",
+        bash_other_tools()
+    )
 }
+
+/// udisksctl's `unlock` and `lock`: -b, and after it the volume (`unlock`:
+/// a volume's file or device; `lock`: one of tcd's, by its file or the
+/// device it is attached as).
+const BASH_UDISKS: &str = r#"
+# udisksctl's unlock and lock ($1): their options, and after -b the volume.
+_tcctl_udisks() {
+    local words cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    COMPREPLY=()
+    case "$prev" in
+        -b|--block-device)
+            if [[ "$1" == lock ]]; then
+                COMPREPLY=($(compgen -W "$(_tcctl_listed volume list) $(_tcctl_listed device list)" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            ;;
+        *)
+            words="-b --block-device --no-user-interaction"
+            [[ "$1" == unlock ]] && words+=" --key-file"
+            [[ "$cur" == -* ]] && COMPREPLY=($(compgen -W "$words" -- "$cur"))
+            ;;
+    esac
+}
+"#;
 
 /// Bash's words of the other tools clap knows nothing of, added to what
 /// clap's completion offers: cryptsetup's options on its commands, and
