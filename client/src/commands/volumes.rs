@@ -90,7 +90,9 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             // As TrueCrypt: the cache first, then the password, where one
             // can be given (standard input, or the terminal).
             Err(f) if f.code == exit::WRONG_PASSWORD && a.cached && pw.at_hand() => {
-                eprintln!("tcctl: {}: asking for its password", f.message);
+                eprintln!(
+                    "tcctl: no password cached for you opens {shown}: asking for its password"
+                );
                 a.cached = false;
             }
             r => break r?,
