@@ -419,6 +419,45 @@ fn favorites_add_keeps_a_name_unless_replaced_and_list_lines_up() {
     }
 }
 
+/// A favorite's mount point is checked before its password is asked, as
+/// `mount` checks one: here no password could be asked at all.
+#[test]
+fn a_favorites_missing_or_full_mount_point_is_said_before_any_password() {
+    let d = Daemon::start();
+    let v = create(&d, "mp.hc", "4M");
+    let (missing, full) = (d.path("nowhere"), d.path("full"));
+    std::fs::create_dir(&full).expect("mkdir");
+    std::fs::write(full.join("f"), b"x").expect("file");
+    for (mp, said) in [
+        (&missing, "does not exist: create the folder first"),
+        (
+            &full,
+            "is not empty: --allow-non-empty mounts over what is there",
+        ),
+    ] {
+        d.ok(
+            &[
+                "favorites",
+                "add",
+                "mp",
+                &v,
+                "--mount-point",
+                s(mp),
+                "--replace",
+            ],
+            "",
+        );
+        let (code, msg) = d.fails(&["--non-interactive", "favorites", "mount", "mp"], "");
+        assert_eq!(
+            (code, msg),
+            (
+                INVALID_ARGUMENT,
+                format!("tcctl: mp: mount point {} {said}\n", s(mp))
+            )
+        );
+    }
+}
+
 #[test]
 fn favorites_mount_without_a_way_to_ask_opens_with_the_favorites_keyfiles() {
     let d = Daemon::start();

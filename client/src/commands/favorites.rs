@@ -259,6 +259,13 @@ fn mount_one(
     remember: bool,
 ) -> Result<(String, String), Failure> {
     let name = &f.settings.name;
+    // Its mount point, checked before any password is asked, as `mount`
+    // checks one.
+    if let Some(at) = &f.settings.mount_point
+        && f.settings.filesystem.as_deref() != Some("none")
+    {
+        super::volumes::check_mount_folder(std::path::Path::new(at), false, &c.list()?)?;
+    }
     let note = |said: &str| eprintln!("tcctl: {name}: {said}");
     if f.settings.system_encryption && !f.settings.readonly {
         output::system_read_write_warning();

@@ -310,6 +310,17 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
     if a.filesystem == MountFilesystem::None {
         return Ok(());
     }
+    check_mount_folder(p, a.allow_non_empty, listed)
+}
+
+/// A mount point folder, as the daemon will take it: it exists, is no
+/// symbolic link and no system folder, holds no volume of tcd's, and is
+/// empty unless `allow_non_empty`. Said before any password is asked.
+pub(super) fn check_mount_folder(
+    p: &Path,
+    allow_non_empty: bool,
+    listed: &[Volume],
+) -> Result<(), Failure> {
     let shown = p.display();
     // The daemon mounts on no link (it could be swapped under it): the
     // folder itself is named, before any password.
@@ -340,7 +351,7 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
             v.host()
         )));
     }
-    if !a.allow_non_empty && entries.next().is_some() {
+    if !allow_non_empty && entries.next().is_some() {
         return Err(Failure::invalid(format!(
             "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
         )));
