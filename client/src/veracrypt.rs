@@ -546,6 +546,21 @@ fn udisks_words(words: &mut Vec<String>) {
         let unlock = command.is_some_and(|i| words[i] == "unlock");
         udisks_options(words, unlock);
     }
+    // mount -b's -t TYPE: tcd mounts the filesystem it finds there.
+    if block && words.iter().any(|w| w == "mount") {
+        let mut kept = Vec::with_capacity(words.len());
+        let mut all = std::mem::take(words).into_iter();
+        while let Some(w) = all.next() {
+            match w.as_str() {
+                "-t" | "--filesystem-type" => {
+                    all.next();
+                }
+                w if w.starts_with("--filesystem-type=") => {}
+                _ => kept.push(w),
+            }
+        }
+        *words = kept;
+    }
     if let Some(i) = command {
         // Said as udisksctl says it; a lock refuses a mounted filesystem.
         if words[i] == "lock" {
@@ -593,6 +608,10 @@ fn umount_words(words: &mut Vec<String>) {
     };
     let mut said = false;
     words.retain_mut(|w| {
+        // umount's -v: tcctl says what it did anyway.
+        if w == "-v" || w == "--verbose" {
+            return false;
+        }
         if !forcing(w) {
             return true;
         }
@@ -1121,6 +1140,11 @@ mod tests {
         assert_eq!(
             t(&["unmount", "/mnt/x", "--lazy"]),
             ["unmount", "/mnt/x", "--force"]
+        );
+        assert_eq!(t(&["umount", "-v", "/mnt/x"]), ["umount", "/mnt/x"]);
+        assert_eq!(
+            t(&["mount", "-b", "/dev/loop3", "-t", "vfat", "/mnt/x"]),
+            ["mount", "/dev/loop3", "/mnt/x"]
         );
         for joined in [&["-lf"][..], &["-fl"], &["-l", "-f"], &["-f", "--lazy"]] {
             let line = [&["umount"][..], joined, &["/mnt/x"]].concat();
