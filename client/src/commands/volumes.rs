@@ -1390,25 +1390,19 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     }
 }
 
-/// A size below both header groups and 32 KiB of data, as TrueCrypt asks;
-/// said with what the filesystem made takes, if more. (Past the headers,
-/// the filesystem's own least is said by `check_create_target`.)
+/// A size below both header groups and 32 KiB of data, as TrueCrypt asks.
+/// (Past the headers, the filesystem's own least is said by
+/// `check_create_target`: each message names the least it enforces.)
 fn refuse_too_small(a: &CreateArgs) -> Result<(), Failure> {
     use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
-    let fs = options::new_filesystem(a).filter(|f| f.least_data() > 32 * 1024);
-    let smallest = NEW_VOLUME_HEADER_BYTES + fs.map_or(32 * 1024, |f| f.least_data());
     let headers = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
     if let Some(size) = a.size.filter(|&s| s < headers && a.hidden_size.is_none()) {
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
             message: format!(
-                "--size {}: a volume takes at least {} KiB (its headers and {})",
+                "--size {}: a volume takes at least {} KiB (its headers and 32 KiB of data)",
                 crate::output::human_size(size),
-                smallest >> 10,
-                fs.map_or("32 KiB of data".to_owned(), |f| format!(
-                    "the smallest {} filesystem",
-                    f.key()
-                )),
+                headers >> 10,
             ),
         });
     }
