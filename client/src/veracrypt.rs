@@ -548,18 +548,7 @@ fn udisks_words(words: &mut Vec<String>) {
     }
     // mount -b's -t TYPE: tcd mounts the filesystem it finds there.
     if block && words.iter().any(|w| w == "mount") {
-        let mut kept = Vec::with_capacity(words.len());
-        let mut all = std::mem::take(words).into_iter();
-        while let Some(w) = all.next() {
-            match w.as_str() {
-                "-t" | "--filesystem-type" => {
-                    all.next();
-                }
-                w if w.starts_with("--filesystem-type=") => {}
-                _ => kept.push(w),
-            }
-        }
-        *words = kept;
+        drop_options(words, &["-t", "--filesystem-type"]);
     }
     if let Some(i) = command {
         // Said as udisksctl says it; a lock refuses a mounted filesystem.
@@ -870,20 +859,31 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
 /// `--protect-hidden=no`: the protection's PIM and keyfiles on the same
 /// line (a script's template) are passed over, as VeraCrypt passes them.
 fn drop_protection(out: &mut Vec<String>) {
-    let mut kept = Vec::with_capacity(out.len());
-    let mut words = std::mem::take(out).into_iter();
-    while let Some(w) = words.next() {
-        let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
-        match name {
-            "--protection-pim" | "--protect-hidden-pim" | "--protect-hidden-keyfile" => {
-                if !w.contains('=') {
-                    words.next();
-                }
+    drop_options(
+        out,
+        &[
+            "--protection-pim",
+            "--protect-hidden-pim",
+            "--protect-hidden-keyfile",
+        ],
+    );
+}
+
+/// Takes `names` out of `words`, each with its value (the next word, or
+/// after `=`): options tcd passes over.
+fn drop_options(words: &mut Vec<String>, names: &[&str]) {
+    let mut kept = Vec::with_capacity(words.len());
+    let mut all = std::mem::take(words).into_iter();
+    while let Some(w) = all.next() {
+        match w.split_once('=') {
+            Some((name, _)) if names.contains(&name) => {}
+            None if names.contains(&w.as_str()) => {
+                all.next();
             }
             _ => kept.push(w),
         }
     }
-    *out = kept;
+    *words = kept;
 }
 
 /// Values VeraCrypt writes its own way, put into `out` as tcctl takes
