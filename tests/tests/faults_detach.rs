@@ -512,6 +512,69 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     sys.ok(Some(alice), &["dismount", s(&vol)], "");
 }
 
+#[test]
+fn an_attached_volume_held_by_a_process_is_detaching_when_forced() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let vol = sys.create_volume(alice, "held.hc", "24M");
+    let mut args = vec!["mount", s(&vol), "--filesystem", "none"];
+    args.extend(OPEN_FAST);
+    sys.ok(Some(alice), &args, &format!("{PASSWORD}\n"));
+    let attached = row(&sys, alice, &vol).expect("listed");
+    let device = attached["device"].as_str().expect("device").to_owned();
+    let id = attached["object"]
+        .as_str()
+        .and_then(|o| o.rsplit('/').next())
+        .expect("object path")
+        .to_owned();
+
+    // Root's process reads the block device, as a backup tool would.
+    let mut holder = Command::new("sh")
+        .args(["-c", &format!("exec 3<{device}; exec sleep {HOLD}")])
+        .spawn()
+        .expect("a process holding the device");
+    let opened = Instant::now();
+    while !std::fs::read_dir(format!("/proc/{}/fd", holder.id()))
+        .map(|fds| fds.flatten().any(|fd| fd.file_name() == "3"))
+        .unwrap_or(false)
+    {
+        assert!(
+            opened.elapsed() < PROMPT,
+            "the holder never opened {device}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // The volume had no filesystem of tcd's: it is said to be detaching,
+    // not unmounted, and its holder is named as alice may see it.
+    let forced = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", "--force", s(&vol)],
+        "",
+        "the forced dismount of the held device",
+    );
+    let said = text(&forced);
+    assert!(forced.status.success(), "{said}");
+    assert_eq!(
+        said.lines().next().unwrap_or_default(),
+        format!(
+            "{} is detaching: its device is still in use by a process of another user, and it \
+             goes when they let go",
+            s(&vol)
+        ),
+        "{said}"
+    );
+    assert_eq!(
+        row(&sys, alice, &vol).expect("listed")["state"],
+        "detaching"
+    );
+
+    let _ = holder.kill();
+    let _ = holder.wait();
+    gone_with_its_loop_device(&sys, alice, (&vol, &id, &device), "its holder died");
+}
+
 /// The mounts under `folder`, as the kernel lists them.
 fn mounts_under(folder: &Path) -> Vec<String> {
     std::fs::read_to_string("/proc/self/mounts")

@@ -712,10 +712,16 @@ fn dismount_one(
         println!("{volume} dismounted{from}");
         return Ok((format!("Dismounted {volume}"), from.trim().to_owned()));
     }
-    let said = format!(
-        "{volume} is unmounted, but still in use by {}: its device goes when they let go",
-        output::describe_holders(&holders)
-    );
+    // An attached volume had no filesystem of tcd's to unmount: it is
+    // detaching, whoever else (a mount outside, udev's probe) holds it.
+    let by = output::describe_holders(&holders);
+    let said = if attached && found.is_some_and(|v| v.state() == VolumeState::Mounted) {
+        format!(
+            "{volume} is detaching: its device is still in use by {by}, and it goes when they let go"
+        )
+    } else {
+        format!("{volume} is unmounted, but still in use by {by}: its device goes when they let go")
+    };
     println!("{said}");
     Ok((format!("Dismounting {volume}"), said))
 }
