@@ -178,6 +178,9 @@ struct Parts {
     fs: Option<mount::mountpoint::MountedFs>,
     /// A default mount point the daemon made, removed at dismount.
     made_mount_point: bool,
+    /// The slot asked at mount: a default mount point is `veracrypt<slot>`
+    /// for it, also when the filesystem is mounted again later.
+    slot_asked: Option<u32>,
 }
 
 /// What a filesystem is mounted with: the volume's ID and name, the
@@ -521,6 +524,7 @@ impl MountTable {
             userfs: None,
             fs: None,
             made_mount_point: false,
+            slot_asked: req.slot,
         };
         let mut fs_type = None;
         if req.filesystem == Filesystem::Auto {
@@ -639,7 +643,7 @@ impl MountTable {
             host_name: &view.host_name,
             mount_point: given,
             owner,
-            slot: None,
+            slot: parts.slot_asked,
             discard: view.discard,
             fs_options,
         };

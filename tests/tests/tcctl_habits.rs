@@ -875,6 +875,28 @@ fn a_filesystem_unmounted_outside_tcd_leaves_the_volume_attached() {
     d.ok(&["mount", "-b", &device, s(&mnt)], "");
     assert!(mnt.join("lost+found").is_dir(), "mounted again");
     d.ok(&["dismount", "--all"], "");
+
+    // Mounted in a slot at its default mount point, VeraCrypt's
+    // veracrypt<slot>: mounted again by its device, it goes back there,
+    // as its slot is kept.
+    d.ok(&[&["mount", &v, "--slot", "23"][..], &OPEN].concat(), PW);
+    let at = "/run/media/root/veracrypt23";
+    assert_eq!(d.list()[0]["mount_point"], at);
+    let st = Command::new("umount").arg(at).status().expect("umount");
+    assert!(st.success());
+    while !d.list()[0]["mount_point"].is_null() {
+        assert!(std::time::Instant::now() < deadline + Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let out = d.ok(&["mount", "-b", &device], "");
+    assert_eq!(out, format!("{v} mounted on {at} ({device})\n"));
+    assert_eq!(d.list()[0]["slot"], 23);
+    d.ok(&["dismount", "--all"], "");
+    assert!(
+        !std::path::Path::new(at).exists(),
+        "its default mount point is removed"
+    );
 }
 
 #[test]
