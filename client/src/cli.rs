@@ -980,6 +980,14 @@ pub struct InfoArgs {
     /// cryptsetup's --tries, -T, as mount takes it.
     #[arg(long, hide = true)]
     pub tries: Option<u32>,
+    /// VeraCrypt's text mode on a terminal, no keyfile on its line: ask
+    /// for keyfiles after the password and PIM, as a mount asks them.
+    #[arg(long, hide = true)]
+    pub ask_keyfiles: bool,
+    /// VeraCrypt's text mode on a terminal: a wrong password is said and
+    /// the password asked again, until it opens or Ctrl-C.
+    #[arg(long, hide = true)]
+    pub ask_again: bool,
 }
 
 /// A header kept apart from its volume.

@@ -70,16 +70,25 @@ pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failu
         }
         args.push("--ask-again".into());
     }
-    // `-t --backup-headers`, `--restore-headers`, `--auto-mount devices`:
-    // the keyfiles after the password and PIM, as a mount asks them.
+    // `-t --backup-headers`, `--restore-headers`, `--auto-mount devices`,
+    // `--volume-properties`: the keyfiles after the password and PIM, as
+    // a mount asks them.
+    let asks_keyfiles = ["backup-header", "restore-header", "mount-devices", "info"];
     if may_ask(given, args)
         && args
             .get(1)
-            .is_some_and(|a| a == "backup-header" || a == "restore-header" || a == "mount-devices")
+            .is_some_and(|a| asks_keyfiles.iter().any(|c| a == c))
         && !names(given, &["--stdin", "--password-stdin"])
         && !names(given, KEYFILES)
     {
         args.push("--ask-keyfiles".into());
+    }
+    // `--volume-properties`: a wrong password asked again, as a mount.
+    if may_ask(given, args)
+        && args.get(1).is_some_and(|a| a == "info")
+        && !names(given, &["--stdin", "--password-stdin"])
+    {
+        args.push("--ask-again".into());
     }
     Ok(())
 }

@@ -1376,6 +1376,35 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     assert_eq!(std::fs::metadata(&key).expect("made").len(), 64);
 }
 
+/// `-t --volume-properties` asks as a mount does: the keyfiles after the
+/// password, and the password again after a wrong one.
+#[test]
+fn text_mode_volume_properties_asks_keyfiles_and_again() {
+    let d = Daemon::start();
+    let v = create(&d, "p.hc", "4M");
+    let wait = Duration::from_secs(20);
+    let mut c = d.command();
+    c.args(["-t", "--volume-properties", &v, "--pim", "1"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&format!("Password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password at all");
+    t.expect("Enter keyfile [none]: ", wait);
+    t.type_line("");
+    t.expect(
+        "tcctl: wrong password or keyfile, or not a volume",
+        Duration::from_secs(180),
+    );
+    t.expect_times(&format!("Password for {v}: "), 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect_times("Enter keyfile [none]: ", 2, wait);
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("AES"), "its properties are shown: {text}");
+}
+
 /// Text as a terminal shows it: each line end a carriage return and a
 /// line feed.
 fn crlf(text: &str) -> String {

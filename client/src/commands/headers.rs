@@ -1,7 +1,7 @@
 //! A volume's header: show it, change its password, back it up, restore
 //! it.
 
-use super::{Context, ask_credentials, ask_to_open, settle_pim};
+use super::{Context, ask_credentials, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{Passwords, prepare_keyfiles, read_header};
@@ -71,7 +71,7 @@ struct Looked {
 /// [`look`], the password asked again after a wrong one as often as
 /// cryptsetup's --tries says.
 fn look_again(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
-    let mut retries = crate::input::Retries::new(false, a.tries);
+    let mut retries = crate::input::Retries::new(a.ask_again, a.tries);
     let pim_given = a.secrets.pim;
     loop {
         let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
@@ -103,7 +103,9 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked
     if a.system_encryption && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
-    let (password, keyfiles) = ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
+    let ask = a.ask_keyfiles && a.secrets.keyfiles.is_empty();
+    let (password, keyfiles) =
+        ask_credentials(ask, pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
     let c = Client::connect(ctx.at)?;
     let mut search = options::search(&a.search, a.secrets.pim());
     search.detached_header = header;
