@@ -613,7 +613,8 @@ pub enum Command {
     /// empty (without --allow-non-empty) are refused before the password
     /// is asked. On a terminal the header search shows which format and
     /// hash it tries and the time left; a wrong password says how long the
-    /// search took and that --hash, --format and --pim narrow it. A
+    /// search took and that --hash, --format and --pim narrow it, and a
+    /// password typed there is asked 3 times in all, as cryptsetup asks. A
     /// volume opened by its backup header (its primary header is damaged)
     /// is said on standard error, with the repair: restore-header
     /// --embedded.
@@ -724,7 +725,8 @@ pub enum Command {
     /// Show a volume's header without mounting it.
     ///
     /// On a terminal the header search shows its progress; a wrong
-    /// password says how long it took and what narrows it; a damaged
+    /// password says how long it took and what narrows it, and one typed
+    /// there is asked 3 times in all; a damaged
     /// primary header (the backup header opened the volume) is said on
     /// standard error.
     Info(InfoArgs),
@@ -1421,6 +1423,10 @@ pub enum FavoritesAction {
         json: bool,
     },
     /// Mount one favorite, all of them, or those marked auto-mount.
+    ///
+    /// A wrong password typed on the terminal is said and asked again, 3
+    /// times in all, as mount asks it (one password typed for --all is
+    /// tried on each favorite once).
     Mount(FavoriteMountArgs),
     /// Remove a favorite's password from your keyring. The kernel
     /// keyring belongs to your uid and outlives your account for days: its

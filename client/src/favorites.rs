@@ -113,12 +113,14 @@ pub fn password_prompt(name: &str) -> String {
 }
 
 /// Mounts one favorite: with its stored password if there is one, else
-/// (or when that one is wrong) with one asked for; `note` hears why a
-/// stored one was not used.
+/// (or when that one is wrong) with one asked for, and asked again while
+/// it is wrong and `again` says to; `note` hears why a stored one was not
+/// used, and each wrong password asked.
 pub fn mount_one(
     c: &Client,
     f: &Favorite,
     ask: Ask<'_>,
+    again: &dyn Fn() -> bool,
     remember: bool,
     note: &dyn Fn(&str),
 ) -> Result<Mounted, Failure> {
@@ -134,23 +136,14 @@ pub fn mount_one(
         None
     };
     // The volume's password first, then the hidden one's, as `mount
-    // --protect-hidden` asks them: from a system favorite's password file
-    // (named only to administrators) when this user can read it, else the
-    // keyring, else asked.
-    let from_file = system_password_file(f, note);
+    // --protect-hidden` asks them.
     let key = key_of(&f.settings.name, f.system);
-    let stored = match from_file {
-        Some(_) => None,
-        None => keystore::load(&key).unwrap_or_else(|e| {
-            note(&e.message);
-            None
-        }),
-    };
-    let by_file = from_file.is_some();
-    let given = by_file || stored.is_some();
-    let password = match from_file.or(stored) {
+    let (stored, by_file) = stored_password(f, &key, note);
+    let given = stored.is_some();
+    let prompt = password_prompt(&f.settings.name);
+    let password = match stored {
         Some(p) => p,
-        None => ask(&password_prompt(&f.settings.name))?,
+        None => ask(&prompt)?,
     };
     let hidden = match f.settings.protect_hidden {
         true => Some(ask(&format!(
@@ -176,24 +169,87 @@ pub fn mount_one(
             || c.mount(&host, &f.settings.host, password, &keyfiles, o),
         )
     };
-    let (path, kept) = match mount(&password) {
-        Err(e) if by_file => {
-            return Err(from_password_file(e, f));
+    let asking = Asking {
+        ask,
+        again,
+        note,
+        prompt: &prompt,
+    };
+    let (path, kept) = match given {
+        true => match mount(&password) {
+            Err(e) if by_file => {
+                return Err(from_password_file(e, f));
+            }
+            // A kept password the volume no longer takes: said, and asked.
+            Err(e) if e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
+                note("the password in your keyring does not open it");
+                let asked = (asking.ask)(&prompt).map_err(keyring_refused)?;
+                let (path, asked) = asking.mount(&mount, asked)?;
+                (path, remembered(remember, &key, &asked)?)
+            }
+            Err(e) => return Err(e),
+            Ok(p) => (p, None),
+        },
+        false => {
+            let (path, password) = asking.mount(&mount, password)?;
+            (path, remembered(remember, &key, &password)?)
         }
-        // A kept password the volume no longer takes: said, and asked.
-        Err(e) if given && e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
-            note("the password in your keyring does not open it");
-            let asked = ask(&password_prompt(&f.settings.name)).map_err(keyring_refused)?;
-            (mount(&asked)?, remembered(remember, &key, &asked)?)
-        }
-        Err(e) => return Err(e),
-        Ok(p) if given => (p, None),
-        Ok(p) => (p, remembered(remember, &key, &password)?),
     };
     Ok(Mounted {
         kept,
         ..mounted_at(c, &path)?
     })
+}
+
+/// A favorite's password not asked for: from a system favorite's password
+/// file (named only to administrators) when this user can read it (then
+/// `true`), else from the keyring.
+fn stored_password(
+    f: &Favorite,
+    key: &str,
+    note: &dyn Fn(&str),
+) -> (Option<Zeroizing<Vec<u8>>>, bool) {
+    if let Some(p) = system_password_file(f, note) {
+        return (Some(p), true);
+    }
+    let kept = keystore::load(key).unwrap_or_else(|e| {
+        note(&e.message);
+        None
+    });
+    (kept, false)
+}
+
+/// How a favorite's password is asked, and asked again after a wrong one.
+struct Asking<'a, 'b> {
+    ask: Ask<'b>,
+    again: &'a dyn Fn() -> bool,
+    note: &'a dyn Fn(&str),
+    prompt: &'a str,
+}
+
+impl Asking<'_, '_> {
+    /// `mount` with `password`, asked: while it is wrong (the volume's
+    /// own, not the hidden one's) and `again` says so, said and asked
+    /// again. What mounted, and the password that opened it.
+    fn mount<T>(
+        self,
+        mount: &dyn Fn(&[u8]) -> Result<T, Failure>,
+        mut password: Zeroizing<Vec<u8>>,
+    ) -> Result<(T, Zeroizing<Vec<u8>>), Failure> {
+        loop {
+            match mount(&password) {
+                Err(e)
+                    if e.code == exit::WRONG_PASSWORD
+                        && !is_hidden_failure(&e)
+                        && (self.again)() =>
+                {
+                    (self.note)(&e.message);
+                    password = (self.ask)(self.prompt)?;
+                }
+                r => return r.map(|done| (done, password)),
+            }
+        }
+    }
 }
 
 /// The keyfiles whose paths a favorite keeps, read.

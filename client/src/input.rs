@@ -324,21 +324,20 @@ fn holding_sigint<T>(prompt: impl FnOnce() -> T) -> T {
     answer
 }
 
-/// Whether a prompt can be answered on a terminal: standard input is one,
-/// or a keyfile came on standard input (`--keyfile -`) and there is a
-/// controlling terminal to ask on instead, as `cat key | tcctl mount v
-/// --keyfile -` typed in a shell expects.
 /// How often a wrong password is asked again: VeraCrypt's text mode asks
 /// until it opens; cryptsetup's --tries N asks N times in all (0: until it
-/// opens). Only a password typed on the terminal is asked again.
+/// opens); otherwise 3 times in all, as cryptsetup, sudo and ssh ask. Only
+/// a password typed on the terminal is asked again, and never with a
+/// keyfile read from standard input (it cannot be read twice).
 pub struct Retries(Option<u32>);
 
 impl Retries {
-    pub fn new(ask_again: bool, tries: Option<u32>) -> Retries {
+    pub fn new(ask_again: bool, tries: Option<u32>, keyfiles: &[PathBuf]) -> Retries {
         match tries {
+            _ if keyfiles.iter().any(|k| k.as_os_str() == "-") => Retries(Some(1)),
             _ if ask_again => Retries(None),
             Some(0) => Retries(None),
-            t => Retries(Some(t.unwrap_or(1))),
+            t => Retries(Some(t.unwrap_or(3))),
         }
     }
 
@@ -357,6 +356,10 @@ impl Retries {
     }
 }
 
+/// Whether a prompt can be answered on a terminal: standard input is one,
+/// or a keyfile came on standard input (`--keyfile -`) and there is a
+/// controlling terminal to ask on instead, as `cat key | tcctl mount v
+/// --keyfile -` typed in a shell expects.
 fn terminal_to_ask_on() -> bool {
     std::io::IsTerminal::is_terminal(&std::io::stdin())
         || (STDIN_TAKEN.load(Ordering::SeqCst) && File::open("/dev/tty").is_ok())

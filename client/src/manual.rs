@@ -246,6 +246,14 @@ complete -F _tcctl_text -o bashdefault -o default tcctl
 /// a volume's file or device; `lock`: one of tcd's, by its file or the
 /// device it is attached as).
 const BASH_UDISKS: &str = r#"
+# The machine's block devices, by their names in /dev.
+_tcctl_block_devices() {
+    local b
+    for b in /sys/class/block/*; do
+        [[ -e "$b" ]] && printf '/dev/%s\n' "${b##*/}"
+    done
+}
+
 # udisksctl's unlock and lock ($1): their options, and after -b the volume.
 _tcctl_udisks() {
     local words cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
@@ -255,7 +263,8 @@ _tcctl_udisks() {
             if [[ "$1" == lock ]]; then
                 COMPREPLY=($(compgen -W "$(_tcctl_listed volume list) $(_tcctl_listed device list)" -- "$cur"))
             else
-                COMPREPLY=($(compgen -f -- "$cur"))
+                # The block devices, as udisksctl offers them, and files.
+                COMPREPLY=($(compgen -W "$(_tcctl_block_devices)" -- "$cur") $(compgen -f -- "$cur"))
             fi
             ;;
         *)
@@ -287,16 +296,16 @@ _tcctl_other_tools() {{
                 elif [[ "$prev" == -M ]]; then
                     COMPREPLY=($(compgen -W "tcrypt" -- "$cur"))
                 elif [[ "$cur" == -* ]]; then
-                    _tcctl_add "{cryptsetup}"
+                    _tcctl_add "{cryptsetup_open}"
                 fi
                 return 0
                 ;;
             tcryptDump|info|dump)
-                [[ "$cur" == -* ]] && _tcctl_add "{cryptsetup}"
+                [[ "$cur" == -* ]] && _tcctl_add "{cryptsetup_dump}"
                 return 0
                 ;;
             umount|unmount)
-                [[ "$cur" == -* ]] && _tcctl_add "-l --lazy -b --block-device"
+                [[ "$cur" == -* ]] && _tcctl_add "-l --lazy -f --force -v --verbose -b --block-device"
                 return 0
                 ;;
             --socket) (( i++ )) ;;
@@ -316,7 +325,8 @@ _tcctl_add() {{
     done
 }}
 "#,
-        cryptsetup = crate::veracrypt::cryptsetup_option_words().join(" ")
+        cryptsetup_open = crate::veracrypt::cryptsetup_option_words(false).join(" "),
+        cryptsetup_dump = crate::veracrypt::cryptsetup_option_words(true).join(" ")
     )
 }
 

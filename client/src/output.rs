@@ -1088,6 +1088,10 @@ fn favorite_json(f: &Favorite) -> Json {
             _ => Json::Null,
         });
     }
+    // No PIM (the default) is null, as `info --json` says it.
+    if f.settings.pim == 0 {
+        o.insert("pim".into(), Json::Null);
+    }
     o.insert("system".into(), f.system.into());
     Json::Object(o)
 }

@@ -192,7 +192,10 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
         "--tcrypt-hidden",
         "taken and passed over: a hidden volume's header is always searched, and its own password opens it",
     ),
-    ("--tcrypt-system", "--system-encryption"),
+    (
+        "--tcrypt-system",
+        "--system-encryption; on open and tcryptOpen read/write unless -r, as cryptsetup maps it (tcctl's own mount: read-only unless --read-write), with a warning",
+    ),
     ("--tcrypt-backup", "-m headerbak: the backup header only"),
     (
         "-T N, --tries N",
@@ -294,12 +297,16 @@ pub fn text_mode_words() -> Vec<&'static str> {
 }
 
 /// The option words of cryptsetup's spellings, for completion.
-pub fn cryptsetup_option_words() -> Vec<&'static str> {
+pub fn cryptsetup_option_words(dump: bool) -> Vec<&'static str> {
+    // The options of one command alone are offered on it alone.
+    let other_commands: &[&str] = match dump {
+        true => &["--test-passphrase", "--allow-discards", "-r", "--read-only"],
+        false => &["--dump-volume-key", "--dump-master-key"],
+    };
     let mut words: Vec<&str> = CRYPTSETUP_SPELLINGS
         .iter()
-        .flat_map(|(tag, _)| tag.split(", "))
-        .filter_map(|t| t.split([' ', '=']).next())
-        .filter(|w| w.starts_with('-'))
+        .flat_map(|(tag, _)| tag.split([',', ' ', '=']))
+        .filter(|w| w.starts_with('-') && !other_commands.contains(w))
         .collect();
     words.sort_unstable();
     words.dedup();
@@ -701,20 +708,9 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
     if piped && !keyfile_piped {
         secrets.password_stdin = true;
     }
-    // A password typed on the terminal is asked 3 times, as cryptsetup
-    // asks; one read from standard input, once.
-    let from_stdin = secrets.password_stdin;
-    let tries = match &mut cli.command {
-        Command::Mount(a) => &mut a.tries,
-        Command::Info(a) => &mut a.tries,
-        Command::Dump(a) => &mut a.info.tries,
-        _ => return,
-    };
-    if from_stdin {
-        *tries = None;
-    } else if tries.is_none() {
-        *tries = Some(3);
-    }
+    // (A password typed on the terminal is asked 3 times, as cryptsetup
+    // asks, unless --tries says otherwise; one read from standard input,
+    // once: see `Retries`.)
     let Command::Mount(a) = &mut cli.command else {
         return;
     };
@@ -725,6 +721,12 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
     if name.is_some() {
         a.mapping_name = a.mount_point.take();
         a.filesystem = crate::cli::MountFilesystem::None;
+    }
+    // cryptsetup maps a system-encrypted drive read/write unless -r: so
+    // does its line here (tcctl's own mount opens one read-only unless
+    // --read-write), with the warning that read/write says.
+    if crate::options::system(a) && !crate::options::asked_read_only(a) {
+        a.read_write = true;
     }
 }
 

@@ -145,6 +145,28 @@ fn favorites_grown_by_a_user_are_refused_by_name_before_the_reply_grows_large() 
     });
     let r = call(&sys, user, Some(&many));
     assert!(r.starts_with("org.tcd.Error.TooLarge: "), "{r}");
+    // So is one whose hidden volume's keyfile list is long, or one of
+    // its paths longer than a path may be.
+    let hidden = serde_json::json!({
+        "name": "many-hidden",
+        "host": s(&host),
+        "protect_hidden": true,
+        "protect_hidden_keyfiles": (0..200).map(|k| format!("/srv/keys/{k}")).collect::<Vec<_>>(),
+    });
+    let r = call(&sys, user, Some(&hidden));
+    assert!(r.starts_with("org.tcd.Error.TooLarge: "), "{r}");
+    let hidden = serde_json::json!({
+        "name": "long-hidden",
+        "host": s(&host),
+        "protect_hidden": true,
+        "protect_hidden_keyfiles": ["/srv/".to_owned() + &"k".repeat(1 << 20)],
+    });
+    let r = call(&sys, user, Some(&hidden));
+    assert!(
+        r.starts_with("org.tcd.Error.TooLarge: ")
+            || r.starts_with("org.tcd.Error.InvalidArgument: "),
+        "{r}"
+    );
     // Listing still answers, with a reply far below the bus's limits.
     let r = call(&sys, user, None);
     let bytes: usize = r

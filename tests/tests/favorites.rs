@@ -159,6 +159,8 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     assert_eq!(favs["favorites"][0]["keyfiles"], serde_json::json!([]));
     assert_eq!(favs["favorites"][0]["system"], false);
+    // No PIM is null, as `info --json` says it.
+    assert_eq!(favs["favorites"][0]["pim"], serde_json::Value::Null);
     // Each key is one docs/OUTPUT.md names.
     let doc = std::fs::read_to_string(tcd_tests::repo_dir().join("docs/OUTPUT.md"))
         .expect("docs/OUTPUT.md");

@@ -67,15 +67,28 @@ fn volume(d: &Daemon, name: &str, password: &str) -> PathBuf {
 }
 
 /// A partition left of a loop device that is detached: `/dev/loopNp1`,
-/// dropped when this goes.
-struct Stale(String);
+/// dropped when this goes; and the image the loop device had.
+struct Stale(String, std::path::PathBuf);
 
 impl Drop for Stale {
     fn drop(&mut self) {
         if let Some(disk) = self.0.strip_suffix("p1") {
             let _ = Command::new("partx").args(["-d", disk]).status();
+            // A detach the kernel deferred while something held the
+            // device is done now, so no loop device outlives the test.
+            if attached(disk, &self.1) {
+                let _ = Command::new("losetup").args(["-d", disk]).status();
+            }
         }
     }
+}
+
+/// Whether loop device `dev` is still attached to `image` (and not to
+/// another test's file since).
+fn attached(dev: &str, image: &Path) -> bool {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .is_ok_and(|f| Path::new(f.trim_end().trim_end_matches(" (deleted)")) == image)
 }
 
 fn stale_partition(d: &Daemon) -> Stale {
@@ -93,10 +106,21 @@ fn stale_partition(d: &Daemon) -> Stale {
     // One an earlier run left there would refuse to be added again.
     let _ = Command::new("partx").args(["-d", &dev]).status();
     run("partx", &["-a", &dev]);
+    // Detached; the kernel defers it while udev still probes the device:
+    // asked again until it is gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     run("losetup", &["-d", &dev]);
+    while attached(&dev, &gpt) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{dev} is still attached"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+    }
     let part = format!("{dev}p1");
     assert!(Path::new(&part).exists(), "the kernel keeps {part}");
-    Stale(part)
+    Stale(part, gpt)
 }
 
 #[test]

@@ -428,24 +428,36 @@ fn a_favorites_missing_or_full_mount_point_is_said_before_any_password() {
     let (missing, full) = (d.path("nowhere"), d.path("full"));
     std::fs::create_dir(&full).expect("mkdir");
     std::fs::write(full.join("f"), b"x").expect("file");
-    for (mp, said) in [
-        (&missing, "does not exist: create the folder first"),
+    for (mp, at_add, said) in [
+        (
+            &missing,
+            "does not exist: create the folder first",
+            "does not exist: create the folder first",
+        ),
         (
             &full,
-            "is not empty: --allow-non-empty mounts over what is there",
+            "is not empty: the favorite's mount is refused until it is empty",
+            // Favorites have no --allow-non-empty: the way out is named.
+            "is not empty: empty it, or add the favorite again with another --mount-point and \
+             --replace",
         ),
     ] {
-        d.ok(
-            &[
-                "favorites",
-                "add",
-                "mp",
-                &v,
-                "--mount-point",
-                s(mp),
-                "--replace",
-            ],
-            "",
+        // Added, and warned of at once: the folder may be made or
+        // emptied before the mount.
+        let args = [
+            "favorites",
+            "add",
+            "mp",
+            &v,
+            "--mount-point",
+            s(mp),
+            "--replace",
+        ];
+        let added = d.tcctl(&args, "");
+        assert!(added.status.success(), "{added:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&added.stderr),
+            format!("tcctl: warning: mount point {} {at_add}\n", s(mp))
         );
         let (code, msg) = d.fails(&["--non-interactive", "favorites", "mount", "mp"], "");
         assert_eq!(
@@ -2391,6 +2403,64 @@ fn udisks_unmount_leaves_the_volume_attached() {
     let _ = holder.0.wait();
 }
 
+/// A favorite's wrong password typed on the terminal is said and asked
+/// again, as `mount` asks it.
+#[test]
+fn favorites_mount_asks_again_after_a_wrong_password() {
+    let d = Daemon::start();
+    let v = create(&d, "fa.hc", "4M");
+    let args = [
+        "favorites",
+        "add",
+        "fa",
+        &v,
+        "--pim",
+        "1",
+        "--hash",
+        "sha512",
+    ];
+    d.ok(&[&args[..], &["--filesystem", "none"]].concat(), "");
+    let mut c = d.command();
+    c.args(["favorites", "mount", "fa"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(20);
+    t.expect("Password for fa: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the password at all");
+    t.expect(
+        "tcctl: fa: wrong password or keyfile, or not a volume",
+        Duration::from_secs(120),
+    );
+    t.expect_times("Password for fa: ", 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("fa ({v}) attached as ")), "{text}");
+    assert_eq!(d.list()[0]["volume"], v.as_str());
+}
+
+/// `tcctl umount .` typed in the mount point: tcctl itself does not hold
+/// the filesystem (it leaves for `/`), so with no other user it goes.
+#[test]
+fn a_dismount_typed_inside_the_mount_point_is_not_held_by_tcctl() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "in.hc");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    d.ok(&[&["mount", &v, s(&mnt)][..], &OPEN].concat(), PW);
+    let mut c = d.command();
+    c.args(["umount", "."]).current_dir(&mnt);
+    let out = c.output().expect("tcctl");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{v} dismounted ({})\n", s(&mnt))
+    );
+    assert!(!tcd_tests::is_mount_point(&mnt));
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 /// A process working in `dir` (its current folder), until killed.
 fn working_in(dir: &std::path::Path) -> tcd_tests::daemon::Stopped {
     tcd_tests::daemon::Stopped(
@@ -2709,10 +2779,21 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
     t.expect(&format!("PIM for {v} (Enter for none): "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("1");
+    // Said, and asked again (3 times in all, as cryptsetup asks); Ctrl-D
+    // gives up, with the wrong password's exit code.
+    t.expect(
+        &crlf(&format!("{TYPED_PIM_HINT}\n")),
+        Duration::from_secs(120),
+    );
+    t.expect_times(&format!("Password for {v}: "), 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("\u{4}");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 2, "{text}");
     assert!(
-        text.ends_with(&crlf(&format!("{TYPED_PIM_HINT}\n"))),
+        text.ends_with(&crlf(&format!(
+            "tcctl: {v}: no other password given after the wrong one\n"
+        ))),
         "{text}"
     );
     assert!(!text.contains("--pim"), "{text}");

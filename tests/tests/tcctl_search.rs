@@ -41,6 +41,14 @@ fn ended(t: Pty) -> (Option<i32>, String) {
     (Some(code), shown.replace("\r\n", "\n"))
 }
 
+/// After a wrong password the terminal is asked again: Ctrl-D there
+/// gives up, with the wrong password's exit code.
+fn give_up_after_the_wrong_one(t: &mut Pty) {
+    t.expect_times("Password for ", 2, WAIT);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    t.type_line("\u{4}");
+}
+
 #[test]
 fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_the_hint() {
     let d = Daemon::start();
@@ -49,10 +57,17 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
     let mut args = vec!["info", s(&vol)];
     args.extend(narrow);
     let mut t = on_terminal(&d, &args, None);
-    t.expect(&format!("Password for {}: ", vol.display()), WAIT);
-    t.type_line("not the password");
+    // A wrong password typed on the terminal is said and asked again, 3
+    // times in all, as cryptsetup asks; the third ends it.
+    let prompt = format!("Password for {}: ", vol.display());
+    for asked in 1..=3 {
+        t.expect_times(&prompt, asked, WAIT);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.type_line("not the password");
+    }
     let (code, shown) = ended(t);
     assert_eq!(code, Some(2), "{shown}");
+    assert_eq!(shown.matches(&prompt).count(), 3, "{shown}");
     assert!(
         shown.contains("Trying VeraCrypt SHA-512 on the primary headers: 0 % done"),
         "{shown}"
@@ -191,12 +206,13 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
     t.type_line("not the password");
     t.expect("PIM for ", WAIT);
     t.type_line("");
+    give_up_after_the_wrong_one(&mut t);
     let (code, shown) = ended(t);
     assert_eq!(code, Some(2), "{shown}");
     let err = std::fs::read_to_string(&log).expect("stderr");
     assert!(!err.contains("Trying"), "{err:?}");
     assert!(
-        err.ends_with(" s; --pim narrows the search; only sha512 was tried)\n"),
+        err.contains(" s; --pim narrows the search; only sha512 was tried)\n"),
         "{err:?}"
     );
 }
@@ -486,6 +502,7 @@ fn a_users_search_progress_reaches_that_user_alone_on_the_system_bus() {
     t.type_line("not the password");
     t.expect("PIM for ", WAIT);
     t.type_line("");
+    give_up_after_the_wrong_one(&mut t);
     let (code, shown) = ended(t);
     assert_eq!(code, Some(2), "{shown}\n{}", sys.log());
     assert!(

@@ -1575,6 +1575,32 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
         complete(&["tcctl", "unlock", "-b", "tcctl.ba"]),
         "tcctl.bash\n"
     );
+    // And the block devices, as udisksctl offers them.
+    let offered = complete(&["tcctl", "unlock", "-b", "/dev/loop"]);
+    let some = std::fs::read_dir("/sys/class/block")
+        .expect("/sys/class/block")
+        .flatten()
+        .find(|b| b.file_name().to_string_lossy().starts_with("loop"))
+        .map(|b| format!("/dev/{}", b.file_name().to_string_lossy()))
+        .expect("a loop device on this machine");
+    assert!(offered.lines().any(|l| l == some), "{some}: {offered}");
+    // cryptsetup's options on the commands that take them: the key dump
+    // on tcryptDump alone, --test-passphrase on open.
+    assert_eq!(complete(&["tcctl", "open", "--dump-"]), "\n");
+    let mut offered: Vec<String> = complete(&["tcctl", "tcryptDump", "--dump-"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    offered.sort();
+    assert_eq!(offered, ["--dump-master-key", "--dump-volume-key"]);
+    assert_eq!(
+        complete(&["tcctl", "open", "--test-"]),
+        "--test-passphrase\n"
+    );
+    let offered = complete(&["tcctl", "umount", "-"]);
+    for option in ["-v", "--verbose"] {
+        assert!(offered.lines().any(|l| l == option), "{option}: {offered}");
+    }
     // lock takes only what tcd has unlocked (no daemon here: nothing, and
     // no file).
     assert_eq!(

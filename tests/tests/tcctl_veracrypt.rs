@@ -1904,10 +1904,36 @@ fn cryptsetup_tcrypt_system_and_tcrypt_backup() {
         AAA,
     );
     assert!(out.status.success(), "{out:?}");
+    // Read/write, as cryptsetup maps it, and warned of (tcctl's own mount
+    // opens a system drive read-only unless --read-write).
     let r = row(&d);
-    assert_eq!(r["read_only"], true, "{r}");
+    assert_eq!(r["read_only"], false, "{r}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("warning: mounting a system drive read-write"),
+        "{out:?}"
+    );
     let device = r["device"].as_str().expect("device").to_owned();
     assert_eq!(tcd_tests::blkid_uuid(Path::new(&device)), "DEAD-BABE");
+    d.ok(&["close", &sys], "");
+    // With -r, read-only.
+    d.ok(
+        &[
+            &[
+                "open",
+                "--tcrypt-system",
+                "-r",
+                "--hash",
+                "sha512",
+                "--stdin",
+            ][..],
+            &none,
+            &[&sys],
+        ]
+        .concat(),
+        AAA,
+    );
+    assert_eq!(row(&d)["read_only"], true, "{}", row(&d));
     d.ok(&["close", &sys], "");
     // --tcrypt-backup: the backup header only. Its primary header
     // damaged, a volume opens by it; its backup damaged, it does not.

@@ -452,7 +452,7 @@ fn mount_each(
                 .map_err(|_| cancelled())?;
             answer.recv_blocking().ok().flatten().ok_or_else(cancelled)
         };
-        let line = match mount_one(c, &f, &mut asker, remember, &|_| {}) {
+        let line = match mount_one(c, &f, &mut asker, &|| false, remember, &|_| {}) {
             Ok(m) => match m.kept {
                 None if m.attached => (trf("{0} attached as {1}", &[&name, &m.at]), false),
                 None => (trf("{0} mounted on {1}", &[&name, &m.at]), false),

@@ -6,6 +6,7 @@ use crate::bus::{Client, Failure, Favorite, exit};
 use crate::cli::{FavoriteAddArgs, FavoriteMountArgs, FavoritesAction};
 use crate::input::Passwords;
 use crate::{keystore, notify, options, output};
+use std::path::Path;
 use tcd_client::favorites::{self as lib, host_name, key_of};
 
 /// `tcctl favorites ...`.
@@ -39,6 +40,16 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
         )));
     }
     let favorite = options::favorite(&a, &host);
+    // A mount point its mount would refuse is said now, and kept: the
+    // folder may be made or emptied before the favorite is mounted.
+    if let Some(at) = &a.mount_point
+        && favorite.filesystem.as_deref() != Some("none")
+    {
+        let hint = "the favorite's mount is refused until it is empty";
+        if let Err(f) = super::volumes::check_mount_folder(at, false, hint, &c.list()?) {
+            eprintln!("tcctl: warning: {}", f.message);
+        }
+    }
     // The password to remember is checked first: a wrong one adds nothing.
     let password = match a.remember {
         true => {
@@ -264,7 +275,8 @@ fn mount_one(
     if let Some(at) = &f.settings.mount_point
         && f.settings.filesystem.as_deref() != Some("none")
     {
-        super::volumes::check_mount_folder(std::path::Path::new(at), false, &c.list()?)?;
+        let hint = "empty it, or add the favorite again with another --mount-point and --replace";
+        super::volumes::check_mount_folder(Path::new(at), false, hint, &c.list()?)?;
     }
     let note = |said: &str| eprintln!("tcctl: {name}: {said}");
     if f.settings.system_encryption && !f.settings.readonly {
@@ -278,20 +290,31 @@ fn mount_one(
     let has_keyfiles = !f.settings.keyfiles.is_empty();
     let hidden_keyfiles = !f.settings.protect_hidden_keyfiles.is_empty();
     let keyfiles_alone = pw.asks_nobody() && has_keyfiles;
-    let mut ask = |prompt: &str| match (keyfiles_alone, prompt == main_prompt, &mut shared) {
-        (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
-        (false, true, Some(SharedPassword(Some(p)))) => Ok(p.clone()),
-        (false, true, Some(SharedPassword(slot))) => {
-            let p = pw.ask_unless_keyfiles_alone(prompt, has_keyfiles)?;
-            *slot = Some(p.clone());
-            Ok(p)
+    // A wrong password typed on the terminal is asked again, 3 times in
+    // all, as `mount` asks it (not one shared by --all).
+    let typed = std::cell::Cell::new(0);
+    let alone = shared.is_none();
+    let mut ask = |prompt: &str| {
+        let answer = match (keyfiles_alone, prompt == main_prompt, &mut shared) {
+            (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
+            (false, true, Some(SharedPassword(Some(p)))) => Ok(p.clone()),
+            (false, true, Some(SharedPassword(slot))) => {
+                let p = pw.ask_unless_keyfiles_alone(prompt, has_keyfiles)?;
+                *slot = Some(p.clone());
+                Ok(p)
+            }
+            (_, true, _) => pw.ask_unless_keyfiles_alone(prompt, has_keyfiles),
+            (_, false, _) => pw
+                .ask_unless_keyfiles_alone(prompt, hidden_keyfiles)
+                .map_err(|e| hidden_not_given(e, pw.reads_stdin())),
+        };
+        if prompt == main_prompt && alone && !keyfiles_alone && pw.typed() {
+            typed.set(typed.get() + 1);
         }
-        (_, true, _) => pw.ask_unless_keyfiles_alone(prompt, has_keyfiles),
-        (_, false, _) => pw
-            .ask_unless_keyfiles_alone(prompt, hidden_keyfiles)
-            .map_err(|e| hidden_not_given(e, pw.reads_stdin())),
+        answer
     };
-    let mounted = lib::mount_one(c, f, &mut ask, remember, &note)?;
+    let again = || (1..3).contains(&typed.get());
+    let mounted = lib::mount_one(c, f, &mut ask, &again, remember, &note)?;
     if let Some(store) = mounted.kept {
         println!("password of {name} kept in your {store}");
     }

@@ -71,14 +71,27 @@ struct Looked {
 /// [`look`], the password asked again after a wrong one as often as
 /// cryptsetup's --tries says.
 fn look_again(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
-    let mut retries = crate::input::Retries::new(a.ask_again, a.tries);
+    let mut retries = crate::input::Retries::new(a.ask_again, a.tries, &a.secrets.keyfiles);
     let pim_given = a.secrets.pim;
+    let mut wrong = false;
     loop {
         let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
         match look(ctx, a, &mut pw) {
             Err(f) if f.code == crate::bus::exit::WRONG_PASSWORD && retries.another(&pw) => {
                 eprintln!("tcctl: {}", f.message);
                 a.secrets.pim = pim_given;
+                wrong = true;
+            }
+            // Ctrl-D at the next prompt gives up: the wrong password
+            // stands, as `mount` says it.
+            Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
+                return Err(Failure {
+                    code: crate::bus::exit::WRONG_PASSWORD,
+                    message: format!(
+                        "{}: no other password given after the wrong one",
+                        a.volume.display()
+                    ),
+                });
             }
             r => return r,
         }

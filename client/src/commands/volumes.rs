@@ -62,7 +62,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let shown = a.volume.display().to_string();
     let mut keyfiles = Some(keyfiles);
     let pim_given = a.secrets.pim;
-    let mut retries = crate::input::Retries::new(a.ask_again, a.tries);
+    let mut retries = crate::input::Retries::new(a.ask_again, a.tries, &a.secrets.keyfiles);
     let mut wrong = false;
     let path = loop {
         let once = MountOnce {
@@ -310,15 +310,18 @@ fn check_mount_point(a: &MountArgs, listed: &[Volume]) -> Result<(), Failure> {
     if a.filesystem == MountFilesystem::None {
         return Ok(());
     }
-    check_mount_folder(p, a.allow_non_empty, listed)
+    let hint = "--allow-non-empty mounts over what is there";
+    check_mount_folder(p, a.allow_non_empty, hint, listed)
 }
 
 /// A mount point folder, as the daemon will take it: it exists, is no
 /// symbolic link and no system folder, holds no volume of tcd's, and is
-/// empty unless `allow_non_empty`. Said before any password is asked.
+/// empty unless `allow_non_empty` (else refused, saying `hint`). Said
+/// before any password is asked.
 pub(super) fn check_mount_folder(
     p: &Path,
     allow_non_empty: bool,
+    hint: &str,
     listed: &[Volume],
 ) -> Result<(), Failure> {
     let shown = p.display();
@@ -353,7 +356,7 @@ pub(super) fn check_mount_folder(
     }
     if !allow_non_empty && entries.next().is_some() {
         return Err(Failure::invalid(format!(
-            "mount point {shown} is not empty: --allow-non-empty mounts over what is there"
+            "mount point {shown} is not empty: {hint}"
         )));
     }
     Ok(())
@@ -576,6 +579,26 @@ pub fn dismount(
     notify::outcome(ctx.notify, &format!("Cannot dismount {what}"), result)
 }
 
+/// tcctl leaves its working folder for `/` while it asks for a dismount:
+/// run inside the mount point, it would hold the filesystem itself and be
+/// named among its users. Back in it (by its path) when this goes, so a
+/// name given relative to it still means what it meant.
+struct AwayFromWorkingFolder(Option<std::path::PathBuf>);
+
+fn leave_working_folder() -> AwayFromWorkingFolder {
+    let was = std::env::current_dir().ok();
+    let _ = std::env::set_current_dir("/");
+    AwayFromWorkingFolder(was)
+}
+
+impl Drop for AwayFromWorkingFolder {
+    fn drop(&mut self) {
+        if let Some(was) = &self.0 {
+            let _ = std::env::set_current_dir(was);
+        }
+    }
+}
+
 /// udisksctl's `lock`: a volume attached as its block device alone is
 /// detached and said as udisksctl says it; one whose filesystem is
 /// mounted is refused, as udisks refuses to lock a device in use.
@@ -601,6 +624,7 @@ fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Fai
             ),
         });
     }
+    let _away = leave_working_folder();
     c.dismount(&volume, force)
         .map_err(|f| busy_hint(force, true, f))?;
     println!("Locked {volume}.");
@@ -608,6 +632,7 @@ fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Fai
 }
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
+    let _away = leave_working_folder();
     let n = c
         .dismount_all(force)
         .map_err(|f| busy_hint(force, false, f))?;
@@ -677,8 +702,11 @@ fn dismount_one(
         .map_or_else(|| name.clone(), |v| v.host().to_owned());
     let asked = found.as_ref().map_or(name.as_str(), |v| v.host());
     let attached = found.as_ref().is_some_and(|v| v.mount_point().is_none());
-    let holders = c
-        .dismount(asked, force)
+    let dismounted = {
+        let _away = leave_working_folder();
+        c.dismount(asked, force)
+    };
+    let holders = dismounted
         .map_err(|f| busy_hint(force, attached, f))
         .map_err(|f| no_mapping_names(c, asked, f))?;
     // A block device someone else mounted is held by no process: the
@@ -753,6 +781,7 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
         ));
     };
     let (volume, device) = (v.host().to_owned(), v.device().to_owned());
+    let _away = leave_working_folder();
     c.unmount_filesystem(&v.object, force)
         .map_err(|f| match (force, f.code) {
             (false, exit::BUSY) => Failure {
