@@ -238,6 +238,21 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
         )
     );
     assert_eq!(size(), 16 * MIB);
+    d.ok(&["dismount", v], "");
+
+    // The backing file of a loop device someone attached: it would grow
+    // beneath it, so it is busy, as a header restore finds it.
+    let dev = LoopDevice::attach(&vol);
+    let (code, err) = d.fails(
+        &with(&["expand", "-q", v, "--add", "8M", "--filesystem-as-is"]),
+        "secret words\n",
+    );
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&format!("(the backing file of {})", dev.path())),
+        "{err}"
+    );
+    assert_eq!(size(), 16 * MIB);
 }
 
 /// Calls `Expand` with a descriptor of the file opened read-only (all a

@@ -40,6 +40,9 @@ impl App {
         refuse_read_only(&o.host)?;
         let mut c = self.check_opening(caller, &o, false)?;
         let _held = self.table.hold(&o.host)?;
+        // Grown under a loop device or a filesystem mounted outside tcd,
+        // it would change beneath them: refused as a restore is.
+        let _claim = crate::mount::in_use::claim(&o.host)?;
         // Put back at the end, as VeraCrypt's expander does: the container's
         // times do not tell when its volume was last used.
         let times = HostTimes::of(&o.host);
