@@ -45,6 +45,20 @@ fn names(given: &[OsString], options: &[&str]) -> bool {
 /// Before parsing: `-t -c` asks for each choice its command line leaves
 /// out, adding the answers to `args` (the translated command line).
 pub fn fill_in(given: &[OsString], args: &mut Vec<OsString>) -> Result<(), Failure> {
+    // A VeraCrypt line that asks nothing (no terminal, --non-interactive)
+    // makes VeraCrypt's default filesystem, FAT, as Enter at the menu does.
+    let text = given.iter().any(|a| a == "-t" || a == "--text");
+    if text
+        && !may_ask(given, args)
+        && args.get(1).is_some_and(|a| a == "create")
+        && !names(given, &["--filesystem"])
+        && !names(args, &["--filesystem"])
+        && !["-h", "--help"]
+            .iter()
+            .any(|h| given.iter().any(|a| a == h))
+    {
+        args.extend(["--filesystem".into(), "fat".into()]);
+    }
     if may_ask(given, args) && args.get(1).is_some_and(|a| a == "create") {
         // The daemon reached before anything is asked, as `create` itself
         // reaches it: no answer typed in vain.

@@ -1059,6 +1059,24 @@ fn veracrypts_ext3_and_ext2_are_made_and_mounted() {
         std::fs::write(mnt.join("f"), b"kept").expect("write");
         d.ok(&["dismount", "--all"], "");
     }
+    // None named, on a line that asks nothing: VeraCrypt's default, FAT,
+    // as Enter at the menu gives.
+    let v = s(&d.path("default.hc")).to_owned();
+    let fast = [
+        "--pim",
+        "1",
+        "--hash",
+        "sha512",
+        "--stdin",
+        "--non-interactive",
+    ];
+    d.ok(&[&["-t", "-c", &v, "--size", "8M"][..], &fast].concat(), PW);
+    d.ok(
+        &[&["mount", &v, "--filesystem", "auto"][..], &fast[..5]].concat(),
+        PW,
+    );
+    assert_eq!(d.list()[0]["filesystem"], "vfat", "{}", d.list());
+    d.ok(&["dismount", "--all"], "");
 }
 
 #[test]
@@ -2438,6 +2456,65 @@ fn favorites_mount_asks_again_after_a_wrong_password() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains(&format!("fa ({v}) attached as ")), "{text}");
     assert_eq!(d.list()[0]["volume"], v.as_str());
+}
+
+/// backup-header, change-password and expand ask a wrong password typed
+/// on the terminal again, as mount does.
+#[test]
+fn header_commands_ask_again_after_a_wrong_password() {
+    let d = Daemon::start();
+    let v = create(&d, "hw.hc", "4M");
+    let wait = Duration::from_secs(20);
+    let backup = s(&d.path("hw.backup")).to_owned();
+    let wrong_then_right = |args: &[&str], prompt: &str, then: &[&str]| {
+        let mut c = d.command();
+        c.args(args);
+        let mut t = Pty::spawn(c, None);
+        t.expect(prompt, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line("not the password at all");
+        t.expect(
+            "tcctl: wrong password or keyfile, or not a volume",
+            Duration::from_secs(120),
+        );
+        t.expect_times(prompt, 2, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(PW.trim_end());
+        for line in then {
+            std::thread::sleep(Duration::from_millis(700));
+            t.type_line(line);
+        }
+        let (code, text) = t.finish(Duration::from_secs(120));
+        assert_eq!(code, 0, "{args:?}: {text}");
+        text
+    };
+    let fast = ["--pim", "1", "--hash", "sha512"];
+    let text = wrong_then_right(
+        &[&["backup-header", &v, &backup][..], &fast].concat(),
+        &format!("Password for {v}: "),
+        &[],
+    );
+    assert!(text.contains("saved to"), "{text}");
+    assert_eq!(std::fs::metadata(&backup).expect("made").len(), 128 << 10);
+    let new = "other words, twenty or more";
+    let text = wrong_then_right(
+        &[&["change-password", &v][..], &fast, &["--new-pim", "1"]].concat(),
+        &format!("Current password for {v}: "),
+        &[new, new],
+    );
+    assert!(text.contains("changed"), "{text}");
+    d.ok(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        &format!("{new}\n"),
+    );
 }
 
 /// `tcctl umount .` typed in the mount point: tcctl itself does not hold

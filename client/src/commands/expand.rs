@@ -4,7 +4,7 @@
 use super::{Context, ask_to_open};
 use crate::bus::{Client, Failure, exit};
 use crate::cli::ExpandArgs;
-use crate::input::{Passwords, prepare_keyfiles};
+use crate::input::{Passwords, Retries, prepare_keyfiles};
 use crate::{host, options, search};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,10 +74,6 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         confirm_expansion(ctx.interactive, &a.volume)?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (password, keyfiles) =
-        ask_to_open(&mut pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
-    begun.store(true, Ordering::Relaxed);
-    let o = options::search(&a.search, a.secrets.pim());
     let x = ExpandOptions {
         size,
         no_random_fill: Some(a.no_random_fill),
@@ -85,8 +81,22 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         filesystem_as_is: Some(a.filesystem_as_is),
     };
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (data, fs, grown, note) =
-        search::run(&c, || c.expand(&host, &password, &keyfiles, o, x, show))?;
+    let retries = Retries::new(false, None, &a.secrets.keyfiles);
+    let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
+    let mut prepared = Some(keyfiles);
+    let (data, fs, grown, note) = super::asking_again(&volume, retries, &mut pw, |pw| {
+        let keyfiles = match prepared.take() {
+            Some(k) => k,
+            None => prepare_keyfiles(&a.secrets.keyfiles)?,
+        };
+        a.secrets.pim = pim_given;
+        let (password, keyfiles) = ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
+        begun.store(true, Ordering::Relaxed);
+        let o = options::search(&a.search, a.secrets.pim());
+        search::run(&c, || {
+            c.expand(&host, &password, &keyfiles, o, x.clone(), show)
+        })
+    })?;
     let path = a.volume.display();
     println!("{path}: expanded; the volume holds {data} bytes");
     if grown {

@@ -4,7 +4,7 @@
 use super::{Context, ask_credentials, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, prepare_keyfiles, read_header};
+use crate::input::{Passwords, Retries, prepare_keyfiles, read_header};
 use crate::{host, options, output, search};
 use std::fs::File;
 use tcd_proto::contract::SearchOptions;
@@ -85,13 +85,7 @@ fn look_again(ctx: Context<'_>, a: &mut InfoArgs) -> Result<Looked, Failure> {
             // Ctrl-D at the next prompt gives up: the wrong password
             // stands, as `mount` says it.
             Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
-                return Err(Failure {
-                    code: crate::bus::exit::WRONG_PASSWORD,
-                    message: format!(
-                        "{}: no other password given after the wrong one",
-                        a.volume.display()
-                    ),
-                });
+                return Err(super::gave_up(&a.volume));
             }
             r => return r,
         }
@@ -403,12 +397,19 @@ fn current_credentials(
 ) -> Result<(super::Credentials, SearchOptions), Failure> {
     let pim_given = a.secrets.pim;
     let mut prepared = Some(keyfiles);
+    let mut retries = Retries::new(a.ask_again, None, &a.secrets.keyfiles);
+    let mut wrong = false;
     loop {
         let keyfiles = match prepared.take() {
             Some(k) => k,
             None => prepare_keyfiles(&a.secrets.keyfiles)?,
         };
-        let old = pw.ask(&format!("Current password for {}: ", a.volume.display()))?;
+        let old = match pw.ask(&format!("Current password for {}: ", a.volume.display())) {
+            Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
+                return Err(super::gave_up(&a.volume));
+            }
+            old => old?,
+        };
         settle_pim(pw, &mut a.secrets, &a.search, &a.volume)?;
         let keyfiles = if a.ask_keyfiles {
             let typed = crate::input::keyfile_questions("Enter current keyfile [none]: ")?;
@@ -422,9 +423,10 @@ fn current_credentials(
                 narrow_to(&mut o, &info);
                 return Ok(((old, keyfiles), o));
             }
-            Err(f) if f.code == crate::bus::exit::WRONG_PASSWORD && a.ask_again => {
+            Err(f) if f.code == crate::bus::exit::WRONG_PASSWORD && retries.another(pw) => {
                 eprintln!("tcctl: {}", f.message);
                 a.secrets.pim = pim_given;
+                wrong = true;
             }
             Err(f) => return Err(f),
         }
@@ -479,21 +481,30 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     // Said by its absolute path, as the volume is.
     a.backup = crate::input::shown_absolute(a.backup);
     let host = host::open(&a.volume, false)?;
-    let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
+    let mut prepared = Some(prepare_keyfiles(&a.secrets.keyfiles)?);
     tcd_client::tools::check_backup_path(&a.backup)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
-    let (password, keyfiles) = ask_credentials(ask, &mut pw, s, &a.search, &a.volume, keyfiles)?;
-    let out = tcd_client::tools::new_backup_file(&a.backup)?;
-    let c = Client::connect(ctx.at)?;
-    let o = options::search(&a.search, a.secrets.pim());
-    let r = search::run(&c, || {
-        c.backup_headers(&host, &out, &password, &keyfiles, o)
-    });
-    if r.is_err() {
-        let _ = std::fs::remove_file(&a.backup);
-    }
-    r?;
+    let retries = Retries::new(false, None, &a.secrets.keyfiles);
+    let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
+    super::asking_again(&volume, retries, &mut pw, |pw| {
+        let keyfiles = match prepared.take() {
+            Some(k) => k,
+            None => prepare_keyfiles(&a.secrets.keyfiles)?,
+        };
+        a.secrets.pim = pim_given;
+        let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
+        let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
+        let out = tcd_client::tools::new_backup_file(&a.backup)?;
+        let c = Client::connect(ctx.at)?;
+        let o = options::search(&a.search, a.secrets.pim());
+        let r = search::run(&c, || {
+            c.backup_headers(&host, &out, &password, &keyfiles, o)
+        });
+        if r.is_err() {
+            let _ = std::fs::remove_file(&a.backup);
+        }
+        r
+    })?;
     println!(
         "headers of {} saved to {}",
         a.volume.display(),
@@ -553,11 +564,21 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         )?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
-    let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
-    let (password, keyfiles) = ask_credentials(ask, &mut pw, s, &a.search, &a.volume, keyfiles)?;
-    let o = options::search(&a.search, a.secrets.pim());
-    let used = search::run(&c, || {
-        c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
+    let retries = Retries::new(false, None, &a.secrets.keyfiles);
+    let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
+    let mut prepared = Some(keyfiles);
+    let used = super::asking_again(&volume, retries, &mut pw, |pw| {
+        let keyfiles = match prepared.take() {
+            Some(k) => k,
+            None => prepare_keyfiles(&a.secrets.keyfiles)?,
+        };
+        a.secrets.pim = pim_given;
+        let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
+        let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
+        let o = options::search(&a.search, a.secrets.pim());
+        search::run(&c, || {
+            c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
+        })
     })?;
     match &a.backup {
         Some(b) => println!(

@@ -19,6 +19,41 @@ use zeroize::Zeroizing;
 /// A password and the keyfiles' contents.
 pub type Credentials = (Zeroizing<Vec<u8>>, Vec<Zeroizing<Vec<u8>>>);
 
+/// Runs `attempt` (which asks the password with `pw`) until the password
+/// opens `volume`: a wrong one typed on the terminal is said and asked
+/// again as `retries` allows; Ctrl-D at the next prompt gives up, with the
+/// wrong password's exit code, as cryptsetup's last try ends.
+pub fn asking_again<T>(
+    volume: &std::path::Path,
+    mut retries: crate::input::Retries,
+    pw: &mut Passwords,
+    mut attempt: impl FnMut(&mut Passwords) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    use crate::bus::exit;
+    let mut wrong = false;
+    loop {
+        match attempt(pw) {
+            Err(f) if f.code == exit::WRONG_PASSWORD && retries.another(pw) => {
+                eprintln!("tcctl: {}", f.message);
+                wrong = true;
+            }
+            Err(f) if f.code == exit::CANCELLED && wrong => return Err(gave_up(volume)),
+            r => return r,
+        }
+    }
+}
+
+/// Ctrl-D at the prompt after a wrong password: the wrong password stands.
+pub fn gave_up(volume: &std::path::Path) -> Failure {
+    Failure {
+        code: crate::bus::exit::WRONG_PASSWORD,
+        message: format!(
+            "{}: no other password given after the wrong one",
+            volume.display()
+        ),
+    }
+}
+
 /// What opening `volume` asks, in VeraCrypt's order: its password, its
 /// PIM (see [`settle_pim`]), then the PIN of any token keyfile.
 pub fn ask_to_open(

@@ -81,12 +81,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             }
             // Ctrl-D at the next prompt gives up: the wrong password
             // stands (its exit code), as cryptsetup's last try's does.
-            Err(f) if f.code == exit::CANCELLED && wrong => {
-                return Err(Failure {
-                    code: exit::WRONG_PASSWORD,
-                    message: format!("{shown}: no other password given after the wrong one"),
-                });
-            }
+            Err(f) if f.code == exit::CANCELLED && wrong => return Err(super::gave_up(&a.volume)),
             // As TrueCrypt: the cache first, then the password, where one
             // can be given (standard input, or the terminal).
             Err(f) if f.code == exit::WRONG_PASSWORD && a.cached && pw.at_hand() => {

@@ -71,7 +71,7 @@ pub mod exit {
         (FAILED, "failed for another reason (the message says why)"),
         (
             WRONG_PASSWORD,
-            "wrong password, keyfile or PIM, or not a volume",
+            "wrong password, keyfile or PIM, or not a volume (one typed on a terminal is asked 3 times in all first, as cryptsetup asks; VeraCrypt's -t asks until it opens; Ctrl-D at the prompt after a wrong one gives up with this code)",
         ),
         (NOT_FOUND, "no such volume, file or device"),
         (ALREADY_MOUNTED, "the volume is mounted already"),
