@@ -181,6 +181,9 @@ struct Parts {
     /// The slot asked at mount: a default mount point is `veracrypt<slot>`
     /// for it, also when the filesystem is mounted again later.
     slot_asked: Option<u32>,
+    /// The driver process's filesystem was made read-only after its
+    /// volume became so (see [`MountTable::seal_drivers_read_only`]).
+    driver_sealed: bool,
 }
 
 /// What a filesystem is mounted with: the volume's ID and name, the
@@ -525,6 +528,7 @@ impl MountTable {
             fs: None,
             made_mount_point: false,
             slot_asked: req.slot,
+            driver_sealed: false,
         };
         let mut fs_type = None;
         if req.filesystem == Filesystem::Auto {
@@ -1359,6 +1363,40 @@ impl MountTable {
             }
         }
         gone
+    }
+
+    /// A volume that became read-only (hidden-volume protection refused a
+    /// write) under a filesystem served by a driver process (fusefat):
+    /// the driver keeps a write the device refused as done and reports no
+    /// error, so its filesystem is made read-only itself, and every later
+    /// write fails (EROFS) instead of being lost unseen. While a file is
+    /// open for writing the kernel refuses; tried again at each sweep. A
+    /// volume whose parts are locked (a dismount under way) is skipped.
+    pub fn seal_drivers_read_only(&self) {
+        let due: Vec<(u32, Arc<Mutex<Parts>>)> = self
+            .lock()
+            .iter()
+            .filter(|(_, e)| e.view.protects_hidden && e.volume.is_read_only())
+            .map(|(id, e)| (*id, Arc::clone(&e.parts)))
+            .collect();
+        for (id, parts) in due {
+            let Ok(mut parts) = lock_parts_or_busy(&parts, id) else {
+                continue;
+            };
+            if parts.driver_sealed || parts.userfs.is_none() {
+                continue;
+            }
+            let Some(fs) = parts.fs.as_ref() else {
+                continue;
+            };
+            match fs.remount_read_only() {
+                Ok(()) => {
+                    parts.driver_sealed = true;
+                    tracing::warn!(id, "its filesystem is read-only now: writes fail at once");
+                }
+                Err(e) => tracing::debug!(id, "filesystem not yet read-only: {e}"),
+            }
+        }
     }
 
     /// After [`MountTable::check_health`]: the volumes whose problems

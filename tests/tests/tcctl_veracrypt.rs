@@ -228,6 +228,74 @@ fn volume_type_hidden_makes_a_hidden_volume_in_the_outer_one() {
     assert_eq!(row(&d)["protects_hidden"], true);
 }
 
+/// Once protection refuses a write, the outer volume's filesystem refuses
+/// every later one, whatever serves it (the kernel, or a driver process
+/// such as fusefat, which reports no write error of its device): nothing
+/// more is written and taken as done.
+#[test]
+fn writes_after_protection_refused_one_fail_at_once() {
+    use std::io::Write;
+    let d = Daemon::start();
+    let (v, mnt) = (fat_outer(&d, "outer.hc"), d.path("mnt"));
+    std::fs::create_dir(&mnt).expect("mkdir");
+    d.ok(
+        &[
+            &["-t", "-c", &v, "--volume-type", "hidden", "--size", "8MiB"][..],
+            &["--outer-pim", "1", "--pim", "1", "--force", "--stdin"],
+            &["--filesystem", "none"],
+        ]
+        .concat(),
+        "correct horse\nhidden words\n",
+    );
+    d.ok(
+        &[
+            &["mount", &v, s(&mnt), "--stdin", "--pim", "1"][..],
+            &["--protect-hidden", "--protection-pim", "1"],
+        ]
+        .concat(),
+        "correct horse\nhidden words\n",
+    );
+    // Filling the outer filesystem reaches the hidden volume's area.
+    let chunk = vec![0x5au8; 1 << 20];
+    let mut big = std::fs::File::create(mnt.join("big")).expect("create");
+    // (A driver process may take the data into the page cache and write
+    // it back up to 30 s later; the filesystem fills before that.)
+    for _ in 0..40 {
+        if big.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let _ = big.sync_all();
+    drop(big);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while row(&d)["read_only"] != true {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "protection never refused a write: {}",
+            row(&d)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // From then on a new file is refused, by the time the sweep has run.
+    let mut refused = None;
+    for n in 0..100 {
+        let made = std::fs::File::create(mnt.join(format!("after{n}")))
+            .and_then(|mut f| f.write_all(b"lost?").and_then(|()| f.sync_all()));
+        if let Err(e) = made {
+            refused = Some(e);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let refused = refused.expect("writes after the refused one still succeed");
+    assert!(
+        matches!(refused.raw_os_error(), Some(libc::EROFS) | Some(libc::EIO)),
+        "{refused}"
+    );
+    let (code, msg) = d.fails(&["dismount", s(&mnt)], "");
+    assert_eq!(code, 11, "{msg}");
+}
+
 #[test]
 fn protection_keyfiles_protect_a_hidden_volume_opened_by_keyfiles() {
     let d = Daemon::start();

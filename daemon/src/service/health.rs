@@ -34,6 +34,7 @@ pub fn watch(shared: &Arc<Shared>) {
                     break;
                 };
                 shared.table.check_health();
+                shared.table.seal_drivers_read_only();
                 // `umount MOUNTPOINT` typed outside tcd: attached now.
                 let unmounted = shared.table.filesystems_unmounted_outside();
                 if !unmounted.is_empty() {

@@ -74,6 +74,7 @@ impl Shared {
                 if let Some(m) = shared.table.mark_read_only(id) {
                     shared.announce_changed(&[m]);
                 }
+                shared.table.seal_drivers_read_only();
             }
         });
         health::watch(&shared);
