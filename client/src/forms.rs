@@ -291,7 +291,7 @@ impl CreateForm {
         progress: impl Fn(u64, u64) + Send + 'static,
     ) -> Result<(), Failure> {
         let keyfiles = read_keyfiles(&self.keyfiles)?;
-        crate::input::judge_new_password(password, !keyfiles.is_empty(), false)?.say();
+        crate::input::judge_new_password(password, !keyfiles.is_empty(), false, "--keyfile")?.say();
         let mut options = self.options();
         if self.place == Place::Hidden {
             let outer = outer.ok_or_else(|| {

@@ -20,6 +20,29 @@ static TYPED_PIM: AtomicU32 = AtomicU32::new(0);
 
 /// [`TYPED_PIM`] came on standard input (`--veracrypt-query-pim`).
 static PIM_ON_STDIN: AtomicBool = AtomicBool::new(false);
+/// The command line is VeraCrypt's (`-t`): messages name its options.
+static VERACRYPT_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Says the command line is in VeraCrypt's words (`-t`, `--text`).
+pub fn set_veracrypt_line() {
+    VERACRYPT_LINE.store(true, Ordering::SeqCst);
+}
+
+/// tcctl's option `option` as the command line's tool spells it: on a
+/// VeraCrypt line, VeraCrypt's name for it, which the line also takes.
+pub fn spelled(option: &'static str) -> &'static str {
+    if !VERACRYPT_LINE.load(Ordering::SeqCst) {
+        return option;
+    }
+    match option {
+        "--password-stdin" => "--stdin",
+        "--keyfile" => "--keyfiles",
+        "--new-keyfile" => "--new-keyfiles",
+        "--protect-hidden-pim" => "--protection-pim",
+        "--protect-hidden-keyfile" => "--protection-keyfiles",
+        other => other,
+    }
+}
 
 /// The PIM given other than on the command line, if one (other than
 /// none) was, and where it came from ("the PIM typed at the prompt").
@@ -189,12 +212,14 @@ impl Passwords {
                 message: format!(
                     "a password is needed, and --non-interactive asks for none: {}, or {}",
                     other_way(),
+                    // (It names no --keyfiles: each --keyfile is one.)
                     self.keyfiles_from
+                        .replace("--keyfile", spelled("--keyfile"))
                 ),
             });
         }
         if !terminal_to_ask_on() {
-            return prompt::ask(prompt, other_way());
+            return prompt::ask(prompt, &other_way());
         }
         let p = on_terminal(prompt, "password")?;
         Ok(Zeroizing::new(p.as_bytes().to_vec()))
@@ -203,12 +228,16 @@ impl Passwords {
 
 /// How to give a password that cannot be asked for: on standard input,
 /// unless a keyfile took that.
-fn other_way() -> &'static str {
+fn other_way() -> String {
+    let stdin = spelled("--password-stdin");
     if STDIN_TAKEN.load(Ordering::SeqCst) {
-        "standard input holds the keyfile (--keyfile -): run on a terminal, or give the \
-         keyfile as a file and the password with --password-stdin"
+        format!(
+            "standard input holds the keyfile ({} -): run on a terminal, or give the keyfile \
+             as a file and the password with {stdin}",
+            spelled("--keyfile")
+        )
     } else {
-        "give it with --password-stdin"
+        format!("give it with {stdin}")
     }
 }
 
@@ -781,6 +810,7 @@ pub fn judge_new_password(
     password: &[u8],
     keyfiles: bool,
     force: bool,
+    keyfile_option: &'static str,
 ) -> Result<Warning, Failure> {
     let chars = String::from_utf8_lossy(password).chars().count();
     if chars == 0 && keyfiles {
@@ -790,9 +820,11 @@ pub fn judge_new_password(
         // Not even --force: no tool would ever open the volume.
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
-            message: "an empty password with no keyfile opens no volume: give a password, \
-                      or keyfiles with --keyfile"
-                .into(),
+            message: format!(
+                "an empty password with no keyfile opens no volume: give a password, or \
+                 keyfiles with {}",
+                spelled(keyfile_option)
+            ),
         });
     }
     if chars < SHORTEST_PASSWORD && !force {
@@ -847,6 +879,7 @@ pub fn judge_typed_password(
     password: &[u8],
     keyfiles: bool,
     force: bool,
+    keyfile_option: &'static str,
 ) -> Result<Judged, Failure> {
     let chars = String::from_utf8_lossy(password).chars().count();
     if (1..ASKED_BELOW).contains(&chars) && pw.typed() && !force {
@@ -861,7 +894,7 @@ pub fn judge_typed_password(
             false => Judged::AskAnother,
         });
     }
-    judge_new_password(password, keyfiles, force).map(Judged::Taken)
+    judge_new_password(password, keyfiles, force, keyfile_option).map(Judged::Taken)
 }
 
 /// Below this PIM, VeraCrypt takes a new password of no fewer than

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         print!("{note}");
     }
     let given = args.clone();
+    if given.iter().skip(1).any(|a| a == "-t" || a == "--text") {
+        input::set_veracrypt_line();
+    }
     let args = match veracrypt::translate(args) {
         Ok(a) => a,
         Err(f) => return said(f),

@@ -176,13 +176,14 @@ fn bash_text_mode() -> String {
 # VeraCrypt's text mode: after -t or --text, its options and their values,
 # else file names; after -d, -u or --volume-properties the mounted volumes.
 # udisksctl's unlock and lock: -b, and after it the volume (lock: one of
-# tcd's, or its device). --backend: the backends' names; --slot: 1 to 64.
+# tcd's, or its device). --backend, policy set's --allow and --prefer: the
+# backends' names; --slot: 1 to 64.
 # dismount, close, status: the mounted volumes (or file names), after -b
 # their devices; favorites mount, remove, forget: the favorites' names.
 _tcctl_text() {{
     local i cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     case "$prev" in
-        --backend) COMPREPLY=($(compgen -W "{backends}" -- "$cur")); return 0 ;;
+        --backend|--allow|--prefer) COMPREPLY=($(compgen -W "{backends}" -- "$cur")); return 0 ;;
         --slot) COMPREPLY=($(compgen -W "$(seq 1 64)" -- "$cur")); return 0 ;;
     esac
     for ((i = 1; i < COMP_CWORD; i++)); do

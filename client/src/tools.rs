@@ -62,7 +62,7 @@ impl HeaderForm {
         let host = crate::host::open(&self.volume, true)?;
         let keyfiles = read_keyfiles(&self.keyfiles)?;
         let new_kf = read_keyfiles(&secrets.keyfiles)?;
-        crate::input::judge_new_password(new, !new_kf.is_empty(), false)?.say();
+        crate::input::judge_new_password(new, !new_kf.is_empty(), false, "--new-keyfile")?.say();
         // The PIM it keeps (the one that opened it) unless a new one.
         let pim = secrets.pim.unwrap_or(self.pim);
         crate::input::judge_new_pim(new, pim, !new_kf.is_empty(), false)?.say();

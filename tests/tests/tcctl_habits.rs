@@ -1341,8 +1341,9 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     assert_eq!(code, INVALID_ARGUMENT, "{text}");
     assert!(
         text.ends_with(&crlf(
+            // Named as VeraCrypt's line names it.
             "tcctl: an empty password with no keyfile opens no volume: give a password, or \
-             keyfiles with --keyfile\n"
+             keyfiles with --keyfiles\n"
         )),
         "{text}"
     );
@@ -2503,6 +2504,8 @@ fn header_commands_ask_again_after_a_wrong_password() {
         &[new, new],
     );
     assert!(text.contains("changed"), "{text}");
+    // The PIM it had, given again: said to stay.
+    assert!(text.contains(&format!("{v}: its PIM stays 1")), "{text}");
     d.ok(
         &[
             "info",

@@ -266,14 +266,23 @@ fn not_a_volume(name: &str) -> std::path::PathBuf {
 #[test]
 fn non_interactive_without_password_stdin_fails_at_once_naming_it() {
     let vol = not_a_volume("ni");
-    let out = tcctl(&["--non-interactive", "info", vol.to_str().expect("utf-8")]);
-    let _ = std::fs::remove_file(&vol);
+    let v = vol.to_str().expect("utf-8");
+    let out = tcctl(&["--non-interactive", "info", v]);
     assert_eq!(out.status.code(), Some(USAGE));
     assert_eq!(
         text(&out.stderr),
         "tcctl: a password is needed, and --non-interactive asks for none: \
          give it with --password-stdin, or open with keyfiles alone: give them with \
          --keyfile\n"
+    );
+    // A VeraCrypt line is told VeraCrypt's names.
+    let out = tcctl(&["-t", "--non-interactive", "--test", v]);
+    let _ = std::fs::remove_file(&vol);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: a password is needed, and --non-interactive asks for none: \
+         give it with --stdin, or open with keyfiles alone: give them with --keyfiles\n"
     );
 }
 
@@ -1537,6 +1546,10 @@ fn completions_offer_no_option_tcctl_only_gives_itself() {
         "aesni\nsoft\n"
     );
     assert_eq!(complete(&["tcctl", "-t", "--backend", "s"]), "soft\n");
+    assert_eq!(
+        complete(&["tcctl", "policy", "set", "--allow", ""]),
+        "aesni\nsoft\n"
+    );
     // udisksctl's unlock and lock take -b, then the volume: a file, or
     // for lock a device too.
     assert_eq!(

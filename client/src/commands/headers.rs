@@ -217,7 +217,13 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     };
     // A short one typed on the terminal is asked about; not wanted, the
     // volume is left as it was (its search is not made again).
-    let weak = match crate::input::judge_typed_password(&pw, &new, !new_kf.is_empty(), a.force)? {
+    let weak = match crate::input::judge_typed_password(
+        &pw,
+        &new,
+        !new_kf.is_empty(),
+        a.force,
+        "--new-keyfile",
+    )? {
         crate::input::Judged::Taken(warning) => warning,
         crate::input::Judged::AskAnother => {
             return Err(Failure {
@@ -309,9 +315,13 @@ fn said_after_change(
         .new_pim
         .filter(|_| a.to != Some(crate::cli::Format::Truecrypt))
     {
+        let verb = match a.secrets.pim() == pim {
+            true => "stays",
+            false => "is now",
+        };
         match pim {
-            0 => println!("{path}: its PIM is now the default"),
-            n => println!("{path}: its PIM is now {n}"),
+            0 => println!("{path}: its PIM {verb} the default"),
+            n => println!("{path}: its PIM {verb} {n}"),
         }
     }
 }
@@ -547,17 +557,24 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     // As VeraCrypt asks before it restores: the headers there now, and any
     // password changed since the backup, are gone for good.
     if !a.batch_mode {
-        let from = match &a.backup {
-            Some(b) => b.display().to_string(),
-            None => "its embedded backup".into(),
+        // The embedded backup follows each password change; a file keeps
+        // the password it was saved with.
+        let (from, lost) = match &a.backup {
+            Some(b) => (
+                b.display().to_string(),
+                "a password or keyfile changed since that backup no longer opens it",
+            ),
+            None => (
+                "its embedded backup".into(),
+                "the primary header is rewritten from the backup, which the password opens",
+            ),
         };
         crate::input::confirm(
             ctx.interactive,
             &format!("restoring the header of {}", a.volume.display()),
             &format!(
-                "WARNING: this replaces the headers of {} with those of {from}: a password \
-                 or keyfile changed since that backup no longer opens it. Are you sure? \
-                 (Type 'YES' in capital letters): ",
+                "WARNING: this replaces the headers of {} with those of {from}: {lost}. Are you \
+                 sure? (Type 'YES' in capital letters): ",
                 a.volume.display()
             ),
             "--batch-mode (VeraCrypt's --force)",

@@ -213,7 +213,7 @@ impl MountOnce<'_> {
         };
         let (c, host) = (self.c, self.host);
         let hint = |said: &str| match said {
-            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(HIDDEN_HINT.to_owned()),
+            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint()),
             _ => crate::cli::narrowing_hint(),
         };
         search::run_hinted(c, "", hint, || {
@@ -235,9 +235,14 @@ impl MountOnce<'_> {
 
 /// What a protected hidden volume's failed search is told: the outer
 /// volume's --pim, --hash and --encryption do not reach its search.
-const HIDDEN_HINT: &str = "its PIM and keyfiles are --protect-hidden-pim and \
-                           --protect-hidden-keyfile; its header is searched over every hash \
-                           and encryption";
+fn hidden_hint() -> String {
+    format!(
+        "its PIM and keyfiles are {} and {}; its header is searched over every hash and \
+         encryption",
+        crate::input::spelled("--protect-hidden-pim"),
+        crate::input::spelled("--protect-hidden-keyfile")
+    )
+}
 
 /// `--protect-hidden`: the hidden volume's password, PIM and keyfiles
 /// into `o`; the password, which `o` holds a copy of, kept by the caller
@@ -1117,7 +1122,13 @@ fn ask_for_create(
         // Judged once typed twice, as VeraCrypt judges it; an empty
         // password waits for the keyfiles asked after it.
         let later = a.ask_keyfiles && password.is_empty();
-        match crate::input::judge_typed_password(&pw, &password, any_keyfile || later, a.force)? {
+        match crate::input::judge_typed_password(
+            &pw,
+            &password,
+            any_keyfile || later,
+            a.force,
+            "--keyfile",
+        )? {
             Judged::Taken(warning) => {
                 warning.say();
                 break password;
@@ -1134,7 +1145,7 @@ fn ask_for_create(
     let typed = keyfiles_after(a)?;
     let any_keyfile = any_keyfile || typed.as_ref().is_some_and(|t| !t.is_empty());
     if password.is_empty() {
-        crate::input::judge_new_password(&password, any_keyfile, a.force)?.say();
+        crate::input::judge_new_password(&password, any_keyfile, a.force, "--keyfile")?.say();
     }
     crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
     o.pim = (pim != 0).then_some(pim);
