@@ -621,6 +621,10 @@ pub enum Command {
     #[command(visible_aliases = ["open", "tcryptOpen"])]
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
+    ///
+    /// As umount and unmount it takes umount(8)'s -l (--lazy: --force)
+    /// and -v (passed over: it says what it did anyway), and udisksctl's
+    /// unmount -b DEVICE (--filesystem-only) and lock -b (see tcctl(1)).
     #[command(
         visible_aliases = ["unmount", "umount", "close"],
         override_usage = "tcctl dismount [OPTIONS] <TARGET | --all | --slot N>"

@@ -846,11 +846,14 @@ pub fn judge_new_password(
 }
 
 /// udisksctl's `unlock --key-file FILE`: FILE (opened with the user's
-/// rights, a regular file only) becomes standard input, which the
-/// password is then read from as --password-stdin reads it.
+/// rights: a regular file, or a pipe such as `<(…)` or a piped
+/// /dev/stdin, which udisksctl reads too) becomes standard input, which
+/// the password is then read from as --password-stdin reads it.
 pub fn password_from_file(path: &Path) -> Result<(), Failure> {
     use std::os::fd::AsRawFd;
-    let f = open_regular(path).map_err(|e| Failure::file(path, &e))?;
+    let f = open_regular(path)
+        .or_else(|e| open_pipe(path).ok_or(e))
+        .map_err(|e| Failure::file(path, &e))?;
     // SAFETY: dup2(2) on two descriptors this process owns: `f`, open
     // until the end of this function, and standard input, replaced.
     let rc = unsafe { libc::dup2(f.as_raw_fd(), 0) };
@@ -862,6 +865,24 @@ pub fn password_from_file(path: &Path) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// `path` opened for reading if it is a pipe (the user's own, named on
+/// the command line: waited on as a pipe on standard input is).
+fn open_pipe(path: &Path) -> Option<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.file_type().is_fifo() {
+        return None;
+    }
+    // Reads block again, as any pipe's.
+    // SAFETY: F_SETFL on a descriptor this function owns; no pointers.
+    let rc = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETFL, 0) };
+    (rc == 0).then_some(file)
 }
 
 /// A new password [`judge_new_password`] took, or one it refused as short

@@ -229,6 +229,11 @@ fn create(args: &mut Vec<OsString>, keyfiles_given: bool) -> Result<(), Failure>
         };
         args.push(checked(path, "no volume given", folder_exists)?.into());
     }
+    // Something there already: asked now, as soon as the path is known,
+    // not after every menu (create then asks no more).
+    if !hidden && !has(&["--force", "--batch-mode"]) {
+        confirm_overwrite(args)?;
+    }
     if !has(&["--size"]) {
         let question = match hidden {
             true => "Enter hidden volume size (sizeK/size[M]/sizeG/sizeT): ",
@@ -323,6 +328,31 @@ fn checked(
 }
 
 /// Whether the command line lacks the volume (clap says so).
+/// Asks, as `create` asks, before an existing file or device named on
+/// the create line `args` is written over; `--batch-mode` added once
+/// confirmed.
+fn confirm_overwrite(args: &mut Vec<OsString>) -> Result<(), Failure> {
+    let volume = match Cli::read(args).map(|c| c.command) {
+        Ok(crate::cli::Command::Create(a)) => a.volume,
+        _ => return Ok(()),
+    };
+    if std::fs::symlink_metadata(&volume).is_err() {
+        return Ok(());
+    }
+    crate::input::confirm(
+        true,
+        &format!("{} exists", volume.display()),
+        &format!(
+            "WARNING: this overwrites everything in {} irrevocably. Are you sure? (Type 'YES' \
+             in capital letters): ",
+            volume.display()
+        ),
+        "--force",
+    )?;
+    args.push("--batch-mode".into());
+    Ok(())
+}
+
 fn volume_missing(args: &[OsString]) -> bool {
     match Cli::read(args) {
         Err(e) => missing_names(&e).iter().any(|n| n == "<VOLUME>"),

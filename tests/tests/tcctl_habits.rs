@@ -2520,6 +2520,70 @@ fn header_commands_ask_again_after_a_wrong_password() {
     );
 }
 
+/// `-t -c` over an existing file asks before anything else, as soon as
+/// its path is known, and once.
+#[test]
+fn text_mode_create_over_a_file_asks_first() {
+    let d = Daemon::start();
+    let w = s(&d.path("there.hc")).to_owned();
+    std::fs::write(&w, vec![7u8; 1 << 20]).expect("a file");
+    let wait = Duration::from_secs(20);
+    let question = format!(
+        "WARNING: this overwrites everything in {w} irrevocably. Are you sure? (Type 'YES' in \
+         capital letters): "
+    );
+    let line = |c: &mut Command| {
+        c.args([
+            "-t",
+            "-c",
+            &w,
+            "--volume-type",
+            "normal",
+            "--size",
+            "4M",
+            "--pim",
+            "1",
+        ]);
+    };
+    let mut c = d.command();
+    line(&mut c);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&question, wait);
+    assert!(!t.text().contains("Encryption algorithm"), "{}", t.text());
+    t.type_line("no");
+    let (code, text) = t.finish(wait);
+    assert_eq!(code, 10, "{text}");
+    assert!(text.contains("not confirmed: nothing done"), "{text}");
+    assert_eq!(std::fs::read(&w).expect("read"), vec![7u8; 1 << 20]);
+
+    let mut c = d.command();
+    line(&mut c);
+    c.args([
+        "--encryption",
+        "AES",
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "none",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&question, wait);
+    t.type_line("YES");
+    for (prompt, answer) in [
+        (format!("Password for the new volume {w}: "), PW.trim_end()),
+        ("Repeat the password: ".to_owned(), PW.trim_end()),
+        ("Enter keyfile path [none]: ".to_owned(), ""),
+    ] {
+        t.expect(&prompt, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+    }
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text.matches("Are you sure?").count(), 1, "{text}");
+    assert_eq!(std::fs::metadata(&w).expect("stat").len(), 4 << 20);
+}
+
 /// `tcctl umount .` typed in the mount point: tcctl itself does not hold
 /// the filesystem (it leaves for `/`), so with no other user it goes.
 #[test]
@@ -3559,4 +3623,21 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
         "{out:?}"
     );
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+    // A pipe, as `--key-file <(pass show vol)` gives it: read as udisksctl
+    // reads it.
+    let script = format!(
+        "exec {} --socket {} unlock -b {} --key-file <(printf '%s' '{}') \
+         --no-user-interaction --pim 1 --hash sha512",
+        tcd_tests::build_dir().join("tcctl").display(),
+        d.socket().display(),
+        dev.path(),
+        PW.trim_end()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(1));
+    d.ok(&["lock", "-b", dev.path()], "");
 }

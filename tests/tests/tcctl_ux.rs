@@ -1209,8 +1209,14 @@ fn change_password_checks_the_current_password_before_asking_the_new_one() {
     };
     let mut t = on_terminal();
     t.type_line("a typo");
+    // Said, and the current password asked again (as mount asks it);
+    // Ctrl-D there gives up, as a wrong password.
+    t.expect_times("Current password for", 2, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("\u{4}");
     let (code, text) = t.finish(Duration::from_secs(60));
     assert_eq!(code, 2, "{text}");
+    assert!(text.contains("wrong password"), "{text}");
     assert!(!text.contains("New password"), "{text}");
     // The right one: then the new password, twice.
     let mut t = on_terminal();

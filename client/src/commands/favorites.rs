@@ -52,12 +52,7 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
     }
     // The password to remember is checked first: a wrong one adds nothing.
     let password = match a.remember {
-        true => {
-            let mut pw = Passwords::new(a.password_stdin, ctx.asking());
-            let password = pw.ask(&format!("Password for {name} (to remember): "))?;
-            opens(&c, &a, &favorite, &password)?;
-            Some(password)
-        }
+        true => Some(password_to_remember(ctx, &c, &a, &favorite)?),
         false => None,
     };
     c.add_favorite(&favorite, a.system)?;
@@ -119,9 +114,27 @@ fn opens(
             }
         },
     );
-    match opened {
-        Ok(_) => Ok(()),
-        Err(mut e) if e.code == exit::WRONG_PASSWORD => {
+    opened.map(|_| ())
+}
+
+/// The password to remember, asked (again after a wrong one typed on the
+/// terminal, as `mount` asks) until it opens the favorite's volume; a
+/// wrong one in the end adds nothing.
+fn password_to_remember(
+    ctx: Context<'_>,
+    c: &Client,
+    a: &FavoriteAddArgs,
+    favorite: &tcd_proto::contract::favorite::Favorite,
+) -> Result<zeroize::Zeroizing<Vec<u8>>, Failure> {
+    let mut pw = Passwords::new(a.password_stdin, ctx.asking());
+    let retries = crate::input::Retries::new(false, None, &a.keyfiles);
+    let prompt = format!("Password for {} (to remember): ", a.name);
+    super::asking_again(&a.volume, retries, &mut pw, |pw| {
+        let password = pw.ask(&prompt)?;
+        opens(c, a, favorite, &password).map(|()| password)
+    })
+    .map_err(|mut e| {
+        if e.code == exit::WRONG_PASSWORD {
             e.message = format!(
                 "the password to remember does not open {}: the favorite {} is not added, \
                  nor the password kept: {}",
@@ -129,10 +142,9 @@ fn opens(
                 a.name,
                 e.message
             );
-            Err(e)
         }
-        Err(e) => Err(e),
-    }
+        e
+    })
 }
 
 fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {

@@ -215,23 +215,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     } else {
         new_kf.finish()?
     };
-    // A short one typed on the terminal is asked about; not wanted, the
-    // volume is left as it was (its search is not made again).
-    let weak = match crate::input::judge_typed_password(
-        &pw,
-        &new,
-        !new_kf.is_empty(),
-        a.force,
-        "--new-keyfile",
-    )? {
-        crate::input::Judged::Taken(warning) => warning,
-        crate::input::Judged::AskAnother => {
-            return Err(Failure {
-                code: crate::bus::exit::CANCELLED,
-                message: "the short password not taken: the password is unchanged".into(),
-            });
-        }
-    };
+    let weak = judge_new_password(&pw, &new, !new_kf.is_empty(), a.force)?;
     // Without --new-pim the volume keeps the PIM it opened with, unless
     // its new header is TrueCrypt's, which has none.
     let pim = match truecrypt {
@@ -270,6 +254,24 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     }
     said_after_change(&a, was, keyfiles.len(), new_kf.len());
     Ok(())
+}
+
+/// A new password judged: a short one typed on the terminal is asked
+/// about; not wanted, the volume is left as it was (its search is not
+/// made again).
+fn judge_new_password(
+    pw: &Passwords,
+    new: &[u8],
+    keyfiles: bool,
+    force: bool,
+) -> Result<crate::input::Warning, Failure> {
+    match crate::input::judge_typed_password(pw, new, keyfiles, force, "--new-keyfile")? {
+        crate::input::Judged::Taken(warning) => Ok(warning),
+        crate::input::Judged::AskAnother => Err(Failure {
+            code: crate::bus::exit::CANCELLED,
+            message: "the short password not taken: the password is unchanged".into(),
+        }),
+    }
 }
 
 /// What a password change did beyond the password: a conversion (not to
