@@ -96,6 +96,52 @@ fn join_new_session_keyring() {
     );
 }
 
+/// `favorites add --remember` on a terminal: a wrong password is said and
+/// asked again, as mount asks it; the right one is kept.
+#[test]
+fn a_password_to_remember_is_asked_again_after_a_wrong_one() {
+    require_tool("keyctl", "package keyutils");
+    join_new_session_keyring();
+    let d = Daemon::start();
+    let vol = d.path("again.hc");
+    d.ok(
+        &[
+            "create",
+            s(&vol),
+            "--size",
+            "4M",
+            "--filesystem",
+            "none",
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+            "--force",
+        ],
+        PW,
+    );
+    let name = format!("again-{}", std::process::id());
+    let mut c = d.command();
+    c.args(["favorites", "add", &name, s(&vol), "--remember"])
+        .args(["--pim", "1", "--hash", "sha512"]);
+    let mut t = tcd_tests::pty::Pty::spawn(c, None);
+    let prompt = format!("Password for {name} (to remember): ");
+    let wait = Duration::from_secs(30);
+    t.expect(&prompt, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("not the favorite's words");
+    t.expect("wrong password", Duration::from_secs(120));
+    t.expect_times(&prompt, 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("password of {name} kept")), "{text}");
+    assert!(kernel_key(&name).is_some(), "keyctl shows the kept key");
+    d.ok(&["favorites", "forget", &name], "");
+}
+
 #[test]
 fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking() {
     require_tool("mkfs.ext4", "package e2fsprogs");
