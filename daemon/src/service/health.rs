@@ -6,7 +6,9 @@
 //! what no request sees (a container deleted while idle, a filesystem the
 //! kernel made read-only) and keeps the counts current. The sweep also
 //! finds filesystems unmounted outside tcd: those volumes are attached
-//! from then on, and their `State`, `MountPoint` and `Filesystem` change.
+//! from then on, and their `State`, `MountPoint` and `Filesystem` change;
+//! and it makes a driver process's filesystem read-only once hidden-volume
+//! protection refused a write under it.
 
 use super::{Shared, volume};
 use crate::mounts::Mounted;
