@@ -353,6 +353,25 @@ fn holding_sigint<T>(prompt: impl FnOnce() -> T) -> T {
     answer
 }
 
+/// The keyfiles of a command that may ask its password again: read before
+/// the first try (so a missing one is said first), and afresh for each
+/// try after a wrong password.
+pub struct KeyfilesEachTry(Option<Keyfiles>);
+
+impl KeyfilesEachTry {
+    pub fn new(first: Keyfiles) -> KeyfilesEachTry {
+        KeyfilesEachTry(Some(first))
+    }
+
+    /// The keyfiles for this try, read from `paths` unless the first.
+    pub fn next(&mut self, paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
+        match self.0.take() {
+            Some(k) => Ok(k),
+            None => prepare_keyfiles(paths),
+        }
+    }
+}
+
 /// How often a wrong password is asked again: VeraCrypt's text mode asks
 /// until it opens; cryptsetup's --tries N asks N times in all (0: until it
 /// opens); otherwise 3 times in all, as cryptsetup, sudo and ssh ask. Only

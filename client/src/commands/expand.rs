@@ -4,7 +4,7 @@
 use super::{Context, ask_to_open};
 use crate::bus::{Client, Failure, exit};
 use crate::cli::ExpandArgs;
-use crate::input::{Passwords, Retries, prepare_keyfiles};
+use crate::input::{KeyfilesEachTry, Passwords, Retries, prepare_keyfiles};
 use crate::{host, options, search};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,12 +83,9 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
     let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
-    let mut prepared = Some(keyfiles);
+    let mut prepared = KeyfilesEachTry::new(keyfiles);
     let (data, fs, grown, note) = super::asking_again(&volume, retries, &mut pw, |pw| {
-        let keyfiles = match prepared.take() {
-            Some(k) => k,
-            None => prepare_keyfiles(&a.secrets.keyfiles)?,
-        };
+        let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         a.secrets.pim = pim_given;
         let (password, keyfiles) = ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
         begun.store(true, Ordering::Relaxed);

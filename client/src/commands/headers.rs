@@ -4,7 +4,7 @@
 use super::{Context, ask_credentials, settle_pim};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
-use crate::input::{Passwords, Retries, prepare_keyfiles, read_header};
+use crate::input::{KeyfilesEachTry, Passwords, Retries, prepare_keyfiles, read_header};
 use crate::{host, options, output, search};
 use std::fs::File;
 use tcd_proto::contract::SearchOptions;
@@ -408,14 +408,11 @@ fn current_credentials(
     keyfiles: crate::input::Keyfiles,
 ) -> Result<(super::Credentials, SearchOptions), Failure> {
     let pim_given = a.secrets.pim;
-    let mut prepared = Some(keyfiles);
+    let mut prepared = KeyfilesEachTry::new(keyfiles);
     let mut retries = Retries::new(a.ask_again, None, &a.secrets.keyfiles);
     let mut wrong = false;
     loop {
-        let keyfiles = match prepared.take() {
-            Some(k) => k,
-            None => prepare_keyfiles(&a.secrets.keyfiles)?,
-        };
+        let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         let old = match pw.ask(&format!("Current password for {}: ", a.volume.display())) {
             Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
                 return Err(super::gave_up(&a.volume));
@@ -493,16 +490,13 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     // Said by its absolute path, as the volume is.
     a.backup = crate::input::shown_absolute(a.backup);
     let host = host::open(&a.volume, false)?;
-    let mut prepared = Some(prepare_keyfiles(&a.secrets.keyfiles)?);
+    let mut prepared = KeyfilesEachTry::new(prepare_keyfiles(&a.secrets.keyfiles)?);
     tcd_client::tools::check_backup_path(&a.backup)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
     let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
     super::asking_again(&volume, retries, &mut pw, |pw| {
-        let keyfiles = match prepared.take() {
-            Some(k) => k,
-            None => prepare_keyfiles(&a.secrets.keyfiles)?,
-        };
+        let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         a.secrets.pim = pim_given;
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
         let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
@@ -585,12 +579,9 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
     let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
-    let mut prepared = Some(keyfiles);
+    let mut prepared = KeyfilesEachTry::new(keyfiles);
     let used = super::asking_again(&volume, retries, &mut pw, |pw| {
-        let keyfiles = match prepared.take() {
-            Some(k) => k,
-            None => prepare_keyfiles(&a.secrets.keyfiles)?,
-        };
+        let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         a.secrets.pim = pim_given;
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
         let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
