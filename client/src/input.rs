@@ -183,11 +183,15 @@ impl Passwords {
                 return Err(Failure {
                     code: exit::USAGE,
                     message: if first {
-                        "--password-stdin: standard input holds no password (it is empty)".into()
+                        format!(
+                            "{}: standard input holds no password (it is empty)",
+                            spelled("--password-stdin")
+                        )
                     } else {
                         format!(
-                            "--password-stdin: standard input ended before the password asked \
-                             for \"{}\" (one line each)",
+                            "{}: standard input ended before the password asked for \"{}\" \
+                             (one line each)",
+                            spelled("--password-stdin"),
                             prompt.trim_end().trim_end_matches(':')
                         )
                     },
@@ -271,6 +275,11 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
 /// terminal (or `interactive` false) is a usage error naming `skip`, the
 /// options that answer it beforehand, at once, after `what`.
 pub fn confirm(interactive: bool, what: &str, question: &str, skip: &str) -> Result<(), Failure> {
+    // On VeraCrypt's line, its own word for it.
+    let skip = match VERACRYPT_LINE.load(Ordering::SeqCst) && skip.starts_with("--batch-mode") {
+        true => "--force",
+        false => skip,
+    };
     if !interactive || File::open("/dev/tty").is_err() {
         return Err(Failure {
             code: exit::USAGE,

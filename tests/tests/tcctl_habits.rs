@@ -2506,6 +2506,37 @@ fn header_commands_ask_again_after_a_wrong_password() {
     assert!(text.contains("changed"), "{text}");
     // The PIM it had, given again: said to stay.
     assert!(text.contains(&format!("{v}: its PIM stays 1")), "{text}");
+    // The backup, restored: read again from its start at the second try.
+    let text = wrong_then_right(
+        &[&["restore-header", &v, &backup, "-q"][..], &fast].concat(),
+        &format!("Password for {v}: "),
+        &[],
+    );
+    assert!(text.contains("header restored from"), "{text}");
+    d.ok(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    d.ok(
+        &[
+            "change-password",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        &format!("{PW}{new}\n"),
+    );
     d.ok(
         &[
             "info",

@@ -990,6 +990,18 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
             "tcctl: --password-stdin: standard input holds no password (it is empty)\n"
         )
     );
+    // On VeraCrypt's line, its name for it.
+    let mut text = vec!["-t", "--non-interactive", "--stdin"];
+    text.extend(fixed);
+    text.push(&v);
+    let (code, msg) = d.fails(&text, "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            64,
+            "tcctl: --stdin: standard input holds no password (it is empty)\n"
+        )
+    );
     let (code, msg) = d.fails(&args, "\n");
     assert_eq!(
         (code, msg),

@@ -586,6 +586,13 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
         let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
         let o = options::search(&a.search, a.secrets.pim());
+        // The daemon reads the backup from where the descriptor stands:
+        // from its start again at each try.
+        if let Some(mut f) = file.as_ref() {
+            std::io::Seek::rewind(&mut f).map_err(|e| {
+                Failure::invalid(format!("cannot read the header backup again: {e}"))
+            })?;
+        }
         search::run(&c, || {
             c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
         })
