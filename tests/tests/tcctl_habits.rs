@@ -2615,6 +2615,47 @@ fn text_mode_create_over_a_file_asks_first() {
     assert_eq!(std::fs::metadata(&w).expect("stat").len(), 4 << 20);
 }
 
+/// create over a container a loop device is attached to is busy, as a
+/// restore or an expansion finds it (a new file in its place would leave
+/// the loop device on the old one, deleted); a missing folder is named.
+/// Both before any password is read.
+#[test]
+fn create_refuses_a_loop_devices_file_and_a_missing_folder_first() {
+    use std::os::unix::fs::MetadataExt;
+    let d = Daemon::start();
+    let v = create(&d, "looped.hc", "4M");
+    let before = std::fs::metadata(&v).expect("stat").ino();
+    let dev = tcd_tests::loop_device::LoopDevice::attach(std::path::Path::new(&v));
+    let (code, msg) = d.fails(
+        &[&["create", &v, "--size", "4M", "-q"][..], &OPEN].concat(),
+        "",
+    );
+    assert_eq!(code, 5, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {v} is busy (the backing file of {0}): detach it first (losetup -d {0})\n",
+            dev.path()
+        )
+    );
+    assert_eq!(std::fs::metadata(&v).expect("stat").ino(), before);
+    drop(dev);
+    let missing = d.path("no-folder/x.hc");
+    let (code, msg) = d.fails(
+        &[&["create", s(&missing), "--size", "4M"][..], &OPEN].concat(),
+        "",
+    );
+    assert_eq!(code, 3, "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "tcctl: {}: no such folder, to make {} in\n",
+            s(&d.path("no-folder")),
+            s(&missing)
+        )
+    );
+}
+
 /// `tcctl umount .` typed in the mount point: tcctl itself does not hold
 /// the filesystem (it leaves for `/`), so with no other user it goes.
 #[test]

@@ -1009,6 +1009,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     // cryptsetup asks before luksFormat, unless -q (cryptsetup's) or
     // --force (VeraCrypt's) says not to.
     a.replace = a.hidden_size.is_none() && std::fs::symlink_metadata(&a.volume).is_ok();
+    refuse_loop_backing(&a.volume)?;
     if a.replace && !a.batch_mode && !a.force {
         crate::input::confirm(
             ctx.interactive,
@@ -1371,6 +1372,21 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
         refuse_for_truecrypt(a)?;
     }
     refuse_too_small(a)?;
+    // A new container's folder: said before anything is asked.
+    let folder = match a.volume.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if a.size.is_some() && a.hidden_size.is_none() && !folder.is_dir() {
+        return Err(Failure {
+            code: exit::NOT_FOUND,
+            message: format!(
+                "{}: no such folder, to make {} in",
+                folder.display(),
+                a.volume.display()
+            ),
+        });
+    }
     if let Some(sector) = a.sector_size
         && let Some(size) = a
             .size
@@ -1522,6 +1538,29 @@ fn beside(old: &Path, bytes: u64) -> std::io::Result<(File, MadeFile)> {
 /// The host of a new volume: a new file of `size` (beside one it replaces
 /// with `force`, see [`beside`]), or (without a size, or for a hidden
 /// volume) what is there; and the file made, if one was.
+/// A container a loop device is attached to is busy, as the daemon finds
+/// it for a restore or an expansion: a new file put in its place would
+/// leave the loop device on the old one, deleted. Said before anything is
+/// asked.
+fn refuse_loop_backing(volume: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(m) = std::fs::metadata(volume).ok().filter(|m| m.is_file()) else {
+        return Ok(());
+    };
+    match tcd_proto::devices::loop_device_over(m.dev(), m.ino()) {
+        Some(dev) => Err(Failure {
+            code: exit::BUSY,
+            message: format!(
+                "{} is busy (the backing file of {}): detach it first (losetup -d {})",
+                volume.display(),
+                dev.display(),
+                dev.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> {
     let volume = &a.volume;
     let shown = volume.display();

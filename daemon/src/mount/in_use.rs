@@ -45,7 +45,7 @@ pub fn claim(host: &File) -> Result<Claim> {
             }),
         };
     }
-    if let Some(loop_device) = loop_over(meta.dev(), meta.ino()) {
+    if let Some(loop_device) = tcd_proto::devices::loop_device_over(meta.dev(), meta.ino()) {
         return Err(Error::Busy(format!(
             "{} (the backing file of {})",
             name.display(),
@@ -79,18 +79,4 @@ fn device_users(name: &Path, rdev: u64) -> String {
         "{} (in use by the kernel: a partition of it mounted, or a device on it)",
         name.display()
     )
-}
-
-/// The loop device attached to the file (`dev`, `ino`), if any.
-fn loop_over(dev: u64, ino: u64) -> Option<PathBuf> {
-    let entries = std::fs::read_dir("/sys/block").ok()?;
-    entries.flatten().find_map(|e| {
-        let name = e.file_name();
-        if !name.to_string_lossy().starts_with("loop") {
-            return None;
-        }
-        let back = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-        let m = std::fs::metadata(back.trim_end_matches('\n')).ok()?;
-        (m.dev() == dev && m.ino() == ino).then(|| Path::new("/dev").join(name))
-    })
 }
