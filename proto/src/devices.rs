@@ -179,6 +179,23 @@ fn finish_within(
     Some((status, reader.join().ok()?))
 }
 
+/// The loop device whose backing file is the file with device number
+/// `dev` and inode `ino` (as sysfs names it, readable by every user), if
+/// one is attached to it.
+pub fn loop_device_over(dev: u64, ino: u64) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let entries = std::fs::read_dir("/sys/block").ok()?;
+    entries.flatten().find_map(|e| {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with("loop") {
+            return None;
+        }
+        let back = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+        let m = std::fs::metadata(back.trim_end_matches('\n')).ok()?;
+        (m.dev() == dev && m.ino() == ino).then(|| Path::new("/dev").join(name))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,21 +248,4 @@ mod tests {
         assert!(finish_within(child, Duration::from_millis(200)).is_none());
         assert!(start.elapsed() < Duration::from_secs(30));
     }
-}
-
-/// The loop device whose backing file is the file with device number
-/// `dev` and inode `ino` (as sysfs names it, readable by every user), if
-/// one is attached to it.
-pub fn loop_device_over(dev: u64, ino: u64) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let entries = std::fs::read_dir("/sys/block").ok()?;
-    entries.flatten().find_map(|e| {
-        let name = e.file_name();
-        if !name.to_string_lossy().starts_with("loop") {
-            return None;
-        }
-        let back = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-        let m = std::fs::metadata(back.trim_end_matches('\n')).ok()?;
-        (m.dev() == dev && m.ino() == ino).then(|| Path::new("/dev").join(name))
-    })
 }
