@@ -123,6 +123,41 @@ fn stale_partition(d: &Daemon) -> Stale {
     Stale(part, gpt)
 }
 
+/// A device the password opens but whose volume holds no filesystem to
+/// mount: said as not mounted, and the command fails with that reason's
+/// code, not the wrong password's.
+#[test]
+fn mount_devices_says_a_volume_it_opened_but_could_not_mount() {
+    require_root_and_fuse();
+    let mut loops = Loops(Vec::new(), Vec::new());
+    let d = Daemon::start();
+    let v = d.path("bare.hc");
+    let password = "bare words, twenty and more";
+    let mut args = vec!["create", s(&v), "--size", "8M", "--filesystem", "none"];
+    args.extend(OPEN);
+    args.push("veracrypt");
+    d.ok(&args, &format!("{password}\n"));
+    let dev = loops.attach(&v);
+    let mut args = vec!["mount-devices"];
+    args.extend(OPEN);
+    args.push("veracrypt");
+    let out = d.tcctl(&args, &format!("{password}\n"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{said}{err}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with(&format!("{}: not mounted (", s(&dev)))
+                && l.contains("holds no filesystem")),
+        "{said}"
+    );
+    assert!(
+        err.contains("no device was mounted: what the password opens could not be mounted"),
+        "{err}"
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 #[test]
 fn mount_devices_mounts_what_the_password_opens_and_tries_nothing_in_use() {
     require_root_and_fuse();

@@ -47,6 +47,8 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
         false => keyfiles.finish()?,
     };
     let (mut mounted, mut unopened) = (0, 0);
+    // The first failure other than the password's, for the exit code.
+    let mut failed: Option<u8> = None;
     for (i, device) in candidates.iter().enumerate() {
         // A device can be slow to open or long to search: the user sees
         // which one is being tried until the search's own progress, or
@@ -61,6 +63,9 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
             Tried::Mounted => mounted += 1,
             Tried::NotYours => unopened += 1,
             Tried::Not => {}
+            Tried::Failed(code) => {
+                failed.get_or_insert(code);
+            }
         }
     }
     status("");
@@ -80,6 +85,14 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
                       org.tcd.use-device decides)"
                 .into(),
         }),
+        // Opened, or tried, but not mounted for another reason (said
+        // above): that reason's code, not the wrong password's.
+        (0, _) if failed.is_some() => Err(Failure {
+            code: failed.unwrap_or(exit::FAILED),
+            message: "no device was mounted: what the password opens could not be mounted (said \
+                      above)"
+                .into(),
+        }),
         (0, _) => Err(Failure {
             code: exit::WRONG_PASSWORD,
             message: "the password opens none of the devices".into(),
@@ -93,8 +106,11 @@ enum Tried {
     Mounted,
     /// Not the user's to open: not theirs to try.
     NotYours,
-    /// Opened but not mounted: said why.
+    /// Not opened by the password, or not opened at all: said why.
     Not,
+    /// Tried, and refused for another reason than the password (no
+    /// filesystem to mount, say): said why; the refusal's exit code.
+    Failed(u8),
 }
 
 /// `line` on standard error in place of the one before, when it is a
@@ -145,7 +161,10 @@ fn try_device(
             return Ok(Tried::Mounted);
         }
         Err(f) if f.code == exit::WRONG_PASSWORD => say(&format!("{shown}: not opened")),
-        Err(f) => say(&format!("{shown}: not opened ({})", f.message)),
+        Err(f) => {
+            say(&format!("{shown}: not mounted ({})", f.message));
+            return Ok(Tried::Failed(f.code));
+        }
     }
     Ok(Tried::Not)
 }
