@@ -587,7 +587,7 @@ fn udisks_words(words: &mut Vec<String>) {
 /// umount(8)'s -l (--lazy) on tcctl's `umount` and `unmount`: --force,
 /// which takes the filesystem off its mount point at once, as umount -l
 /// does (and detaches the volume when its users let go). umount's -lf,
-/// -fl and -l -f are the same, said once.
+/// -fl, -l -f and -lv (its -v passed over) are the same, said once.
 fn umount_words(words: &mut Vec<String>) {
     let unmount = words
         .iter()
@@ -596,20 +596,23 @@ fn umount_words(words: &mut Vec<String>) {
     if !unmount {
         return;
     }
-    let forcing = |w: &str| {
-        matches!(w, "--lazy" | "--force")
-            || w.strip_prefix('-').is_some_and(|letters| {
-                !letters.is_empty() && letters.chars().all(|c| c == 'l' || c == 'f')
-            })
+    // umount's short options, bundled as it takes them (-lf, -lv, -vfl).
+    let letters = |w: &str| {
+        w.strip_prefix('-')
+            .filter(|l| !l.is_empty() && l.chars().all(|c| matches!(c, 'l' | 'f' | 'v')))
+            .map(str::to_owned)
     };
     let mut said = false;
     words.retain_mut(|w| {
-        // umount's -v: tcctl says what it did anyway.
-        if w == "-v" || w == "--verbose" {
+        let forcing = match letters(w) {
+            Some(l) => l.contains(['l', 'f']),
+            // umount's -v: tcctl says what it did anyway.
+            None if w == "--verbose" => false,
+            None if matches!(w.as_str(), "--lazy" | "--force") => true,
+            None => return true,
+        };
+        if !forcing {
             return false;
-        }
-        if !forcing(w) {
-            return true;
         }
         *w = "--force".into();
         !std::mem::replace(&mut said, true)
@@ -1144,11 +1147,20 @@ mod tests {
             ["unmount", "/mnt/x", "--force"]
         );
         assert_eq!(t(&["umount", "-v", "/mnt/x"]), ["umount", "/mnt/x"]);
+        assert_eq!(t(&["umount", "-vv", "/mnt/x"]), ["umount", "/mnt/x"]);
         assert_eq!(
             t(&["mount", "-b", "/dev/loop3", "-t", "vfat", "/mnt/x"]),
             ["mount", "/dev/loop3", "/mnt/x"]
         );
-        for joined in [&["-lf"][..], &["-fl"], &["-l", "-f"], &["-f", "--lazy"]] {
+        for joined in [
+            &["-lf"][..],
+            &["-fl"],
+            &["-l", "-f"],
+            &["-f", "--lazy"],
+            &["-lv"],
+            &["-vl"],
+            &["-v", "-fl"],
+        ] {
             let line = [&["umount"][..], joined, &["/mnt/x"]].concat();
             assert_eq!(t(&line), ["umount", "--force", "/mnt/x"], "{line:?}");
         }
