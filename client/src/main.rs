@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         print!("{note}");
     }
     let given = args.clone();
-    if given.iter().skip(1).any(|a| a == "-t" || a == "--text") {
+    if veracrypt::text_mode_line(&given) {
         input::set_veracrypt_line();
     }
     let args = match veracrypt::translate(args) {

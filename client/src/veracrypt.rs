@@ -382,12 +382,21 @@ fn text_mode_help_asked(args: &[OsString]) -> Option<bool> {
 
 /// `tcctl -t COMMAND -h`: said before the help of the tcctl command the
 /// line becomes, whose options are tcctl's spellings.
-pub fn text_mode_command_help_note(args: &[OsString]) -> Option<&'static str> {
-    (text_mode_help_asked(args) == Some(true)).then_some(
+pub fn text_mode_command_help_note(args: &[OsString]) -> Option<String> {
+    if text_mode_help_asked(args) != Some(true) {
+        return None;
+    }
+    // VeraCrypt's default filesystem, where the help below says tcctl's.
+    let create = args.iter().any(|a| a == "-c" || a == "--create");
+    Some(format!(
         "On a -t line, VeraCrypt's spellings are read too (--stdin, -k A,B,\n\
-         --volume-type, ...): `tcctl -t -h` lists each and what it becomes.\n\
+         --volume-type, ...): `tcctl -t -h` lists each and what it becomes.\n{}\
          Below, the help of the tcctl command this line becomes.\n\n",
-    )
+        match create {
+            true => "Without --filesystem, a -t -c line makes FAT, as VeraCrypt does.\n",
+            false => "",
+        }
+    ))
 }
 
 /// Whether `given` (the program's name first) is in VeraCrypt's text mode:

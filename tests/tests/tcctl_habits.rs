@@ -1077,6 +1077,12 @@ fn veracrypts_ext3_and_ext2_are_made_and_mounted() {
     );
     assert_eq!(d.list()[0]["filesystem"], "vfat", "{}", d.list());
     d.ok(&["dismount", "--all"], "");
+    // Its help says so before create's own (whose default is ext4).
+    let help = d.ok(&["-t", "-c", "-h"], "");
+    assert!(
+        help.contains("Without --filesystem, a -t -c line makes FAT, as VeraCrypt does."),
+        "{help}"
+    );
 }
 
 #[test]
