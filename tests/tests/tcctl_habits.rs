@@ -3064,7 +3064,7 @@ fn change_password_says_which_credentials_changed() {
         format!(
             "{v}: keyfiles changed, password unchanged\n\
              {v}: it now opens only with its password and 1 keyfile\n\
-             {v}: its header key is now derived with blake2s\n"
+             {v}: its header key is now derived with BLAKE2s-256\n"
         )
     );
     let opens = ["--keyfile", &key, "--pim", "1", "--password-stdin"];

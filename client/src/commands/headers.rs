@@ -304,13 +304,10 @@ fn said_after_change(
         let n = crate::output::count(keyfiles_now, "keyfile");
         println!("{path}: it now opens only with its password and {n}");
     }
-    if let Some(h) = a
-        .new_hash
-        .and_then(|h| clap::ValueEnum::to_possible_value(&h))
-    {
+    if let Some(h) = a.new_hash {
         println!(
             "{path}: its header key is now derived with {}",
-            h.get_name()
+            crate::text_mode::hash_label(h)
         );
     }
     if let Some(pim) = a
