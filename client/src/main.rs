@@ -146,6 +146,9 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
                 "<VOLUME>" => "the volume".to_owned(),
                 "<BACKUP>" => "the backup file".to_owned(),
                 "<PATH>" => "the file's path".to_owned(),
+                // An option another one goes with (--protection-pim needs
+                // --protect-hidden): named as the option it is.
+                flag if flag.starts_with("--") => format!("{flag}, which its other options need"),
                 other => format!("the {}", other.trim_matches(['<', '>']).to_lowercase()),
             })
             .collect();

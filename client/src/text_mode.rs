@@ -394,10 +394,10 @@ const HASHES: &[(&str, Hash)] = &[
 
 /// `hash` as VeraCrypt and `tcctl info` name it (SHA-512, Whirlpool).
 pub fn hash_label(hash: Hash) -> String {
-    HASHES
-        .iter()
-        .find(|(_, h)| *h == hash)
-        .map_or_else(|| crate::cli::wire_name(hash), |(label, _)| (*label).to_owned())
+    HASHES.iter().find(|(_, h)| *h == hash).map_or_else(
+        || crate::cli::wire_name(hash),
+        |(label, _)| (*label).to_owned(),
+    )
 }
 
 /// VeraCrypt's filesystem menu (its label, tcctl's value), then tcctl's.

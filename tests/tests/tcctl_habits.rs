@@ -3539,6 +3539,10 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
     for (line, lacks) in [
         (&["-t", "--backup-headers", &v][..], "the backup file"),
         (&["-t", "--volume-properties"], "the volume"),
+        (
+            &["-t", &v, "--protection-pim=1", "--non-interactive"],
+            "--protect-hidden, which its other options need",
+        ),
     ] {
         let (code, msg) = d.fails(line, "");
         assert_eq!(code, USAGE, "{msg}");
