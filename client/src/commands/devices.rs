@@ -78,6 +78,12 @@ pub fn mount_all(ctx: Context<'_>, mut a: MountDevicesArgs) -> Result<(), Failur
             n => format!(" ({n} you may not open left untried)"),
         }
     );
+    outcome(mounted, tried, failed)
+}
+
+/// How `mount-devices` ends: `mounted` of the `tried` devices, `failed`
+/// the first refusal that was not the password's.
+fn outcome(mounted: usize, tried: usize, failed: Option<u8>) -> Result<(), Failure> {
     match (mounted, tried) {
         (0, 0) => Err(Failure {
             code: exit::PERMISSION_DENIED,

@@ -1357,6 +1357,25 @@ fn note_sectors_in_a_file(a: &CreateArgs) {
 
 /// What `open_for_create` would refuse for the file's being there or not,
 /// said before any password is asked.
+/// A new container's folder exists: said before anything is asked.
+fn check_new_container_folder(a: &CreateArgs) -> Result<(), Failure> {
+    let folder = match a.volume.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if a.size.is_none() || a.hidden_size.is_some() || folder.is_dir() {
+        return Ok(());
+    }
+    Err(Failure {
+        code: exit::NOT_FOUND,
+        message: format!(
+            "{}: no such folder, to make {} in",
+            folder.display(),
+            a.volume.display()
+        ),
+    })
+}
+
 fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
     // The daemon refuses it too; said here before a password is asked.
@@ -1372,21 +1391,7 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
         refuse_for_truecrypt(a)?;
     }
     refuse_too_small(a)?;
-    // A new container's folder: said before anything is asked.
-    let folder = match a.volume.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if a.size.is_some() && a.hidden_size.is_none() && !folder.is_dir() {
-        return Err(Failure {
-            code: exit::NOT_FOUND,
-            message: format!(
-                "{}: no such folder, to make {} in",
-                folder.display(),
-                a.volume.display()
-            ),
-        });
-    }
+    check_new_container_folder(a)?;
     if let Some(sector) = a.sector_size
         && let Some(size) = a
             .size
