@@ -2662,6 +2662,28 @@ fn create_refuses_a_loop_devices_file_and_a_missing_folder_first() {
     );
 }
 
+/// A volume's loop device detached by hand (root's `losetup -d`, which
+/// the kernel carries out once the daemon lets go): the dismount still
+/// goes through, its loop device detached already.
+#[test]
+fn a_dismount_after_losetup_d_by_hand_goes_through() {
+    let d = Daemon::start();
+    let v = create(&d, "byhand.hc", "4M");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let st = Command::new("losetup")
+        .args(["-d", &device])
+        .status()
+        .expect("losetup");
+    assert!(st.success());
+    let out = d.ok(&["dismount", &v], "");
+    assert_eq!(out, format!("{v} dismounted\n"));
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 /// `tcctl umount .` typed in the mount point: tcctl itself does not hold
 /// the filesystem (it leaves for `/`), so with no other user it goes.
 #[test]

@@ -458,7 +458,8 @@ fn force_with_create_overwrites_without_asking() {
     assert_eq!(
         msg,
         format!(
-            "tcctl: {} exists: confirmation needed and no terminal to ask on: give --batch-mode (VeraCrypt's --force)\n",
+            // On VeraCrypt's line, its word for it.
+            "tcctl: {} exists: confirmation needed and no terminal to ask on: give --force\n",
             s(&v)
         )
     );

@@ -164,7 +164,23 @@ pub fn detach(device: &Path) -> Result<()> {
     {
         tracing::warn!("{} stays read-only after its detach: {e}", device.display());
     }
-    tools::run("losetup", ["--detach".as_ref(), device.as_os_str()]).map(|_| ())
+    match tools::run("losetup", ["--detach".as_ref(), device.as_os_str()]) {
+        Ok(_) => Ok(()),
+        // Detached already (the kernel's autoclear, or root by hand):
+        // what was asked is done.
+        Err(_) if !bound(device) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether loop device `device` has a backing file.
+fn bound(device: &Path) -> bool {
+    device.file_name().is_some_and(|name| {
+        Path::new("/sys/block")
+            .join(name)
+            .join("loop/backing_file")
+            .exists()
+    })
 }
 
 /// Loop devices whose backing file lies under `folder` (left behind by a
