@@ -414,6 +414,22 @@ pub enum Hash {
     Sha1,
 }
 
+impl Hash {
+    /// As VeraCrypt's menus and `tcctl info` name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Hash::Sha512 => "SHA-512",
+            Hash::Sha256 => "SHA-256",
+            Hash::Whirlpool => "Whirlpool",
+            Hash::Ripemd160 => "RIPEMD-160",
+            Hash::Blake2s => "BLAKE2s-256",
+            Hash::Streebog => "Streebog",
+            Hash::Argon2id => "Argon2id",
+            Hash::Sha1 => "SHA-1",
+        }
+    }
+}
+
 /// An encryption algorithm (a cascade is written outermost first), as
 /// TrueCrypt and VeraCrypt name them; the last five are VeraCrypt's only.
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]

@@ -392,14 +392,6 @@ const HASHES: &[(&str, Hash)] = &[
     ("RIPEMD-160", Hash::Ripemd160),
 ];
 
-/// `hash` as VeraCrypt and `tcctl info` name it (SHA-512, Whirlpool).
-pub fn hash_label(hash: Hash) -> String {
-    HASHES.iter().find(|(_, h)| *h == hash).map_or_else(
-        || crate::cli::wire_name(hash),
-        |(label, _)| (*label).to_owned(),
-    )
-}
-
 /// VeraCrypt's filesystem menu (its label, tcctl's value), then tcctl's.
 const FILESYSTEMS: &[(&str, NewFilesystem)] = &[
     ("None", NewFilesystem::None),

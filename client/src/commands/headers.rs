@@ -305,10 +305,7 @@ fn said_after_change(
         println!("{path}: it now opens only with its password and {n}");
     }
     if let Some(h) = a.new_hash {
-        println!(
-            "{path}: its header key is now derived with {}",
-            crate::text_mode::hash_label(h)
-        );
+        println!("{path}: its header key is now derived with {}", h.label());
     }
     if let Some(pim) = a
         .new_pim
