@@ -1445,8 +1445,9 @@ pub enum FavoritesAction {
     /// Mount one favorite, all of them, or those marked auto-mount.
     ///
     /// A wrong password typed on the terminal is said and asked again, 3
-    /// times in all, as mount asks it (one password typed for --all is
-    /// tried on each favorite once).
+    /// times in all, as mount asks it. With --all, each favorite's password
+    /// is asked on the terminal; one read with --password-stdin is tried on
+    /// every favorite, once each.
     Mount(FavoriteMountArgs),
     /// Remove a favorite's password from your keyring. The kernel
     /// keyring belongs to your uid and outlives your account for days: its
