@@ -1300,9 +1300,14 @@ pub struct ChangePasswordArgs {
     pub new_hash: Option<Hash>,
     /// Convert the volume to this format. To truecrypt, from VeraCrypt's:
     /// asked first (its header takes 1,000 or 2,000 iterations, not
-    /// 500,000), --force without asking.
+    /// 500,000), --batch-mode or --force without asking.
     #[arg(long, value_enum, ignore_case = true)]
     pub to: Option<Format>,
+    /// Convert to TrueCrypt's format without asking (cryptsetup's
+    /// --batch-mode): needed without a terminal. Unlike --force, it takes
+    /// no short password.
+    #[arg(long, short = 'q')]
+    pub batch_mode: bool,
 }
 
 #[derive(Args)]
@@ -1445,9 +1450,11 @@ pub enum FavoritesAction {
     /// Mount one favorite, all of them, or those marked auto-mount.
     ///
     /// A wrong password typed on the terminal is said and asked again, 3
-    /// times in all, as mount asks it. With --all, each favorite's password
-    /// is asked on the terminal; one read with --password-stdin is tried on
-    /// every favorite, once each.
+    /// times in all, as mount asks it. With --all or --auto, as VeraCrypt
+    /// mounts favorites, a password is tried on each favorite in turn: one
+    /// read with --password-stdin on every one, once each; one typed, once
+    /// it opened a favorite, on the next ones, where a favorite it does not
+    /// open asks its own.
     Mount(FavoriteMountArgs),
     /// Remove a favorite's password from your keyring. The kernel
     /// keyring belongs to your uid and outlives your account for days: its

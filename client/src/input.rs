@@ -964,12 +964,20 @@ pub fn judge_new_pim(
         return Ok(Warning(None));
     }
     if !force {
+        // Under 8 characters no PIM takes it: said, not sent to be refused
+        // again for its length.
+        let ways = match chars < SHORTEST_PASSWORD {
+            true => format!(
+                "a larger PIM, or none, takes one of {SHORTEST_PASSWORD} characters or more"
+            ),
+            false => "a larger PIM, or none, takes it".to_owned(),
+        };
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
             message: format!(
                 "a PIM under {PIM_NEEDING_LONG_PASSWORD} takes a password of \
                  {ADVISED_PASSWORD} characters or more, as VeraCrypt requires; this one has \
-                 {chars} (a larger PIM, or none, takes it; --force takes it anyway)"
+                 {chars} ({ways}; --force takes it anyway)"
             ),
         });
     }

@@ -5,21 +5,32 @@
 use crate::bus::{Failure, exit};
 use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use zbus::zvariant::Value;
 
 /// How long a notification stays up, in milliseconds.
 const SHOWN_MS: i32 = 8000;
 
+/// `--notify` given: a notification that cannot be shown is then said.
+static ASKED: AtomicBool = AtomicBool::new(false);
+
 /// Whether to notify: asked for, or nobody is watching a terminal.
 pub fn wanted(asked: bool) -> bool {
+    ASKED.store(asked, Ordering::SeqCst);
     asked || !(std::io::stdin().is_terminal() || std::io::stderr().is_terminal())
 }
 
 /// Shows a notification, best effort: a session without a notification
-/// server must not turn a mount into a failure.
+/// server must not turn a mount into a failure. Asked for with
+/// `--notify`, one not shown is said on standard error; tried unasked
+/// (no terminal), it is not, lest every script's error output fill up.
 pub fn send(summary: &str, body: &str, urgent: bool) {
-    let _ = try_send(summary, body, urgent);
+    if let Err(e) = try_send(summary, body, urgent)
+        && ASKED.load(Ordering::SeqCst)
+    {
+        eprintln!("tcctl: warning: --notify: no notification shown: {e}");
+    }
 }
 
 fn try_send(summary: &str, body: &str, urgent: bool) -> zbus::Result<()> {

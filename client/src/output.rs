@@ -150,6 +150,20 @@ pub fn slots(rows: &[Volume]) -> Vec<Option<u32>> {
         .collect()
 }
 
+/// `s` as one word of a shell command to copy: as it is when it holds
+/// nothing a shell reads specially, else in single quotes (each quote
+/// inside written `'\''`).
+pub fn shell_word(s: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:@%+=,-".contains(&b));
+    if plain {
+        s.into()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''")).into()
+    }
+}
+
 /// VeraCrypt's quoting in its lists: a text with a space in single quotes,
 /// each quote inside doubled; any other text as it is.
 fn quote_spaces(s: &str) -> std::borrow::Cow<'_, str> {
@@ -620,9 +634,10 @@ fn status_lines(v: &Volume) -> Vec<(&'static str, String)> {
 /// to repair the primary one, as TrueCrypt did.
 pub fn backup_header_used(volume: &std::path::Path) {
     let v = volume.display();
+    let word = shell_word(&volume.to_string_lossy()).into_owned();
     eprintln!(
         "tcctl: warning: the primary header of {v} is damaged; its backup header opened it. \
-         Repair the primary header with: tcctl restore-header --embedded {v}"
+         Repair the primary header with: tcctl restore-header --embedded {word}"
     );
 }
 
@@ -1098,7 +1113,16 @@ fn favorite_json(f: &Favorite) -> Json {
 
 #[cfg(test)]
 mod tests {
-    use super::human_size;
+    use super::{human_size, shell_word};
+
+    #[test]
+    fn a_path_to_copy_into_a_shell_is_quoted_only_where_it_must_be() {
+        assert_eq!(shell_word("/tmp/work/a.hc"), "/tmp/work/a.hc");
+        assert_eq!(shell_word("/tmp/my vol.hc"), "'/tmp/my vol.hc'");
+        assert_eq!(shell_word("/tmp/it's.hc"), "'/tmp/it'\\''s.hc'");
+        assert_eq!(shell_word("/tmp/$HOME;x"), "'/tmp/$HOME;x'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn sizes_read_as_lsblk_writes_them() {

@@ -224,7 +224,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "open --type tcrypt VOLUME NAME",
-        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path mounts it there); close NAME and status NAME say so",
+        "NAME, the mapping name, is not kept: said, and the volume attached as a loop device only, as cryptsetup maps it unmounted (a folder's path with a slash, such as ./mnt, mounts it there); close NAME and status NAME say so",
     ),
 ];
 
@@ -726,10 +726,12 @@ pub fn cryptsetup_open(given: &[OsString], cli: &mut crate::cli::Cli) {
     let Command::Mount(a) = &mut cli.command else {
         return;
     };
-    let name = a
-        .mount_point
-        .as_ref()
-        .filter(|p| !p.as_os_str().as_encoded_bytes().contains(&b'/') && !p.exists());
+    // cryptsetup's NAME is never a folder, even one of that name here:
+    // only a path (with a slash) is a mount point.
+    let name = a.mount_point.as_ref().filter(|p| {
+        let bytes = p.as_os_str().as_encoded_bytes();
+        !bytes.contains(&b'/') && bytes != b"." && bytes != b".."
+    });
     if name.is_some() {
         a.mapping_name = a.mount_point.take();
         a.filesystem = crate::cli::MountFilesystem::None;

@@ -158,11 +158,11 @@ pub enum Error {
     #[error("{0} is not mounted")]
     NotMounted(String),
     #[error(
-        "{0} holds no filesystem this machine can mount (mount with filesystem \"none\" to reach its block device)"
+        "{0} holds no filesystem this machine can mount (mount with option filesystem \"none\" to reach its block device)"
     )]
     NoFilesystem(String),
     #[error(
-        "{volume} holds a {fs_type} filesystem, which is not among the filesystems the policy lets users mount ({allowed}); mount with filesystem \"none\" to reach its block device"
+        "{volume} holds a {fs_type} filesystem, which is not among the filesystems the policy lets users mount ({allowed}); mount with option filesystem \"none\" to reach its block device"
     )]
     FilesystemNotAllowed {
         volume: String,

@@ -296,11 +296,16 @@ fn only_administrators_see_where_a_system_favorites_secrets_are() {
         ],
         "",
     );
-    let msg = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{msg}");
-    assert!(
-        msg.contains(&format!("password file {}", s(&missing))),
-        "{msg}"
+    // Said plainly, as a file not found (exit 3), not as an I/O error.
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (
+            Some(3),
+            format!("tcctl: the password file {} does not exist\n", s(&missing)).as_str()
+        )
     );
     sys.ok(
         None,

@@ -666,4 +666,20 @@ fn mounts_and_failures_are_notified_without_the_password() {
             "a password in {all}"
         );
     }
+    // No session bus: a notification asked for and not shown is said;
+    // one tried unasked (no terminal) is not, lest scripts' errors fill.
+    let none = [(
+        "DBUS_SESSION_BUS_ADDRESS",
+        OsStr::new("unix:path=/nonexistent/bus"),
+    )];
+    let out = tcctl_without_terminal(&d, &mount, &input, &none);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.starts_with("tcctl: warning: --notify: no notification shown: "),
+        "{said}"
+    );
+    let out = tcctl_without_terminal(&d, &["dismount", &vol], "", &none);
+    assert!(out.status.success(), "dismount without a session bus");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }

@@ -1943,21 +1943,22 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     );
     d.ok(&["close", &k], "");
     // With --type tcrypt, the mapping name is taken and said to be of no
-    // use (the volume is a loop device only).
-    let out = d.tcctl(
-        &[
-            "open",
-            "--type",
-            "tcrypt",
-            &k,
-            "tcvol",
-            "-d",
-            &key,
-            "--veracrypt-pim",
-            "1",
-        ],
-        PW,
-    );
+    // use (the volume is a loop device only), even where a folder of that
+    // name is at hand: only a path with a slash is a mount point.
+    std::fs::create_dir(d.path("tcvol")).unwrap();
+    let mut c = d.command();
+    c.current_dir(d.path("")).args([
+        "open",
+        "--type",
+        "tcrypt",
+        &k,
+        "tcvol",
+        "-d",
+        &key,
+        "--veracrypt-pim",
+        "1",
+    ]);
+    let out = run_with_input(c, PW);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -2463,6 +2464,61 @@ fn favorites_mount_asks_again_after_a_wrong_password() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains(&format!("fa ({v}) attached as ")), "{text}");
     assert_eq!(d.list()[0]["volume"], v.as_str());
+}
+
+/// `favorites mount --all` on a terminal, as VeraCrypt mounts favorites:
+/// the password typed for the first favorite is tried on the next ones,
+/// and only one it does not open asks its own.
+#[test]
+fn favorites_mount_all_tries_a_typed_password_on_each_favorite() {
+    let d = Daemon::start();
+    let other = "another password of twenty and more";
+    let add = |name: &str, password: &str| {
+        let v = s(&d.path(&format!("{name}.hc"))).to_owned();
+        d.ok(
+            &[&["create", &v, "--size", "4M"][..], &FAST].concat(),
+            &format!("{password}\n"),
+        );
+        d.ok(
+            &[
+                "favorites",
+                "add",
+                name,
+                &v,
+                "--pim",
+                "1",
+                "--hash",
+                "sha512",
+                "--filesystem",
+                "none",
+            ],
+            "",
+        );
+    };
+    add("fa", PW.trim_end());
+    add("fb", PW.trim_end());
+    add("fc", other);
+    let mut c = d.command();
+    c.args(["favorites", "mount", "--all"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(120);
+    t.expect("Password for fa: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.expect(
+        "tcctl: fc: the password that opened a favorite before does not open it",
+        wait,
+    );
+    t.expect("Password for fc: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(other);
+    let (code, text) = t.finish(wait);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("Password for fb"), "fb was asked: {text}");
+    for name in ["fa", "fb", "fc"] {
+        assert!(text.contains(&format!("{name} (")), "{name}: {text}");
+    }
+    assert_eq!(d.list().as_array().map(Vec::len), Some(3));
 }
 
 /// backup-header, change-password and expand ask a wrong password typed
@@ -3091,6 +3147,18 @@ fn change_password_says_which_credentials_changed() {
     );
     let opens = ["--keyfile", &key, "--pim", "1", "--password-stdin"];
     let info = d.ok(&[&["info", &v][..], &opens].concat(), PW);
+    assert!(info.contains("BLAKE2s"), "{info}");
+    // An empty new password: the keyfile alone opens it, and is said to.
+    let alone = [&["change-password", &v, "--new-keyfile", &key][..], &opens].concat();
+    let out = d.ok(&alone, &format!("{PW}\n"));
+    assert_eq!(
+        out,
+        format!(
+            "{v}: password changed\n\
+             {v}: it now opens with 1 keyfile and no password\n"
+        )
+    );
+    let info = d.ok(&[&["info", &v][..], &opens].concat(), "\n");
     assert!(info.contains("BLAKE2s"), "{info}");
 }
 

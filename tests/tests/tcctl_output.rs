@@ -919,7 +919,7 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
     );
     assert_eq!(
         stamped(&next(&rx, "the password change")),
-        format!("changed the password of {}", s(&vol))
+        format!("changed the credentials of {}", s(&vol))
     );
     d.ok(
         &with_open(&["restore-header", s(&vol), s(&backup), "-q"]),
@@ -947,7 +947,7 @@ fn monitor_prints_a_line_for_each_call_that_writes_a_volumes_headers() {
     assert_eq!(
         stamped(&next(&rx, "the conversion")),
         format!(
-            "changed the password of {} and converted it to TrueCrypt",
+            "changed the credentials of {} and converted it to TrueCrypt",
             s(&vol)
         )
     );
@@ -986,7 +986,7 @@ fn on_the_system_bus_a_users_header_work_is_told_to_them_and_root_but_not_to_ano
         );
         assert_eq!(
             stamped(&next(rx, &format!("alice's password change, to {who}"))),
-            format!("changed the password of {}", s(&vol))
+            format!("changed the credentials of {}", s(&vol))
         );
     }
     // Bob's first line is his own volume's: nothing of Alice's came first.

@@ -671,6 +671,19 @@ fn create_says_what_is_missing_and_what_it_made() {
          anyway)\n"
     );
     assert!(!short.exists(), "no file is made for a refused PIM");
+    // Under 8 characters, no PIM takes it: the way out says so.
+    let (code, msg) = d.fails(
+        &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
+        "abc12\n",
+    );
+    assert_eq!(code, 7, "{msg}");
+    assert!(
+        msg.ends_with(
+            "this one has 5 (a larger PIM, or none, takes one of 8 characters or more; --force \
+             takes it anyway)\n"
+        ),
+        "{msg}"
+    );
     let out = d.tcctl(
         &[&new[..], &["--pim", "1", "--password-stdin"]].concat(),
         "twenty characters ok\n",
@@ -1369,7 +1382,8 @@ fn change_password_says_when_it_converted_the_format() {
     // rule (20 characters under PIM 485) is not applied to a header that
     // has none.
     // Its header becomes far cheaper to attack: asked first, and with no
-    // terminal to ask on, refused unless --force (which says why).
+    // terminal to ask on, refused unless -q (cryptsetup's --batch-mode) or
+    // --force (which says why).
     let back = [
         &["change-password", v, "--hash", "sha512", "--pim", "1"][..],
         &["--to", "truecrypt", "--password-stdin"],
@@ -1382,12 +1396,12 @@ fn change_password_says_when_it_converted_the_format() {
             64,
             format!(
                 "tcctl: converting {v} to the TrueCrypt format: confirmation needed and no \
-                 terminal to ask on: give --force\n"
+                 terminal to ask on: give --batch-mode (-q) or --force\n"
             )
         )
     );
     let out = d.tcctl(
-        &[&back[..], &["--force"]].concat(),
+        &[&back[..], &["-q"]].concat(),
         "veracrypt words again\ntc words 1234\n",
     );
     assert!(out.status.success(), "{out:?}");

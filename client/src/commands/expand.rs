@@ -131,9 +131,10 @@ fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), 
 /// as [`stopped`] says.
 fn interrupt_report(volume: &std::path::Path, size: Option<u64>) -> Arc<AtomicBool> {
     let begun = Arc::new(AtomicBool::new(false));
+    let word = crate::output::shell_word(&volume.to_string_lossy()).into_owned();
     let again = match size {
-        Some(n) => format!("tcctl expand --size {n} {}", volume.display()),
-        None => format!("tcctl expand {}", volume.display()),
+        Some(n) => format!("tcctl expand --size {n} {word}"),
+        None => format!("tcctl expand {word}"),
     };
     let path = volume.display().to_string();
     let seen = begun.clone();

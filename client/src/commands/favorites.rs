@@ -214,8 +214,12 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
     }
     let mounted: Vec<String> = c.list()?.iter().map(|r| r.host().to_owned()).collect();
     let mut pw = Passwords::new(a.password_stdin, ctx.asking()).of_favorites();
-    // Standard input's password serves every favorite (VeraCrypt's habit).
-    let mut shared = a.password_stdin.then(SharedPassword::default);
+    // One password given serves every favorite it opens (VeraCrypt's
+    // habit): standard input's line, or the last one typed that opened one.
+    let mut shared = SharedPassword {
+        from_stdin: a.password_stdin,
+        password: None,
+    };
     let mut first_failure = None;
     for f in chosen {
         // Said before any password is asked, as `tcctl mount` says it.
@@ -225,14 +229,16 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
                     code: crate::bus::exit::ALREADY_MOUNTED,
                     message: format!(
                         "{} ({}) is already mounted: `tcctl dismount {}` first",
-                        f.settings.name, f.settings.host, f.settings.host
+                        f.settings.name,
+                        f.settings.host,
+                        output::shell_word(&f.settings.host)
                     ),
                 });
             }
             println!("{}: already mounted", f.settings.name);
             continue;
         }
-        let result = mount_one(&c, f, &mut pw, shared.as_mut(), a.remember);
+        let result = mount_one(&c, f, &mut pw, &mut shared, a.remember);
         let result = notify::outcome(
             ctx.notify,
             &format!("Cannot mount {}", f.settings.name),
@@ -270,18 +276,23 @@ fn hidden_not_given(e: Failure, stdin: bool) -> Failure {
     }
 }
 
-/// The one password standard input gives for every favorite, once read.
-#[derive(Default)]
-struct SharedPassword(Option<zeroize::Zeroizing<Vec<u8>>>);
+/// The password tried first on each favorite: standard input's one line
+/// (read once, and the only one), or the last one typed that opened a
+/// favorite (a favorite it does not open asks its own).
+struct SharedPassword {
+    from_stdin: bool,
+    password: Option<zeroize::Zeroizing<Vec<u8>>>,
+}
 
 fn mount_one(
     c: &Client,
     f: &Favorite,
     pw: &mut Passwords,
-    mut shared: Option<&mut SharedPassword>,
+    shared: &mut SharedPassword,
     remember: bool,
 ) -> Result<(String, String), Failure> {
     let name = &f.settings.name;
+    let stdin = shared.from_stdin;
     // Its mount point, checked before any password is asked, as `mount`
     // checks one.
     if let Some(at) = &f.settings.mount_point
@@ -290,7 +301,16 @@ fn mount_one(
         let hint = "empty it, or add the favorite again with another --mount-point and --replace";
         super::volumes::check_mount_folder(Path::new(at), false, hint, &c.list()?)?;
     }
-    let note = |said: &str| eprintln!("tcctl: {name}: {said}");
+    let tried_shared = std::cell::Cell::new(false);
+    let asked = std::cell::Cell::new(0);
+    // The shared password's failure is its own, not one this favorite was
+    // given.
+    let note = |said: &str| match tried_shared.get() && asked.get() == 0 && !stdin {
+        true => {
+            eprintln!("tcctl: {name}: the password that opened a favorite before does not open it")
+        }
+        false => eprintln!("tcctl: {name}: {said}"),
+    };
     if f.settings.system_encryption && !f.settings.readonly {
         output::system_read_write_warning();
     } else if f.settings.system_encryption {
@@ -303,35 +323,51 @@ fn mount_one(
     let hidden_keyfiles = !f.settings.protect_hidden_keyfiles.is_empty();
     let keyfiles_alone = pw.asks_nobody() && has_keyfiles;
     // A wrong password typed on the terminal is asked again, 3 times in
-    // all, as `mount` asks it (not one shared by --all).
-    let typed = std::cell::Cell::new(0);
-    let alone = shared.is_none();
+    // all, as `mount` asks it; the shared one is tried once first.
+    let typing = pw.typed();
+    let given = std::cell::RefCell::new(None);
     let mut ask = |prompt: &str| {
-        let answer = match (keyfiles_alone, prompt == main_prompt, &mut shared) {
-            (true, true, _) => Ok(zeroize::Zeroizing::new(Vec::new())),
-            (false, true, Some(SharedPassword(Some(p)))) => Ok(p.clone()),
-            (false, true, Some(SharedPassword(slot))) => {
-                let p = pw.ask_unless_keyfiles_alone(prompt, has_keyfiles)?;
-                *slot = Some(p.clone());
-                Ok(p)
-            }
-            (_, true, _) => pw.ask_unless_keyfiles_alone(prompt, has_keyfiles),
-            (_, false, _) => pw
+        if prompt != main_prompt {
+            return pw
                 .ask_unless_keyfiles_alone(prompt, hidden_keyfiles)
-                .map_err(|e| hidden_not_given(e, pw.reads_stdin())),
-        };
-        if prompt == main_prompt && alone && !keyfiles_alone && pw.typed() {
-            typed.set(typed.get() + 1);
+                .map_err(|e| hidden_not_given(e, pw.reads_stdin()));
         }
-        answer
+        if keyfiles_alone {
+            return Ok(zeroize::Zeroizing::new(Vec::new()));
+        }
+        if let Some(p) = &shared.password
+            && (stdin || !tried_shared.replace(true))
+        {
+            return Ok(p.clone());
+        }
+        let p = pw.ask_unless_keyfiles_alone(prompt, has_keyfiles)?;
+        asked.set(asked.get() + 1);
+        *given.borrow_mut() = Some(p.clone());
+        Ok(p)
     };
-    let again = || (1..3).contains(&typed.get());
-    let mounted = lib::mount_one(c, f, &mut ask, &again, remember, &note)?;
+    // Standard input's line is the only one; after the shared password
+    // fails, this favorite's own is asked.
+    let again = || {
+        let n = asked.get();
+        !stdin && ((tried_shared.get() && n == 0) || (typing && (1..3).contains(&n)))
+    };
+    let result = lib::mount_one(c, f, &mut ask, &again, remember, &note);
+    if let Some(p) = given.into_inner()
+        && (stdin || result.is_ok())
+    {
+        shared.password = Some(p);
+    }
+    Ok(said_mounted(f, result?))
+}
+
+/// A favorite mounted, said as `mount` says it (a volume with no
+/// filesystem is attached); the notification's summary and body.
+fn said_mounted(f: &Favorite, mounted: lib::Mounted) -> (String, String) {
+    let name = &f.settings.name;
     if let Some(store) = mounted.kept {
         println!("password of {name} kept in your {store}");
     }
     let at = mounted.at;
-    // As `mount` says it: a volume with no filesystem is attached.
     if mounted.attached {
         println!("{name} ({}) attached as {at}", f.settings.host);
     } else {
@@ -340,5 +376,5 @@ fn mount_one(
             f.settings.host, mounted.device
         );
     }
-    Ok((format!("Mounted {name} at {at}"), f.settings.host.clone()))
+    (format!("Mounted {name} at {at}"), f.settings.host.clone())
 }

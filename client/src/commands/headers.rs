@@ -38,16 +38,18 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
     if let Some(row) = listed.iter().find(|r| r.device() == name) {
         return Err(Failure::invalid(format!(
             "{name} is the device of the mounted volume {host}: it holds no header; `tcctl \
-             status {name}` shows the volume without a password, `tcctl info {host}` reads \
+             status {name}` shows the volume without a password, `tcctl info {word}` reads \
              its header",
-            host = row.host()
+            host = row.host(),
+            word = crate::output::shell_word(row.host()),
         )));
     }
     let mounted = super::volumes::mounted_row(&listed, &a.volume).is_some();
     let looked = look_again(ctx, &mut a).map_err(|mut f| {
         if mounted && f.code == crate::bus::exit::USAGE {
             f.message.push_str(&format!(
-                " (it is mounted: `tcctl status {name}` shows it without a password)"
+                " (it is mounted: `tcctl status {}` shows it without a password)",
+                crate::output::shell_word(&name)
             ));
         }
         f
@@ -252,7 +254,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     if weaker {
         eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
     }
-    said_after_change(&a, was, keyfiles.len(), new_kf.len());
+    said_after_change(&a, was, keyfiles.len(), new_kf.len(), new.is_empty());
     Ok(())
 }
 
@@ -282,6 +284,7 @@ fn said_after_change(
     was: Option<tcd_proto::contract::options::VolumeFormat>,
     keyfiles_before: usize,
     keyfiles_now: usize,
+    no_password: bool,
 ) {
     use tcd_proto::contract::options::VolumeFormat;
     let path = a.volume.display();
@@ -302,7 +305,10 @@ fn said_after_change(
         println!("{path}: it now opens without keyfiles (--new-keyfile gives it new ones)");
     } else if keyfiles_now > 0 {
         let n = crate::output::count(keyfiles_now, "keyfile");
-        println!("{path}: it now opens only with its password and {n}");
+        match no_password {
+            true => println!("{path}: it now opens with {n} and no password"),
+            false => println!("{path}: it now opens only with its password and {n}"),
+        }
     }
     if let Some(h) = a.new_hash {
         println!("{path}: its header key is now derived with {}", h.label());
@@ -329,8 +335,8 @@ const TRUECRYPT_ITERATIONS: &str = "TrueCrypt's format derives the header key wi
 
 /// A VeraCrypt header converted to TrueCrypt's is far cheaper to attack
 /// (VeraCrypt never converts that way): asked on a terminal, as VeraCrypt
-/// asks before what cannot be undone; `--force` goes ahead, and then
-/// (true) it is said once the change is made.
+/// asks before what cannot be undone; `--batch-mode` or `--force` goes
+/// ahead, and then (true) it is said once the change is made.
 fn confirm_weaker_header(
     interactive: bool,
     a: &ChangePasswordArgs,
@@ -340,7 +346,7 @@ fn confirm_weaker_header(
     if a.to != Some(crate::cli::Format::Truecrypt) || was == Some(VolumeFormat::TrueCrypt) {
         return Ok(false);
     }
-    if a.force {
+    if a.force || a.batch_mode {
         return Ok(true);
     }
     crate::input::confirm(
@@ -350,7 +356,7 @@ fn confirm_weaker_header(
             "WARNING: {TRUECRYPT_ITERATIONS}. Convert it all the same? (Type 'YES' in capital \
              letters): "
         ),
-        "--force",
+        "--batch-mode (-q) or --force",
     )
     .map(|()| false)
 }

@@ -331,9 +331,9 @@ fn headers_written(body: &zbus::message::Body) -> Option<Event> {
         ("Create", _) => format!("created {host}"),
         ("Expand", _) => format!("expanded {host} to {}", in_units(size)),
         ("ChangePassword", Some(format)) => {
-            format!("changed the password of {host} and converted it to {format}")
+            format!("changed the credentials of {host} and converted it to {format}")
         }
-        ("ChangePassword", None) => format!("changed the password of {host}"),
+        ("ChangePassword", None) => format!("changed the credentials of {host}"),
         ("RestoreHeaders", _) => format!("restored the header of {host} from {detail}"),
         ("RestoreEmbeddedHeader", _) => {
             format!("restored the header of {host} from its embedded backup")

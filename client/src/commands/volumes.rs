@@ -127,8 +127,9 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
             message: format!(
-                "{name} is the device of {host}, attached read/write: `tcctl dismount {host}` \
-                 and `tcctl mount --readonly {host}` mount it read-only"
+                "{name} is the device of {host}, attached read/write: `tcctl dismount {word}` \
+                 and `tcctl mount --readonly {word}` mount it read-only",
+                word = output::shell_word(&host)
             ),
         });
     }
@@ -160,8 +161,9 @@ fn said_mounted(
     if let Some(name) = &a.mapping_name {
         eprintln!(
             "tcctl: {} is taken as cryptsetup's mapping name, which tcd does not keep: the \
-             volume is attached as a loop device only (`tcctl status {shown}` names it)",
-            name.display()
+             volume is attached as a loop device only (`tcctl status {}` names it)",
+            name.display(),
+            output::shell_word(shown)
         );
     }
     let reported = report_mounted(row.as_ref(), shown, a.udisks_unlock);
@@ -408,7 +410,7 @@ pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), 
                     None => format!(" as {}", r.device()),
                     Some(at) => format!(" on {at}"),
                 },
-                r.host()
+                output::shell_word(r.host())
             ),
         }),
     }
@@ -620,7 +622,8 @@ fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Fai
             code: exit::BUSY,
             message: format!(
                 "Error locking {volume}: its filesystem is mounted on {at}; `tcctl unmount -b \
-                 {device}` unmounts it first (`tcctl dismount {volume}` does both)"
+                 {device}` unmounts it first (`tcctl dismount {}` does both)",
+                output::shell_word(&volume)
             ),
         });
     }
@@ -814,7 +817,21 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
 /// `dir/vol`) is said to name no file.
 fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
     let path = Path::new(asked);
-    if f.code != exit::NOT_FOUND || path.exists() {
+    if f.code != exit::NOT_FOUND {
+        return f;
+    }
+    if path.exists() {
+        // Another filesystem's mount point (`/proc`) is mounted, but no
+        // volume of tcd's.
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if tcd_proto::mount_table::now()
+            .iter()
+            .any(|m| m.point == canonical)
+        {
+            f.message = format!(
+                "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its volumes)"
+            );
+        }
         return f;
     }
     // cryptsetup's and VeraCrypt's device names: what tcd names instead.
@@ -845,8 +862,9 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
         Some(fav) => {
             f.message = format!(
                 "{asked} is a favorite's name, not a volume's: its volume is {host} (`tcctl dismount \
-             {host}`, `tcctl status {host}`)",
-                host = fav.settings.host
+             {word}`, `tcctl status {word}`)",
+                host = fav.settings.host,
+                word = output::shell_word(&fav.settings.host)
             )
         }
         None => f.message.push_str(
@@ -934,14 +952,13 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
             output::status(&v, json);
             Ok(())
         }
-        // A bare word that names no file: cryptsetup's `status NAME`, said
-        // as close says it.
-        None if !Path::new(&target).exists() => Err(no_mapping_names(
+        // A bare word that names no file (cryptsetup's `status NAME`) or
+        // another filesystem's mount point: said as close says it.
+        None => Err(no_mapping_names(
             &c,
             &target,
             Failure::not_found(format!("{target} is not mounted")),
         )),
-        None => Err(Failure::not_found(format!("{target} is not mounted"))),
     }
 }
 

@@ -49,6 +49,11 @@ fn open_root_file(path: &Path, what: &str, folder: bool, private: bool) -> Resul
         .open(path)
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => unsafe_file("is a symbolic link".into()),
+            // Named by an administrator and gone: said plainly, not as an
+            // I/O failure.
+            Some(libc::ENOENT) => {
+                Error::NotFound(format!("the {what} {} does not exist", path.display()))
+            }
             _ => Error::Io {
                 what: format!("cannot open the {what} {}", path.display()),
                 source: e,
