@@ -163,6 +163,52 @@ fn a_container_keeps_its_timestamps_unless_asked_not_to() {
     }
 }
 
+/// A header read, backed up, rewritten or restored leaves the container's
+/// times as they were, as VeraCrypt keeps them: they do not tell when
+/// its password changed or its header was looked at.
+#[test]
+fn header_commands_keep_the_containers_timestamps() {
+    let d = Daemon::start();
+    let vol = d.path("headers.hc");
+    let vol_s = s(&vol);
+    let backup = d.path("headers.bak");
+    let backup_s = s(&backup);
+    let open = ["--password-stdin", "--pim", "1", "--hash", "sha512"];
+    let mut create = vec!["create", vol_s, "--size", "4M", "--filesystem", "none"];
+    create.extend(open);
+    d.ok(&create, "old secret words of twenty\n");
+    let commands: [(&[&str], &str); 6] = [
+        (&["info", vol_s], "old secret words of twenty\n"),
+        (&["dump", vol_s], "old secret words of twenty\n"),
+        (
+            &["backup-header", vol_s, backup_s],
+            "old secret words of twenty\n",
+        ),
+        (
+            &["change-password", vol_s],
+            "old secret words of twenty\nnew secret words of twenty\n",
+        ),
+        (
+            &["restore-header", "-q", vol_s, backup_s],
+            "old secret words of twenty\n",
+        ),
+        (
+            &["restore-header", "-q", "--embedded", vol_s],
+            "old secret words of twenty\n",
+        ),
+    ];
+    for (command, input) in commands {
+        let st = Command::new("touch")
+            .args(["-d", "2001-02-03 04:05:06.123456789", vol_s])
+            .status()
+            .expect("touch");
+        assert!(st.success());
+        let before = times(&vol);
+        d.ok(&[command, &open[..]].concat(), input);
+        assert_eq!(times(&vol), before, "{command:?}");
+    }
+}
+
 /// The mount options of the filesystem mounted on `dir`.
 fn mount_options(dir: &Path) -> String {
     let want = dir.to_str().expect("utf-8");

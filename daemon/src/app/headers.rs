@@ -6,7 +6,7 @@ use super::{App, Caller};
 use crate::error::{Error, Result};
 use crate::volume::kdf::Scope;
 use crate::volume::maintain;
-use crate::volume::opened::OpenVolume;
+use crate::volume::opened::{OpenVolume, TimesKept};
 use crate::volume::unlock::{ProgressSink, Target};
 use std::fs::File;
 use std::sync::atomic::AtomicBool;
@@ -79,7 +79,7 @@ impl App {
         o: Opening,
         cancel: &AtomicBool,
     ) -> Result<HeaderInfo> {
-        let (v, pim) = self.open_header(caller, o, cancel)?;
+        let (v, pim, _times) = self.open_header(caller, o, cancel)?;
         let info = v.info();
         let key_bits = u32::try_from(info.chain.key_bytes() * 8).unwrap_or(u32::MAX);
         let scope = if info.system {
@@ -133,24 +133,26 @@ impl App {
                 "only root may read a master key".into(),
             ));
         }
-        let (v, _) = self.open_header(caller, o, cancel)?;
+        let (v, _, _times) = self.open_header(caller, o, cancel)?;
         Ok(Secret(v.master_key()))
     }
 
     /// Opens the volume of `o` for a look at its header; with the PIM
-    /// that opened it.
+    /// that opened it, and its container's times, put back once the look
+    /// is over.
     fn open_header(
         &self,
         caller: &Caller,
         o: Opening,
         cancel: &AtomicBool,
-    ) -> Result<(OpenVolume, u32)> {
+    ) -> Result<(OpenVolume, u32, Option<TimesKept>)> {
+        let times = TimesKept::keep(&o.host);
         let c = self.check_opening(caller, &o, true)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();
         let v = OpenVolume::open(engine, o.host, creds, Target::Any, &c.search, cancel, true)?;
-        Ok((v, c.creds.pim))
+        Ok((v, c.creds.pim, times))
     }
 
     /// Rewrites the headers with new credentials (works on a mounted
@@ -165,6 +167,7 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<Option<crate::volume::kdf::Format>> {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
+        let _times = TimesKept::keep(&o.host);
         let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
         // A new password keeps the PIM unless a new one is given, as
@@ -205,6 +208,7 @@ impl App {
         mut backup: File,
         cancel: &AtomicBool,
     ) -> Result<()> {
+        let _times = TimesKept::keep(&o.host);
         let c = self.check_opening(caller, &o, false)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
@@ -228,6 +232,7 @@ impl App {
         backup: Option<File>,
         cancel: &AtomicBool,
     ) -> Result<&'static str> {
+        let _times = TimesKept::keep(&o.host);
         let c = self.check_opening(caller, &o, false)?;
         // Dismount it first: its header is in use.
         self.table.refuse_mounted(&o.host)?;

@@ -89,6 +89,32 @@ impl HostTimes {
     }
 }
 
+/// A container file's times, put back when this goes: a header read or
+/// rewritten (`info`, a password change, a restore) does not tell when,
+/// as VeraCrypt keeps them by default.
+pub struct TimesKept {
+    host: File,
+    times: HostTimes,
+}
+
+impl TimesKept {
+    /// Keeps `host`'s times (a descriptor of its own, so the volume may
+    /// take `host`); None for a device.
+    pub fn keep(host: &File) -> Option<TimesKept> {
+        let times = HostTimes::of(host)?;
+        let host = host.try_clone().ok()?;
+        Some(TimesKept { host, times })
+    }
+}
+
+impl Drop for TimesKept {
+    fn drop(&mut self) {
+        if let Err(e) = self.times.put_back(&self.host) {
+            tracing::warn!("cannot put the container's timestamps back: {e}");
+        }
+    }
+}
+
 impl std::fmt::Debug for HostTimes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "HostTimes({}, {})", self.0[0].tv_sec, self.0[1].tv_sec)
