@@ -1970,16 +1970,30 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     let rows = d.list();
     assert_eq!(rows[0]["mount_point"], serde_json::Value::Null, "{rows}");
     // Closed or asked for by that name: said why not, and how.
-    for command in ["close", "status"] {
-        let (code, msg) = d.fails(&[command, "tcvol"], "");
+    // So too where the folder tcvol is at hand, as open took it.
+    for (command, here) in [
+        ("close", false),
+        ("status", false),
+        ("close", true),
+        ("status", true),
+    ] {
+        let mut c = d.command();
+        c.args([command, "tcvol"]);
+        if here {
+            c.current_dir(d.path(""));
+        }
+        let out = run_with_input(c, "");
         assert_eq!(
-            (code, msg.as_str()),
             (
-                3,
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).as_ref()
+            ),
+            (
+                Some(3),
                 "tcctl: tcvol is not mounted (tcd keeps no cryptsetup mapping names: name the \
                  volume by its file, device or mount point, as `tcctl list` shows them)\n"
             ),
-            "{command}"
+            "{command}, in the folder that holds tcvol: {here}"
         );
     }
     // A file name that names no file: said missing, no mapping named.
@@ -2496,7 +2510,7 @@ fn favorites_mount_all_tries_a_typed_password_on_each_favorite() {
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect(
-        "tcctl: fc: the password that opened a favorite before does not open it",
+        "tcctl: fc: the password that opened fa does not open it",
         wait,
     );
     t.expect("Password for fc: ", wait);

@@ -219,6 +219,7 @@ fn mount(ctx: Context<'_>, a: FavoriteMountArgs) -> Result<(), Failure> {
     let mut shared = SharedPassword {
         from_stdin: a.password_stdin,
         password: None,
+        opened: String::new(),
     };
     let mut first_failure = None;
     for f in chosen {
@@ -282,6 +283,8 @@ fn hidden_not_given(e: Failure, stdin: bool) -> Failure {
 struct SharedPassword {
     from_stdin: bool,
     password: Option<zeroize::Zeroizing<Vec<u8>>>,
+    /// The favorite a typed one opened, named when it opens no other.
+    opened: String,
 }
 
 fn mount_one(
@@ -305,10 +308,9 @@ fn mount_one(
     let asked = std::cell::Cell::new(0);
     // The shared password's failure is its own, not one this favorite was
     // given.
+    let opened = &shared.opened;
     let note = |said: &str| match tried_shared.get() && asked.get() == 0 && !stdin {
-        true => {
-            eprintln!("tcctl: {name}: the password that opened a favorite before does not open it")
-        }
+        true => eprintln!("tcctl: {name}: the password that opened {opened} does not open it"),
         false => eprintln!("tcctl: {name}: {said}"),
     };
     if f.settings.system_encryption && !f.settings.readonly {
@@ -356,6 +358,7 @@ fn mount_one(
         && (stdin || result.is_ok())
     {
         shared.password = Some(p);
+        shared.opened = name.clone();
     }
     Ok(said_mounted(f, result?))
 }

@@ -690,6 +690,7 @@ fn dismount_one(
     named_as: Option<String>,
     force: bool,
 ) -> Result<(String, String), Failure> {
+    let typed = target.clone();
     let name = if Path::new(&target).exists() {
         absolute(Path::new(&target))
     } else {
@@ -711,7 +712,10 @@ fn dismount_one(
     };
     let holders = dismounted
         .map_err(|f| busy_hint(force, attached, f))
-        .map_err(|f| no_mapping_names(c, asked, f))?;
+        .map_err(|f| match found {
+            Some(_) => f,
+            None => no_mapping_names(c, &typed, f),
+        })?;
     // A block device someone else mounted is held by no process: the
     // volume is still listed, detaching.
     let detaching = holders.is_empty()
@@ -779,7 +783,7 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
     let Some(v) = find_mounted(c.list()?, &name) else {
         return Err(no_mapping_names(
             c,
-            &name,
+            target,
             Failure::not_found(format!("{name} is not mounted")),
         ));
     };
@@ -831,8 +835,14 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
             f.message = format!(
                 "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its volumes)"
             );
+            return f;
         }
-        return f;
+        // A bare word that is a folder here may still be the mapping name
+        // `open --type tcrypt` took: said as one that is no folder.
+        if asked.contains('/') || !path.is_dir() {
+            return f;
+        }
+        f.message = format!("{asked} is not mounted");
     }
     // cryptsetup's and VeraCrypt's device names: what tcd names instead.
     if let Some(name) = asked.strip_prefix("/dev/mapper/") {
@@ -847,7 +857,7 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
         ));
         return f;
     }
-    if asked.contains('/') || path.extension().is_some() {
+    if !path.exists() && (asked.contains('/') || path.extension().is_some()) {
         f.message.push_str(" (no file of that name exists either)");
         return f;
     }
