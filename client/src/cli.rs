@@ -638,9 +638,11 @@ pub enum Command {
     Mount(MountArgs),
     /// Dismount a volume by container, mount point or device, or all.
     ///
-    /// As umount and unmount it takes umount(8)'s -l (--lazy: --force)
-    /// and -v (passed over: it says what it did anyway), and udisksctl's
-    /// unmount -b DEVICE (--filesystem-only) and lock -b (see tcctl(1)).
+    /// As umount and unmount it takes umount(8)'s -l (--lazy: --force),
+    /// -a (--all) and -v (passed over: it says what it did anyway); as
+    /// close, cryptsetup's -v and --debug (passed over too); and
+    /// udisksctl's unmount -b DEVICE (--filesystem-only) and lock -b (see
+    /// tcctl(1)).
     #[command(
         visible_aliases = ["unmount", "umount", "close"],
         override_usage = "tcctl dismount [OPTIONS] <TARGET | --all | --slot N>"
@@ -650,7 +652,8 @@ pub enum Command {
         /// mapped device.
         #[arg(required_unless_present_any = ["all", "slot"], conflicts_with_all = ["all", "slot"])]
         target: Option<String>,
-        /// Every volume you mounted (root: every volume).
+        /// Every volume you mounted (root: every volume); umount's -a on
+        /// `tcctl umount` and `unmount`.
         #[arg(long, conflicts_with = "slot")]
         all: bool,
         /// The volume in this slot, as VeraCrypt's --slot: the slot the

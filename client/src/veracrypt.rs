@@ -207,7 +207,11 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-v, --verbose, --debug",
-        "taken and passed over on cryptsetup's lines: tcctl says what it does anyway, and the daemon's log (journalctl -u tcd) has the rest",
+        "taken and passed over on cryptsetup's lines (close and status too): tcctl says what it does anyway, and the daemon's log (journalctl -u tcd) has the rest",
+    ),
+    (
+        "OPTIONS ACTION",
+        "cryptsetup's options before its action (open, tcryptOpen, tcryptDump, close, status) are taken as after it; tcctl's global options (--socket, --system, --session, --notify, --non-interactive, --token-lib) stay where they are",
     ),
     (
         "-q, --batch-mode",
@@ -220,7 +224,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-d FILE, --key-file FILE",
-        "--keyfile FILE (on a line in cryptsetup's words: open, tcryptOpen, tcryptDump or --type)",
+        "--keyfile FILE (on a line in cryptsetup's words: open, tcryptOpen, tcryptDump, close, status or --type)",
     ),
     (
         "open --type tcrypt VOLUME NAME",
@@ -430,6 +434,7 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
         words.remove(at);
     }
     if !text {
+        cryptsetup_options_first(&mut words);
         udisks_words(&mut words);
         umount_words(&mut words);
     }
@@ -442,7 +447,9 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
         let opening = words
             .iter()
             .position(|w| ["open", "tcryptOpen", "mount"].contains(&w.as_str()));
-        if let Some(i) = opening {
+        // Only after the command (cryptsetup's options before it have
+        // moved there): before tcctl's own, clap names the word typed.
+        if let Some(i) = opening.filter(|&i| i < at) {
             words[at] = "--check-only".into();
             words[i] = "info".into();
         }
@@ -617,6 +624,11 @@ fn umount_words(words: &mut Vec<String>) {
             Some(l) => l.contains(['l', 'f']),
             // umount's -v: tcctl says what it did anyway.
             None if w == "--verbose" => false,
+            // umount's -a: every volume tcd has.
+            None if w == "-a" => {
+                *w = "--all".into();
+                return true;
+            }
             None if matches!(w.as_str(), "--lazy" | "--force") => true,
             None => return true,
         };
@@ -651,12 +663,72 @@ fn udisks_options(words: &mut [String], unlock: bool) {
     }
 }
 
-/// A command line in cryptsetup's words: its command `open`, `tcryptOpen`
-/// or `tcryptDump`, or `--type` (tcrypt, the one tcctl takes).
+/// cryptsetup's actions that tcctl takes by their names.
+const CRYPTSETUP_ACTIONS: &[&str] = &[
+    "open",
+    "tcryptOpen",
+    "tcryptDump",
+    "tcrypt-dump",
+    "close",
+    "status",
+];
+
+/// cryptsetup takes its options before the action too (`cryptsetup
+/// --test-passphrase tcryptOpen VOL`): those before one of its actions
+/// are moved after it, where tcctl's parser reads a command's options.
+/// tcctl's own global options (and their values) stay where they are.
+fn cryptsetup_options_first(words: &mut Vec<String>) {
+    let Some(at) = words.iter().position(|w| SUBCOMMANDS.contains(&w.as_str())) else {
+        return;
+    };
+    if !CRYPTSETUP_ACTIONS.contains(&words[at].as_str()) {
+        return;
+    }
+    let (mut kept, mut moved) = (Vec::new(), Vec::new());
+    let mut before = words.drain(..at).peekable();
+    while let Some(w) = before.next() {
+        let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+        let global = GLOBAL_OPTIONS.contains(&name);
+        let valued = GLOBAL_VALUED.contains(&w.as_str());
+        let target = if global || valued {
+            &mut kept
+        } else {
+            &mut moved
+        };
+        target.push(w);
+        if valued && let Some(value) = before.next() {
+            kept.push(value);
+        }
+    }
+    drop(before);
+    let action = words.remove(0);
+    let rest = std::mem::take(words);
+    words.extend(kept);
+    words.push(action);
+    words.extend(moved);
+    words.extend(rest);
+}
+
+/// tcctl's global options, taken before the command.
+const GLOBAL_OPTIONS: &[&str] = &[
+    "--socket",
+    "--session",
+    "--system",
+    "--notify",
+    "--non-interactive",
+    "--empty-password",
+    "--token-lib",
+];
+
+/// Those of them whose value is the next word.
+const GLOBAL_VALUED: &[&str] = &["--socket", "--token-lib"];
+
+/// A command line in cryptsetup's words: one of its actions (`open`,
+/// `tcryptOpen`, `tcryptDump`, `close`, `status`), or `--type` (tcrypt,
+/// the one tcctl takes).
 fn cryptsetup_line(words: &[String]) -> bool {
     let command = words.iter().find(|w| SUBCOMMANDS.contains(&w.as_str()));
-    command
-        .is_some_and(|c| ["open", "tcryptOpen", "tcryptDump", "tcrypt-dump"].contains(&c.as_str()))
+    command.is_some_and(|c| CRYPTSETUP_ACTIONS.contains(&c.as_str()))
         || words
             .iter()
             .any(|w| w == "--type" || w == "-M" || w.starts_with("--type="))

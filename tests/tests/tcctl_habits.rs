@@ -2084,6 +2084,68 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     }
 }
 
+/// cryptsetup takes its options before the action as well as after it;
+/// so does tcctl on cryptsetup's actions, and close takes -v and --debug
+/// as cryptsetup's close does; umount's -a dismounts every volume.
+#[test]
+fn cryptsetup_options_before_the_action_and_close_v_are_taken() {
+    let d = Daemon::start();
+    let v = create(&d, "before.hc", "4M");
+    let out = d.ok(
+        &[
+            "--test-passphrase",
+            "--veracrypt-pim",
+            "1",
+            "tcryptOpen",
+            &v,
+            "--hash",
+            "sha512",
+        ],
+        PW,
+    );
+    assert_eq!(out, "", "cryptsetup's --test-passphrase says nothing");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0), "only checked");
+    let (code, _) = d.fails(
+        &[
+            "--test-passphrase",
+            "tcryptOpen",
+            &v,
+            "--veracrypt-pim",
+            "1",
+        ],
+        "not the password\n",
+    );
+    assert_eq!(code, 2);
+    d.ok(
+        &[
+            "-r",
+            "--type",
+            "tcrypt",
+            "--veracrypt-pim",
+            "1",
+            "open",
+            &v,
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+        ],
+        PW,
+    );
+    assert_eq!(d.list()[0]["read_only"], true);
+    for close in [&["-v", "close", &v][..], &["close", "--debug", &v]] {
+        let out = d.ok(close, "");
+        assert_eq!(out, format!("{v} dismounted\n"), "{close:?}");
+        d.ok(
+            &[&["open", &v, "--filesystem", "none"][..], &OPEN].concat(),
+            PW,
+        );
+    }
+    let out = d.ok(&["umount", "-a"], "");
+    assert!(out.contains("dismounted"), "{out}");
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0));
+}
+
 #[test]
 fn cryptsetup_open_asks_a_typed_password_as_often_as_tries_says() {
     let d = Daemon::start();
