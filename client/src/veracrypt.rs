@@ -441,18 +441,8 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if !text && cryptsetup_line(&words) {
         cryptsetup_words(&mut words);
     }
-    // cryptsetup's `open --test-passphrase`: the password checked, nothing
-    // mapped, as info checks it.
-    if !text && let Some(at) = words.iter().position(|w| w == "--test-passphrase") {
-        let opening = words
-            .iter()
-            .position(|w| ["open", "tcryptOpen", "mount"].contains(&w.as_str()));
-        // Only after the command (cryptsetup's options before it have
-        // moved there): before tcctl's own, clap names the word typed.
-        if let Some(i) = opening.filter(|&i| i < at) {
-            words[at] = "--check-only".into();
-            words[i] = "info".into();
-        }
+    if !text {
+        test_passphrase_words(&mut words);
     }
     let command = command_of(&words, text)?;
     let mut out = vec![program];
@@ -660,6 +650,23 @@ fn udisks_options(words: &mut [String], unlock: bool) {
             Some(v) => format!("{new}={v}"),
             None => new.to_owned(),
         };
+    }
+}
+
+/// cryptsetup's `open --test-passphrase`: the password checked, nothing
+/// mapped, as info checks it. Only after the command (cryptsetup's
+/// options before it have moved there): before tcctl's own, clap names
+/// the word typed.
+fn test_passphrase_words(words: &mut [String]) {
+    let Some(at) = words.iter().position(|w| w == "--test-passphrase") else {
+        return;
+    };
+    let opening = words
+        .iter()
+        .position(|w| ["open", "tcryptOpen", "mount"].contains(&w.as_str()));
+    if let Some(i) = opening.filter(|&i| i < at) {
+        words[at] = "--check-only".into();
+        words[i] = "info".into();
     }
 }
 
