@@ -82,6 +82,19 @@ pub(crate) fn describe(kind: std::fs::FileType) -> &'static str {
     }
 }
 
+/// Refuses a path that is there and can hold no volume (a folder, a FIFO,
+/// a character device), as [`open`] refuses it: said before anything is
+/// asked, by a command that would make a volume there.
+pub fn refuse_no_host(path: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(m) if !(m.is_file() || m.file_type().is_block_device()) => {
+            Err(not_a_host(path, describe(m.file_type())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The same code for the same problem, whichever command met it.
 fn not_a_host(path: &Path, what: &str) -> Failure {
     Failure {

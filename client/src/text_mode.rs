@@ -339,6 +339,8 @@ fn confirm_overwrite(args: &mut Vec<OsString>) -> Result<(), Failure> {
     if std::fs::symlink_metadata(&volume).is_err() {
         return Ok(());
     }
+    // A folder is refused, not offered to be written over.
+    crate::host::refuse_no_host(&volume)?;
     crate::input::confirm(
         true,
         &format!("{} exists", volume.display()),

@@ -2782,6 +2782,34 @@ fn create_refuses_a_loop_devices_file_and_a_missing_folder_first() {
             s(&missing)
         )
     );
+    // A folder or a character device is no place for a volume: refused
+    // at once, not offered to be overwritten, nothing asked.
+    let folder = d.path("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("kept"), b"mine").unwrap();
+    for (target, what) in [
+        (s(&folder), "a folder"),
+        ("/dev/null", "a character device"),
+    ] {
+        for more in [&[][..], &["-q"]] {
+            let (code, msg) = d.fails(
+                &[&["create", target, "--size", "4M"][..], more].concat(),
+                "",
+            );
+            assert_eq!(
+                (code, msg),
+                (
+                    7,
+                    format!(
+                        "tcctl: {target}: is {what}; a volume is a container file or a block \
+                         device\n"
+                    )
+                ),
+                "{more:?}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read(folder.join("kept")).unwrap(), b"mine");
 }
 
 /// A volume's loop device detached by hand (root's `losetup -d`, which

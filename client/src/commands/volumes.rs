@@ -1018,6 +1018,7 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
     a.volume = crate::input::shown_absolute(a.volume);
+    crate::host::refuse_no_host(&a.volume)?;
     settle_max_size(&mut a)?;
     // A hidden volume goes into an outer volume there is: one missing is
     // said as every command says it (exit 3), before anything is asked.
