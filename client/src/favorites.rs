@@ -181,11 +181,13 @@ pub fn mount_one(
                 return Err(from_password_file(e, f));
             }
             // A kept password the volume no longer takes: said, and asked.
+            // The one that opens it then replaces it there: a kept password
+            // stays one that opens the volume.
             Err(e) if e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
                 note("the password in your keyring does not open it");
-                let asked = (asking.ask)(&prompt).map_err(keyring_refused)?;
+                let asked = (asking.ask)(&prompt).map_err(|e| keyring_refused(e, f))?;
                 let (path, asked) = asking.mount(&mount, asked)?;
-                (path, remembered(remember, &key, &asked)?)
+                (path, remembered(true, &key, &asked)?)
             }
             Err(e) => return Err(e),
             Ok(p) => (p, None),
@@ -287,15 +289,22 @@ fn hint_for(s: &tcd_proto::contract::favorite::Favorite, said: &str) -> Option<S
 
 /// No way to ask for a password after the keyring's was refused: a wrong
 /// password, not a mistake in the command line.
-fn keyring_refused(e: Failure) -> Failure {
+fn keyring_refused(e: Failure, f: &Favorite) -> Failure {
     if e.code != exit::USAGE {
         return e;
     }
+    let forget = match f.system {
+        true => "favorites forget --system-favorite",
+        false => "favorites forget",
+    };
     Failure {
         code: exit::WRONG_PASSWORD,
         message: format!(
-            "the password in your keyring does not open it, and no other can be asked for: {}",
-            e.message
+            "the password in your keyring does not open it, and no other can be asked for: {} \
+             (a mount on a terminal asks, and keeps the one that opens it; `tcctl {forget} {}` \
+             removes the old one)",
+            e.message,
+            crate::output::shell_word(&f.settings.name)
         ),
     }
 }

@@ -244,7 +244,7 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     assert!(
         err.starts_with(&format!(
             "tcctl: the password to remember does not open {}: the favorite {name} is not \
-             added, nor the password kept: wrong password",
+             replaced (it stays as it was), nor the password kept: wrong password",
             s(&vol)
         )),
         "{err}"
@@ -257,7 +257,8 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     // A kept password the volume no longer takes (its password changed):
     // with no way to ask, a wrong password; else reported, then the user
-    // is asked, and the right one (with --remember) replaces it.
+    // is asked, and the right one replaces it (a kept password stays one
+    // that opens the volume).
     let changed = "favorite words, changed\n";
     d.ok(
         &[
@@ -277,18 +278,21 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
         ),
         "{err}"
     );
-    let out = d.tcctl(
-        &[
-            "favorites",
-            "mount",
-            &name,
-            "--remember",
-            "--password-stdin",
-        ],
-        changed,
+    assert!(
+        err.ends_with(&format!(
+            "(a mount on a terminal asks, and keeps the one that opens it; `tcctl favorites \
+             forget {name}` removes the old one)\n"
+        )),
+        "{err}"
     );
+    let out = d.tcctl(&["favorites", "mount", &name, "--password-stdin"], changed);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "falls back to asking: {err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("password of {name} kept in your")),
+        "{said}"
+    );
     assert!(
         err.contains("the password in your keyring does not open it"),
         "{err}"

@@ -135,8 +135,18 @@ fn password_to_remember(
     })
     .map_err(|mut e| {
         if e.code == exit::WRONG_PASSWORD {
+            // With --replace, the one of that name there is stays.
+            let there = a.replace
+                && c.list_favorites().is_ok_and(|l| {
+                    l.iter()
+                        .any(|f| f.settings.name == a.name && f.system == a.system)
+                });
+            let what = match there {
+                true => "not replaced (it stays as it was)",
+                false => "not added",
+            };
             e.message = format!(
-                "the password to remember does not open {}: the favorite {} is not added, \
+                "the password to remember does not open {}: the favorite {} is {what}, \
                  nor the password kept: {}",
                 a.volume.display(),
                 a.name,
