@@ -95,8 +95,9 @@ pub struct Secrets {
     /// prompt, the password not shown.
     #[arg(long, alias = "stdin")]
     pub password_stdin: bool,
-    /// A keyfile (repeatable; a folder means the files in it; - reads one
-    /// from standard input, and the password is then asked on the
+    /// A keyfile (repeatable; a folder means the files in it but hidden
+    /// ones, which are skipped with a warning, as VeraCrypt does; - reads
+    /// one from standard input, and the password is then asked on the
     /// terminal).
     #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,

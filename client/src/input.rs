@@ -556,6 +556,15 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
         }
     }
     let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
+    let hidden = tcd_proto::keyfiles::hidden_skipped(&named);
+    if !hidden.is_empty() {
+        let names: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "tcctl: warning: hidden files in a keyfile folder are never keyfiles, as in \
+             VeraCrypt: skipped {}",
+            names.join(", ")
+        );
+    }
     let mut out = Vec::new();
     for _ in stdin {
         take_stdin("--keyfile -")?;

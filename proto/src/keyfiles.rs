@@ -49,6 +49,26 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, KeyfileError> {
     Ok(out)
 }
 
+/// The hidden regular files (names starting with `.`) directly in the
+/// folders among `paths`: never keyfiles, as VeraCrypt has it, and said
+/// to be skipped as VeraCrypt warns of them.
+pub fn hidden_skipped(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in paths.iter().filter(|p| p.is_dir()) {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let hidden = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
+            if hidden && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+                out.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// The regular files directly in `folder` that are not hidden, sorted.
 fn folder_files(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -85,7 +105,15 @@ mod tests {
         std::fs::write(d.join("sub/inner"), "x").expect("write");
         let single = d.join("a");
         let got = files(&[single.clone(), d.clone()]).expect("files");
-        assert_eq!(got, vec![single, d.join("B"), d.join("a"), d.join("b")]);
+        assert_eq!(
+            got,
+            vec![single.clone(), d.join("B"), d.join("a"), d.join("b")]
+        );
+        // The hidden one skipped is named, for the warning.
+        assert_eq!(
+            hidden_skipped(&[single, d.clone()]),
+            vec![d.join(".hidden")]
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -2812,6 +2812,44 @@ fn create_refuses_a_loop_devices_file_and_a_missing_folder_first() {
     assert_eq!(std::fs::read(folder.join("kept")).unwrap(), b"mine");
 }
 
+/// A keyfile folder stands for the files in it but hidden ones, as in
+/// VeraCrypt, which warns of those it skips: so does tcctl.
+#[test]
+fn hidden_files_in_a_keyfile_folder_are_skipped_and_said() {
+    let d = Daemon::start();
+    let folder = d.path("keys");
+    std::fs::create_dir(&folder).unwrap();
+    d.ok(&["create-keyfile", s(&folder.join("kf1"))], "");
+    std::fs::write(folder.join(".hidden"), b"not a keyfile").unwrap();
+    let v = s(&d.path("kd.hc")).to_owned();
+    let out = d.tcctl(
+        &[
+            &["create", &v, "--size", "4M", "--keyfile", s(&folder)][..],
+            &FAST,
+        ]
+        .concat(),
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "tcctl: warning: hidden files in a keyfile folder are never keyfiles, as in \
+             VeraCrypt: skipped {}\n",
+            s(&folder.join(".hidden"))
+        )
+    );
+    // The visible one alone opens it.
+    d.ok(
+        &[
+            &["info", &v, "--keyfile", s(&folder.join("kf1"))][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+}
+
 /// A volume's loop device detached by hand (root's `losetup -d`, which
 /// the kernel carries out once the daemon lets go): the dismount still
 /// goes through, its loop device detached already.
