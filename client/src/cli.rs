@@ -26,7 +26,7 @@ pub struct Cli {
     /// tcd is there, then /run/tcd/tcd.sock).
     // $TCD_SOCKET is read by `socket()`, not clap's `env`: clap would show
     // an option set from the environment as required in its usage lines.
-    #[arg(long, global = true, help_heading = GLOBAL)]
+    #[arg(long, global = true, conflicts_with_all = ["system", "session"], help_heading = GLOBAL)]
     pub socket: Option<PathBuf>,
     /// Talk to a daemon on the session bus.
     #[arg(long, global = true, conflicts_with = "system", help_heading = GLOBAL)]

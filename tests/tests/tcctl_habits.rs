@@ -3747,6 +3747,18 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
             )
         );
     }
+    // Two daemons named at once: refused, neither picked in silence
+    // (d.fails names the daemon's socket).
+    for bus in ["--system", "--session"] {
+        let (code, msg) = d.fails(&[bus, "list"], "");
+        assert_eq!(code, USAGE, "{msg}");
+        assert!(
+            msg.starts_with(&format!(
+                "error: the argument '--socket <SOCKET>' cannot be used with '{bus}'"
+            )),
+            "{msg}"
+        );
+    }
     // A word too many is no unknown option.
     let kf = s(&d.path("kf3")).to_owned();
     let (code, msg) = d.fails(&["-t", "--create-keyfile", &kf, "kf4"], "");
