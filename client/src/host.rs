@@ -266,3 +266,86 @@ pub fn check_room(file: &File, shown: &Path, more: u64, sparse: bool) -> Result<
         crate::output::human_size(free)
     )))
 }
+
+/// The unencrypted filesystem or container whose signature begins
+/// `host`, if any: told after a wrong password, since no password opens
+/// it (a TrueCrypt or VeraCrypt volume begins with its salt, random
+/// bytes, so each signature is checked with enough of its fields that
+/// chance never forms one).
+pub fn plain_signature(host: &File) -> Option<&'static str> {
+    use std::os::unix::fs::FileExt;
+    let mut head = vec![0u8; 0x10048];
+    let n = host.read_at(&mut head, 0).ok()?;
+    head.truncate(n);
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    let le32 = |off: usize| {
+        head.get(off..off + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    // ext2/3/4: the magic, a revision of 0 or 1 and a block size of 1 to
+    // 64 KiB in its superblock at 1024.
+    let ext = at(1080, &[0x53, 0xef])
+        && le32(1024 + 76).is_some_and(|r| r <= 1)
+        && le32(1024 + 24).is_some_and(|b| b <= 6);
+    let boot = at(510, &[0x55, 0xaa]);
+    [
+        (ext, "ext4 (or ext2/ext3) filesystem"),
+        (at(0, b"LUKS\xba\xbe"), "LUKS container"),
+        (at(0, b"XFSB"), "XFS filesystem"),
+        (at(0x10040, b"_BHRfS_M"), "btrfs filesystem"),
+        (at(3, b"NTFS    ") && boot, "NTFS filesystem"),
+        (at(3, b"EXFAT   ") && boot, "exFAT filesystem"),
+        (
+            (at(54, b"FAT12   ") || at(54, b"FAT16   ") || at(82, b"FAT32   ")) && boot,
+            "FAT filesystem",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(found, what)| found.then_some(what))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_signature;
+    use std::io::Write;
+
+    /// A file of `bytes` in the temporary folder, open for reading.
+    fn file_of(bytes: &[u8], name: &str) -> std::fs::File {
+        let path = std::env::temp_dir().join(format!("tcctl-sig-{name}-{}", std::process::id()));
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(bytes))
+            .expect("scratch file");
+        let f = std::fs::File::open(&path).expect("open");
+        let _ = std::fs::remove_file(&path);
+        f
+    }
+
+    #[test]
+    fn random_heads_are_no_filesystem_and_signatures_are_named() {
+        // Random bytes, as a volume's salt and encrypted header begin it.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut head = vec![0u8; 0x10048];
+        for round in 0..64 {
+            for b in head.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            // Even with ext's two-byte magic in place by chance.
+            head[1080] = 0x53;
+            head[1081] = 0xef;
+            assert_eq!(plain_signature(&file_of(&head, "random")), None, "{round}");
+        }
+        head[1024 + 76..1024 + 80].copy_from_slice(&1u32.to_le_bytes());
+        head[1024 + 24..1024 + 28].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(
+            plain_signature(&file_of(&head, "ext")),
+            Some("ext4 (or ext2/ext3) filesystem")
+        );
+        assert_eq!(
+            plain_signature(&file_of(b"LUKS\xba\xbe\0\x02", "luks")),
+            Some("LUKS container")
+        );
+    }
+}

@@ -2850,6 +2850,36 @@ fn hidden_files_in_a_keyfile_folder_are_skipped_and_said() {
     );
 }
 
+/// A plain filesystem opens with no password: after a wrong one, said
+/// so (a signature is never reason to refuse before the password: a
+/// volume's random salt could be taken for one).
+#[test]
+fn an_unencrypted_filesystem_is_named_after_the_wrong_password() {
+    tcd_tests::require_tool("mkfs.ext4", "package e2fsprogs");
+    let d = Daemon::start();
+    let plain = d.path("plain.img");
+    std::fs::File::create(&plain)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let st = Command::new("mkfs.ext4")
+        .args(["-q"])
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (code, msg) = d.fails(&[&["mount", s(&plain)][..], &OPEN].concat(), PW);
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.ends_with(&format!(
+            "; {} holds an unencrypted ext4 (or ext2/ext3) filesystem, no TrueCrypt or \
+             VeraCrypt volume: mount(8) or udisksctl mounts it as it is)\n",
+            s(&plain)
+        )),
+        "{msg}"
+    );
+}
+
 /// A volume's loop device detached by hand (root's `losetup -d`, which
 /// the kernel carries out once the daemon lets go): the dismount still
 /// goes through, its loop device detached already.

@@ -214,9 +214,22 @@ impl MountOnce<'_> {
             None
         };
         let (c, host) = (self.c, self.host);
+        // A device or file that holds a plain filesystem opens with no
+        // password: said instead of what narrows the search.
+        let plain = |what: &str| {
+            format!(
+                "{} holds an unencrypted {what}, no TrueCrypt or VeraCrypt volume: mount(8) or \
+                 udisksctl mounts it as it is",
+                a.volume.display()
+            )
+        };
+        let own_header = o.detached_header.is_none();
         let hint = |said: &str| match said {
             tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint()),
-            _ => crate::cli::narrowing_hint(),
+            _ => match crate::host::plain_signature(host).filter(|_| own_header) {
+                Some(what) => Some(plain(what)),
+                None => crate::cli::narrowing_hint(),
+            },
         };
         search::run_hinted(c, "", hint, || {
             c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
