@@ -180,9 +180,8 @@ pub fn mount_one(
             Err(e) if by_file => {
                 return Err(from_password_file(e, f));
             }
-            // A kept password the volume no longer takes: said, and asked.
-            // The one that opens it then replaces it there: a kept password
-            // stays one that opens the volume.
+            // A kept password the volume no longer takes: said, asked, and
+            // replaced there by the one that opens it.
             Err(e) if e.code == exit::WRONG_PASSWORD && !is_hidden_failure(&e) => {
                 note("the password in your keyring does not open it");
                 let asked = (asking.ask)(&prompt).map_err(|e| keyring_refused(e, f))?;

@@ -523,6 +523,20 @@ impl Keyfiles {
     }
 }
 
+/// Hidden files in the keyfile folders among `named`, skipped: said, as
+/// VeraCrypt warns of them.
+fn warn_of_hidden_keyfiles(named: &[PathBuf]) {
+    let hidden = tcd_proto::keyfiles::hidden_skipped(named);
+    if !hidden.is_empty() {
+        let names: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "tcctl: warning: hidden files in a keyfile folder are never keyfiles, as in \
+             VeraCrypt: skipped {}",
+            names.join(", ")
+        );
+    }
+}
+
 /// The keyfiles in files and on standard input read, the token ones only
 /// named: everything that can be refused without a PIN is refused here.
 pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
@@ -556,15 +570,7 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
         }
     }
     let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
-    let hidden = tcd_proto::keyfiles::hidden_skipped(&named);
-    if !hidden.is_empty() {
-        let names: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
-        eprintln!(
-            "tcctl: warning: hidden files in a keyfile folder are never keyfiles, as in \
-             VeraCrypt: skipped {}",
-            names.join(", ")
-        );
-    }
+    warn_of_hidden_keyfiles(&named);
     let mut out = Vec::new();
     for _ in stdin {
         take_stdin("--keyfile -")?;
