@@ -117,6 +117,18 @@ fn create_mount_write_dismount_and_mount_again() {
     assert!(d.stop().success(), "the daemon exits cleanly on SIGTERM");
 }
 
+/// `p`'s times set to a day long past (`touch -d`), and then shown as
+/// [`times`] shows them.
+fn backdated(p: &Path) -> String {
+    let st = Command::new("touch")
+        .args(["-d", "2001-02-03 04:05:06.123456789"])
+        .arg(p)
+        .status()
+        .expect("touch");
+    assert!(st.success());
+    times(p)
+}
+
 /// The access and modification times of `p`, to the nanosecond, as `stat`
 /// shows them.
 fn times(p: &Path) -> String {
@@ -142,12 +154,7 @@ fn a_container_keeps_its_timestamps_unless_asked_not_to() {
     create.extend(open);
     d.ok(&create, "secret words\n");
     for (extra, kept) in [(None, true), (Some("--no-preserve-timestamps"), false)] {
-        let st = Command::new("touch")
-            .args(["-d", "2001-02-03 04:05:06.123456789", vol_s])
-            .status()
-            .expect("touch");
-        assert!(st.success());
-        let before = times(&vol);
+        let before = backdated(&vol);
         assert!(
             before.starts_with("2001-02-03 04:05:06.123456789"),
             "{before}"
@@ -198,12 +205,7 @@ fn header_commands_keep_the_containers_timestamps() {
         ),
     ];
     for (command, input) in commands {
-        let st = Command::new("touch")
-            .args(["-d", "2001-02-03 04:05:06.123456789", vol_s])
-            .status()
-            .expect("touch");
-        assert!(st.success());
-        let before = times(&vol);
+        let before = backdated(&vol);
         d.ok(&[command, &open[..]].concat(), input);
         assert_eq!(times(&vol), before, "{command:?}");
     }
