@@ -772,9 +772,12 @@ pub enum Command {
     /// Save both header slots (128 KiB) to a new file.
     BackupHeader(BackupHeaderArgs),
     /// Restore a header from a backup file, or with --embedded from the
-    /// backup header inside the volume. A backup of another volume (its
-    /// size or, where this volume's header still opens, its keys differ)
-    /// is refused, and nothing is written.
+    /// backup header inside the volume. From a file, the password (PIM,
+    /// keyfiles) asked is the backup's: the volume's as it was when the
+    /// backup was made, as VeraCrypt asks for the header stored in the
+    /// backup file. A backup of another volume (its size or, where this
+    /// volume's header still opens, its keys differ) is refused, and
+    /// nothing is written.
     RestoreHeader(RestoreHeaderArgs),
     /// Wipe your passwords cached in the daemon (root: everyone's).
     WipeCache,

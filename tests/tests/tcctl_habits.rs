@@ -1392,7 +1392,8 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     t.type_line("2");
     t.expect("Enter the backup file's path: ", wait);
     t.type_line(&backup);
-    t.expect(&format!("Password for {v}: "), wait);
+    // The backup's password, asked for by its name, as VeraCrypt asks.
+    t.expect(&format!("Password for the header stored in {backup}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect("Enter keyfile [none]: ", wait);
@@ -2637,8 +2638,15 @@ fn header_commands_ask_again_after_a_wrong_password() {
     // The backup, restored: read again from its start at the second try.
     let text = wrong_then_right(
         &[&["restore-header", &v, &backup, "-q"][..], &fast].concat(),
-        &format!("Password for {v}: "),
+        &format!("Password for the header stored in {backup}: "),
         &[],
+    );
+    assert!(
+        text.contains(
+            "; the backup opens with the password, PIM and keyfiles the volume had when it was \
+             backed up"
+        ),
+        "{text}"
     );
     assert!(text.contains("header restored from"), "{text}");
     d.ok(

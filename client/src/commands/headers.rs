@@ -580,11 +580,19 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
     let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
     let mut prepared = KeyfilesEachTry::new(keyfiles);
+    // From a file, the password is the backup's, asked for by its name as
+    // VeraCrypt asks for "the header stored in backup file".
+    let asked_for = match &a.backup {
+        Some(b) => {
+            std::path::PathBuf::from(format!("the header stored in {}", crate::input::shown(b)))
+        }
+        None => a.volume.clone(),
+    };
     let used = super::asking_again(&volume, retries, &mut pw, |pw| {
         let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         a.secrets.pim = pim_given;
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
-        let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
+        let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &asked_for, keyfiles)?;
         let o = options::search(&a.search, a.secrets.pim());
         // The daemon reads the backup from where the descriptor stands:
         // from its start again at each try.
@@ -595,6 +603,15 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         }
         search::run(&c, || {
             c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
+        })
+        .map_err(|mut f| {
+            if f.code == crate::bus::exit::WRONG_PASSWORD && file.is_some() {
+                f.message.push_str(
+                    "; the backup opens with the password, PIM and keyfiles the volume had when \
+                     it was backed up",
+                );
+            }
+            f
         })
     })?;
     match &a.backup {
