@@ -24,6 +24,34 @@ pub fn run_for<T>(
     run_hinted(c, name, |_| crate::cli::narrowing_hint(), call)
 }
 
+/// As [`run`], for the volume in `host` (shown as `shown`): after a wrong
+/// password, a host that holds an unencrypted filesystem is said to
+/// instead of what narrows the search.
+pub fn run_on<T>(
+    c: &Client,
+    host: &std::fs::File,
+    shown: &std::path::Path,
+    call: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    run_hinted(
+        c,
+        "",
+        |_| plain_hint(host, shown).or_else(crate::cli::narrowing_hint),
+        call,
+    )
+}
+
+/// What a host that holds an unencrypted filesystem (no password opens
+/// it) is told after a wrong password: what it holds, by its signature.
+pub fn plain_hint(host: &std::fs::File, shown: &std::path::Path) -> Option<String> {
+    let what = crate::host::plain_signature(host)?;
+    Some(format!(
+        "{} holds an unencrypted {what}, no TrueCrypt or VeraCrypt volume: mount(8) or \
+         udisksctl mounts it as it is",
+        shown.display()
+    ))
+}
+
 /// As [`run_for`], with `hint` saying what narrows the search after a
 /// wrong password (the options this command line lacks, or a favorite's
 /// settings), given the daemon's message.

@@ -1393,7 +1393,10 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     t.expect("Enter the backup file's path: ", wait);
     t.type_line(&backup);
     // The backup's password, asked for by its name, as VeraCrypt asks.
-    t.expect(&format!("Password for the header stored in {backup}: "), wait);
+    t.expect(
+        &format!("Password for the header stored in {backup}: "),
+        wait,
+    );
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect("Enter keyfile [none]: ", wait);
@@ -2876,16 +2879,27 @@ fn an_unencrypted_filesystem_is_named_after_the_wrong_password() {
         .status()
         .unwrap();
     assert!(st.success());
-    let (code, msg) = d.fails(&[&["mount", s(&plain)][..], &OPEN].concat(), PW);
-    assert_eq!(code, 2, "{msg}");
-    assert!(
-        msg.ends_with(&format!(
-            "; {} holds an unencrypted ext4 (or ext2/ext3) filesystem, no TrueCrypt or \
-             VeraCrypt volume: mount(8) or udisksctl mounts it as it is)\n",
-            s(&plain)
-        )),
-        "{msg}"
-    );
+    let bak = s(&d.path("plain.bak")).to_owned();
+    // Each command that searches for a header says it.
+    for (command, input) in [
+        (&["mount", s(&plain)][..], PW.to_owned()),
+        (&["info", s(&plain)], PW.to_owned()),
+        (&["tcryptDump", s(&plain)], PW.to_owned()),
+        (&["backup-header", s(&plain), &bak], PW.to_owned()),
+        (&["change-password", s(&plain)], format!("{PW}{PW}")),
+        (&["expand", "-q", s(&plain), "--size", "16M"], PW.to_owned()),
+    ] {
+        let (code, msg) = d.fails(&[command, &OPEN].concat(), &input);
+        assert_eq!(code, 2, "{command:?}: {msg}");
+        assert!(
+            msg.ends_with(&format!(
+                "; {} holds an unencrypted ext4 (or ext2/ext3) filesystem, no TrueCrypt or \
+                 VeraCrypt volume: mount(8) or udisksctl mounts it as it is)\n",
+                s(&plain)
+            )),
+            "{command:?}: {msg}"
+        );
+    }
 }
 
 /// A volume's loop device detached by hand (root's `losetup -d`, which

@@ -90,7 +90,7 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
         let (password, keyfiles) = ask_to_open(pw, &mut a.secrets, &a.search, &a.volume, keyfiles)?;
         begun.store(true, Ordering::Relaxed);
         let o = options::search(&a.search, a.secrets.pim());
-        search::run(&c, || {
+        search::run_on(&c, &host, &a.volume, || {
             c.expand(&host, &password, &keyfiles, o, x.clone(), show)
         })
     })?;

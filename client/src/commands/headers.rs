@@ -121,7 +121,9 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked
     search.system_encryption = a.system_encryption.then_some(true);
     search.backup_header = headerbak.then_some(true);
     let o = search.clone();
-    let info = search::run(&c, || c.header_info(&host, &password, &keyfiles, o))?;
+    let info = search::run_on(&c, &host, &a.volume, || {
+        c.header_info(&host, &password, &keyfiles, o)
+    })?;
     if info.used_backup_header == Some(true) && !headerbak {
         output::backup_header_used(&a.volume);
     }
@@ -235,7 +237,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         (true, false) => "keyfiles changed, password unchanged",
         (false, false) => "password and keyfiles changed",
     };
-    search::run(&c, || {
+    search::run_on(&c, &host, &a.volume, || {
         c.change_password(&host, &old, &keyfiles, o, &new, &new_kf, new_o)
     })
     .map_err(|mut f| {
@@ -427,7 +429,9 @@ fn current_credentials(
             keyfiles.finish()?
         };
         let mut o = options::search(&a.search, a.secrets.pim());
-        match search::run(c, || c.header_info(host, &old, &keyfiles, o.clone())) {
+        match search::run_on(c, host, &a.volume, || {
+            c.header_info(host, &old, &keyfiles, o.clone())
+        }) {
             Ok(info) => {
                 narrow_to(&mut o, &info);
                 return Ok(((old, keyfiles), o));
@@ -503,7 +507,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
         let out = tcd_client::tools::new_backup_file(&a.backup)?;
         let c = Client::connect(ctx.at)?;
         let o = options::search(&a.search, a.secrets.pim());
-        let r = search::run(&c, || {
+        let r = search::run_on(&c, &host, &a.volume, || {
             c.backup_headers(&host, &out, &password, &keyfiles, o)
         });
         if r.is_err() {

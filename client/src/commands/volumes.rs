@@ -216,20 +216,13 @@ impl MountOnce<'_> {
         let (c, host) = (self.c, self.host);
         // A device or file that holds a plain filesystem opens with no
         // password: said instead of what narrows the search.
-        let plain = |what: &str| {
-            format!(
-                "{} holds an unencrypted {what}, no TrueCrypt or VeraCrypt volume: mount(8) or \
-                 udisksctl mounts it as it is",
-                a.volume.display()
-            )
-        };
         let own_header = o.detached_header.is_none();
         let hint = |said: &str| match said {
             tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint()),
-            _ => match crate::host::plain_signature(host).filter(|_| own_header) {
-                Some(what) => Some(plain(what)),
-                None => crate::cli::narrowing_hint(),
-            },
+            _ => own_header
+                .then(|| search::plain_hint(host, &a.volume))
+                .flatten()
+                .or_else(crate::cli::narrowing_hint),
         };
         search::run_hinted(c, "", hint, || {
             c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
@@ -1272,18 +1265,20 @@ fn open_outer(
         pim: (pim != 0).then_some(pim),
         ..Default::default()
     };
-    let info =
-        search::run(&c, || c.header_info(&host, password, keyfiles, search)).map_err(|mut f| {
-            // Said of the outer volume: --pim and --hash are the hidden one's.
-            f.message = format!("the outer volume {}: {}", a.volume.display(), f.message);
-            if f.code == exit::WRONG_PASSWORD {
-                f.message.push_str(
-                    " (its PIM and hash are --outer-pim and --outer-hash; --pim and --hash are \
+    let info = search::run_on(&c, &host, &a.volume, || {
+        c.header_info(&host, password, keyfiles, search)
+    })
+    .map_err(|mut f| {
+        // Said of the outer volume: --pim and --hash are the hidden one's.
+        f.message = format!("the outer volume {}: {}", a.volume.display(), f.message);
+        if f.code == exit::WRONG_PASSWORD {
+            f.message.push_str(
+                " (its PIM and hash are --outer-pim and --outer-hash; --pim and --hash are \
                      the hidden volume's)",
-                );
-            }
-            f
-        })?;
+            );
+        }
+        f
+    })?;
     let hash = tcd_client::forms::outer_hash(&a.volume, &info)?;
     // Said now, as the daemon would say it at the end: before the new
     // hidden volume's password is typed in vain.
