@@ -278,6 +278,18 @@ fn judge_new_password(
     }
 }
 
+/// A wrong password for a backup file: its credentials are the volume's
+/// of the day it was backed up, not today's.
+fn of_the_backup(mut f: Failure, from_file: bool) -> Failure {
+    if f.code == crate::bus::exit::WRONG_PASSWORD && from_file {
+        f.message.push_str(
+            "; the backup opens with the password, PIM and keyfiles the volume had when it was \
+             backed up",
+        );
+    }
+    f
+}
+
 /// What a password change did beyond the password: a conversion (not to
 /// the format the volume had), the PIM a TrueCrypt header cannot keep,
 /// keyfiles dropped or now needed, a new PRF or PIM.
@@ -587,9 +599,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     // From a file, the password is the backup's, asked for by its name as
     // VeraCrypt asks for "the header stored in backup file".
     let asked_for = match &a.backup {
-        Some(b) => {
-            std::path::PathBuf::from(format!("the header stored in {}", crate::input::shown(b)))
-        }
+        Some(b) => format!("the header stored in {}", crate::input::shown(b)).into(),
         None => a.volume.clone(),
     };
     let used = super::asking_again(&volume, retries, &mut pw, |pw| {
@@ -608,15 +618,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         search::run(&c, || {
             c.restore_headers(&host, file.as_ref(), &password, &keyfiles, o)
         })
-        .map_err(|mut f| {
-            if f.code == crate::bus::exit::WRONG_PASSWORD && file.is_some() {
-                f.message.push_str(
-                    "; the backup opens with the password, PIM and keyfiles the volume had when \
-                     it was backed up",
-                );
-            }
-            f
-        })
+        .map_err(|f| of_the_backup(f, file.is_some()))
     })?;
     match &a.backup {
         Some(b) => println!(
