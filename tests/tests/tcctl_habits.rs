@@ -371,6 +371,15 @@ fn favorites_add_keeps_a_name_unless_replaced_and_list_lines_up() {
     let far = deep.join("far.hc");
     std::fs::copy(&v, &far).expect("copy");
     d.ok(&["favorites", "add", "work", &v, "--readonly"], "");
+    // A name that is no favorite's is said to be none, as remove says it.
+    let (code, msg) = d.fails(&["favorites", "forget", "nosuch"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            3,
+            "tcctl: no favorite nosuch (and no password of that name in your keyring)\n"
+        )
+    );
     // A favorite's name is no volume's: its volume is named instead.
     for command in ["dismount", "status"] {
         let (code, msg) = d.fails(&[command, "work"], "");

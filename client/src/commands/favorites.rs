@@ -14,7 +14,7 @@ pub fn run(ctx: Context<'_>, action: FavoritesAction) -> Result<(), Failure> {
     match action {
         FavoritesAction::Add(a) => add(ctx, *a),
         FavoritesAction::Remove { name, system } => remove(ctx, &name, system),
-        FavoritesAction::Forget { name, system } => forget(&name, system),
+        FavoritesAction::Forget { name, system } => forget(ctx, &name, system),
         FavoritesAction::List { json } => {
             let c = Client::connect(ctx.at)?;
             let favs = c.list_favorites()?;
@@ -180,15 +180,24 @@ fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn forget(name: &str, system: bool) -> Result<(), Failure> {
+/// A favorite's password out of the keyring. None kept: said as `remove`
+/// says it when there is no favorite of that name either (the daemon,
+/// when it can be reached, knows).
+fn forget(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     if keystore::forget(&key_of(name, system))? {
         println!("password of {name} removed from your keyring");
-        Ok(())
-    } else {
-        Err(Failure::not_found(format!(
-            "no password of {name} in your keyring"
-        )))
+        return Ok(());
     }
+    let no_favorite = Client::connect(ctx.at)
+        .and_then(|c| c.list_favorites())
+        .is_ok_and(|l| {
+            !l.iter()
+                .any(|f| f.settings.name == name && f.system == system)
+        });
+    Err(Failure::not_found(match no_favorite {
+        true => format!("no favorite {name} (and no password of that name in your keyring)"),
+        false => format!("no password of {name} in your keyring"),
+    }))
 }
 
 /// `tcctl favorites mount`: each chosen one in turn; the first failure is
