@@ -443,7 +443,15 @@ impl Passwords {
     /// it); otherwise at the prompt.
     pub fn query_pim(&mut self, prompt: &str) -> Result<u32, Failure> {
         if self.stdin {
-            let line = self.ask(prompt)?;
+            let line = self.ask(prompt).map_err(|e| match e.code {
+                exit::USAGE => Failure {
+                    code: e.code,
+                    message: "--veracrypt-query-pim: standard input ended before the PIM, read \
+                              as the line after the password (an empty line for none)"
+                        .into(),
+                },
+                _ => e,
+            })?;
             let typed = String::from_utf8_lossy(&line);
             let pim = match typed.trim() {
                 "" => 0,

@@ -1885,6 +1885,17 @@ fn cryptsetup_tcrypt_open_type_and_pim_spellings() {
         "{out}"
     );
     d.ok(&["close", &v], "");
+    // Standard input without the PIM's line: the PIM is said missing, as
+    // the PIM.
+    let (code, msg) = d.fails(&query, PW);
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            64,
+            "tcctl: --veracrypt-query-pim: standard input ended before the PIM, read as the line \
+             after the password (an empty line for none)\n"
+        )
+    );
     // A wrong password after it: the PIM read is said to rule TrueCrypt
     // out, and not asked for as --pim.
     let (code, msg) = d.fails(
