@@ -211,7 +211,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "OPTIONS ACTION",
-        "cryptsetup's options before its action (open, tcryptOpen, tcryptDump, close, status) are taken as after it; tcctl's global options (--socket, --system, --session, --notify, --non-interactive, --token-lib) stay where they are",
+        "cryptsetup's options before its action (open, tcryptOpen, tcryptDump, close, status) are taken as after it, and its short options as its parser takes them: a value attached (-T1, -dFILE, -Mtcrypt) and flags grouped (-rq); tcctl's global options (--socket, --system, --session, --notify, --non-interactive, --token-lib) stay where they are",
     ),
     (
         "-q, --batch-mode",
@@ -602,32 +602,30 @@ fn umount_words(words: &mut Vec<String>) {
     if !unmount {
         return;
     }
-    // umount's short options, bundled as it takes them (-lf, -lv, -vfl).
+    // umount's short options, bundled as it takes them (-lf, -lv, -av):
+    // -l and -f force, -a is every volume tcd has, -v is passed over
+    // (tcctl says what it did anyway).
     let letters = |w: &str| {
         w.strip_prefix('-')
-            .filter(|l| !l.is_empty() && l.chars().all(|c| matches!(c, 'l' | 'f' | 'v')))
+            .filter(|l| !l.is_empty() && l.chars().all(|c| matches!(c, 'l' | 'f' | 'v' | 'a')))
             .map(str::to_owned)
     };
-    let mut said = false;
-    words.retain_mut(|w| {
-        let forcing = match letters(w) {
-            Some(l) => l.contains(['l', 'f']),
-            // umount's -v: tcctl says what it did anyway.
-            None if w == "--verbose" => false,
-            // umount's -a: every volume tcd has.
-            None if w == "-a" => {
-                *w = "--all".into();
-                return true;
+    let (mut force, mut all) = (false, false);
+    words.retain(|w| {
+        match letters(w) {
+            Some(l) => {
+                force |= l.contains(['l', 'f']);
+                all |= l.contains('a');
             }
-            None if matches!(w.as_str(), "--lazy" | "--force") => true,
+            None if w == "--verbose" => {}
+            None if matches!(w.as_str(), "--lazy" | "--force") => force = true,
+            None if w == "--all" => all = true,
             None => return true,
-        };
-        if !forcing {
-            return false;
         }
-        *w = "--force".into();
-        !std::mem::replace(&mut said, true)
+        false
     });
+    words.extend(force.then(|| "--force".to_owned()));
+    words.extend(all.then(|| "--all".to_owned()));
 }
 
 /// udisksctl's options on its lines: --no-user-interaction is
@@ -747,6 +745,7 @@ fn cryptsetup_line(words: &[String]) -> bool {
 /// has the rest); -q, --batch-mode confirm nothing where nothing is asked
 /// (dump takes it); no PIM is asked without --veracrypt-query-pim.
 fn cryptsetup_words(words: &mut Vec<String>) {
+    *words = words.drain(..).flat_map(short_options_apart).collect();
     let dump = words
         .iter()
         .any(|w| ["tcryptDump", "tcrypt-dump", "dump"].contains(&w.as_str()));
@@ -771,6 +770,25 @@ fn cryptsetup_words(words: &mut Vec<String>) {
         .any(|w| w == "--veracrypt-query-pim" || w.starts_with("--veracrypt-query-pim="));
     if let Some(i) = opening.filter(|_| !query) {
         words.insert(i + 1, "--no-pim-question".into());
+    }
+}
+
+/// cryptsetup's short options as its parser takes them, apart: a value
+/// attached (`-T1`, `-dFILE`, `-Mtcrypt`) and flags grouped (`-rq`).
+fn short_options_apart(w: String) -> Vec<String> {
+    let Some(rest) = w
+        .strip_prefix('-')
+        .filter(|r| !r.starts_with('-') && r.len() > 1)
+    else {
+        return vec![w];
+    };
+    let mut letters = rest.chars();
+    match letters.next() {
+        Some(c @ ('T' | 'd' | 'M')) => vec![format!("-{c}"), letters.as_str().to_owned()],
+        _ if rest.chars().all(|c| matches!(c, 'r' | 'q' | 'v')) => {
+            rest.chars().map(|c| format!("-{c}")).collect()
+        }
+        _ => vec![w],
     }
 }
 

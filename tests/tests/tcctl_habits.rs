@@ -2097,9 +2097,10 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
     }
 }
 
-/// cryptsetup takes its options before the action as well as after it;
-/// so does tcctl on cryptsetup's actions, and close takes -v and --debug
-/// as cryptsetup's close does; umount's -a dismounts every volume.
+/// cryptsetup takes its options before the action as well as after it,
+/// short ones grouped (-rq) or with their values attached (-T1); so does
+/// tcctl on cryptsetup's actions, and close takes -v and --debug as
+/// cryptsetup's close does; umount's -a (-av) dismounts every volume.
 #[test]
 fn cryptsetup_options_before_the_action_and_close_v_are_taken() {
     let d = Daemon::start();
@@ -2131,11 +2132,11 @@ fn cryptsetup_options_before_the_action_and_close_v_are_taken() {
     assert_eq!(code, 2);
     d.ok(
         &[
-            "-r",
-            "--type",
-            "tcrypt",
+            "-rq",
+            "-Mtcrypt",
             "--veracrypt-pim",
             "1",
+            "-T1",
             "open",
             &v,
             "--hash",
@@ -2154,7 +2155,7 @@ fn cryptsetup_options_before_the_action_and_close_v_are_taken() {
             PW,
         );
     }
-    let out = d.ok(&["umount", "-a"], "");
+    let out = d.ok(&["umount", "-av"], "");
     assert!(out.contains("dismounted"), "{out}");
     assert_eq!(d.list().as_array().map(Vec::len), Some(0));
 }
