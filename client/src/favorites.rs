@@ -125,7 +125,7 @@ pub fn mount_one(
     note: &dyn Fn(&str),
 ) -> Result<Mounted, Failure> {
     let host_path = locate(&f.settings.host)?;
-    let host = host::open(&host_path, !f.settings.readonly)?;
+    let host = host::open_volume(&host_path, !f.settings.readonly)?;
     let keyfiles = read_kept_keyfiles(&f.settings.keyfiles)?;
     // A system-encrypted partition's header lies in its drive's first
     // track, read here with the user's rights as `tcctl mount -m system`

@@ -40,14 +40,38 @@ pub fn open(path: &Path, write: bool) -> Result<File, Failure> {
     Ok(file)
 }
 
+/// Opens a volume's host, as [`open`]; a file too small to be any volume
+/// is refused at once (exit 7, as the daemon refuses it), before any
+/// password is asked.
+pub fn open_volume(path: &Path, write: bool) -> Result<File, Failure> {
+    let file = open(path, write)?;
+    refuse_too_small(&file, path)?;
+    Ok(file)
+}
+
+fn refuse_too_small(file: &File, path: &Path) -> Result<(), Failure> {
+    use tcd_proto::contract::options::MIN_VOLUME_BYTES;
+    match file.metadata() {
+        Ok(m) if m.is_file() && m.len() < MIN_VOLUME_BYTES => Err(Failure::invalid(format!(
+            "{}: the volume is {} bytes: smaller than any TrueCrypt or VeraCrypt volume \
+             ({MIN_VOLUME_BYTES} bytes)",
+            path.display(),
+            m.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Opens a volume's host to mount it, as [`open`]; one on a read-only
 /// file system that was to be written is opened read-only instead, as
 /// VeraCrypt mounts it (true then: the mount must be read-only).
 pub fn open_to_mount(path: &Path, write: bool) -> Result<(File, bool), Failure> {
-    match open(path, write) {
-        Err(_) if write && on_read_only_fs(path) => Ok((open(path, false)?, true)),
-        other => other.map(|f| (f, false)),
-    }
+    let (file, fell_back) = match open(path, write) {
+        Err(_) if write && on_read_only_fs(path) => (open(path, false)?, true),
+        other => (other?, false),
+    };
+    refuse_too_small(&file, path)?;
+    Ok((file, fell_back))
 }
 
 /// Whether `path`'s file system is mounted read-only.

@@ -532,19 +532,21 @@ fn bad_requests_get_clear_errors_and_distinct_exit_codes() {
     );
     assert_eq!(code, 3, "missing file: {msg}");
     // A file smaller than any volume is said to be (a bad request:
-    // nothing was searched), not a wrong password; a missing keyfile is
+    // nothing was searched), not a wrong password, and before any
+    // password is read (standard input holds none); a missing keyfile is
     // "not found".
     let small = d.path("small.tc");
-    for len in [64, 4096] {
+    for (len, command) in [(0, "mount"), (64, "info"), (4096, "mount")] {
         std::fs::write(&small, vec![7u8; len]).expect("small file");
-        let (code, msg) = d.fails(&["info", s(&small), "--password-stdin"], "x\n");
+        let (code, msg) = d.fails(&[command, s(&small), "--password-stdin"], "");
         assert_eq!(
             (code, msg),
             (
                 7,
                 format!(
-                    "tcctl: the volume is {len} bytes: smaller than any TrueCrypt or VeraCrypt \
-                     volume (18944 bytes)\n"
+                    "tcctl: {}: the volume is {len} bytes: smaller than any TrueCrypt or \
+                     VeraCrypt volume (18944 bytes)\n",
+                    s(&small)
                 )
             )
         );

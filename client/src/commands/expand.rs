@@ -58,7 +58,7 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     if a.holds_hidden {
         return Err(Failure::invalid(HOLDS_HIDDEN.to_owned()));
     }
-    let host = host::open(&a.volume, true)?;
+    let host = host::open_volume(&a.volume, true)?;
     let size = new_size(&a, &host)?;
     if let (Some(size), Ok(meta)) = (size, host.metadata()) {
         let more = size.saturating_sub(meta.len());

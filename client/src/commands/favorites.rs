@@ -81,7 +81,7 @@ fn opens(
     f: &tcd_proto::contract::favorite::Favorite,
     password: &[u8],
 ) -> Result<(), Failure> {
-    let host = crate::host::open(&a.volume, false)?;
+    let host = crate::host::open_volume(&a.volume, false)?;
     let keyfiles = crate::input::read_keyfiles(&a.keyfiles)?;
     let mut search = tcd_proto::contract::SearchOptions {
         format: f.format,

@@ -106,7 +106,7 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked
                 .into(),
         });
     }
-    let host = host::open(&a.volume, false)?;
+    let host = host::open_volume(&a.volume, false)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut header = read_header(a.detached.header.as_deref())?;
     if a.system_encryption && header.is_none() {
@@ -189,7 +189,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
     refuse_for_truecrypt(&a)?;
     a.volume = crate::input::shown_absolute(a.volume);
-    let host = host::open(&a.volume, true)?;
+    let host = host::open_volume(&a.volume, true)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
@@ -505,7 +505,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
     a.volume = crate::input::shown_absolute(a.volume);
     // Said by its absolute path, as the volume is.
     a.backup = crate::input::shown_absolute(a.backup);
-    let host = host::open(&a.volume, false)?;
+    let host = host::open_volume(&a.volume, false)?;
     let mut prepared = KeyfilesEachTry::new(prepare_keyfiles(&a.secrets.keyfiles)?);
     tcd_client::tools::check_backup_path(&a.backup)?;
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
@@ -555,7 +555,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     a.volume = crate::input::shown_absolute(a.volume);
     // Said by its absolute path, as the volume is.
     a.backup = a.backup.map(crate::input::shown_absolute);
-    let host = host::open(&a.volume, true)?;
+    let host = host::open_volume(&a.volume, true)?;
     // clap asks for one of the two: without a file, the embedded one.
     let file = a
         .backup

@@ -1029,7 +1029,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     // A hidden volume goes into an outer volume there is: one missing is
     // said as every command says it (exit 3), before anything is asked.
     if a.hidden_size.is_some() {
-        crate::host::open(&a.volume, true)?;
+        crate::host::open_volume(&a.volume, true)?;
     }
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     check_create_target(&a)?;
@@ -1258,7 +1258,7 @@ fn open_outer(
     pim: u32,
     keyfiles: &[zeroize::Zeroizing<Vec<u8>>],
 ) -> Result<(Option<String>, Option<u64>), Failure> {
-    let host = host::open(&a.volume, false)?;
+    let host = host::open_volume(&a.volume, false)?;
     let c = Client::connect(ctx.at)?;
     let search = tcd_proto::contract::SearchOptions {
         hash: a.outer_hash.map(crate::cli::wire_name),

@@ -177,9 +177,7 @@ pub fn host_size(host: &File) -> Result<u64> {
     })
 }
 
-/// The smallest volume TrueCrypt ever made (37 sectors of 512 bytes, before
-/// 6.0); its driver, and VeraCrypt's, refuse anything smaller.
-pub const MIN_VOLUME_BYTES: u64 = 37 * 512;
+pub use tcd_proto::contract::options::MIN_VOLUME_BYTES;
 
 /// Opens the header `creds` unlock in `host`, trying every combination the
 /// options allow. `cancel` stops the search when set (by a caller that went

@@ -82,6 +82,11 @@ fn exact_units(bytes: u64) -> String {
 /// and 128 KiB of backups at the end.
 pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
 
+/// The smallest volume TrueCrypt ever made (37 sectors of 512 bytes, before
+/// 6.0); its driver, and VeraCrypt's, refuse anything smaller, and so do
+/// the daemon and `tcctl` (before a password is asked).
+pub const MIN_VOLUME_BYTES: u64 = 37 * 512;
+
 impl NewFilesystem {
     /// The smallest data area its mkfs takes: what each mkfs says its
     /// least is (btrfs-progs: 114294784 bytes per device), or the least it
