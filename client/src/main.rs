@@ -121,6 +121,19 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
              taken)"
         )));
     }
+    // mount(8)'s -o: tcctl's own words for what it carries.
+    let mounting = e.render().to_string().contains("Usage: tcctl mount ");
+    if e.kind() == ErrorKind::UnknownArgument
+        && mounting
+        && matches!(e.get(ContextKind::InvalidArg), Some(ContextValue::String(a)) if a == "-o")
+    {
+        return Some(usage(
+            "-o: mount(8)'s options are not taken here: -r (--readonly) mounts read-only, \
+             --fs-options OPTIONS passes the filesystem's own, and -m takes VeraCrypt's (ro, \
+             headerbak, ts, system)"
+                .into(),
+        ));
+    }
     let restore = e
         .render()
         .to_string()

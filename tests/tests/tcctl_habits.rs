@@ -3809,6 +3809,17 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
             )
         );
     }
+    // mount(8)'s -o: what tcctl takes instead.
+    let (code, msg) = d.fails(&["mount", &v, "-o", "ro"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            USAGE,
+            "tcctl: -o: mount(8)'s options are not taken here: -r (--readonly) mounts \
+             read-only, --fs-options OPTIONS passes the filesystem's own, and -m takes \
+             VeraCrypt's (ro, headerbak, ts, system)\n"
+        )
+    );
     // Two daemons named at once: refused, neither picked in silence
     // (d.fails names the daemon's socket).
     for bus in ["--system", "--session"] {
