@@ -23,14 +23,27 @@ static PIM_ON_STDIN: AtomicBool = AtomicBool::new(false);
 /// The command line is VeraCrypt's (`-t`): messages name its options.
 static VERACRYPT_LINE: AtomicBool = AtomicBool::new(false);
 
+/// The command line is udisksctl's `unlock`: messages name its options.
+static UDISKS_LINE: AtomicBool = AtomicBool::new(false);
+
 /// Says the command line is in VeraCrypt's words (`-t`, `--text`).
 pub fn set_veracrypt_line() {
     VERACRYPT_LINE.store(true, Ordering::SeqCst);
 }
 
+/// Says the command line is udisksctl's `unlock`.
+pub fn set_udisks_line() {
+    UDISKS_LINE.store(true, Ordering::SeqCst);
+}
+
 /// tcctl's option `option` as the command line's tool spells it: on a
-/// VeraCrypt line, VeraCrypt's name for it, which the line also takes.
+/// VeraCrypt line, VeraCrypt's name for it, which the line also takes; on
+/// udisksctl's unlock, its --key-file for the password.
 pub fn spelled(option: &'static str) -> &'static str {
+    // udisksctl's unlock takes the passphrase from a file's first line.
+    if UDISKS_LINE.load(Ordering::SeqCst) && option == "--password-stdin" {
+        return "--key-file FILE (its first line) or --password-stdin";
+    }
     if !VERACRYPT_LINE.load(Ordering::SeqCst) {
         return option;
     }
@@ -904,7 +917,11 @@ pub fn password_from_file(path: &Path) -> Result<(), Failure> {
     use std::os::fd::AsRawFd;
     let f = open_regular(path)
         .or_else(|e| open_pipe(path).ok_or(e))
-        .map_err(|e| Failure::file(path, &e))?;
+        .map_err(|e| {
+            let mut f = Failure::file(path, &e);
+            f.message = format!("--key-file (the passphrase file): {}", f.message);
+            f
+        })?;
     // SAFETY: dup2(2) on two descriptors this process owns: `f`, open
     // until the end of this function, and standard input, replaced.
     let rc = unsafe { libc::dup2(f.as_raw_fd(), 0) };

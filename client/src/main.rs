@@ -55,6 +55,11 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     veracrypt::cryptsetup_open(&given, &mut cli);
+    if let Command::Mount(a) = &cli.command
+        && a.udisks_unlock
+    {
+        input::set_udisks_line();
+    }
     if let Command::Mount(a) = &mut cli.command
         && let Some(file) = a.password_file.take()
     {

@@ -4029,4 +4029,32 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(d.list().as_array().map(Vec::len), Some(1));
     d.ok(&["lock", "-b", dev.path()], "");
+    // udisksctl's words for the ways a password is given, on its line.
+    let (code, msg) = d.fails(
+        &[
+            "unlock",
+            "-b",
+            dev.path(),
+            "--pim",
+            "1",
+            "--no-user-interaction",
+        ],
+        "",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains("give it with --key-file FILE (its first line) or --password-stdin"),
+        "{msg}"
+    );
+    let missing = s(&d.path("no-passphrase")).to_owned();
+    let (code, msg) = d.fails(&["unlock", "-b", dev.path(), "--key-file", &missing], "");
+    assert_eq!(
+        (code, msg),
+        (
+            3,
+            format!(
+                "tcctl: --key-file (the passphrase file): {missing}: No such file or directory\n"
+            )
+        )
+    );
 }
