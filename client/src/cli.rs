@@ -127,6 +127,25 @@ impl Secrets {
     }
 }
 
+/// Whether the command line asks for a system drive's header
+/// (`--system-encryption`, cryptsetup's `--tcrypt-system`, VeraCrypt's
+/// `-m system`).
+pub fn asks_system() -> bool {
+    let given: Vec<String> = std::env::args().skip(1).collect();
+    let system_in = |list: &str| list.split(',').any(|o| o == "system");
+    given
+        .iter()
+        .any(|a| a == "--system-encryption" || a == "--tcrypt-system")
+        || given
+            .windows(2)
+            .any(|w| ["-m", "--mount-options", "-o"].contains(&w[0].as_str()) && system_in(&w[1]))
+        || given.iter().any(|a| {
+            a.strip_prefix("--mount-options=")
+                .or_else(|| a.strip_prefix("-m="))
+                .is_some_and(system_in)
+        })
+}
+
 /// Whether `--format` or `--volume-type` says truecrypt, in either form.
 fn asks_truecrypt(given: &[String]) -> bool {
     given.windows(2).any(|w| {

@@ -291,6 +291,24 @@ pub fn check_room(file: &File, shown: &Path, more: u64, sparse: bool) -> Result<
     )))
 }
 
+/// Whether `host` begins with a partition table (a GPT, or an MBR whose
+/// four entries are well formed): a whole drive, perhaps one encrypted as
+/// a system drive, whose header is in its first track.
+pub fn partition_table(host: &File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 520];
+    if host.read_exact_at(&mut head, 0).is_err() {
+        return false;
+    }
+    if &head[512..520] == b"EFI PART" {
+        return true;
+    }
+    let entries = &head[446..510];
+    let well_formed = entries.chunks(16).all(|e| matches!(e[0], 0x00 | 0x80));
+    let used = entries.chunks(16).any(|e| e[4] != 0);
+    head[510..512] == [0x55, 0xaa] && well_formed && used
+}
+
 /// The unencrypted filesystem or container whose signature begins
 /// `host`, if any: told after a wrong password, since no password opens
 /// it (a TrueCrypt or VeraCrypt volume begins with its salt, random
@@ -330,7 +348,7 @@ pub fn plain_signature(host: &File) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_signature;
+    use super::{partition_table, plain_signature};
     use std::io::Write;
 
     /// A file of `bytes` in the temporary folder, open for reading.
@@ -359,7 +377,11 @@ mod tests {
             // Even with ext's two-byte magic in place by chance.
             head[1080] = 0x53;
             head[1081] = 0xef;
-            assert_eq!(plain_signature(&file_of(&head, "random")), None, "{round}");
+            head[510] = 0x55;
+            head[511] = 0xaa;
+            let f = file_of(&head, "random");
+            assert_eq!(plain_signature(&f), None, "{round}");
+            assert!(!partition_table(&f), "{round}");
         }
         head[1024 + 76..1024 + 80].copy_from_slice(&1u32.to_le_bytes());
         head[1024 + 24..1024 + 28].copy_from_slice(&2u32.to_le_bytes());

@@ -42,14 +42,30 @@ pub fn run_on<T>(
 }
 
 /// What a host that holds an unencrypted filesystem (no password opens
-/// it) is told after a wrong password: what it holds, by its signature.
+/// it) is told after a wrong password: what it holds, by its signature;
+/// a whole drive searched without --system-encryption, that option.
 pub fn plain_hint(host: &std::fs::File, shown: &std::path::Path) -> Option<String> {
-    let what = crate::host::plain_signature(host)?;
-    Some(format!(
-        "{} holds an unencrypted {what}, no TrueCrypt or VeraCrypt volume: mount(8) or \
-         udisksctl mounts it as it is",
-        shown.display()
-    ))
+    if let Some(what) = crate::host::plain_signature(host) {
+        return Some(format!(
+            "{} holds an unencrypted {what}, no TrueCrypt or VeraCrypt volume: mount(8) or \
+             udisksctl mounts it as it is",
+            shown.display()
+        ));
+    }
+    // A whole drive searched as a volume: a system drive's header is in
+    // its first track, searched only when asked for.
+    if crate::host::partition_table(host) && !crate::cli::asks_system() {
+        let drive = format!(
+            "{} begins with a partition table: a drive encrypted as a system drive opens with \
+             --system-encryption (cryptsetup's --tcrypt-system)",
+            shown.display()
+        );
+        return Some(match crate::cli::narrowing_hint() {
+            Some(narrower) => format!("{drive}; {narrower}"),
+            None => drive,
+        });
+    }
+    None
 }
 
 /// As [`run_for`], with `hint` saying what narrows the search after a

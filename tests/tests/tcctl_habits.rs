@@ -2871,6 +2871,40 @@ fn hidden_files_in_a_keyfile_folder_are_skipped_and_said() {
     );
 }
 
+/// A whole drive encrypted as a system drive, searched as a volume: its
+/// header is in the first track, which --system-encryption reads; said
+/// after the wrong password, not before (with it, not said).
+#[test]
+fn a_drive_searched_as_a_volume_is_told_of_system_encryption() {
+    let d = Daemon::start();
+    let drive = d.image("sys_vc_1_mbr_full-sha256-xts-aes");
+    let (code, msg) = d.fails(
+        &["info", &drive, "--hash", "sha256", "--password-stdin"],
+        "not the password\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "; {drive} begins with a partition table: a drive encrypted as a system drive opens \
+             with --system-encryption (cryptsetup's --tcrypt-system); "
+        )),
+        "{msg}"
+    );
+    let (code, msg) = d.fails(
+        &[
+            "info",
+            &drive,
+            "--hash",
+            "sha256",
+            "--system-encryption",
+            "--password-stdin",
+        ],
+        "not the password\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(!msg.contains("partition table"), "{msg}");
+}
+
 /// A plain filesystem opens with no password: after a wrong one, said
 /// so (a signature is never reason to refuse before the password: a
 /// volume's random salt could be taken for one).
