@@ -259,7 +259,7 @@ fn completions_offer_the_values_and_not_the_hidden_command() {
 /// A regular file that is no volume: enough to reach the password prompt.
 fn not_a_volume(name: &str) -> std::path::PathBuf {
     let p = std::env::temp_dir().join(format!("tcctl-ux-{name}-{}", std::process::id()));
-    std::fs::write(&p, vec![0u8; 4096]).expect("write");
+    std::fs::write(&p, vec![0u8; 64 << 10]).expect("write");
     p
 }
 
