@@ -611,8 +611,11 @@ fn umount_words(words: &mut Vec<String>) {
             .map(str::to_owned)
     };
     let (mut force, mut all) = (false, false);
-    words.retain(|w| {
-        match letters(w) {
+    // Where the first of them stood: tcctl's options go there.
+    let mut at = None;
+    let mut kept = Vec::with_capacity(words.len());
+    for w in words.drain(..) {
+        match letters(&w) {
             Some(l) => {
                 force |= l.contains(['l', 'f']);
                 all |= l.contains('a');
@@ -620,12 +623,20 @@ fn umount_words(words: &mut Vec<String>) {
             None if w == "--verbose" => {}
             None if matches!(w.as_str(), "--lazy" | "--force") => force = true,
             None if w == "--all" => all = true,
-            None => return true,
+            None => {
+                kept.push(w);
+                continue;
+            }
         }
-        false
-    });
-    words.extend(force.then(|| "--force".to_owned()));
-    words.extend(all.then(|| "--all".to_owned()));
+        at.get_or_insert(kept.len());
+    }
+    let flags = [(force, "--force"), (all, "--all")]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| f.to_owned());
+    let at = at.unwrap_or(kept.len());
+    kept.splice(at..at, flags);
+    *words = kept;
 }
 
 /// udisksctl's options on its lines: --no-user-interaction is
