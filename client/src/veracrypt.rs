@@ -23,7 +23,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ("VOLUME [MOUNT_DIRECTORY], --mount", "mount"),
     (
         "-c, --create",
-        "create; with -t on a terminal, once the daemon is reached (none: exit 9 before any question), the volume type, path, size (a bare number is MiB), encryption, hash and filesystem not given are asked in turn (the hash and filesystem menus numbered as VeraCrypt's, tcctl's own choices after them; Enter: AES, SHA-512, FAT), then the password, PIM and keyfiles (an empty password takes keyfiles; with none it is refused); for a hidden volume the outer volume's password, PIM and keyfiles come first, and an outer volume that holds a hidden volume already is refused once it opens (seen by the end of the outer volume being in use: one an expand moved off the end is not seen, and a new one overwrites its header)",
+        "create; with -t on a terminal, once the daemon is reached (none: exit 9 before any question), the volume type, path, size (a bare number is MiB), encryption, hash and filesystem not given are asked in turn (the hash and filesystem menus numbered as VeraCrypt's, tcctl's own choices after them; Enter: AES, SHA-512, FAT), then the password, PIM and keyfiles (an empty password takes keyfiles; with none it is refused); for a hidden volume the outer volume's password, PIM and keyfiles come first, and an outer volume that holds a hidden volume already is refused once it opens (seen by the end of the outer volume being in use, or, for one an expand moved off the end, by the new password opening it; one under another password is unseen, as hiding it means, and a new one overwrites its header, as in VeraCrypt)",
     ),
     (
         "--volume-type normal|hidden",

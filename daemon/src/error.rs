@@ -128,6 +128,10 @@ pub enum Error {
         "the end of the outer volume, where a hidden volume lies, is in use: it holds a hidden volume already (an outer volume holds one, and a new one would destroy it), or the outer filesystem's data reaches its last sector"
     )]
     OuterEndInUse,
+    #[error(
+        "the outer volume holds a hidden volume already, which this password opens: a new one would destroy it"
+    )]
+    HiddenThere,
     #[error("keyfile {path}: {problem}")]
     Keyfile { path: String, problem: String },
     #[error("{0} is not installed")]
@@ -249,6 +253,7 @@ impl Error {
             | Error::OuterNotFilled { .. }
             | Error::HiddenOverOuterData { .. }
             | Error::OuterEndInUse
+            | Error::HiddenThere
             | Error::Keyfile { .. } => K::InvalidArgument,
             _ => K::Failed,
         }

@@ -955,6 +955,61 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
     );
 }
 
+/// An expand of the outer volume moves its end past the hidden volume,
+/// which the end check then cannot see; a new hidden volume whose
+/// password opens the one there is refused, and that one still opens.
+#[test]
+fn a_hidden_volume_an_expand_moved_off_the_end_is_refused_by_its_password() {
+    let d = Daemon::start();
+    let v = outer_volume(&d, "moved.hc");
+    let hidden = |size: &str, pw: &str| {
+        d.tcctl(
+            &[
+                "create",
+                &v,
+                "--hidden-size",
+                size,
+                "--outer-pim",
+                "1",
+                "--pim",
+                "1",
+                "--filesystem",
+                "none",
+                "--password-stdin",
+            ],
+            &format!("{PW}{pw}\n"),
+        )
+    };
+    let pw = "the hidden one, twenty and more";
+    let first = hidden("4M", pw);
+    assert!(first.status.success(), "{first:?}");
+    d.ok(
+        &[
+            &["expand", "-q", &v, "--add", "4M", "--filesystem-as-is"][..],
+            &["--pim", "1", "--password-stdin"],
+        ]
+        .concat(),
+        PW,
+    );
+    let second = hidden("2M", pw);
+    assert_eq!(
+        (
+            second.status.code(),
+            String::from_utf8_lossy(&second.stderr).as_ref()
+        ),
+        (
+            Some(INVALID_ARGUMENT),
+            "tcctl: the outer volume holds a hidden volume already, which this password opens: \
+             a new one would destroy it\n"
+        )
+    );
+    let info = d.ok(
+        &["info", &v, "--pim", "1", "--password-stdin"],
+        &format!("{pw}\n"),
+    );
+    assert!(info.contains("4194304"), "the first one, whole: {info}");
+}
+
 #[test]
 fn the_manual_page_describes_every_json_output_and_the_readme_how_to_make_it() {
     let page = tcd_tests::tcctl_manual_page();

@@ -468,6 +468,8 @@ pub fn create_hidden(
         });
     }
 
+    refuse_hidden_there(engine, host, hidden, opts, cancel)?;
+
     let keys = master_keys(opts.chain)?;
     let data_size = end - start;
     let header = new_header(opts, keys, sector_size, data_size, start, data_size);
@@ -488,6 +490,29 @@ pub fn create_hidden(
         data_offset: start,
         data_size,
     })
+}
+
+/// Refuses a hidden volume the new one's credentials already open: one
+/// the end check cannot see (an expand of its outer volume moved it off
+/// the end), whose header the new one would overwrite. A hidden volume
+/// under another password stays unseen: that is what hides it.
+fn refuse_hidden_there(
+    engine: &Engine,
+    host: &File,
+    hidden: Credentials<'_>,
+    opts: &CreateOptions,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let mut search = SearchOptions::new();
+    search.limits = opts.limits;
+    search.backend = opts.backend.clone();
+    search.prf = Some(opts.prf);
+    search.format = Some(opts.format);
+    match unlock::unlock(engine, host, hidden, Target::Hidden, &search, cancel) {
+        Ok(_) => Err(Error::HiddenThere),
+        Err(Error::NotUnlocked { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The outer volume's filesystem, when it is one that spreads new files
