@@ -146,7 +146,7 @@ impl App {
         o: Opening,
         cancel: &AtomicBool,
     ) -> Result<(OpenVolume, u32, Option<TimesKept>)> {
-        let times = TimesKept::keep(&o.host);
+        let times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, true)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
@@ -167,7 +167,7 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<Option<crate::volume::kdf::Format>> {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
-        let _times = TimesKept::keep(&o.host);
+        let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
         // A new password keeps the PIM unless a new one is given, as
@@ -208,7 +208,7 @@ impl App {
         mut backup: File,
         cancel: &AtomicBool,
     ) -> Result<()> {
-        let _times = TimesKept::keep(&o.host);
+        let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
@@ -232,7 +232,7 @@ impl App {
         backup: Option<File>,
         cancel: &AtomicBool,
     ) -> Result<&'static str> {
-        let _times = TimesKept::keep(&o.host);
+        let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         // Dismount it first: its header is in use.
         self.table.refuse_mounted(&o.host)?;

@@ -99,8 +99,15 @@ pub struct TimesKept {
 
 impl TimesKept {
     /// Keeps `host`'s times (a descriptor of its own, so the volume may
-    /// take `host`); None for a device.
-    pub fn keep(host: &File) -> Option<TimesKept> {
+    /// take `host`); None for a device, and for a file `uid` does not own
+    /// (root: any): the daemon's right to set times never sets those of a
+    /// file the caller may only read, whose owner may write it meanwhile.
+    pub fn keep(host: &File, uid: u32) -> Option<TimesKept> {
+        use std::os::unix::fs::MetadataExt;
+        let owner = host.metadata().ok()?.uid();
+        if uid != 0 && owner != uid {
+            return None;
+        }
         let times = HostTimes::of(host)?;
         let host = host.try_clone().ok()?;
         Some(TimesKept { host, times })
