@@ -6,6 +6,7 @@ use crate::input;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the options every command takes are listed, apart from its own.
 const GLOBAL: &str = "Global options";
@@ -127,22 +128,42 @@ impl Secrets {
     }
 }
 
+/// Set when the command line is in cryptsetup's words, whose PIM options
+/// differ from tcctl's: hints name cryptsetup's.
+static CRYPTSETUP_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Notes that the command line is in cryptsetup's words.
+pub fn note_cryptsetup_line() {
+    CRYPTSETUP_LINE.store(true, Ordering::SeqCst);
+}
+
 /// Whether the command line asks for a system drive's header
 /// (`--system-encryption`, cryptsetup's `--tcrypt-system`, VeraCrypt's
 /// `-m system`).
 pub fn asks_system() -> bool {
     let given: Vec<String> = std::env::args().skip(1).collect();
-    let system_in = |list: &str| list.split(',').any(|o| o == "system");
     given
         .iter()
         .any(|a| a == "--system-encryption" || a == "--tcrypt-system")
-        || given
-            .windows(2)
-            .any(|w| ["-m", "--mount-options", "-o"].contains(&w[0].as_str()) && system_in(&w[1]))
+        || mount_option_given(&given, "system")
+}
+
+/// Whether the command line asks for the backup headers alone (VeraCrypt's
+/// `-m headerbak`, cryptsetup's `--tcrypt-backup`).
+fn asks_backup_only(given: &[String]) -> bool {
+    given.iter().any(|a| a == "--tcrypt-backup") || mount_option_given(given, "headerbak")
+}
+
+/// Whether VeraCrypt's `-m` (or `--mount-options`) lists `option`.
+fn mount_option_given(given: &[String], option: &str) -> bool {
+    let listed = |list: &str| list.split(',').any(|o| o == option);
+    given
+        .windows(2)
+        .any(|w| ["-m", "--mount-options", "-o"].contains(&w[0].as_str()) && listed(&w[1]))
         || given.iter().any(|a| {
             a.strip_prefix("--mount-options=")
                 .or_else(|| a.strip_prefix("-m="))
-                .is_some_and(system_in)
+                .is_some_and(listed)
         })
 }
 
@@ -212,6 +233,41 @@ fn veracrypt_only(given: &[String], hash_name: &str, create: bool) -> bool {
     }) || encryption.is_some_and(|e| e.contains("Camellia") || e.contains("Kuznyechik"))
 }
 
+/// A volume created with a PIM opens with that PIM alone: one not given
+/// is a cause, said as such, not only a narrowing (VeraCrypt names an
+/// incorrect PIM among the causes); in the words of the command line.
+fn missing_pim_note(create: bool) -> String {
+    let how = match (create, CRYPTSETUP_LINE.load(Ordering::SeqCst)) {
+        (true, _) => {
+            return "an outer volume created with a PIM opens only with that PIM: \
+                             --outer-pim gives it"
+                .into();
+        }
+        (false, true) => "--veracrypt-pim gives it, --veracrypt-query-pim asks for it",
+        (false, false) => "--pim gives it",
+    };
+    format!("a volume created with a PIM opens only with that PIM: {how}")
+}
+
+/// A format or the backup headers alone, asked for, narrowed the search
+/// too: said, so a volume of the other format or a good primary header is
+/// not taken for a wrong password. (A PIM given says VeraCrypt already.)
+fn scope_notes(given: &[String], truecrypt: bool, create: bool, pim: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    let veracrypt = ["--format", "--volume-type"]
+        .iter()
+        .any(|o| value_of(given, o).is_some_and(|v| v.eq_ignore_ascii_case("veracrypt")));
+    if truecrypt && !create {
+        notes.push("only TrueCrypt volumes were searched".into());
+    } else if veracrypt && !pim && !create {
+        notes.push("only VeraCrypt volumes were searched".into());
+    }
+    if asks_backup_only(given) {
+        notes.push("only the backup headers were searched".into());
+    }
+    notes
+}
+
 /// The hint after a wrong password: the narrowing options this command
 /// line did not give (`--hash narrows the search`), or `None` when it gave
 /// them all.
@@ -254,24 +310,25 @@ pub fn narrowing_hint() -> Option<String> {
         (None, None) => None,
     }
     .filter(|_| !truecrypt);
+    // `--pim 0` says the volume has none.
+    let pim_missing =
+        (!truecrypt && pim_from.is_none() && !has(pim_names)).then(|| missing_pim_note(create));
     let missing: Vec<&str> = narrowing_options(create)
         .iter()
         .filter(|(_, names)| !has(names))
         .map(|(name, _)| *name)
-        .filter(|name| !(truecrypt && *name == "--pim"))
-        .filter(|name| !(typed_pim.is_some() && name.ends_with("-pim")))
+        .filter(|name| !name.ends_with("-pim"))
         .filter(|name| {
             !((pim_from.is_some() || veracrypt_only(&given, hash_name, create))
                 && *name == "--format")
         })
         .collect();
-    let mut notes: Vec<String> = match missing.as_slice() {
+    let mut notes: Vec<String> = pim_missing.into_iter().collect();
+    notes.extend(match missing.as_slice() {
         [] => None,
         [one] => Some(format!("{one} narrows the search")),
         [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
-    }
-    .into_iter()
-    .collect();
+    });
     // A hash or encryption given narrowed the search too: said, so a
     // wrong one is not taken for a wrong password.
     let encryption = value_of(&given, "--encryption").filter(|_| !create);
@@ -280,6 +337,7 @@ pub fn narrowing_hint() -> Option<String> {
         (Some(one), None) | (None, Some(one)) => notes.push(format!("only {one} was tried")),
         (None, None) => {}
     }
+    notes.extend(scope_notes(&given, truecrypt, create, pim_from.is_some()));
     if let Some(from) = pim_from {
         notes.push(format!(
             "with {from} only VeraCrypt volumes are searched: a TrueCrypt volume has no PIM"

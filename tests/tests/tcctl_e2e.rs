@@ -1009,6 +1009,40 @@ fn a_volume_whose_headers_are_gone_opens_with_a_detached_header_file() {
     let info: serde_json::Value = serde_json::from_str(&info).expect("json");
     assert_eq!(info["hash"], "SHA-512", "{info}");
 
+    // The host grown by 1 MiB, as an expand grows it: the saved header's
+    // data area no longer ends where the host's backup headers begin, and
+    // the header is refused rather than mapping data that may not be
+    // this volume's. The hidden volume's header places it by itself.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image)
+        .and_then(|h| h.set_len(bytes.len() as u64 + (1 << 20)))
+        .expect("grow");
+    let (code, err) = d.fails(
+        &[&["mount", v, "--header", f][..], &search].concat(),
+        "aaaaaaaaaaaa\n",
+    );
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the header file's volume has a {}-byte data area, where this {}-byte host has room \
+             for {} bytes: a header of another volume, or one saved before the volume was \
+             expanded",
+            bytes.len() - 262144,
+            bytes.len() + (1 << 20),
+            bytes.len() + (1 << 20) - 262144,
+        )),
+        "{err}"
+    );
+    assert!(d.list().as_array().is_some_and(Vec::is_empty));
+    d.ok(
+        &[&["mount", v, "--header", f][..], &search].concat(),
+        "bbbbbbbbbbbb\n",
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    assert_eq!(blkid_uuid(&device), "CAFE-BABE");
+    d.ok(&["dismount", &device], "");
+
     // A file that cannot be a header file is refused before any search.
     let short = d.path("short.bin");
     std::fs::write(&short, [0u8; 100]).expect("short");

@@ -1928,8 +1928,9 @@ fn a_text_mode_hidden_volumes_failed_outer_search_names_the_outer_options() {
         "not the outer password at all\nhidden words, twenty and more\n",
     );
     assert_eq!(code, 2, "{msg}");
-    let hint = "; --outer-pim narrows the search; only sha512 was tried) (its PIM and hash \
-                are --outer-pim and --outer-hash; --pim and --hash are the hidden volume's)\n";
+    let hint = "; an outer volume created with a PIM opens only with that PIM: --outer-pim gives \
+                it; only sha512 was tried) (its PIM and hash are --outer-pim and --outer-hash; \
+                --pim and --hash are the hidden volume's)\n";
     assert!(
         msg.starts_with(&format!("tcctl: the outer volume {v}: wrong password"))
             && msg.ends_with(hint),
@@ -3396,6 +3397,50 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
              searched: a TrueCrypt volume has no PIM)\n"
         ),
         "{msg}"
+    );
+}
+
+/// The right password without the PIM the volume was created with opens
+/// nothing: the failure names a missing PIM as a cause (VeraCrypt's
+/// "incorrect Volume PIM number"), in the words of the command line.
+#[test]
+fn a_right_password_without_the_volumes_pim_names_the_missing_pim() {
+    let d = Daemon::start();
+    let v = create(&d, "pim.hc", "4M");
+    let (code, msg) = d.fails(&["info", &v, "--hash", "sha512", "--password-stdin"], PW);
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.contains(
+            "; a volume created with a PIM opens only with that PIM: --pim gives it; --format \
+             narrows the search; only sha512 was tried)\n"
+        ),
+        "{msg}"
+    );
+    // cryptsetup's line: its own options for a PIM.
+    let (code, msg) = d.fails(
+        &["tcryptOpen", "--test-passphrase", &v, "--hash", "sha512"],
+        PW,
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.contains(
+            "a volume created with a PIM opens only with that PIM: --veracrypt-pim gives it, \
+             --veracrypt-query-pim asks for it"
+        ) && !msg.contains("--pim "),
+        "{msg}"
+    );
+    // With the PIM, it opens.
+    d.ok(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "1",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        PW,
     );
 }
 

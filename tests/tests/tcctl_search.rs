@@ -16,6 +16,8 @@ use tcd_tests::pty::Pty;
 use tcd_tests::{s, tcrypt_images};
 
 const WAIT: Duration = Duration::from_secs(120);
+/// What a failed search without a PIM says of one.
+const NO_PIM: &str = "a volume created with a PIM opens only with that PIM: --pim gives it";
 /// The corpus' password (see its README).
 const CORPUS_PASSWORD: &str = "aaaaaaaaaaaa";
 /// A copy of the corpus volume `name` in the daemon's folder.
@@ -84,7 +86,7 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
     let last = shown.rsplit("\x1b[K").next().unwrap_or_default();
     assert!(
         last.starts_with("tcctl: wrong password or keyfile, or not a volume (searched for ")
-            && last.ends_with(" s; only sha512 was tried)\n"),
+            && last.ends_with(" s; only sha512 was tried; only VeraCrypt volumes were searched)\n"),
         "{shown:?}"
     );
 }
@@ -157,12 +159,15 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
     assert_eq!(code, 2, "{err}");
     assert!(
         err.starts_with("tcctl: wrong password or keyfile, or not a volume (searched for ")
-            && err.ends_with(" s; --pim narrows the search; only sha512 was tried)\n")
+            && err.ends_with(&format!(
+                " s; {NO_PIM}; only sha512 was tried; only VeraCrypt volumes were searched)\n"
+            ))
             && err.lines().count() == 1,
         "{err:?}"
     );
     // A TrueCrypt search has no PIM to narrow it by: with the hash given,
-    // no hint is left, only what was tried.
+    // no hint is left, only what was tried. Only the backup headers asked
+    // for are said too.
     let (code, err) = d.fails(
         &[
             "info",
@@ -171,12 +176,17 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
             "--truecrypt",
             "--hash",
             "sha512",
+            "-m",
+            "headerbak",
         ],
         "not the password\n",
     );
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.ends_with(" s; only sha512 was tried)\n") && !err.contains("--pim"),
+        err.ends_with(
+            " s; only sha512 was tried; only TrueCrypt volumes were searched; only the backup \
+             headers were searched)\n"
+        ) && !err.contains("--pim"),
         "{err:?}"
     );
     // A hash TrueCrypt never had searched VeraCrypt's format alone: no
@@ -187,7 +197,7 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
     );
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.ends_with(" s; --pim narrows the search; only sha256 was tried)\n"),
+        err.ends_with(&format!(" s; {NO_PIM}; only sha256 was tried)\n")),
         "{err:?}"
     );
     // Standard input and output on a terminal, standard error not: no
@@ -212,7 +222,9 @@ fn without_a_terminal_no_progress_is_shown_and_a_wrong_password_says_its_time_an
     let err = std::fs::read_to_string(&log).expect("stderr");
     assert!(!err.contains("Trying"), "{err:?}");
     assert!(
-        err.contains(" s; --pim narrows the search; only sha512 was tried)\n"),
+        err.contains(&format!(
+            " s; {NO_PIM}; only sha512 was tried; only VeraCrypt volumes were searched)\n"
+        )),
         "{err:?}"
     );
 }
