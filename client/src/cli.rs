@@ -1421,8 +1421,9 @@ pub struct ExpandArgs {
     #[arg(long)]
     pub filesystem_as_is: bool,
     /// Do not ask before expanding (cryptsetup's --batch-mode): needed
-    /// without a terminal. Expanding destroys a hidden volume inside, which
-    /// the outer volume's password cannot see.
+    /// without a terminal. Expanding may damage a hidden volume inside,
+    /// which the outer volume's password cannot see: its embedded backup
+    /// header is overwritten, and the grown filesystem may write over it.
     #[arg(long, short = 'q')]
     pub batch_mode: bool,
     #[command(flatten)]

@@ -10,7 +10,9 @@
 //! - a volume mounted under another user's file name;
 //! - mounts of two users racing for VeraCrypt slots, one asking for a
 //!   slot twice at once;
-//! - a filesystem outside the allow-list (squashfs) inside a volume.
+//! - a filesystem outside the allow-list (squashfs) inside a volume;
+//! - another user's readable container mounted read-only, its owner's
+//!   later change of its times never rolled back at the dismount.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! mksquashfs, python3 with jeepney.
@@ -347,6 +349,64 @@ print(unwrap_msg(conn.send_and_get_reply(msg))[0])
         sys.log()
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `path`'s modification time, in seconds since the epoch.
+fn mtime(path: &Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).expect("stat").mtime()
+}
+
+/// Sets `path`'s access and modification times to `secs` since the epoch.
+fn set_times(path: &Path, secs: u64) {
+    let at = std::time::UNIX_EPOCH + Duration::from_secs(secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_times(std::fs::FileTimes::new().set_accessed(at).set_modified(at)))
+        .expect("set times");
+}
+
+/// The times a mount puts back at its dismount (so the container does
+/// not tell when it was used) are put back only on a file the mounting
+/// user owns: the daemon, which may set any file's times, never rolls
+/// back those of a file another user may only read, whose owner may
+/// change it meanwhile.
+#[test]
+fn a_readers_dismount_never_rolls_back_the_owners_file_times() {
+    use std::os::unix::fs::PermissionsExt;
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let made = sys.create_volume(alice, "v.hc", "24M");
+    // Alice's container, where bob may read it.
+    let vol = sys.dir.path().join("alice.hc");
+    std::fs::copy(&made, &vol).expect("copy");
+    std::os::unix::fs::chown(&vol, Some(alice.uid), Some(alice.gid)).expect("chown");
+    std::fs::set_permissions(&vol, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    const BEFORE: u64 = 1_000_000_000;
+    const CHANGED: u64 = 1_300_000_000;
+    let mount_read_only = |who: &User| {
+        let mnt = who.path("mnt");
+        let mut args = vec!["mount", s(&vol), s(&mnt), "--read-only"];
+        args.extend(OPEN_FAST);
+        sys.ok(Some(who), &args, &format!("{PASSWORD}\n"));
+    };
+    // Alice's own mount: her file's times are put back as they were.
+    set_times(&vol, BEFORE);
+    mount_read_only(alice);
+    set_times(&vol, CHANGED);
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
+    assert_eq!(mtime(&vol), BEFORE as i64, "the owner's times put back");
+    // Bob's mount of her file: her change while it is mounted stays.
+    mount_read_only(bob);
+    set_times(&vol, CHANGED);
+    sys.ok(Some(bob), &["dismount", s(&vol)], "");
+    assert_eq!(
+        mtime(&vol),
+        CHANGED as i64,
+        "alice's change is not rolled back"
+    );
 }
 
 #[test]

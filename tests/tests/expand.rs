@@ -589,8 +589,8 @@ fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
         "secret words\n",
     );
     let size = || std::fs::metadata(&vol).expect("stat").len();
-    // A hidden volume inside is invisible to the outer password and would
-    // be destroyed: with no terminal to ask on, nothing happens.
+    // A hidden volume inside is invisible to the outer password and may
+    // be damaged: with no terminal to ask on, nothing happens.
     let (code, err) = d.fails(&with(&["expand", v, "--add", "8M"]), "secret words\n");
     assert_eq!(
         (code, err),
@@ -617,7 +617,8 @@ fn expanding_asks_first_and_an_interrupted_expansion_says_how_to_finish_it() {
     assert_eq!(code, 10, "{text}");
     assert!(
         text.contains(&format!(
-            "WARNING: if {v} holds a hidden volume, expanding it destroys the hidden volume"
+            "WARNING: if {v} holds a hidden volume, expanding it may damage the hidden volume: \
+             its embedded backup header is overwritten"
         )) && text.contains("tcctl: not confirmed: nothing done"),
         "{text}"
     );

@@ -570,6 +570,26 @@ mod legacy {
             );
             assert_eq!(code, 7, "{msg}");
             assert!(msg.contains("has one header and no header group"), "{msg}");
+            // Its one header has no embedded backup to restore from: said
+            // so, not that the host is too small.
+            let (code, msg) = d.fails(
+                &[
+                    "restore-header",
+                    &v,
+                    "--embedded",
+                    "--batch-mode",
+                    "--password-stdin",
+                ],
+                "aaaaaaaaaaaa\n",
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert!(
+                msg.contains(
+                    "too few for a volume with backup headers (262144 at least): a volume of \
+                     TrueCrypt before 5.0 has one header and no backup of it to restore"
+                ),
+                "{msg}"
+            );
             let before =
                 std::fs::read(tcrypt_images().join("tc_2-ripemd160-lrw-aes")).expect("image");
             assert_eq!(

@@ -477,6 +477,30 @@ fn a_favorites_missing_or_full_mount_point_is_said_before_any_password() {
             )
         );
     }
+    // A folder where the favorite's own volume is mounted now is no
+    // cause for a warning; another volume's is.
+    let own = create_ext4(&d, "own.hc");
+    let at = d.path("at");
+    std::fs::create_dir(&at).expect("mkdir");
+    d.ok(&[&["mount", &own, s(&at)][..], &OPEN].concat(), PW);
+    let add = |name: &str, volume: &str| {
+        let added = d.tcctl(
+            &["favorites", "add", name, volume, "--mount-point", s(&at)],
+            "",
+        );
+        assert!(added.status.success(), "{added:?}");
+        String::from_utf8_lossy(&added.stderr).into_owned()
+    };
+    assert_eq!(add("own", &own), "");
+    assert_eq!(
+        add("other", &v),
+        format!(
+            "tcctl: warning: mount point {} is where {own} is mounted: dismount it first, or \
+             choose another\n",
+            s(&at)
+        )
+    );
+    d.ok(&["dismount", &own], "");
 }
 
 #[test]

@@ -109,17 +109,18 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A hidden volume inside cannot be seen with the outer volume's password,
-/// and expanding overwrites its backup header: asked as VeraCrypt's
-/// expander warns.
+/// A hidden volume inside cannot be seen with the outer volume's password;
+/// expanding overwrites its backup header, and the grown filesystem's new
+/// metadata may land on its data: asked as VeraCrypt's expander warns.
 fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), Failure> {
     let path = volume.display();
     crate::input::confirm(
         interactive,
         &format!("expanding {path}"),
         &format!(
-            "WARNING: if {path} holds a hidden volume, expanding it destroys the hidden \
-             volume (give --holds-hidden to be refused instead). Are you sure? \
+            "WARNING: if {path} holds a hidden volume, expanding it may damage the hidden \
+             volume: its embedded backup header is overwritten, and the grown outer filesystem \
+             may write over its data (give --holds-hidden to be refused instead). Are you sure? \
              (Type 'YES' in capital letters): "
         ),
         "--batch-mode",

@@ -46,7 +46,16 @@ fn add(ctx: Context<'_>, a: FavoriteAddArgs) -> Result<(), Failure> {
         && favorite.filesystem.as_deref() != Some("none")
     {
         let hint = "the favorite's mount is refused until it is empty";
-        if let Err(f) = super::volumes::check_mount_folder(at, false, hint, &c.list()?) {
+        let listed = c.list()?;
+        // Its own volume mounted there now: nothing to warn of.
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+        let own = listed.iter().any(|v| {
+            real(Path::new(v.host())) == real(&a.volume)
+                && v.mount_point().is_some_and(|m| Path::new(m) == real(at))
+        });
+        if let Err(f) = super::volumes::check_mount_folder(at, false, hint, &listed)
+            && !own
+        {
             eprintln!("tcctl: warning: {}", f.message);
         }
     }

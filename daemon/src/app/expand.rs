@@ -44,8 +44,9 @@ impl App {
         // it would change beneath them: refused as a restore is.
         let _claim = crate::mount::in_use::claim(&o.host)?;
         // Put back at the end, as VeraCrypt's expander does: the container's
-        // times do not tell when its volume was last used.
-        let times = HostTimes::of(&o.host);
+        // times do not tell when its volume was last used (a file the
+        // caller owns: see `HostTimes::for_caller`).
+        let times = HostTimes::for_caller(&o.host, caller.uid);
         let kf = c.creds.keyfile_refs();
         let creds = c.creds.credentials(&kf);
         let engine = self.table.engine();

@@ -231,7 +231,7 @@ impl App {
         }
         let host_times = settings
             .preserve_timestamps
-            .then(|| HostTimes::of(&call.host))
+            .then(|| HostTimes::for_caller(&call.host, caller.uid))
             .flatten();
         Ok(MountPlan {
             host_times,

@@ -327,11 +327,17 @@ pub fn restore_from_embedded(
     cancel: &AtomicBool,
 ) -> Result<Location> {
     let size = unlock::host_size(host)?;
-    let group_at = size.checked_sub(GROUP_BYTES).ok_or(Error::VolumeTooSmall {
-        size,
-        min: 2 * GROUP_BYTES,
-    })?;
-    let group = read_group(host, group_at)?;
+    // Two header groups do not fit: no volume with backup headers is
+    // there, only one of TrueCrypt before 5.0 could be, with one header.
+    if size < 2 * GROUP_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "the host has {size} bytes, too few for a volume with backup headers ({} at \
+             least): a volume of TrueCrypt before 5.0 has one header and no backup of it to \
+             restore",
+            2 * GROUP_BYTES
+        )));
+    }
+    let group = read_group(host, size - GROUP_BYTES)?;
     let u = unlock_group(engine, &group, creds, opts, cancel)?;
     refuse_legacy_header(&u)?;
     check_fits(&u, size)?;

@@ -78,6 +78,20 @@ impl HostTimes {
         ]))
     }
 
+    /// `host`'s times, to be put back for the caller `uid`: None for a
+    /// device, and for a file `uid` does not own (root: any). The
+    /// daemon's right to set any times never sets those of a file the
+    /// caller may only read or write, whose owner would see them rolled
+    /// back.
+    pub fn for_caller(host: &File, uid: u32) -> Option<HostTimes> {
+        use std::os::unix::fs::MetadataExt;
+        let owner = host.metadata().ok()?.uid();
+        if uid != 0 && owner != uid {
+            return None;
+        }
+        Self::of(host)
+    }
+
     /// Sets `host`'s times back to these, through its descriptor.
     pub fn put_back(&self, host: &File) -> std::io::Result<()> {
         // SAFETY: futimens(2) on a descriptor `host` keeps open for the
@@ -100,16 +114,9 @@ pub struct TimesKept {
 
 impl TimesKept {
     /// Keeps `host`'s times (a descriptor of its own, so the volume may
-    /// take `host`); None for a device, and for a file `uid` does not own
-    /// (root: any): the daemon's right to set times never sets those of a
-    /// file the caller may only read, whose owner may write it meanwhile.
+    /// take `host`) as [`HostTimes::for_caller`] takes them.
     pub fn keep(host: &File, uid: u32) -> Option<TimesKept> {
-        use std::os::unix::fs::MetadataExt;
-        let owner = host.metadata().ok()?.uid();
-        if uid != 0 && owner != uid {
-            return None;
-        }
-        let times = HostTimes::of(host)?;
+        let times = HostTimes::for_caller(host, uid)?;
         let host = host.try_clone().ok()?;
         Some(TimesKept { host, times })
     }
