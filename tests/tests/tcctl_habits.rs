@@ -3454,18 +3454,7 @@ fn a_right_password_without_the_volumes_pim_names_the_missing_pim() {
         "{msg}"
     );
     // With the PIM, it opens.
-    d.ok(
-        &[
-            "info",
-            &v,
-            "--pim",
-            "1",
-            "--hash",
-            "sha512",
-            "--password-stdin",
-        ],
-        PW,
-    );
+    d.ok(&[&["info", &v][..], &OPEN].concat(), PW);
 }
 
 /// What a password change did is said, as VeraCrypt says "Password
