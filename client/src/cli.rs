@@ -109,7 +109,7 @@ pub struct Secrets {
     /// reads it on the line after the password. Above the policy's max_pim refused at once,
     /// except for root, whose search at a large PIM takes as long as
     /// VeraCrypt's.
-    #[arg(long, alias = "veracrypt-pim")]
+    #[arg(long, allow_negative_numbers = true, alias = "veracrypt-pim")]
     pub pim: Option<u32>,
     /// cryptsetup's --veracrypt-query-pim: the PIM is asked (with
     /// --password-stdin, read on the line after the password).
@@ -249,6 +249,28 @@ fn missing_pim_note(create: bool) -> String {
     format!("a volume created with a PIM opens only with that PIM: {how}")
 }
 
+/// What the command line narrowed the search to (its hash, encryption
+/// and PIM), said so a wrong one is not taken for a wrong password.
+fn tried_note(
+    given: &[String],
+    hash_name: &str,
+    create: bool,
+    pim: Option<String>,
+) -> Option<String> {
+    let encryption = value_of(given, "--encryption").filter(|_| !create);
+    let tried: Vec<String> = [value_of(given, hash_name), encryption]
+        .into_iter()
+        .flatten()
+        .map(str::to_owned)
+        .chain(pim.map(|n| format!("PIM {n}")))
+        .collect();
+    match tried.as_slice() {
+        [] => None,
+        [one] => Some(format!("only {one} was tried")),
+        [first @ .., last] => Some(format!("only {} and {last} were tried", first.join(", "))),
+    }
+}
+
 /// A format or the backup headers alone, asked for, narrowed the search
 /// too: said, so a volume of the other format or a good primary header is
 /// not taken for a wrong password. (A PIM given says VeraCrypt already.)
@@ -264,6 +286,16 @@ fn scope_notes(given: &[String], truecrypt: bool, create: bool, pim: bool) -> Ve
     }
     if asks_backup_only(given) {
         notes.push("only the backup headers were searched".into());
+    }
+    if asks_system() {
+        let option = match CRYPTSETUP_LINE.load(Ordering::SeqCst) {
+            true => "--tcrypt-system",
+            false => "--system-encryption",
+        };
+        notes.push(format!(
+            "only a system drive's header (in its first track) was searched: a volume in a file \
+             or partition of its own opens without {option}"
+        ));
     }
     notes
 }
@@ -329,14 +361,14 @@ pub fn narrowing_hint() -> Option<String> {
         [one] => Some(format!("{one} narrows the search")),
         [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
     });
-    // A hash or encryption given narrowed the search too: said, so a
-    // wrong one is not taken for a wrong password.
-    let encryption = value_of(&given, "--encryption").filter(|_| !create);
-    match (value_of(&given, hash_name), encryption) {
-        (Some(h), Some(e)) => notes.push(format!("only {h} and {e} were tried")),
-        (Some(one), None) | (None, Some(one)) => notes.push(format!("only {one} was tried")),
-        (None, None) => {}
+    // A hash, encryption or PIM given narrowed the search too.
+    let pim = match (pim_given, typed_pim) {
+        (Some(name), _) => value_of(&given, name).map(|p| p.trim().to_owned()),
+        (None, Some((n, _))) => Some(n.to_string()),
+        (None, None) => None,
     }
+    .filter(|_| !truecrypt);
+    notes.extend(tried_note(&given, hash_name, create, pim));
     notes.extend(scope_notes(&given, truecrypt, create, pim_from.is_some()));
     if let Some(from) = pim_from {
         notes.push(format!(
@@ -1262,7 +1294,7 @@ pub struct CreateArgs {
     pub hidden_size: Option<u64>,
     /// The outer volume's PIM (with --hidden-size; --pim is the new
     /// hidden volume's). Without it, a terminal asks (Enter for none).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub outer_pim: Option<u32>,
     /// A keyfile of the outer volume (with --hidden-size; repeatable).
     #[arg(long = "outer-keyfile")]
@@ -1370,7 +1402,7 @@ pub struct ChangePasswordArgs {
     #[arg(long, hide = true)]
     pub ask_again: bool,
     /// The new PIM (0: the default iterations; without it the PIM stays).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub new_pim: Option<u32>,
     /// Take a new password shorter than 8 characters, or one shorter than
     /// 20 with a PIM under 485 (with a warning). Without it, one under 12
@@ -1605,7 +1637,7 @@ pub struct FavoriteAddArgs {
     #[arg(long = "keyfile", short = 'k')]
     pub keyfiles: Vec<PathBuf>,
     /// VeraCrypt's PIM (none: the default iterations).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub pim: Option<u32>,
     /// The hash (PRF) it opens with, tried first at each mount.
     #[arg(long, value_enum, ignore_case = true)]
@@ -1651,7 +1683,12 @@ pub struct FavoriteAddArgs {
 pub struct HiddenCredentials {
     /// The hidden volume's PIM, with --protect-hidden (VeraCrypt's
     /// --protection-pim).
-    #[arg(long, visible_alias = "protection-pim", requires = "protect_hidden")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        visible_alias = "protection-pim",
+        requires = "protect_hidden"
+    )]
     pub protect_hidden_pim: Option<u32>,
     /// A keyfile of the hidden volume, with --protect-hidden (repeatable;
     /// VeraCrypt's --protection-keyfiles).

@@ -697,8 +697,7 @@ pub fn legacy_mounted(view: Option<&bus::VolumeView>, volume: &str, asked_read_o
     }
 }
 
-/// `mount --system-encryption --read-write`: said before the mount.
-/// Said when system encryption makes a mount read-only on its own.
+/// Said when system encryption made a mount read-only on its own.
 pub fn system_read_only_note() {
     eprintln!(
         "tcctl: a system drive is mounted read-only, as VeraCrypt mounts one (--read-write \
@@ -706,6 +705,7 @@ pub fn system_read_only_note() {
     );
 }
 
+/// `mount --system-encryption --read-write`: said before the mount.
 pub fn system_read_write_warning() {
     eprintln!(
         "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \

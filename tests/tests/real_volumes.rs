@@ -571,22 +571,18 @@ mod legacy {
             assert_eq!(code, 7, "{msg}");
             assert!(msg.contains("has one header and no header group"), "{msg}");
             // Its one header has no embedded backup to restore from: said
-            // so, not that the host is too small.
+            // so, before anything is asked (no terminal here to confirm
+            // on, nothing on standard input).
             let (code, msg) = d.fails(
-                &[
-                    "restore-header",
-                    &v,
-                    "--embedded",
-                    "--batch-mode",
-                    "--password-stdin",
-                ],
-                "aaaaaaaaaaaa\n",
+                &["restore-header", &v, "--embedded", "--password-stdin"],
+                "",
             );
             assert_eq!(code, 7, "{msg}");
             assert!(
                 msg.contains(
-                    "too few for a volume with backup headers (262144 at least): a volume of \
-                     TrueCrypt before 5.0 has one header and no backup of it to restore"
+                    "too few for a volume with backup headers (262144 at least): it holds no \
+                     embedded backup header to restore from (a volume of TrueCrypt before 5.0, \
+                     the only kind this small, has one header)"
                 ),
                 "{msg}"
             );

@@ -1025,8 +1025,8 @@ fn a_volume_whose_headers_are_gone_opens_with_a_detached_header_file() {
     assert_eq!(code, 7, "{err}");
     assert!(
         err.contains(&format!(
-            "the header file's volume has a {}-byte data area, where this {}-byte host has room \
-             for {} bytes: a header of another volume, or one saved before the volume was \
+            "the header file's volume has a data area of {} bytes, where this {}-byte host has \
+             room for {} bytes: a header of another volume, or one saved before the volume was \
              expanded",
             bytes.len() - 262144,
             bytes.len() + (1 << 20),

@@ -1281,6 +1281,62 @@ fn filesystem_in(d: &Daemon, v: &str, hash: &str) -> String {
     String::from_utf8_lossy(&blkid.stdout).trim().to_owned()
 }
 
+/// A PIM typed at create's prompt that the password is too short for
+/// (under 485 with fewer than 20 characters) is said and asked again, as
+/// a short password is asked about; the volume is then made.
+#[test]
+fn a_pim_typed_at_creates_prompt_too_small_for_the_password_is_asked_again() {
+    let d = Daemon::start();
+    let v = s(&d.path("short.hc")).to_owned();
+    let mut c = d.command();
+    c.args([
+        "create",
+        &v,
+        "--size",
+        "4M",
+        "--filesystem",
+        "none",
+        "--hash",
+        "sha512",
+    ]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    let pim = format!("PIM for the new volume {v} (Enter for none): ");
+    for (question, answer) in [
+        (
+            format!("Password for the new volume {v}: "),
+            "fourteen chars",
+        ),
+        ("Repeat the password: ".to_owned(), "fourteen chars"),
+        (pim.clone(), "1"),
+    ] {
+        t.expect(&question, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+    }
+    t.expect(
+        "a PIM under 485 takes a password of 20 characters or more",
+        wait,
+    );
+    t.expect_times(&pim, 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("");
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    d.ok(
+        &[
+            "info",
+            &v,
+            "--pim",
+            "0",
+            "--hash",
+            "sha512",
+            "--password-stdin",
+        ],
+        "fourteen chars\n",
+    );
+}
+
 /// `tcctl -t -c VOLUME --size 4M --pim 1 more` on a terminal, each
 /// question answered in turn (the password twice, the keyfile question
 /// with Enter, after `answers`); its exit code and what it showed.
@@ -1571,12 +1627,15 @@ fn restore_header_refuses_the_backup_of_another_volume() {
             "{msg}"
         );
     }
-    // Another size: another volume, whatever the password.
+    // Another size: another volume, whatever the password (a smaller
+    // one may be this volume's before an expansion).
     let (code, msg) = restore(&backup(&smaller));
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
     assert!(
-        msg.contains("the backup is of another volume: its data area is")
-            && msg.ends_with("nothing was written\n"),
+        msg.contains(
+            "the backup is of another volume, or saved before this volume was expanded: its \
+             data area is"
+        ) && msg.ends_with("nothing was written\n"),
         "{msg}"
     );
     // The same size and password, other keys: this volume's own header
@@ -3370,7 +3429,7 @@ fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
 /// and --hash given: what narrowed the search, and that a PIM rules
 /// TrueCrypt out.
 /// (A PIM rules out TrueCrypt's format: no --format hint with it.)
-const TYPED_PIM_HINT: &str = "; only sha512 was tried; with the PIM typed at the prompt only \
+const TYPED_PIM_HINT: &str = "; only sha512 and PIM 1 were tried; with the PIM typed at the prompt only \
                               VeraCrypt volumes are searched: a TrueCrypt volume has no PIM)";
 
 #[test]
@@ -3417,7 +3476,7 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
     assert_eq!(code, 2, "{msg}");
     assert!(
         msg.ends_with(
-            "; only sha512 and serpent were tried; with --pim only VeraCrypt volumes are \
+            "; only sha512, serpent and PIM 1 were tried; with --pim only VeraCrypt volumes are \
              searched: a TrueCrypt volume has no PIM)\n"
         ),
         "{msg}"
@@ -3736,6 +3795,25 @@ fn a_protected_hidden_volume_is_searched_over_every_hash_and_its_failure_names_i
         ) && msg.ends_with(
             "; its PIM and keyfiles are --protect-hidden-pim and --protect-hidden-keyfile; \
              its header is searched over every hash and encryption)\n"
+        ),
+        "{msg}"
+    );
+    // No PIM given for it: a missing one is named as a cause.
+    let without_pim: Vec<&str> = mount
+        .iter()
+        .copied()
+        .filter(|a| !["--protect-hidden-pim", "2"].contains(a))
+        .collect();
+    let (code, msg) = d.fails(
+        &without_pim,
+        &format!("{PW}hidden words, twenty and more\n"),
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; a hidden volume created with a PIM opens only with that PIM: \
+             --protect-hidden-pim gives it; its keyfiles are --protect-hidden-keyfile, and its \
+             header is searched over every hash and encryption)\n"
         ),
         "{msg}"
     );

@@ -1292,6 +1292,45 @@ fn a_monitor_started_after_an_attach_prints_only_what_changed_and_says_attached(
     let _ = child.wait();
 }
 
+/// udisksctl's `unmount -b` leaves the volume attached and `mount -b`
+/// mounts it again: the monitor says the State each move leaves, at the
+/// move (the daemon sends the mount point and the state apart), and an
+/// absent mount point is null in JSON.
+#[test]
+fn a_monitor_says_the_state_an_unmount_and_a_mount_of_the_device_leave() {
+    let (_policy, d, vol, mnt) = with_policy_and_volume();
+    d.ok(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let (mut child, rx) = monitor_args(d.command(), &["--json"]);
+    // No banner in JSON: a moment for the monitor to listen.
+    std::thread::sleep(Duration::from_millis(500));
+    let changes = |what: &str| {
+        let mut all = serde_json::Map::new();
+        while let Ok(line) = rx.recv_timeout(Duration::from_secs(3)) {
+            let event: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if let Some(c) = event["changes"].as_object() {
+                all.extend(c.clone());
+            }
+        }
+        assert!(!all.is_empty(), "no change said after {what}");
+        all
+    };
+    d.ok(&["unmount", "-b", &device], "");
+    let after = changes("unmount -b");
+    assert_eq!(after.get("State"), Some(&json!("attached")), "{after:?}");
+    assert_eq!(after.get("MountPoint"), Some(&json!(null)), "{after:?}");
+    d.ok(&["mount", "-b", &device], "");
+    let after = changes("mount -b");
+    assert_eq!(after.get("State"), Some(&json!("mounted")), "{after:?}");
+    assert!(
+        after.get("MountPoint").is_some_and(|m| m.is_string()),
+        "{after:?}"
+    );
+    d.ok(&["dismount", s(&vol)], "");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn header_backup_and_restore_say_the_file_by_its_absolute_path() {
     let d = Daemon::start();

@@ -55,6 +55,13 @@ fn a_wrong_command_line_exits_64_with_the_usage_and_nothing_on_standard_output()
              Usage: tcctl favorites add [OPTIONS] <NAME> <VOLUME>\n\n\
              For more information, try '--help'.\n",
         ),
+        // A negative PIM is a bad value of --pim, not an option of its
+        // own (whose tip would pass it as a volume).
+        (
+            &["info", "v.hc", "--pim", "-1"],
+            "error: invalid value '-1' for '--pim <PIM>': -1 is not in 0..=4294967295\n\n\
+             For more information, try '--help'.\n",
+        ),
         (
             &["list", "--bogus"],
             "error: unexpected argument '--bogus' found\n\n\

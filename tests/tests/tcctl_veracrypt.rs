@@ -640,6 +640,41 @@ fn mount_options_system_opens_a_system_drive_read_only() {
     assert_eq!(tcd_tests::blkid_uuid(Path::new(&device)), "DEAD-BABE");
     assert_eq!(r["read_only"], true, "{r}");
     d.ok(&["-t", "-d", &device], "");
+    // A volume in a file of its own, searched as a system drive with its
+    // right password: the failure says where it looked, and nothing is
+    // said of a mount that did not happen.
+    let plain = d.image("vc_1-sha512-xts-aes");
+    let args = [
+        "-t",
+        "-m",
+        "system",
+        "--filesystem",
+        "none",
+        "--hash",
+        "sha512",
+    ];
+    let (code, msg) = d.fails(&[&args[..], &["--stdin", &plain]].concat(), AAA);
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.contains(
+            "only a system drive's header (in its first track) was searched: a volume in a \
+             file or partition of its own opens without --system-encryption)"
+        ) && !msg.contains("mounted read-only"),
+        "{msg}"
+    );
+    let (code, msg) = d.fails(
+        &[
+            "tcryptOpen",
+            "--tcrypt-system",
+            "--test-passphrase",
+            "--hash",
+            "sha512",
+            &plain,
+        ],
+        AAA,
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(msg.contains("opens without --tcrypt-system)"), "{msg}");
 }
 
 #[test]
@@ -1773,7 +1808,7 @@ fn a_pim_on_a_truecrypt_volume_is_said_to_rule_truecrypt_out() {
     assert_eq!(code, WRONG_PASSWORD, "{msg}");
     assert!(
         msg.ends_with(
-            "; only sha512 was tried; with --veracrypt-pim only VeraCrypt volumes are searched: \
+            "; only sha512 and PIM 1 were tried; with --veracrypt-pim only VeraCrypt volumes are searched: \
              a TrueCrypt volume has no PIM)\n"
         ),
         "{msg}"
@@ -1912,7 +1947,7 @@ fn cryptsetup_tcrypt_open_type_and_pim_spellings() {
     assert_eq!(code, WRONG_PASSWORD, "{msg}");
     assert!(
         msg.ends_with(
-            " s; only sha512 was tried; with the PIM read after the password only VeraCrypt \
+            " s; only sha512 and PIM 1 were tried; with the PIM read after the password only VeraCrypt \
              volumes are searched: a TrueCrypt volume has no PIM)\n"
         ) && !msg.contains("--format"),
         "{msg}"

@@ -547,6 +547,25 @@ fn refuse_dash(backup: &std::path::Path, what: &str) -> Result<(), Failure> {
     })
 }
 
+/// A host too small for an embedded backup is said before anything is
+/// asked (the daemon refuses it too).
+fn refuse_no_embedded(host: &std::fs::File, volume: &std::path::Path) -> Result<(), Failure> {
+    use tcd_proto::contract::options::{MIN_WITH_BACKUP_BYTES, no_embedded_backup};
+    let size = host
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    match size.filter(|&n| n < MIN_WITH_BACKUP_BYTES) {
+        Some(size) => Err(Failure::invalid(format!(
+            "{}: {}",
+            volume.display(),
+            no_embedded_backup(size)
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
     if let Some(b) = &a.backup {
@@ -556,6 +575,9 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     // Said by its absolute path, as the volume is.
     a.backup = a.backup.map(crate::input::shown_absolute);
     let host = host::open_volume(&a.volume, true)?;
+    if a.backup.is_none() {
+        refuse_no_embedded(&host, &a.volume)?;
+    }
     // clap asks for one of the two: without a file, the embedded one.
     let file = a
         .backup

@@ -180,10 +180,16 @@ fn all_in_words(raw: &HashMap<String, OwnedValue>) -> HashMap<String, String> {
         raw.iter().map(|(k, v)| (k.clone(), in_words(v))).collect();
     let mount_point = words.get("MountPoint").cloned();
     if let Some(state) = words.get_mut("State") {
-        *state = state_in_words(state, mount_point.as_deref());
+        let raw = std::mem::take(state);
+        *state = state_in_words(&raw, mount_point.as_deref());
+        words.insert(DAEMON_STATE.into(), raw);
     }
     words
 }
+
+/// Where [`Seen::values`] keeps the daemon's own `State`, from which the
+/// one said is made again whenever the mount point changes.
+const DAEMON_STATE: &str = " daemon State";
 
 /// The daemon's `State` counts a volume attached alone (no mount point)
 /// as mounted; tcctl says "attached", as `status` and `list` do.
@@ -195,33 +201,36 @@ fn state_in_words(state: &str, mount_point: Option<&str>) -> String {
 }
 
 /// A volume's `Backends`, `ReadOnly` and `State` as they change: only
-/// the values that differ from what was last said.
+/// the values that differ from what was last said. The daemon sends each
+/// property in a signal of its own, and the `State` said (attached or
+/// mounted) depends on the mount point too: it is made again from both
+/// whenever either changes.
 fn properties_changed(
     path: &str,
     host: &str,
     known: &mut HashMap<String, String>,
     changed: HashMap<String, OwnedValue>,
 ) -> Option<Event> {
-    let mount_point = changed
-        .get("MountPoint")
-        .map(in_words)
-        .or_else(|| known.get("MountPoint").cloned());
     let mut said: Vec<(String, String, Json)> = changed
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems"))
+        .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems" | "State"))
         .filter_map(|(k, v)| {
-            let (words, value) = match k.as_str() {
-                "State" => {
-                    let words = in_words(v);
-                    let words = state_in_words(&words, mount_point.as_deref());
-                    (words.clone(), Json::String(words))
-                }
-                _ => (in_words(v), to_json(v)),
-            };
+            let words = in_words(v);
+            // An empty string is a fact absent: null, as elsewhere.
+            let value = if words == "-" { Json::Null } else { to_json(v) };
             let old = known.insert(k.clone(), words.clone());
             (old.as_ref() != Some(&words)).then(|| (k.clone(), words, value))
         })
         .collect();
+    if let Some(raw) = changed.get("State") {
+        known.insert(DAEMON_STATE.into(), in_words(raw));
+    }
+    if let Some(raw) = known.get(DAEMON_STATE) {
+        let words = state_in_words(raw, known.get("MountPoint").map(String::as_str));
+        if known.insert("State".into(), words.clone()).as_ref() != Some(&words) {
+            said.push(("State".into(), words.clone(), Json::String(words)));
+        }
+    }
     if said.is_empty() {
         return None;
     }

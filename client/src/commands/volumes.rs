@@ -52,11 +52,10 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     if options::system(a) && header.is_none() {
         header = host::system_header(&a.volume, &host)?;
     }
-    // Warned once nothing refuses the mount short of the password.
+    // Warned once nothing refuses the mount short of the password; the
+    // note of a read-only mount waits for the mount.
     if options::system(a) && !options::read_only(a) {
         output::system_read_write_warning();
-    } else if options::system(a) && !a.read_write && !options::asked_read_only(a) {
-        output::system_read_only_note();
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let shown = a.volume.display().to_string();
@@ -93,6 +92,9 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             r => break r?,
         }
     };
+    if options::system(a) && !a.read_write && !options::asked_read_only(a) {
+        output::system_read_only_note();
+    }
     said_mounted(&c, a, &path, &shown)
 }
 
@@ -217,8 +219,9 @@ impl MountOnce<'_> {
         // A device or file that holds a plain filesystem opens with no
         // password: said instead of what narrows the search.
         let own_header = o.detached_header.is_none();
+        let hidden_pim = o.protect_hidden_pim.is_some();
         let hint = |said: &str| match said {
-            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint()),
+            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint(hidden_pim)),
             _ => own_header
                 .then(|| search::plain_hint(host, &a.volume))
                 .flatten()
@@ -242,14 +245,23 @@ impl MountOnce<'_> {
 }
 
 /// What a protected hidden volume's failed search is told: the outer
-/// volume's --pim, --hash and --encryption do not reach its search.
-fn hidden_hint() -> String {
-    format!(
-        "its PIM and keyfiles are {} and {}; its header is searched over every hash and \
-         encryption",
+/// volume's --pim, --hash and --encryption do not reach its search; with
+/// no PIM given for it, a missing one is a cause.
+fn hidden_hint(pim_given: bool) -> String {
+    let (pim, keyfiles) = (
         crate::input::spelled("--protect-hidden-pim"),
-        crate::input::spelled("--protect-hidden-keyfile")
-    )
+        crate::input::spelled("--protect-hidden-keyfile"),
+    );
+    match pim_given {
+        true => format!(
+            "its PIM and keyfiles are {pim} and {keyfiles}; its header is searched over every \
+             hash and encryption"
+        ),
+        false => format!(
+            "a hidden volume created with a PIM opens only with that PIM: {pim} gives it; its \
+             keyfiles are {keyfiles}, and its header is searched over every hash and encryption"
+        ),
+    }
 }
 
 /// `--protect-hidden`: the hidden volume's password, PIM and keyfiles
@@ -1172,17 +1184,25 @@ fn ask_for_create(
         }
     };
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
-    let pim = pw.pim(
-        a.secrets.pim,
-        truecrypt,
-        &format!("PIM for {what} (Enter for none): "),
-    )?;
+    let prompt = format!("PIM for {what} (Enter for none): ");
+    let mut pim = pw.pim(a.secrets.pim, truecrypt, &prompt)?;
     let typed = keyfiles_after(a)?;
     let any_keyfile = any_keyfile || typed.as_ref().is_some_and(|t| !t.is_empty());
     if password.is_empty() {
         crate::input::judge_new_password(&password, any_keyfile, a.force, "--keyfile")?.say();
     }
-    crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?.say();
+    // A PIM typed at the prompt that the password is too short for is
+    // said and asked again, as a short password is.
+    let at_prompt = a.secrets.pim.is_none() && !a.secrets.password_stdin && !pw.asks_nobody();
+    loop {
+        match crate::input::judge_new_pim(&password, pim, any_keyfile, a.force) {
+            Err(f) if at_prompt && f.code == exit::INVALID_ARGUMENT => {
+                eprintln!("tcctl: {}", f.message);
+                pim = pw.pim(None, truecrypt, &prompt)?;
+            }
+            judged => break judged?.say(),
+        }
+    }
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o, typed))
 }

@@ -329,13 +329,9 @@ pub fn restore_from_embedded(
     let size = unlock::host_size(host)?;
     // Two header groups do not fit: no volume with backup headers is
     // there, only one of TrueCrypt before 5.0 could be, with one header.
-    if size < 2 * GROUP_BYTES {
-        return Err(Error::InvalidArgument(format!(
-            "the host has {size} bytes, too few for a volume with backup headers ({} at \
-             least): a volume of TrueCrypt before 5.0 has one header and no backup of it to \
-             restore",
-            2 * GROUP_BYTES
-        )));
+    use tcd_proto::contract::options::{MIN_WITH_BACKUP_BYTES, no_embedded_backup};
+    if size < MIN_WITH_BACKUP_BYTES {
+        return Err(Error::InvalidArgument(no_embedded_backup(size)));
     }
     let group = read_group(host, size - GROUP_BYTES)?;
     let u = unlock_group(engine, &group, creds, opts, cancel)?;
@@ -374,11 +370,16 @@ fn check_same_volume(
     let h = &backup.header;
     let outer = backup.location == Location::Primary;
     if outer && h.data_offset.saturating_add(h.data_size) != size.saturating_sub(GROUP_BYTES) {
+        let this = size.saturating_sub(GROUP_BYTES + h.data_offset);
+        // A smaller one may be this volume's from before an expansion.
+        let or_older = match h.data_size < this {
+            true => ", or saved before this volume was expanded",
+            false => "",
+        };
         return Err(Error::InvalidArgument(format!(
-            "the backup is of another volume: its data area is {} bytes, this volume's {}; \
-             nothing was written",
+            "the backup is of another volume{or_older}: its data area is {} bytes, this \
+             volume's {this}; nothing was written",
             h.data_size,
-            size.saturating_sub(GROUP_BYTES + h.data_offset)
         )));
     }
     // Searched as widely as the backup was: this volume's header may use

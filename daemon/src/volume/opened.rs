@@ -225,8 +225,8 @@ impl OpenVolume {
             return Ok(());
         }
         Err(Error::InvalidArgument(format!(
-            "the header file's volume has a {}-byte data area, where this {size}-byte host has \
-             room for {} bytes: a header of another volume, or one saved before the volume was \
+            "the header file's volume has a data area of {} bytes, where this {size}-byte host \
+             has room for {} bytes: a header of another volume, or one saved before the volume was \
              expanded (its data would not be this volume's); mount without a header file, or \
              restore a header backup saved since",
             h.data_size,

@@ -87,6 +87,21 @@ pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
 /// the daemon and `tcctl` (before a password is asked).
 pub const MIN_VOLUME_BYTES: u64 = 37 * 512;
 
+/// The smallest host with an embedded backup header: two header groups
+/// of 128 KiB (TrueCrypt 6 and later, VeraCrypt).
+pub const MIN_WITH_BACKUP_BYTES: u64 = 2 * 131072;
+
+/// Why a host of `size` bytes, under [`MIN_WITH_BACKUP_BYTES`], has no
+/// embedded backup header to restore from: said by the daemon and by
+/// `tcctl` before it asks anything.
+pub fn no_embedded_backup(size: u64) -> String {
+    format!(
+        "the host has {size} bytes, too few for a volume with backup headers \
+         ({MIN_WITH_BACKUP_BYTES} at least): it holds no embedded backup header to restore \
+         from (a volume of TrueCrypt before 5.0, the only kind this small, has one header)"
+    )
+}
+
 impl NewFilesystem {
     /// The smallest data area its mkfs takes: what each mkfs says its
     /// least is (btrfs-progs: 114294784 bytes per device), or the least it
