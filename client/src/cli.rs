@@ -6,7 +6,6 @@ use crate::input;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the options every command takes are listed, apart from its own.
 const GLOBAL: &str = "Global options";
@@ -128,15 +127,6 @@ impl Secrets {
     }
 }
 
-/// Set when the command line is in cryptsetup's words, whose PIM options
-/// differ from tcctl's: hints name cryptsetup's.
-static CRYPTSETUP_LINE: AtomicBool = AtomicBool::new(false);
-
-/// Notes that the command line is in cryptsetup's words.
-pub fn note_cryptsetup_line() {
-    CRYPTSETUP_LINE.store(true, Ordering::SeqCst);
-}
-
 /// Whether the command line asks for a system drive's header
 /// (`--system-encryption`, cryptsetup's `--tcrypt-system`, VeraCrypt's
 /// `-m system`).
@@ -237,7 +227,7 @@ fn veracrypt_only(given: &[String], hash_name: &str, create: bool) -> bool {
 /// is a cause, said as such, not only a narrowing (VeraCrypt names an
 /// incorrect PIM among the causes); in the words of the command line.
 fn missing_pim_note(create: bool) -> String {
-    let how = match (create, CRYPTSETUP_LINE.load(Ordering::SeqCst)) {
+    let how = match (create, input::cryptsetup_line()) {
         (true, _) => {
             return "an outer volume created with a PIM opens only with that PIM: \
                              --outer-pim gives it"
@@ -288,9 +278,9 @@ fn scope_notes(given: &[String], truecrypt: bool, create: bool, pim: bool) -> Ve
         notes.push("only the backup headers were searched".into());
     }
     if asks_system() {
-        let option = match CRYPTSETUP_LINE.load(Ordering::SeqCst) {
+        let option = match input::cryptsetup_line() {
             true => "--tcrypt-system",
-            false => "--system-encryption",
+            false => input::spelled("--system-encryption"),
         };
         notes.push(format!(
             "only a system drive's header (in its first track) was searched: a volume in a file \

@@ -97,14 +97,24 @@ pub fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> 
     .filter(|(_, missing)| *missing)
     .map(|(name, _)| *name)
     .collect();
-    let (list, verb) = match missing.as_slice() {
-        [] => return None,
-        [one] => ((*one).to_owned(), "narrows"),
-        [first @ .., last] => (format!("{} and {last}", first.join(", ")), "narrow"),
-    };
-    Some(format!(
-        "the favorite's {list} (`tcctl favorites add`) {verb} the search"
-    ))
+    let mut notes: Vec<String> = match missing.as_slice() {
+        [] => None,
+        [one] => Some(((*one).to_owned(), "narrows")),
+        [first @ .., last] => Some((format!("{} and {last}", first.join(", ")), "narrow")),
+    }
+    .map(|(list, verb)| format!("the favorite's {list} (`tcctl favorites add`) {verb} the search"))
+    .into_iter()
+    .collect();
+    // As `mount --system-encryption` says: where the search looked.
+    if f.system_encryption {
+        notes.push(
+            "only a system drive's header (in its first track) was searched, as the favorite's \
+             -m system (--system-encryption) asks: a volume in a file or partition of its own \
+             opens without it (`tcctl favorites add --replace`)"
+                .into(),
+        );
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 /// What `mount_one` asks the favorite `name`'s password with.

@@ -36,6 +36,19 @@ pub fn set_udisks_line() {
     UDISKS_LINE.store(true, Ordering::SeqCst);
 }
 
+/// The command line is in cryptsetup's words: hints name its options.
+static CRYPTSETUP_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Says the command line is in cryptsetup's words.
+pub fn set_cryptsetup_line() {
+    CRYPTSETUP_LINE.store(true, Ordering::SeqCst);
+}
+
+/// Whether the command line is in cryptsetup's words.
+pub fn cryptsetup_line() -> bool {
+    CRYPTSETUP_LINE.load(Ordering::SeqCst)
+}
+
 /// tcctl's option `option` as the command line's tool spells it: on a
 /// VeraCrypt line, VeraCrypt's name for it, which the line also takes; on
 /// udisksctl's unlock, its --key-file for the password.
@@ -53,6 +66,7 @@ pub fn spelled(option: &'static str) -> &'static str {
         "--new-keyfile" => "--new-keyfiles",
         "--protect-hidden-pim" => "--protection-pim",
         "--protect-hidden-keyfile" => "--protection-keyfiles",
+        "--system-encryption" => "-m system",
         other => other,
     }
 }
@@ -195,7 +209,13 @@ impl Passwords {
                 self.stdin_empty = first;
                 return Err(Failure {
                     code: exit::USAGE,
-                    message: if first {
+                    message: if first && cryptsetup_line() {
+                        // Read because it is no terminal, as cryptsetup
+                        // reads a passphrase piped in: no option named.
+                        "standard input holds no passphrase (it is empty; a passphrase piped in \
+                         is read as cryptsetup reads it)"
+                            .into()
+                    } else if first {
                         format!(
                             "{}: standard input holds no password (it is empty)",
                             spelled("--password-stdin")

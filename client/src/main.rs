@@ -103,7 +103,8 @@ fn parse(given: &[std::ffi::OsString], mut args: Vec<std::ffi::OsString>) -> Res
 /// What a VeraCrypt or cryptsetup user needs to hear instead of clap's
 /// words for `e`, where clap's would mislead: an option unknown to
 /// VeraCrypt's text mode is not one of `mount`'s (the command `-t`
-/// implies), and a restore needs a file or --embedded.
+/// implies), a restore needs a file or --embedded, and a bad value of
+/// cryptsetup's --veracrypt-pim is named so.
 fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let usage = |message: String| Failure {
@@ -125,6 +126,9 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
             "{arg}: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists the ones \
              taken)"
         )));
+    }
+    if let Some(message) = veracrypt_pim_value(given, e) {
+        return Some(usage(message));
     }
     // mount(8)'s -o: tcctl's own words for what it carries.
     let mounting = e.render().to_string().contains("Usage: tcctl mount ");
@@ -207,6 +211,29 @@ fn generate_dist(args: &[std::ffi::OsString]) -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// cryptsetup's --veracrypt-pim is tcctl's --pim: a bad value of it is
+/// said under the name typed.
+fn veracrypt_pim_value(given: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    let typed = given.iter().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a == "--veracrypt-pim" || a.starts_with("--veracrypt-pim="))
+    });
+    if !typed
+        || !matches!(
+            e.kind(),
+            ErrorKind::InvalidValue | ErrorKind::ValueValidation
+        )
+    {
+        return None;
+    }
+    let said = e.render().to_string();
+    let first = said.lines().next()?.strip_prefix("error: ")?;
+    first
+        .contains("'--pim <PIM>'")
+        .then(|| first.replace("'--pim <PIM>'", "'--veracrypt-pim <PIM>'"))
 }
 
 /// Help and version go to standard output with success; a wrong command

@@ -756,7 +756,7 @@ fn cryptsetup_line(words: &[String]) -> bool {
 /// has the rest); -q, --batch-mode confirm nothing where nothing is asked
 /// (dump takes it); no PIM is asked without --veracrypt-query-pim.
 fn cryptsetup_words(words: &mut Vec<String>) {
-    crate::cli::note_cryptsetup_line();
+    crate::input::set_cryptsetup_line();
     *words = words.drain(..).flat_map(short_options_apart).collect();
     let dump = words
         .iter()

@@ -472,6 +472,9 @@ impl MountTable {
                 req.read_only,
             )?,
         };
+        if req.search.detached.is_some() {
+            volume.check_detached_fit()?;
+        }
         if let Some(times) = req.host_times {
             volume.restore_times_at_close(times);
         }

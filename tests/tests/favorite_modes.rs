@@ -195,6 +195,32 @@ fn a_system_encryption_favorite_mounts_read_only_unless_it_says_read_write() {
         err,
         "tcctl: favorite \"both\": system encryption has no hidden volume to protect\n"
     );
+
+    // A volume in a file of its own, its favorite made with -m system:
+    // its right password fails, and where the search looked is said.
+    let plain = d.image("vc_1-sha512-xts-aes");
+    d.ok(
+        &[
+            "favorites",
+            "add",
+            "plain",
+            &plain,
+            "-m",
+            "system",
+            "--hash",
+            "sha512",
+        ],
+        "",
+    );
+    let (code, err) = d.fails(&["favorites", "mount", "plain", "--password-stdin"], AAA);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "only a system drive's header (in its first track) was searched, as the favorite's \
+             -m system (--system-encryption) asks"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -498,6 +498,59 @@ mod legacy {
             }
         }
 
+        /// TrueCrypt 5's XTS volumes (header version 3) have one header
+        /// too: a backup of its "header group" would hold its data, and
+        /// no embedded backup is there to restore from, however large the
+        /// host; said so, with the right password.
+        #[test]
+        fn a_truecrypt_5_volume_has_no_header_group_to_back_up_or_restore() {
+            let d = Daemon::start();
+            let v = copy(&d, "tc_3-sha512-xts-aes");
+            let hdr = d.path("v.hdr");
+            let pw = "aaaaaaaaaaaa\n";
+            let (code, msg) = d.fails(
+                &[
+                    "backup-header",
+                    &v,
+                    tcd_tests::s(&hdr),
+                    "--hash",
+                    "sha512",
+                    "--password-stdin",
+                ],
+                pw,
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert!(
+                msg.contains(
+                    "a volume of TrueCrypt before 6.0 (header version 3) has one header and no \
+                     header group to back up or restore"
+                ),
+                "{msg}"
+            );
+            assert!(!hdr.exists(), "no backup file is left");
+            // Grown past two header groups: the search for an embedded
+            // backup finds none, and the volume's one header says why.
+            std::fs::File::options()
+                .write(true)
+                .open(&v)
+                .and_then(|f| f.set_len(1 << 20))
+                .expect("grow");
+            let (code, msg) = d.fails(
+                &[
+                    "restore-header",
+                    &v,
+                    "--embedded",
+                    "-q",
+                    "--hash",
+                    "sha512",
+                    "--password-stdin",
+                ],
+                pw,
+            );
+            assert_eq!(code, 7, "{msg}");
+            assert!(msg.contains("(header version 3) has one header"), "{msg}");
+        }
+
         #[test]
         fn create_and_password_change_refuse_the_legacy_modes() {
             let d = Daemon::start();
@@ -581,8 +634,8 @@ mod legacy {
             assert!(
                 msg.contains(
                     "too few for a volume with backup headers (262144 at least): it holds no \
-                     embedded backup header to restore from (a volume of TrueCrypt before 5.0, \
-                     the only kind this small, has one header)"
+                     embedded backup header to restore from (a volume of TrueCrypt before 6.0 \
+                     has one header)"
                 ),
                 "{msg}"
             );

@@ -1035,6 +1035,14 @@ fn a_volume_whose_headers_are_gone_opens_with_a_detached_header_file() {
         "{err}"
     );
     assert!(d.list().as_array().is_some_and(Vec::is_empty));
+    // Reading it is how a saved header's settings are seen: info shows
+    // the data area it describes.
+    let info = d.ok(
+        &["info", v, "--header", f, "--password-stdin", "--json"],
+        "aaaaaaaaaaaa\n",
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+    assert_eq!(info["size"], bytes.len() - 262144, "{info}");
     d.ok(
         &[&["mount", v, "--header", f][..], &search].concat(),
         "bbbbbbbbbbbb\n",

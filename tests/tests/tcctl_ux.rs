@@ -118,6 +118,26 @@ fn help_names_the_other_tools_spellings() {
     }
 }
 
+/// cryptsetup's --veracrypt-pim is tcctl's --pim: a bad value is said
+/// under the name typed.
+#[test]
+fn a_bad_veracrypt_pim_is_said_by_the_name_typed() {
+    let out = tcctl(&[
+        "open",
+        "--type",
+        "tcrypt",
+        "--veracrypt-pim",
+        "-1",
+        "v.hc",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(USAGE));
+    assert_eq!(
+        text(&out.stderr),
+        "tcctl: invalid value '-1' for '--veracrypt-pim <PIM>': -1 is not in 0..=4294967295\n"
+    );
+}
+
 #[test]
 fn no_daemon_is_not_a_usage_error() {
     let out = tcctl(&["list"]);

@@ -614,20 +614,16 @@ fn mount_options_ts_leaves_the_timestamps_writes_set() {
 fn mount_options_system_opens_a_system_drive_read_only() {
     let d = Daemon::start();
     let v = d.image("sys_vc_1_gpt_part-sha512-xts-aes");
-    let out = d.tcctl(
-        &[
-            "-t",
-            "-m",
-            "system",
-            "--filesystem",
-            "none",
-            "--hash",
-            "sha512",
-            "--stdin",
-            &v,
-        ],
-        AAA,
-    );
+    let args = [
+        "-t",
+        "-m",
+        "system",
+        "--filesystem",
+        "none",
+        "--hash",
+        "sha512",
+    ];
+    let out = d.tcctl(&[&args[..], &["--stdin", &v]].concat(), AAA);
     assert!(out.status.success(), "{out:?}");
     // Read-only without being asked: said, as VeraCrypt's default.
     assert_eq!(
@@ -644,21 +640,12 @@ fn mount_options_system_opens_a_system_drive_read_only() {
     // right password: the failure says where it looked, and nothing is
     // said of a mount that did not happen.
     let plain = d.image("vc_1-sha512-xts-aes");
-    let args = [
-        "-t",
-        "-m",
-        "system",
-        "--filesystem",
-        "none",
-        "--hash",
-        "sha512",
-    ];
     let (code, msg) = d.fails(&[&args[..], &["--stdin", &plain]].concat(), AAA);
     assert_eq!(code, 2, "{msg}");
     assert!(
         msg.contains(
             "only a system drive's header (in its first track) was searched: a volume in a \
-             file or partition of its own opens without --system-encryption)"
+             file or partition of its own opens without -m system)"
         ) && !msg.contains("mounted read-only"),
         "{msg}"
     );
@@ -1036,6 +1023,17 @@ fn non_interactive_keyfiles_open_a_volume_without_a_password() {
         (
             64,
             "tcctl: --stdin: standard input holds no password (it is empty)\n"
+        )
+    );
+    // On cryptsetup's, which reads standard input when it is no
+    // terminal, no option was typed to name.
+    let (code, msg) = d.fails(&["tcryptOpen", &v, "tcvol"], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            64,
+            "tcctl: standard input holds no passphrase (it is empty; a passphrase piped in is \
+             read as cryptsetup reads it)\n"
         )
     );
     let (code, msg) = d.fails(&args, "\n");

@@ -225,15 +225,16 @@ fn read_group(host: &File, offset: u64) -> Result<Zeroizing<Vec<u8>>> {
     Ok(group)
 }
 
-/// TrueCrypt 4 kept one header and no header group: nothing of it is backed
-/// up or restored (a group's backup slot is its data).
+/// TrueCrypt before 6.0 kept one header and no header group (header
+/// versions 1 to 3: its legacy modes, and TrueCrypt 5's XTS): nothing of
+/// it is backed up or restored (a group's backup slot is its data).
 fn refuse_legacy_header(u: &Unlocked) -> Result<()> {
-    if u.chain.mode.is_legacy() {
-        return Err(Error::InvalidArgument(
-            "a volume of TrueCrypt before 5.0 has one header and no header group to back up \
-             or restore; copy its files into a new volume"
-                .into(),
-        ));
+    if u.chain.mode.is_legacy() || u.header.version < 4 {
+        return Err(Error::InvalidArgument(format!(
+            "a volume of TrueCrypt before 6.0 (header version {}) has one header and no header \
+             group to back up or restore; copy its files into a new volume",
+            u.header.version
+        )));
     }
     Ok(())
 }
@@ -334,7 +335,19 @@ pub fn restore_from_embedded(
         return Err(Error::InvalidArgument(no_embedded_backup(size)));
     }
     let group = read_group(host, size - GROUP_BYTES)?;
-    let u = unlock_group(engine, &group, creds, opts, cancel)?;
+    let u = match unlock_group(engine, &group, creds, opts, cancel) {
+        Err(Error::NotUnlocked { untried }) => {
+            // A volume of TrueCrypt before 6.0 has no backup to open: its
+            // one header, if the password opens it, says so. Else the
+            // password is wrong, as it was.
+            let own = unlock::unlock(engine, host, creds, Target::Outer, opts, cancel);
+            if let Ok(own) = own {
+                refuse_legacy_header(&own)?;
+            }
+            return Err(Error::NotUnlocked { untried });
+        }
+        r => r?,
+    };
     refuse_legacy_header(&u)?;
     check_fits(&u, size)?;
     let (at, target) = match u.location {

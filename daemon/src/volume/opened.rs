@@ -199,39 +199,7 @@ impl OpenVolume {
             return Self::open_system(engine, host, creds, opts, cancel, read_only);
         }
         let u = unlock::unlock(engine, &host, creds, target, opts, cancel)?;
-        if opts.detached.is_some() && !u.location.is_hidden() {
-            Self::check_detached_area(&u.header, unlock::host_size(&host)?)?;
-        }
         Self::from_unlocked(engine, host, u, opts, read_only, None)
-    }
-
-    /// A volume's header read from a header file must describe this host:
-    /// a volume with backup headers ends its data area where the backup
-    /// group begins, 128 KiB before the host's end (less the part of a
-    /// sector the format rounds off). A header of another volume, or one
-    /// saved before the volume was expanded, would map data that is not
-    /// this volume's, and writes could reach its backup headers: refused,
-    /// saying which.
-    fn check_detached_area(h: &Header, size: u64) -> Result<()> {
-        // Before header version 4 (TrueCrypt 6) there were no backup
-        // headers, and the data area's end was not fixed.
-        if h.version < 4 {
-            return Ok(());
-        }
-        let end = h.data_offset.saturating_add(h.data_size);
-        let backups = size.saturating_sub(GROUP_BYTES);
-        let rounded_off = backups.saturating_sub(end);
-        if end <= backups && rounded_off < u64::from(h.sector_size.max(512)) {
-            return Ok(());
-        }
-        Err(Error::InvalidArgument(format!(
-            "the header file's volume has a data area of {} bytes, where this {size}-byte host \
-             has room for {} bytes: a header of another volume, or one saved before the volume was \
-             expanded (its data would not be this volume's); mount without a header file, or \
-             restore a header backup saved since",
-            h.data_size,
-            backups.saturating_sub(h.data_offset),
-        )))
     }
 
     /// Opens system encryption in `host`: a drive or disk image holding
@@ -375,6 +343,39 @@ impl OpenVolume {
             size: h.data_size,
             host_start: 0,
         })
+    }
+
+    /// A volume opened by a header read from a header file, to be
+    /// mounted, must be this host's: a volume with backup headers ends its
+    /// data area where the backup group begins, 128 KiB before the host's
+    /// end (less the part of a sector the format rounds off). A header of
+    /// another volume, or one saved before the volume was expanded, would
+    /// map data that is not this volume's, and writes could reach its
+    /// backup headers: refused, saying which. (Reading such a header, as
+    /// `HeaderInfo` does, is how a backup's settings are seen.)
+    pub fn check_detached_fit(&self) -> Result<()> {
+        let i = &self.info;
+        // Before header version 4 (TrueCrypt 6) there were no backup
+        // headers, and the data area's end was not fixed; a hidden
+        // volume's header places it by itself.
+        if i.header_version < 4 || i.hidden || i.system {
+            return Ok(());
+        }
+        let size = unlock::host_size(&self.host)?;
+        let end = i.data_offset.saturating_add(i.data_size);
+        let backups = size.saturating_sub(GROUP_BYTES);
+        let rounded_off = backups.saturating_sub(end);
+        if end <= backups && rounded_off < u64::from(i.sector_size.max(512)) {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "the header file's volume has a data area of {} bytes, where this {size}-byte host \
+             has room for {} bytes: a header of another volume, or one saved before the volume \
+             was expanded (its data would not be this volume's); mount without a header file, \
+             or restore a header backup saved since",
+            i.data_size,
+            backups.saturating_sub(i.data_offset),
+        )))
     }
 
     /// Puts the container file's times back to `times` when the volume

@@ -98,7 +98,7 @@ pub fn no_embedded_backup(size: u64) -> String {
     format!(
         "the host has {size} bytes, too few for a volume with backup headers \
          ({MIN_WITH_BACKUP_BYTES} at least): it holds no embedded backup header to restore \
-         from (a volume of TrueCrypt before 5.0, the only kind this small, has one header)"
+         from (a volume of TrueCrypt before 6.0 has one header)"
     )
 }
 
