@@ -244,10 +244,16 @@ impl Passwords {
             });
         }
         if !self.interactive {
+            // udisksctl's --no-user-interaction is --non-interactive:
+            // named as typed.
+            let option = match std::env::args().any(|a| a == "--no-user-interaction") {
+                true => "--no-user-interaction",
+                false => "--non-interactive",
+            };
             return Err(Failure {
                 code: exit::USAGE,
                 message: format!(
-                    "a password is needed, and --non-interactive asks for none: {}, or {}",
+                    "a password is needed, and {option} asks for none: {}, or {}",
                     other_way(),
                     // (It names no --keyfiles: each --keyfile is one.)
                     self.keyfiles_from

@@ -2183,5 +2183,13 @@ fn a_fat_volume_under_fusefat_is_mounted_with_a_notice_that_fsync_does_not_reach
                     back its cache, and at the latest at dismount (/usr/share/doc/tcd/docs/RELIABILITY.md)\n";
         assert_eq!(err.ends_with(said), notice, "{fs}: {err}");
         d.ok(&["dismount", s(&mnt)], "");
+        // Read-only, nothing is written to lose: no notice.
+        let mut args = vec!["mount", s(&vol), s(&mnt), "--readonly"];
+        args.extend(open);
+        let out = d.tcctl(&args, "fat words\n");
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("fsync does not reach"), "{fs}: {err}");
+        d.ok(&["dismount", s(&mnt)], "");
     }
 }

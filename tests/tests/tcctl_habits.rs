@@ -4268,7 +4268,10 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
     );
     assert_eq!(code, USAGE, "{msg}");
     assert!(
-        msg.contains("give it with --key-file FILE (its first line) or --password-stdin"),
+        msg.contains(
+            "a password is needed, and --no-user-interaction asks for none: give it with \
+             --key-file FILE (its first line) or --password-stdin"
+        ),
         "{msg}"
     );
     let missing = s(&d.path("no-passphrase")).to_owned();

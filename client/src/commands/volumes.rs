@@ -509,7 +509,11 @@ fn report_mounted(row: Option<&Volume>, shown: &str, udisks: bool) -> (String, S
         Some(r) if r.mount_point().is_some() => {
             let (at, device, host) = (r.mount_point().unwrap_or_default(), r.device(), r.host());
             println!("{host} mounted on {at} ({device})");
-            if r.view.filesystem.as_deref() == Some("vfat") && served_by_fuse(Path::new(at)) {
+            // A read-only mount writes nothing to lose.
+            if r.view.filesystem.as_deref() == Some("vfat")
+                && r.view.read_only != Some(true)
+                && served_by_fuse(Path::new(at))
+            {
                 eprintln!("{FUSEFAT_NOTICE}");
             }
             (format!("Mounted {host} at {at}"), device.to_owned())
