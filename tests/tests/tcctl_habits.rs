@@ -1281,6 +1281,49 @@ fn filesystem_in(d: &Daemon, v: &str, hash: &str) -> String {
     String::from_utf8_lossy(&blkid.stdout).trim().to_owned()
 }
 
+/// A volume's device mounted by hand, as cryptsetup's users mount a
+/// mapping: `status` and `umount` of that folder name the volume and the
+/// way it comes off, instead of calling the mount no volume of tcd's.
+#[test]
+fn a_volumes_device_mounted_by_hand_is_named_with_the_way_off() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "hand.hc");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let at = d.path("by-hand");
+    std::fs::create_dir(&at).expect("mkdir");
+    let mounted = std::process::Command::new("mount")
+        .arg(&device)
+        .arg(&at)
+        .status()
+        .expect("mount(8)");
+    assert!(mounted.success(), "mount(8) {device}");
+    for command in ["status", "umount"] {
+        let (code, msg) = d.fails(&[command, s(&at)], "");
+        assert_eq!(
+            (code, msg),
+            (
+                3,
+                format!(
+                    "tcctl: {} holds {device}, the device of tcd's volume {v}, mounted outside \
+                     tcd: umount(8) unmounts it, then `tcctl close {v}` detaches the volume\n",
+                    s(&at)
+                )
+            ),
+            "{command}"
+        );
+    }
+    let unmounted = std::process::Command::new("umount")
+        .arg(&at)
+        .status()
+        .expect("umount(8)");
+    assert!(unmounted.success());
+    d.ok(&["close", &v], "");
+}
+
 /// A PIM typed at create's prompt that the password is too short for
 /// (under 485 with fewer than 20 characters) is said and asked again, as
 /// a short password is asked about; the volume is then made.

@@ -850,13 +850,25 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
         // Another filesystem's mount point (`/proc`) is mounted, but no
         // volume of tcd's.
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if tcd_proto::mount_table::now()
-            .iter()
-            .any(|m| m.point == canonical)
-        {
-            f.message = format!(
-                "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its volumes)"
-            );
+        let table = tcd_proto::mount_table::now();
+        if let Some(m) = table.iter().find(|m| m.point == canonical) {
+            // A volume's device mounted by hand, as cryptsetup's users
+            // mount a mapping: named, and how it comes off.
+            let listed = c.list().unwrap_or_default();
+            let ours = listed.iter().find(|v| Path::new(v.device()) == m.source);
+            f.message = match ours {
+                Some(v) => format!(
+                    "{asked} holds {}, the device of tcd's volume {}, mounted outside tcd: \
+                     umount(8) unmounts it, then `tcctl close {}` detaches the volume",
+                    v.device(),
+                    v.host(),
+                    output::shell_word(v.host())
+                ),
+                None => format!(
+                    "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its \
+                     volumes)"
+                ),
+            };
             return f;
         }
         // A bare word that is a folder here may still be the mapping name
