@@ -122,10 +122,7 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
                  shows its usage)"
             )));
         }
-        return Some(usage(format!(
-            "{arg}: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists the ones \
-             taken)"
-        )));
+        return Some(usage(veracrypt::misplaced_option(given, arg)));
     }
     if let Some(message) = veracrypt_pim_value(given, e) {
         return Some(usage(message));

@@ -413,6 +413,41 @@ pub fn text_mode_line(given: &[OsString]) -> bool {
         .any(|w| w == "-t" || w == "--text")
 }
 
+/// What an option of a VeraCrypt text-mode line that the command does not
+/// take is told: a second command (VeraCrypt runs one at a time), an
+/// option of another command, or one VeraCrypt's text mode never had.
+pub fn misplaced_option(given: &[OsString], arg: &str) -> String {
+    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    let is_command = |w: &str| w == "--auto-mount" || COMMANDS.iter().any(|(c, _)| c.contains(&w));
+    let command = given
+        .iter()
+        .filter_map(|w| w.to_str())
+        .map(|w| w.split_once('=').map_or(w, |(n, _)| n))
+        .find(|w| *w != name && is_command(w));
+    let known = SPELLINGS.iter().any(|(spelled, _)| {
+        spelled
+            .split([',', ' ', '|'])
+            .any(|w| w.starts_with('-') && w == name)
+    });
+    match command {
+        Some(first) if is_command(name) => format!(
+            "{first} and {name} are two commands: VeraCrypt's text mode runs one at a time \
+             (`tcctl -t -h` lists them)"
+        ),
+        Some(first) if known => format!(
+            "{name} does not go with {first} (`tcctl -t {first} -h` lists the options it takes)"
+        ),
+        _ if known => format!(
+            "{name} does not go with mounting, the command of a line without one (`tcctl -t -h` \
+             lists each command's options)"
+        ),
+        _ => format!(
+            "{arg}: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists the ones \
+             taken)"
+        ),
+    }
+}
+
 /// `args` (the program's name first) as tcctl's parser takes them.
 pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     let mut words: Vec<String> = Vec::with_capacity(args.len());

@@ -118,6 +118,33 @@ fn help_names_the_other_tools_spellings() {
     }
 }
 
+/// VeraCrypt's text mode runs one command at a time: a second command,
+/// or an option of another command, is said as such, not as an option
+/// VeraCrypt never had.
+#[test]
+fn a_text_mode_line_with_two_commands_or_anothers_option_says_so() {
+    for (args, said) in [
+        (
+            &["-t", "-l", "-d"][..],
+            "tcctl: -l and -d are two commands: VeraCrypt's text mode runs one at a time \
+             (`tcctl -t -h` lists them)\n",
+        ),
+        (
+            &["-t", "-d", "--size=5M"][..],
+            "tcctl: --size does not go with -d (`tcctl -t -d -h` lists the options it takes)\n",
+        ),
+        (
+            &["-t", "--bogus"][..],
+            "tcctl: --bogus: no such option of VeraCrypt's text mode here (`tcctl -t -h` lists \
+             the ones taken)\n",
+        ),
+    ] {
+        let out = tcctl(args);
+        assert_eq!(out.status.code(), Some(USAGE), "{args:?}");
+        assert_eq!(text(&out.stderr), said, "{args:?}");
+    }
+}
+
 /// cryptsetup's --veracrypt-pim is tcctl's --pim: a bad value is said
 /// under the name typed.
 #[test]
