@@ -364,6 +364,10 @@ impl Client {
         let shown = bar.clone();
         // A fill's bar shows its rate; a count of steps has none.
         let bytes = template.contains("{bytes}");
+        // Signals handled in one burst (a client kept waiting under load)
+        // leave no time since the first to measure by: the call's own
+        // time stands in at the end, so the rate is always said.
+        let called = std::time::Instant::now();
         let r = self.with_signals(
             member,
             move |msg| {
@@ -387,7 +391,11 @@ impl Client {
             (Ok(_), false, Some(total)) if bytes => {
                 bar.set_position(total);
                 if bytes {
-                    bar.set_message(rate(total, bar.elapsed()));
+                    let since_first = rate(total, bar.elapsed());
+                    bar.set_message(match since_first.is_empty() {
+                        true => rate(total, called.elapsed()),
+                        false => since_first,
+                    });
                 }
                 bar.finish();
                 eprintln!();
