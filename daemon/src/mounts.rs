@@ -634,7 +634,7 @@ impl MountTable {
         if view.state == VolumeState::Detaching {
             return Err(not_attached_only("being dismounted"));
         }
-        // A dismount under way holds it: told at once, as a second one is.
+        // A dismount under way holds it: told within moments, as a second one is.
         let mut parts = lock_parts_or_busy(&parts, id)?;
         if parts.fs.is_some() {
             return Err(Error::AlreadyMounted(format!(
@@ -687,7 +687,7 @@ impl MountTable {
             let e = t.get(&id).ok_or(Error::NotMounted(id.to_string()))?;
             (e.view.host_name.clone(), Arc::clone(&e.parts))
         };
-        // A dismount under way holds it: told at once, as a second one is.
+        // A dismount under way holds it: told within moments, as a second one is.
         let mut parts = lock_parts_or_busy(&parts, id)?;
         // It may have gone (or be detaching, its filesystem off already)
         // while this call waited for its lock.
@@ -864,7 +864,7 @@ impl MountTable {
             }
             Arc::clone(&e.parts)
         };
-        // A second dismount of the same volume is told so at once.
+        // A second dismount of the same volume is told so within moments.
         let mut parts = lock_parts_or_busy(&parts, id)?;
         // It may have gone while this call waited for its lock.
         if !self.lock().contains_key(&id) {
@@ -878,6 +878,12 @@ impl MountTable {
             return r;
         }
         if let Some(fs) = &parts.fs {
+            // Mounted elsewhere too (a bind mount of its mount point, its
+            // device mounted by hand): unmounting ours would leave the
+            // other writable and the volume detaching behind the caller.
+            if !force && let Some(e) = mounted_elsewhere(&parts, fs, name_holders) {
+                return Err(e);
+            }
             fs.sync();
             match fs.unmount(false) {
                 Ok(()) => {}
@@ -1337,7 +1343,7 @@ impl MountTable {
             .collect();
         let mut gone = Vec::new();
         for (id, parts) in watched {
-            let Ok(mut parts) = lock_parts_or_busy(&parts, id) else {
+            let Some(mut parts) = try_lock_parts(&parts) else {
                 continue;
             };
             if !parts.fs.as_ref().is_some_and(|fs| fs.is_gone()) {
@@ -1383,7 +1389,7 @@ impl MountTable {
             .map(|(id, e)| (*id, Arc::clone(&e.parts)))
             .collect();
         for (id, parts) in due {
-            let Ok(mut parts) = lock_parts_or_busy(&parts, id) else {
+            let Some(mut parts) = try_lock_parts(&parts) else {
                 continue;
             };
             if parts.driver_sealed || parts.userfs.is_none() {
@@ -1443,16 +1449,38 @@ fn check_given_mount_point(
     Ok(t)
 }
 
-/// Volume `id`'s parts, locked; a dismount under way holds them, and the
-/// caller is told so at once rather than made to wait. A lock poisoned by
-/// a panicking call is taken over: the parts stay whatever that call left.
+/// How long a call waits for a volume's lock before saying it is busy:
+/// the health sweep holds it for a stat of the mount point, a dismount
+/// for its whole length.
+const PARTS_LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Volume `id`'s parts, locked. A dismount under way holds them, and the
+/// caller is told so within moments rather than made to wait for it; a
+/// sweep's brief look is waited out. A lock poisoned by a panicking call
+/// is taken over: the parts stay whatever that call left.
 fn lock_parts_or_busy(parts: &Mutex<Parts>, id: u32) -> Result<std::sync::MutexGuard<'_, Parts>> {
-    match parts.try_lock() {
-        Ok(p) => Ok(p),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => {
-            Err(Error::Busy(format!("volume {id} (being dismounted)")))
+    let deadline = std::time::Instant::now() + PARTS_LOCK_PATIENCE;
+    loop {
+        match parts.try_lock() {
+            Ok(p) => return Ok(p),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(Error::Busy(format!("volume {id} (being dismounted)")));
+            }
         }
+    }
+}
+
+/// Volume `id`'s parts if nobody holds them now: for the sweeps, which
+/// leave a volume in use to its call and look again next time.
+fn try_lock_parts(parts: &Mutex<Parts>) -> Option<std::sync::MutexGuard<'_, Parts>> {
+    match parts.try_lock() {
+        Ok(p) => Some(p),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
     }
 }
 
@@ -1587,6 +1615,37 @@ fn held(parts: &Parts, fs: &mountpoint::MountedFs, what: String, name_holders: b
         .map(|(t, except)| holders::scan(t, &except))
         .unwrap_or_default();
     Error::Held { what, holders }
+}
+
+/// [`Error::Held`] naming the other mount points of the filesystem `fs`
+/// of `parts` (same device number, another mount in the daemon's
+/// namespace) and the processes using it; none when it is mounted only
+/// where the daemon mounted it.
+fn mounted_elsewhere(
+    parts: &Parts,
+    fs: &mountpoint::MountedFs,
+    name_holders: bool,
+) -> Option<Error> {
+    let dev = fs.device()?;
+    let wanted = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let others: Vec<PathBuf> = tcd_proto::mount_table::now()
+        .into_iter()
+        .filter(|m| m.device == wanted && m.id != fs.mount_id())
+        .map(|m| m.point)
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    let device = parts
+        .export
+        .as_ref()
+        .map(|e| e.device().to_path_buf())
+        .unwrap_or_else(|| fs.path());
+    let used = holders::DeviceUse {
+        mounts: others,
+        ..Default::default()
+    };
+    Some(held(parts, fs, used.describe(&device), name_holders))
 }
 
 /// What holds the filesystem `fs` of `parts` is looked for by (its device

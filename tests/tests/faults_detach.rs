@@ -12,6 +12,10 @@
 //!   mounted outside tcd: its dismount is refused at once naming the mount
 //!   point, a forced one leaves it listed as "detaching" until the
 //!   filesystem is unmounted, then it goes with its loop device.
+//! - a mounted volume whose filesystem root also mounted elsewhere (a bind
+//!   mount of its mount point, its device mounted again): its dismount and
+//!   `dismount --all` are refused naming both, nothing changed; once they
+//!   are unmounted the dismount goes through with the data written there.
 //! - over the peer-to-peer socket (`tcd --socket`), a forced
 //!   `Volume1.Dismount` of a held volume, called at the volume's own
 //!   object, is answered at once naming the holder, and the volume goes
@@ -508,6 +512,93 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     assert_eq!(
         std::fs::read_to_string(alice.path("mnt/data")).expect("data"),
         "written after the refusal\n"
+    );
+    sys.ok(Some(alice), &["dismount", s(&vol)], "");
+}
+
+#[test]
+fn a_mounted_volume_whose_filesystem_is_mounted_elsewhere_too_is_busy_until_that_goes() {
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let vol = sys.create_volume(alice, "twice.hc", "24M");
+    let mnt = alice.path("mnt");
+    sys.mount(alice, &vol, &mnt);
+    let mounted = row(&sys, alice, &vol).expect("listed");
+    let device = mounted["device"].as_str().expect("device").to_owned();
+
+    // Root binds the volume's mount point somewhere else, and mounts its
+    // device a second time: both write the volume.
+    let bound = sys.dir.path().join("bound");
+    let again = sys.dir.path().join("again");
+    for (dir, args) in [
+        (&bound, vec!["--bind", s(&mnt)]),
+        (&again, vec![device.as_str()]),
+    ] {
+        std::fs::create_dir(dir).expect("mkdir");
+        let st = Command::new(require_tool("mount", "package util-linux"))
+            .args(&args)
+            .arg(dir)
+            .status()
+            .expect("mount");
+        assert!(st.success(), "mount {args:?} {}", dir.display());
+    }
+    let _bound = Outside(&bound);
+    let _again = Outside(&again);
+
+    for args in [vec!["dismount", s(&vol)], vec!["dismount", "--all"]] {
+        let refused = prompt_tcctl(
+            &sys,
+            alice,
+            &args,
+            "",
+            "the dismount of a volume mounted twice",
+        );
+        let said = text(&refused);
+        assert_eq!(
+            refused.status.code(),
+            Some(5),
+            "{args:?}: exit 5 (busy): {said}"
+        );
+        for other in [&bound, &again] {
+            assert!(
+                said.contains(&other.display().to_string()),
+                "{args:?}: the refusal names the other mount point {}: {said}",
+                other.display()
+            );
+        }
+        assert!(!said.contains("dismounted"), "{args:?}: {said}");
+        let still = row(&sys, alice, &vol).expect("still listed after the refusal");
+        assert_eq!(
+            still["state"], "mounted",
+            "{args:?}: nothing changed: {still}"
+        );
+        assert!(is_mount_point(&mnt), "{args:?}: still on its mount point");
+    }
+    std::fs::write(bound.join("data"), "written at the bind mount\n").expect("write");
+    assert_eq!(
+        std::fs::read_to_string(mnt.join("data")).expect("read at tcd's mount point"),
+        "written at the bind mount\n"
+    );
+
+    // Once the other mounts go, the dismount goes through, and the data
+    // is on the volume.
+    for dir in [&bound, &again] {
+        let st = Command::new("umount").arg(dir).status().expect("umount");
+        assert!(st.success(), "umount {}", dir.display());
+    }
+    let out = prompt_tcctl(
+        &sys,
+        alice,
+        &["dismount", s(&vol)],
+        "",
+        "the dismount after",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(row(&sys, alice, &vol).is_none(), "gone from the list");
+    sys.mount(alice, &vol, &mnt);
+    assert_eq!(
+        std::fs::read_to_string(mnt.join("data")).expect("data"),
+        "written at the bind mount\n"
     );
     sys.ok(Some(alice), &["dismount", s(&vol)], "");
 }
