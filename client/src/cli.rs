@@ -277,6 +277,9 @@ fn scope_notes(given: &[String], truecrypt: bool, create: bool, pim: bool) -> Ve
     if asks_backup_only(given) {
         notes.push("only the backup headers were searched".into());
     }
+    if given.iter().any(|a| a == "--tcrypt-hidden") {
+        notes.push("only a hidden volume's headers were searched (--tcrypt-hidden)".into());
+    }
     if asks_system() {
         let option = match input::cryptsetup_line() {
             true => "--tcrypt-system",
@@ -377,17 +380,17 @@ pub struct Search {
     /// Only try this encryption, as TrueCrypt names it.
     #[arg(long, value_enum, ignore_case = true)]
     pub encryption: Option<Encryption>,
-    /// Only try this format. (cryptsetup's --veracrypt and --tcrypt-hidden
-    /// are taken and change nothing: VeraCrypt volumes and hidden volumes'
-    /// headers are always searched; its --type takes tcrypt alone, and its
-    /// --disable-veracrypt is --truecrypt.)
+    /// Only try this format. (cryptsetup's --veracrypt is taken and
+    /// changes nothing: VeraCrypt volumes are always searched; its --type
+    /// takes tcrypt alone, its --disable-veracrypt is --truecrypt, and its
+    /// --tcrypt-hidden searches a hidden volume's headers only.)
     #[arg(long, value_enum, ignore_case = true)]
     pub format: Option<Format>,
     /// cryptsetup's --veracrypt: VeraCrypt volumes are always searched.
     #[arg(long, hide = true)]
     pub veracrypt: bool,
-    /// cryptsetup's --tcrypt-hidden: a hidden volume's header is always
-    /// searched, and a hidden volume opens with its own password.
+    /// cryptsetup's --tcrypt-hidden: only a hidden volume's headers are
+    /// searched, so the outer volume's password opens nothing.
     #[arg(long, hide = true)]
     pub tcrypt_hidden: bool,
     /// cryptsetup's --type tcrypt: the only type tcctl opens.

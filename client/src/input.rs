@@ -314,6 +314,20 @@ fn on_terminal(prompt: &str, what: &str) -> Result<Zeroizing<String>, Failure> {
 /// terminal (or `interactive` false) is a usage error naming `skip`, the
 /// options that answer it beforehand, at once, after `what`.
 pub fn confirm(interactive: bool, what: &str, question: &str, skip: &str) -> Result<(), Failure> {
+    can_confirm(interactive, what, skip)?;
+    match terminal_line(question)?.as_str() {
+        "YES" => Ok(()),
+        _ => Err(Failure {
+            code: exit::CANCELLED,
+            message: "not confirmed: nothing done".into(),
+        }),
+    }
+}
+
+/// Whether [`confirm`] can ask: the same usage error it gives, for a
+/// command that asks other things (a password) before its question and
+/// must not ask them when the question cannot be.
+pub fn can_confirm(interactive: bool, what: &str, skip: &str) -> Result<(), Failure> {
     // On VeraCrypt's line, its own word for it.
     let skip = match VERACRYPT_LINE.load(Ordering::SeqCst) && skip.starts_with("--batch-mode") {
         true => "--force",
@@ -325,13 +339,7 @@ pub fn confirm(interactive: bool, what: &str, question: &str, skip: &str) -> Res
             message: format!("{what}: confirmation needed and no terminal to ask on: give {skip}"),
         });
     }
-    match terminal_line(question)?.as_str() {
-        "YES" => Ok(()),
-        _ => Err(Failure {
-            code: exit::CANCELLED,
-            message: "not confirmed: nothing done".into(),
-        }),
-    }
+    Ok(())
 }
 
 /// A line typed on the controlling terminal after `question`, shown as

@@ -36,6 +36,8 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
         detached_header: None,
         system_encryption: None,
         backup_header: None,
+        // cryptsetup's --tcrypt-hidden.
+        hidden_only: s.tcrypt_hidden.then_some(true),
     }
 }
 

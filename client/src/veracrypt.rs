@@ -190,7 +190,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--tcrypt-hidden",
-        "taken and passed over: a hidden volume's header is always searched, and its own password opens it",
+        "only a hidden volume's headers are searched: its own password opens it, the outer volume's opens nothing",
     ),
     (
         "--tcrypt-system",

@@ -465,6 +465,40 @@ fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("WARNING: the master key of "), "{shown}");
     assert_eq!(master_key(&shown).len(), 64, "{shown}");
+    // The password typed on the terminal comes first, as cryptsetup asks
+    // it; a wrong one ends the command without the question.
+    let typed = |password: &str| {
+        let mut c = d.command();
+        c.args(args.iter().filter(|a| **a != "--password-stdin"));
+        let mut t = tcd_tests::pty::Pty::spawn(c, None);
+        t.expect("Password for ", WAIT);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(password);
+        t.expect("PIM for ", WAIT);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line("");
+        t
+    };
+    let mut t = typed("aaaaaaaaaaaa");
+    t.expect("Are you sure? (Type 'YES' in capital letters): ", WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("YES");
+    let (code, shown) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        master_key(&shown.replace("\r\n", "\n")).len(),
+        64,
+        "{shown}"
+    );
+    // A wrong one is told and the password asked again (as VeraCrypt
+    // does), without the question.
+    let mut t = typed("not the password");
+    t.expect_times("Password for ", 2, WAIT);
+    let shown = t.text();
+    assert!(shown.contains("wrong password"), "{shown}");
+    assert!(!shown.contains("Are you sure"), "{shown}");
+    t.child.kill().expect("kill");
+    t.child.wait().expect("wait");
 }
 
 /// A daemon with a policy file of the test's own (`policy set` writes

@@ -2009,9 +2009,36 @@ fn cryptsetup_disable_veracrypt_and_tcrypt_hidden() {
     assert_eq!(row(&d)["format"], "TrueCrypt");
     assert_ne!(row(&d)["hidden"], true);
     d.ok(&["close", &tc], "");
-    // --tcrypt-hidden: the hidden volume, by its own password.
+    // --tcrypt-hidden: the hidden volume, by its own password; the outer
+    // volume's password opens nothing then, as with cryptsetup, and the
+    // refusal says what was searched.
+    let (code, msg) = d.fails(&[&base[..], &["--tcrypt-hidden", &tc]].concat(), AAA);
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
+    assert!(
+        msg.contains("only a hidden volume's headers were searched"),
+        "{msg}"
+    );
+    assert_eq!(
+        d.list().as_array().map(Vec::len),
+        Some(0),
+        "nothing opened: {msg}"
+    );
     d.ok(&[&base[..], &["--tcrypt-hidden", &tc]].concat(), BBB);
     assert_eq!(row(&d)["hidden"], true);
+    d.ok(&["close", &tc], "");
+    // tcryptDump --tcrypt-hidden dumps the hidden volume's header, and
+    // the outer password finds none.
+    let dump = [
+        "tcryptDump",
+        "--tcrypt-hidden",
+        "--hash",
+        "sha512",
+        "--stdin",
+    ];
+    let out = d.tcctl(&[&dump[..], &[&tc]].concat(), BBB);
+    assert!(out.status.success(), "{out:?}");
+    let (code, msg) = d.fails(&[&dump[..], &[&tc]].concat(), AAA);
+    assert_eq!(code, WRONG_PASSWORD, "{msg}");
 }
 
 #[test]

@@ -157,6 +157,16 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
                 message: format!("{flag}: only root may read a master key"),
             });
         }
+        crate::input::can_confirm(ctx.interactive, flag, "--batch-mode")?;
+    }
+    let l = look_again(ctx, &mut a.info)?;
+    let path = crate::input::shown(&a.info.volume);
+    if !a.dump_master_key {
+        output::dump(&l.info, &path, None, a.info.json);
+        return Ok(());
+    }
+    // Asked once the password has opened the header, as cryptsetup asks.
+    if !a.batch_mode {
         crate::input::confirm(
             ctx.interactive,
             flag,
@@ -165,12 +175,6 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
              in capital letters): ",
             "--batch-mode",
         )?;
-    }
-    let l = look_again(ctx, &mut a.info)?;
-    let path = crate::input::shown(&a.info.volume);
-    if !a.dump_master_key {
-        output::dump(&l.info, &path, None, a.info.json);
-        return Ok(());
     }
     let mut search = l.search.clone();
     search.hash = l.info.hash.clone();

@@ -134,6 +134,13 @@ impl App {
             .map(|h| unlock::DetachedHeader(std::sync::Arc::new(h.0.clone())));
         s.system = flag(o.system_encryption);
         s.backup_only = flag(o.backup_header);
+        s.hidden_only = flag(o.hidden_only);
+        if s.hidden_only && s.system {
+            return Err(Error::InvalidArgument(
+                "options hidden_only and system_encryption: a system drive has no hidden volume to open"
+                    .into(),
+            ));
+        }
         s.backend = o.backend.clone().filter(|b| !b.is_empty());
         if let Some(name) = &s.backend {
             self.backends.check_forced(name)?;
@@ -186,6 +193,12 @@ impl App {
         if search.backup_only && search.detached.is_some() {
             return Err(Error::InvalidArgument(
                 "options backup_header and detached_header: a header file has no backup headers"
+                    .into(),
+            ));
+        }
+        if search.hidden_only && o.protect_hidden_password.is_some() {
+            return Err(Error::InvalidArgument(
+                "options hidden_only and protect_hidden_password: the protection is for the outer volume"
                     .into(),
             ));
         }

@@ -74,6 +74,9 @@ pub struct SearchOptions {
     pub try_backup: bool,
     /// Try the embedded backup headers only (VeraCrypt's `headerbak`).
     pub backup_only: bool,
+    /// A search for either volume looks for the hidden one only
+    /// (cryptsetup's `--tcrypt-hidden`).
+    pub hidden_only: bool,
     /// Whose search this is (a uid), for the fair share of the cores.
     pub caller: u32,
     /// The headers come from a header file, not from the host.
@@ -239,6 +242,10 @@ fn unlock_phases(
     opts: &SearchOptions,
     stop: &AtomicBool,
 ) -> Result<Option<Unlocked>> {
+    let target = match target {
+        Target::Any if opts.hidden_only => Target::Hidden,
+        t => t,
+    };
     let primary: &[Location] = match target {
         Target::Any => &[Location::Primary, Location::HiddenPrimary],
         Target::Outer => &[Location::Primary],

@@ -194,6 +194,10 @@ pub struct SearchOptions {
     /// end of the host, whatever the primary ones say; only `HeaderInfo`
     /// and `Mount` take it.
     pub backup_header: Option<bool>,
+    /// Open only a hidden volume, by its own headers (cryptsetup's
+    /// `--tcrypt-hidden`): the outer volume's password does not open the
+    /// outer volume then.
+    pub hidden_only: Option<bool>,
 }
 
 /// `Mount`: the search, then how and where to mount.
@@ -242,6 +246,8 @@ pub struct MountOptions {
     pub favorite_system: Option<bool>,
     /// Open the volume by its backup header only (VeraCrypt's `headerbak`).
     pub backup_header: Option<bool>,
+    /// Open only a hidden volume (cryptsetup's `--tcrypt-hidden`).
+    pub hidden_only: Option<bool>,
     /// Without `mount_point`: mount on `/run/media/<user>/veracrypt<slot>`
     /// (1 to 64), refused while another volume is mounted there.
     pub slot: Option<u32>,
@@ -264,6 +270,7 @@ impl MountOptions {
             detached_header: self.detached_header.clone(),
             system_encryption: self.system_encryption,
             backup_header: self.backup_header,
+            hidden_only: self.hidden_only,
         }
     }
 
@@ -277,6 +284,7 @@ impl MountOptions {
         self.detached_header = s.detached_header;
         self.system_encryption = s.system_encryption;
         self.backup_header = s.backup_header;
+        self.hidden_only = s.hidden_only;
         self
     }
 }
