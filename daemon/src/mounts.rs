@@ -642,6 +642,14 @@ impl MountTable {
                 view.host_name
             )));
         }
+        // Mounted by hand from its device: a second mount would share it
+        // unseen (udisks refuses a device mounted already, too).
+        if let Some(at) = mounted_by_hand(&parts) {
+            return Err(Error::AlreadyMounted(format!(
+                "the filesystem of {} ({at}, outside tcd)",
+                view.host_name
+            )));
+        }
         let given = mount_point
             .map(|p| check_given_mount_point(p, allow_non_empty, owner.0))
             .transpose()?;
@@ -695,7 +703,13 @@ impl MountTable {
             return Err(Error::NotMounted(id.to_string()));
         }
         let Some(fs) = parts.fs.take() else {
-            return Err(Error::NotMounted(format!("the filesystem of {host_name}")));
+            return Err(match mounted_by_hand(&parts) {
+                Some(at) => Error::NotFound(format!(
+                    "the filesystem of {host_name} is not mounted by tcd: {at} outside tcd \
+                     (umount(8) unmounts it)"
+                )),
+                None => Error::NotMounted(format!("the filesystem of {host_name}")),
+            });
         };
         fs.sync();
         let mut lazy = false;
@@ -1615,6 +1629,20 @@ fn held(parts: &Parts, fs: &mountpoint::MountedFs, what: String, name_holders: b
         .map(|(t, except)| holders::scan(t, &except))
         .unwrap_or_default();
     Error::Held { what, holders }
+}
+
+/// "/dev/loop4 mounted on /mnt/x": where the volume's device of `parts`
+/// is mounted other than by the daemon; none when it is not.
+fn mounted_by_hand(parts: &Parts) -> Option<String> {
+    let device = parts.export.as_ref()?.device();
+    let rdev = std::fs::metadata(device).ok()?.rdev();
+    let at = holders::mounts_from(rdev);
+    let first = at.first()?;
+    Some(format!(
+        "{} mounted on {}",
+        device.display(),
+        first.display()
+    ))
 }
 
 /// [`Error::Held`] naming the other mount points of the filesystem `fs`

@@ -9,8 +9,9 @@
 //! - a user is told that another user's process holds their volume, not
 //!   which (root is told);
 //! - a volume attached as a block device alone, whose device root then
-//!   mounted outside tcd: its dismount is refused at once naming the mount
-//!   point, a forced one leaves it listed as "detaching" until the
+//!   mounted outside tcd: `mount -b` and `unmount -b` name that mount
+//!   (nothing mounted twice), its dismount is refused at once naming the
+//!   mount point, a forced one leaves it listed as "detaching" until the
 //!   filesystem is unmounted, then it goes with its loop device.
 //! - a mounted volume whose filesystem root also mounted elsewhere (a bind
 //!   mount of its mount point, its device mounted again): its dismount and
@@ -432,6 +433,32 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     assert!(st.success(), "mount {device} {}", outside.display());
     let _guard = Outside(&outside);
     std::fs::write(outside.join("data"), "written outside\n").expect("write");
+
+    // udisksctl's mount -b and unmount -b on that device: neither mounts
+    // it a second time nor says "not mounted" without saying where it is.
+    let again = prompt_tcctl(&sys, alice, &["mount", "-b", &device], "", "mount -b");
+    let said = text(&again);
+    assert_eq!(
+        again.status.code(),
+        Some(4),
+        "exit 4 (already mounted): {said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{device} mounted on {}, outside tcd",
+            outside.display()
+        )),
+        "{said}"
+    );
+    let off = prompt_tcctl(&sys, alice, &["unmount", "-b", &device], "", "unmount -b");
+    let said = text(&off);
+    assert_eq!(off.status.code(), Some(3), "exit 3 (not found): {said}");
+    assert!(
+        said.contains("is not mounted by tcd")
+            && said.contains(&format!("{device} mounted on {}", outside.display())),
+        "{said}"
+    );
+    assert_eq!(row(&sys, alice, &vol).expect("listed")["state"], "attached");
 
     // Somewhere else, a mount point whose name is not UTF-8, as any user
     // makes one with fusermount3 on a folder of theirs (Debian's /dev/fuse
