@@ -119,7 +119,7 @@ pub fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> 
 
 /// What `mount_one` asks the favorite `name`'s password with.
 pub fn password_prompt(name: &str) -> String {
-    format!("Password for {name}: ")
+    crate::input::password_prompt(name)
 }
 
 /// Mounts one favorite: with its stored password if there is one, else

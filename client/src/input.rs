@@ -71,6 +71,23 @@ pub fn spelled(option: &'static str) -> &'static str {
     }
 }
 
+/// The question for `what`'s password: on a VeraCrypt line, VeraCrypt's
+/// own words for it.
+pub fn password_prompt(what: &str) -> String {
+    match VERACRYPT_LINE.load(Ordering::SeqCst) {
+        true => format!("Enter password for {what}: "),
+        false => format!("Password for {what}: "),
+    }
+}
+
+/// The question for `what`'s PIM (Enter: none), as [`password_prompt`].
+pub fn pim_prompt(what: &str) -> String {
+    match VERACRYPT_LINE.load(Ordering::SeqCst) {
+        true => format!("Enter PIM for {what}: "),
+        false => format!("PIM for {what} (Enter for none): "),
+    }
+}
+
 /// The PIM given other than on the command line, if one (other than
 /// none) was, and where it came from ("the PIM typed at the prompt").
 pub fn typed_pim() -> Option<(u32, &'static str)> {

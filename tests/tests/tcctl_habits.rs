@@ -709,11 +709,11 @@ fn ctrl_d_after_a_wrong_password_exits_as_a_wrong_password() {
     c.args(["--pim", "1", "--hash", "sha512"]);
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(20);
-    t.expect(&format!("Password for {v}: "), wait);
+    t.expect(&format!("Enter password for {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password at all");
     t.expect("tcctl: wrong password or keyfile, or not a volume", wait);
-    t.expect_times(&format!("Password for {v}: "), 2, wait);
+    t.expect_times(&format!("Enter password for {v}: "), 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("\u{4}");
     let (code, text) = t.finish(wait);
@@ -740,7 +740,10 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
     t.type_line(&v);
     t.expect("Enter mount directory [default]: ", Duration::from_secs(20));
     t.type_line(&mnt);
-    t.expect(&format!("Password for {v}: "), Duration::from_secs(20));
+    t.expect(
+        &format!("Enter password for {v}: "),
+        Duration::from_secs(20),
+    );
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password at all");
     // Then, as VeraCrypt asks them: keyfiles (a path not there is asked
@@ -761,7 +764,11 @@ fn text_mode_alone_asks_for_the_volume_and_its_mount_point() {
         "tcctl: wrong password or keyfile, or not a volume",
         Duration::from_secs(180),
     );
-    t.expect_times(&format!("Password for {v}: "), 2, Duration::from_secs(20));
+    t.expect_times(
+        &format!("Enter password for {v}: "),
+        2,
+        Duration::from_secs(20),
+    );
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     // The first round showed it twice (asked again after the missing file).
@@ -944,31 +951,34 @@ fn a_filesystem_unmounted_outside_tcd_leaves_the_volume_attached() {
     );
 }
 
+/// `create --hidden-size SIZE` in the outer volume `v` (password PW, PIM
+/// 1) of a hidden volume with password `pw`, PIM 1, no filesystem.
+fn create_hidden(d: &Daemon, v: &str, size: &str, pw: &str) -> std::process::Output {
+    d.tcctl(
+        &[
+            "create",
+            v,
+            "--hidden-size",
+            size,
+            "--outer-pim",
+            "1",
+            "--pim",
+            "1",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        &format!("{PW}{pw}\n"),
+    )
+}
+
 #[test]
 fn a_second_hidden_volume_is_refused_saying_one_is_there() {
     let d = Daemon::start();
     let v = outer_volume(&d, "outer.hc");
-    let hidden = |pw: &str| {
-        d.tcctl(
-            &[
-                "create",
-                &v,
-                "--hidden-size",
-                "4M",
-                "--outer-pim",
-                "1",
-                "--pim",
-                "1",
-                "--filesystem",
-                "none",
-                "--password-stdin",
-            ],
-            &format!("{}{pw}\n", PW),
-        )
-    };
-    let first = hidden("the first hidden one, long");
+    let first = create_hidden(&d, &v, "4M", "the first hidden one, long");
     assert!(first.status.success(), "{first:?}");
-    let second = hidden("the second hidden one, long");
+    let second = create_hidden(&d, &v, "4M", "the second hidden one, long");
     let msg = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(INVALID_ARGUMENT), "{msg}");
     assert_eq!(msg, SECOND_HIDDEN);
@@ -986,26 +996,8 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
 fn a_hidden_volume_an_expand_moved_off_the_end_is_refused_by_its_password() {
     let d = Daemon::start();
     let v = outer_volume(&d, "moved.hc");
-    let hidden = |size: &str, pw: &str| {
-        d.tcctl(
-            &[
-                "create",
-                &v,
-                "--hidden-size",
-                size,
-                "--outer-pim",
-                "1",
-                "--pim",
-                "1",
-                "--filesystem",
-                "none",
-                "--password-stdin",
-            ],
-            &format!("{PW}{pw}\n"),
-        )
-    };
     let pw = "the hidden one, twenty and more";
-    let first = hidden("4M", pw);
+    let first = create_hidden(&d, &v, "4M", pw);
     assert!(first.status.success(), "{first:?}");
     d.ok(
         &[
@@ -1015,7 +1007,7 @@ fn a_hidden_volume_an_expand_moved_off_the_end_is_refused_by_its_password() {
         .concat(),
         PW,
     );
-    let second = hidden("2M", pw);
+    let second = create_hidden(&d, &v, "2M", pw);
     assert_eq!(
         (
             second.status.code(),
@@ -1224,7 +1216,11 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
     t.type_line("");
     // A mistyped repeat: said, and both asked again.
     for (round, repeat) in [(1, "not the same password at all"), (2, PW.trim_end())] {
-        t.expect_times(&format!("Password for the new volume {v}: "), round, wait);
+        t.expect_times(
+            &format!("Enter password for the new volume {v}: "),
+            round,
+            wait,
+        );
         std::thread::sleep(Duration::from_millis(300));
         t.type_line(PW.trim_end());
         t.expect_times("Repeat the password: ", round, wait);
@@ -1234,7 +1230,7 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
             t.expect("the passwords differ: type them again", wait);
         }
     }
-    t.expect("(Enter for none): ", wait);
+    t.expect("Enter PIM for the new volume ", wait);
     t.type_line("1");
     // The keyfiles last, after the password and PIM, as VeraCrypt asks.
     t.expect("Enter keyfile path [none]: ", wait);
@@ -1390,7 +1386,7 @@ fn text_create(d: &Daemon, v: &str, more: &[&str], answers: &[(&str, &str)]) -> 
         .args(more);
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(30);
-    let password = format!("Password for the new volume {v}: ");
+    let password = format!("Enter password for the new volume {v}: ");
     let asked = [
         (password.as_str(), PW.trim_end()),
         ("Repeat the password: ", PW.trim_end()),
@@ -1472,12 +1468,9 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     let wait = Duration::from_secs(30);
     // The empty password, then a keyfile: taken, as VeraCrypt takes it.
     let questions = [
-        (format!("Password for the new volume {v}: "), ""),
+        (format!("Enter password for the new volume {v}: "), ""),
         ("Repeat the password: ".to_owned(), ""),
-        (
-            format!("PIM for the new volume {v} (Enter for none): "),
-            "1",
-        ),
+        (format!("Enter PIM for the new volume {v}: "), "1"),
         ("Enter keyfile path [none]: ".to_owned(), key.as_str()),
     ];
     for (question, answer) in &questions {
@@ -1491,10 +1484,10 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     assert_eq!(code, 0, "{text}");
     let at = |q: &str| text.find(q).unwrap_or_else(|| panic!("{q}: {text}"));
     assert!(
-        at("Password for") < at("Repeat the") && at("Repeat the") < at("PIM for"),
+        at("Enter password for") < at("Repeat the") && at("Repeat the") < at("Enter PIM for"),
         "{text}"
     );
-    assert!(at("PIM for") < at("Enter keyfile path"), "{text}");
+    assert!(at("Enter PIM for") < at("Enter keyfile path"), "{text}");
     // The keyfile alone (the empty password) opens it.
     let info = d.ok(
         &[
@@ -1522,7 +1515,7 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
         .args(["--hash", "sha512", "--filesystem", "none", "--pim", "1"]);
     let mut t = Pty::spawn(c, None);
     for question in [
-        format!("Password for the new volume {w}: "),
+        format!("Enter password for the new volume {w}: "),
         "Repeat the password: ".to_owned(),
         "Enter keyfile path [none]: ".to_owned(),
     ] {
@@ -1554,7 +1547,7 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     let mut t = Pty::spawn(c, None);
     t.expect("Enter the file to write the backup headers to: ", wait);
     t.type_line(&backup);
-    t.expect(&format!("Password for {v}: "), wait);
+    t.expect(&format!("Enter password for {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     // Then its keyfiles, as a mount asks them.
@@ -1581,7 +1574,7 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     t.type_line(&backup);
     // The backup's password, asked for by its name, as VeraCrypt asks.
     t.expect(
-        &format!("Password for the header stored in {backup}: "),
+        &format!("Enter password for the header stored in {backup}: "),
         wait,
     );
     std::thread::sleep(Duration::from_millis(300));
@@ -1614,7 +1607,7 @@ fn text_mode_volume_properties_asks_keyfiles_and_again() {
     let mut c = d.command();
     c.args(["-t", "--volume-properties", &v, "--pim", "1"]);
     let mut t = Pty::spawn(c, None);
-    t.expect(&format!("Password for {v}: "), wait);
+    t.expect(&format!("Enter password for {v}: "), wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password at all");
     t.expect("Enter keyfile [none]: ", wait);
@@ -1623,7 +1616,7 @@ fn text_mode_volume_properties_asks_keyfiles_and_again() {
         "tcctl: wrong password or keyfile, or not a volume",
         Duration::from_secs(180),
     );
-    t.expect_times(&format!("Password for {v}: "), 2, wait);
+    t.expect_times(&format!("Enter password for {v}: "), 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect_times("Enter keyfile [none]: ", 2, wait);
@@ -2548,6 +2541,16 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         status.starts_with(&format!("{v} is active and mounted")),
         "{status}"
     );
+    // Its mount point holds files, not a header: said, naming the volume.
+    let (code, msg) = d.fails(&["info", s(&mnt), "--non-interactive"], "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.starts_with(&format!(
+            "tcctl: {} is the mount point of the volume {v}: it holds no header",
+            s(&mnt)
+        )),
+        "{msg}"
+    );
     // Once more: it is mounted, and where is said.
     let (code, msg) = d.fails(&["mount", "-b", &device], "");
     assert_eq!(
@@ -2932,7 +2935,10 @@ fn text_mode_create_over_a_file_asks_first() {
     t.expect(&question, wait);
     t.type_line("YES");
     for (prompt, answer) in [
-        (format!("Password for the new volume {w}: "), PW.trim_end()),
+        (
+            format!("Enter password for the new volume {w}: "),
+            PW.trim_end(),
+        ),
         ("Repeat the password: ".to_owned(), PW.trim_end()),
         ("Enter keyfile path [none]: ".to_owned(), ""),
     ] {
@@ -3614,7 +3620,7 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(30);
     let current = format!("Current password for {v}: ");
-    let pim = format!("PIM for {v} (Enter for none): ");
+    let pim = format!("Enter PIM for {v}: ");
     t.expect(&current, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password, but as long");
@@ -3995,7 +4001,7 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
     round(1, "not the outer password, as long");
     round(2, PW.trim_end());
     let hidden = "hidden words, twenty and more";
-    t.expect("Password for the new hidden volume in ", wait);
+    t.expect("Enter password for the new hidden volume in ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(hidden);
     t.expect("Repeat the password: ", wait);

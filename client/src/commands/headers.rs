@@ -44,6 +44,20 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
             word = crate::output::shell_word(row.host()),
         )));
     }
+    // And its mount point holds its files.
+    let real = std::fs::canonicalize(&a.volume).ok();
+    if let Some(row) = listed.iter().find(|r| {
+        r.mount_point()
+            .is_some_and(|m| real.as_deref() == Some(std::path::Path::new(m)))
+    }) {
+        return Err(Failure::invalid(format!(
+            "{name} is the mount point of the volume {host}: it holds no header; `tcctl \
+             status {name}` shows the volume without a password, `tcctl info {word}` reads \
+             its header",
+            host = row.host(),
+            word = crate::output::shell_word(row.host()),
+        )));
+    }
     let mounted = super::volumes::mounted_row(&listed, &a.volume).is_some();
     let looked = look_again(ctx, &mut a).map_err(|mut f| {
         if mounted && f.code == crate::bus::exit::USAGE {

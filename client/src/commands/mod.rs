@@ -64,7 +64,7 @@ pub fn ask_to_open(
     keyfiles: Keyfiles,
 ) -> Result<Credentials, Failure> {
     let password = pw.ask_unless_keyfiles_alone(
-        &format!("Password for {}: ", volume.display()),
+        &crate::input::password_prompt(&volume.display().to_string()),
         !keyfiles.is_empty(),
     )?;
     settle_pim(pw, s, search, volume)?;
@@ -96,7 +96,9 @@ fn ask_to_open_then_keyfiles(
     search: &Search,
     volume: &std::path::Path,
 ) -> Result<Credentials, Failure> {
-    let password = pw.ask(&format!("Password for {}: ", volume.display()))?;
+    let password = pw.ask(&crate::input::password_prompt(
+        &volume.display().to_string(),
+    ))?;
     settle_pim(pw, s, search, volume)?;
     let typed = crate::input::keyfile_questions("Enter keyfile [none]: ")?;
     let keyfiles = crate::input::prepare_keyfiles(&typed)?.finish()?;
@@ -130,7 +132,7 @@ pub fn settle_pim(
     search: &Search,
     volume: &std::path::Path,
 ) -> Result<(), Failure> {
-    let prompt = format!("PIM for {} (Enter for none): ", volume.display());
+    let prompt = crate::input::pim_prompt(&volume.display().to_string());
     s.pim = Some(match s.query_pim && s.pim.is_none() {
         true => pw.query_pim(&prompt)?,
         false if s.no_pim_question => s.pim(),

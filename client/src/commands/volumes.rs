@@ -1169,7 +1169,7 @@ fn ask_for_create(
     // does; a password read from standard input is not repeated.
     let password = loop {
         let password =
-            pw.ask_unless_keyfiles_alone(&format!("Password for {what}: "), any_keyfile)?;
+            pw.ask_unless_keyfiles_alone(&crate::input::password_prompt(&what), any_keyfile)?;
         let typed_once = a.secrets.password_stdin || pw.asks_nobody();
         if !typed_once && pw.ask("Repeat the password: ")? != password {
             eprintln!("tcctl: the passwords differ: type them again");
@@ -1200,7 +1200,7 @@ fn ask_for_create(
         }
     };
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
-    let prompt = format!("PIM for {what} (Enter for none): ");
+    let prompt = crate::input::pim_prompt(&what);
     let mut pim = pw.pim(a.secrets.pim, truecrypt, &prompt)?;
     let typed = keyfiles_after(a)?;
     let any_keyfile = any_keyfile || typed.as_ref().is_some_and(|t| !t.is_empty());
