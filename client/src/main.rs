@@ -124,7 +124,7 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
         }
         return Some(usage(veracrypt::misplaced_option(given, arg)));
     }
-    if let Some(message) = veracrypt_pim_value(given, e) {
+    if let Some(message) = veracrypt_pim_value(given, e).or_else(|| udisks_loop_command(e)) {
         return Some(usage(message));
     }
     // mount(8)'s -o: tcctl's own words for what it carries.
@@ -177,6 +177,29 @@ fn plainer(given: &[std::ffi::OsString], e: &clap::Error) -> Option<Failure> {
         )));
     }
     None
+}
+
+/// udisksctl's `loop-setup` and `loop-delete`, which tcctl has no need
+/// of: what does their work here, rather than clap's nearest command.
+fn udisks_loop_command(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(c)) if c == "loop-setup" => Some(
+            "loop-setup: udisksctl's loop device is not needed: tcd opens a container file \
+             itself (`tcctl unlock -b FILE` attaches the volume as its block device, `tcctl \
+             mount FILE` mounts it)"
+                .into(),
+        ),
+        Some(ContextValue::String(c)) if c == "loop-delete" => Some(
+            "loop-delete: tcd detaches the loop devices it made itself (`tcctl lock -b DEVICE` \
+             or `tcctl dismount VOLUME`)"
+                .into(),
+        ),
+        _ => None,
+    }
 }
 
 /// A failure said on standard error; its exit code.

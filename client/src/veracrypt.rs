@@ -563,6 +563,11 @@ pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
         "-o OPTIONS, --options OPTIONS",
         "with mount -b: --fs-options OPTIONS",
     ),
+    (
+        "loop-setup, loop-delete",
+        "not needed, and said so (exit 64): tcd opens a container file itself (unlock -b FILE \
+         attaches it) and detaches the loop devices it made",
+    ),
 ];
 
 /// udisksctl's habits: `unlock` is mount of the device only (udisks

@@ -2459,6 +2459,26 @@ fn cryptsetup_open_takes_allow_discards_verbose_debug_and_batch_mode() {
 }
 
 #[test]
+fn udisks_loop_setup_and_loop_delete_say_what_does_their_work() {
+    let d = Daemon::start();
+    let file = s(&d.path("c.hc")).to_owned();
+    let (code, msg) = d.fails(&["loop-setup", "-f", &file], "");
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            USAGE,
+            "tcctl: loop-setup: udisksctl's loop device is not needed: tcd opens a container \
+             file itself (`tcctl unlock -b FILE` attaches the volume as its block device, \
+             `tcctl mount FILE` mounts it)\n"
+        )
+    );
+    let (code, msg) = d.fails(&["loop-delete", "-b", "/dev/loop7"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("`tcctl lock -b DEVICE`"), "{msg}");
+    assert!(!msg.contains("similar"), "{msg}");
+}
+
+#[test]
 fn udisks_spellings_unlock_lock_and_block_device() {
     let d = Daemon::start();
     let v = s(&d.path("u.hc")).to_owned();
@@ -2601,7 +2621,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         .split_once(".SH \"UDISKSCTL SPELLINGS\"")
         .expect("a man section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 7, "{doc}");
+    assert_eq!(rows.len(), 8, "{doc}");
     for r in rows {
         let spelling = r.split('`').nth(1).expect("a spelling");
         assert!(
