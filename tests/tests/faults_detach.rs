@@ -494,17 +494,38 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     assert!(is_mount_point(&outside));
     std::fs::write(outside.join("data"), "written after the refusal\n").expect("write");
 
+    // So is `dismount --all`, whose hint says what --force does here.
+    let refused = prompt_tcctl(&sys, alice, &["dismount", "--all"], "", "dismount --all");
+    let said = text(&refused);
+    assert_eq!(refused.status.code(), Some(5), "exit 5 (busy): {said}");
+    assert!(
+        said.contains(&format!("{device} (mounted on {})", outside.display()))
+            && said.contains("(a device mounted outside tcd stays mounted there)"),
+        "{said}"
+    );
     // Forced: answered at once, listed detaching while the device is
-    // mounted, by `list --json` and `list`.
+    // mounted, by `list --json` and `list`; `--all` counts it as on its
+    // way, not as dismounted.
     let forced = prompt_tcctl(
         &sys,
         alice,
-        &["dismount", "--force", s(&vol)],
+        &["dismount", "--all", "--force"],
         "",
         "the forced dismount of the device mounted outside",
     );
     let said = text(&forced);
     assert!(forced.status.success(), "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "nothing more to dismount\n{} is still in use; it will be detached when its users \
+             let go\n",
+            s(&vol)
+        )
+    );
+    let again = prompt_tcctl(&sys, alice, &["dismount", "--force", s(&vol)], "", "again");
+    let said = text(&again);
+    assert!(again.status.success(), "{said}");
     assert!(said.contains("detaching"), "{said}");
     let detaching = row(&sys, alice, &vol).expect("listed while its device is mounted");
     assert_eq!(detaching["state"], "detaching", "{detaching}");

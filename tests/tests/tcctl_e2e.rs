@@ -2034,7 +2034,7 @@ fn dismount_all_dismounts_what_it_can_and_names_the_busy_one_with_force() {
         err.contains("is busy: in use by ")
             && err.contains(&holder)
             && err
-                .contains("); 1 other volume dismounted; --force takes it off its mount point now"),
+                .contains("); 1 other volume dismounted; --force takes each volume in use off its mount point now"),
         "{err}"
     );
     let left: Vec<String> = d

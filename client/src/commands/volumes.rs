@@ -658,9 +658,18 @@ fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Fai
 
 fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
     let _away = leave_working_folder();
-    let n = c
-        .dismount_all(force)
-        .map_err(|f| busy_hint(force, false, f))?;
+    let n = c.dismount_all(force).map_err(|f| match (force, f.code) {
+        (false, exit::BUSY) => Failure {
+            code: f.code,
+            message: format!(
+                "{}; --force takes each volume in use off its mount point now (a device \
+                 mounted outside tcd stays mounted there) and detaches it when the last user \
+                 lets go",
+                f.message
+            ),
+        },
+        _ => f,
+    })?;
     let detaching: Vec<String> = c
         .list()?
         .iter()

@@ -64,14 +64,17 @@ impl Manager {
         let mut refused: Option<crate::Error> = None;
         for m in self.ctx.shared.dismountable(&peer.app()) {
             // One dismounted by force already, still held: not counted
-            // again (the detach is tried again all the same).
+            // (the detach is tried again all the same).
             let counted = m.state != crate::mounts::VolumeState::Detaching;
             let (app, caller) = (self.ctx.app(), peer.app());
             let (result, done) =
                 blocking::unblock(move || app.dismount(m.id, force, &caller)).await;
             if let Some(done) = &done {
                 self.ctx.shared.dismounted(done).await;
-                n += u32::from(counted);
+                // Forced off its mount point but still held: on its way,
+                // not dismounted (the client names it apart).
+                let gone = done.state != crate::mounts::VolumeState::Detaching;
+                n += u32::from(counted && gone);
             }
             match result {
                 Err(crate::Error::WritesLost(why)) => lost.push(why),
