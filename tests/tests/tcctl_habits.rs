@@ -2522,6 +2522,41 @@ fn udisks_spellings_unlock_lock_and_block_device() {
              reads its header\n"
         )
     );
+    // Every other command that reads or writes a header, or makes a
+    // volume, refuses it too before asking anything, naming the volume.
+    let backup = s(&d.path("u.backup")).to_owned();
+    for args in [
+        vec!["dump", &device],
+        vec!["tcryptDump", &device],
+        vec!["change-password", &device],
+        vec!["backup-header", &device, &backup],
+        vec!["restore-header", &device, "--embedded"],
+        vec!["expand", &device, "--add", "1M"],
+    ] {
+        let (code, msg) = d.fails(&args, "");
+        assert_eq!(
+            (code, msg),
+            (
+                INVALID_ARGUMENT,
+                format!(
+                    "tcctl: {device} is the device of the volume {v} (attached): it holds its \
+                     decrypted data, no header; name the volume itself ({v})\n"
+                )
+            ),
+            "{args:?}"
+        );
+    }
+    let (code, msg) = d.fails(&["create", &device, "--password-stdin"], "");
+    assert_eq!(
+        (code, msg),
+        (
+            5,
+            format!(
+                "tcctl: {device} is in use: it is the device of the volume {v} (attached); \
+                 `tcctl dismount {v}` frees it\n"
+            )
+        )
+    );
     let (code, msg) = d.fails(&["info", &v, "--non-interactive"], "");
     assert_eq!(code, USAGE, "{msg}");
     assert!(

@@ -55,6 +55,7 @@ fn new_size(a: &ExpandArgs, host: &std::fs::File) -> Result<Option<u64>, Failure
 /// `tcctl expand`.
 pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     a.volume = crate::input::shown_absolute(a.volume);
+    super::refuse_tcd_device(ctx.at, &a.volume, false)?;
     if a.holds_hidden {
         return Err(Failure::invalid(HOLDS_HIDDEN.to_owned()));
     }

@@ -155,6 +155,7 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked
 /// asked for with the PRF and encryption the first look found, so the
 /// second search tries one.
 pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
+    super::refuse_tcd_device(ctx.at, &a.info.volume, false)?;
     // Named as typed: cryptsetup's users write --dump-volume-key.
     let flag = match std::env::args().any(|w| w == "--dump-volume-key") {
         true => "--dump-volume-key",
@@ -207,6 +208,7 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
     refuse_for_truecrypt(&a)?;
     a.volume = crate::input::shown_absolute(a.volume);
+    super::refuse_tcd_device(ctx.at, &a.volume, false)?;
     let host = host::open_volume(&a.volume, true)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let new_kf = prepare_keyfiles(&a.new_keyfiles)?;
@@ -521,6 +523,7 @@ pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> 
         "writes the backup to a file, never to standard output",
     )?;
     a.volume = crate::input::shown_absolute(a.volume);
+    super::refuse_tcd_device(ctx.at, &a.volume, false)?;
     // Said by its absolute path, as the volume is.
     a.backup = crate::input::shown_absolute(a.backup);
     let host = host::open_volume(&a.volume, false)?;
@@ -590,6 +593,7 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         refuse_dash(b, "reads the backup from a file, never from standard input")?;
     }
     a.volume = crate::input::shown_absolute(a.volume);
+    super::refuse_tcd_device(ctx.at, &a.volume, false)?;
     // Said by its absolute path, as the volume is.
     a.backup = a.backup.map(crate::input::shown_absolute);
     let host = host::open_volume(&a.volume, true)?;

@@ -193,3 +193,47 @@ impl Context<'_> {
         }
     }
 }
+
+/// A block device tcd serves a volume on, named where a container is
+/// meant (`create`, `expand`, a header command): it holds that volume's
+/// decrypted data, no header, so the command is refused before anything
+/// is asked, naming the volume. `exit::BUSY` for `create`, which would
+/// overwrite it; `exit::INVALID_ARGUMENT` for the rest. Without a daemon
+/// to ask, nothing is refused here.
+pub fn refuse_tcd_device(
+    at: Where<'_>,
+    path: &std::path::Path,
+    create: bool,
+) -> Result<(), Failure> {
+    let Some(name) = path.to_str() else {
+        return Ok(());
+    };
+    let listed = crate::bus::Client::connect(at)
+        .and_then(|c| c.list())
+        .unwrap_or_default();
+    let Some(row) = listed
+        .iter()
+        .find(|r| !r.device().is_empty() && r.device() == name)
+    else {
+        return Ok(());
+    };
+    let how = match row.mount_point() {
+        Some(at) => format!("mounted on {at}"),
+        None => "attached".to_owned(),
+    };
+    let host = row.host();
+    let word = crate::output::shell_word(host);
+    Err(match create {
+        true => Failure {
+            code: crate::bus::exit::BUSY,
+            message: format!(
+                "{name} is in use: it is the device of the volume {host} ({how}); `tcctl \
+                 dismount {word}` frees it"
+            ),
+        },
+        false => Failure::invalid(format!(
+            "{name} is the device of the volume {host} ({how}): it holds its decrypted data, \
+             no header; name the volume itself ({word})"
+        )),
+    })
+}

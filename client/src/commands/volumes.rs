@@ -1062,6 +1062,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
     a.volume = crate::input::shown_absolute(a.volume);
     crate::host::refuse_no_host(&a.volume)?;
+    super::refuse_tcd_device(ctx.at, &a.volume, true)?;
     settle_max_size(&mut a)?;
     // A hidden volume goes into an outer volume there is: one missing is
     // said as every command says it (exit 3), before anything is asked.
