@@ -587,6 +587,33 @@ fn refuse_no_embedded(host: &std::fs::File, volume: &std::path::Path) -> Result<
     }
 }
 
+/// As VeraCrypt asks before it restores: the headers there now, and any
+/// password changed since the backup, are gone for good.
+fn confirm_restore(ctx: Context<'_>, a: &RestoreHeaderArgs) -> Result<(), Failure> {
+    // The embedded backup follows each password change; a file keeps the
+    // password it was saved with.
+    let (from, lost) = match &a.backup {
+        Some(b) => (
+            b.display().to_string(),
+            "a password or keyfile changed since that backup no longer opens it",
+        ),
+        None => (
+            "its embedded backup".into(),
+            "the primary header is rewritten from the backup, which the password opens",
+        ),
+    };
+    crate::input::confirm(
+        ctx.interactive,
+        &format!("restoring the header of {}", a.volume.display()),
+        &format!(
+            "WARNING: this replaces the headers of {} with those of {from}: {lost}. Are you \
+             sure? (Type 'YES' in capital letters): ",
+            a.volume.display()
+        ),
+        "--batch-mode (VeraCrypt's --force)",
+    )
+}
+
 /// `tcctl restore-header`.
 pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure> {
     if let Some(b) = &a.backup {
@@ -610,31 +637,8 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
     // Said before anything is asked, as mount and expand say it.
     let c = Client::connect(ctx.at)?;
     super::volumes::check_not_mounted(&c.list()?, &a.volume)?;
-    // As VeraCrypt asks before it restores: the headers there now, and any
-    // password changed since the backup, are gone for good.
     if !a.batch_mode {
-        // The embedded backup follows each password change; a file keeps
-        // the password it was saved with.
-        let (from, lost) = match &a.backup {
-            Some(b) => (
-                b.display().to_string(),
-                "a password or keyfile changed since that backup no longer opens it",
-            ),
-            None => (
-                "its embedded backup".into(),
-                "the primary header is rewritten from the backup, which the password opens",
-            ),
-        };
-        crate::input::confirm(
-            ctx.interactive,
-            &format!("restoring the header of {}", a.volume.display()),
-            &format!(
-                "WARNING: this replaces the headers of {} with those of {from}: {lost}. Are you \
-                 sure? (Type 'YES' in capital letters): ",
-                a.volume.display()
-            ),
-            "--batch-mode (VeraCrypt's --force)",
-        )?;
+        confirm_restore(ctx, &a)?;
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
