@@ -71,6 +71,25 @@ pub fn spelled(option: &'static str) -> &'static str {
     }
 }
 
+/// Whether the command line is VeraCrypt's.
+pub fn veracrypt_line() -> bool {
+    VERACRYPT_LINE.load(Ordering::SeqCst)
+}
+
+/// A question in tcctl's words, or on a VeraCrypt line in VeraCrypt's
+/// (its text mode's exact prompt, which expect scripts match).
+pub fn asked(tcctl: &'static str, veracrypt: &'static str) -> &'static str {
+    match VERACRYPT_LINE.load(Ordering::SeqCst) {
+        true => veracrypt,
+        false => tcctl,
+    }
+}
+
+/// The question that has a new password typed again.
+pub fn repeat_prompt() -> &'static str {
+    asked("Repeat the password: ", "Re-enter password: ")
+}
+
 /// The question for `what`'s password: on a VeraCrypt line, VeraCrypt's
 /// own words for it.
 pub fn password_prompt(what: &str) -> String {

@@ -972,6 +972,40 @@ fn create_hidden(d: &Daemon, v: &str, size: &str, pw: &str) -> std::process::Out
     )
 }
 
+/// VeraCrypt's text mode asks a hidden volume's protection in its own
+/// words, which expect scripts match.
+#[test]
+fn text_mode_protection_asks_in_veracrypts_words() {
+    let d = Daemon::start();
+    let v = outer_volume(&d, "p.hc");
+    let hidden_pw = "the hidden one, twenty and more";
+    let made = create_hidden(&d, &v, "4M", hidden_pw);
+    assert!(made.status.success(), "{made:?}");
+    let mut c = d.command();
+    c.args(["-t", "--pim", "1", "--filesystem", "none", &v]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    for (question, answer) in [
+        (format!("Enter password for {v}: "), PW.trim_end()),
+        ("Enter keyfile [none]: ".into(), ""),
+        (
+            "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ".into(),
+            "y",
+        ),
+        ("Enter password for hidden volume: ".into(), hidden_pw),
+        ("Enter PIM for hidden volume: ".into(), "1"),
+        ("Enter keyfile for hidden volume [none]: ".into(), ""),
+    ] {
+        t.expect(&question, wait);
+        std::thread::sleep(Duration::from_millis(300));
+        t.type_line(answer);
+    }
+    let (code, text) = t.finish(Duration::from_secs(120));
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(d.list()[0]["protects_hidden"], true, "{text}");
+    d.ok(&["dismount", "--all"], "");
+}
+
 #[test]
 fn a_second_hidden_volume_is_refused_saying_one_is_there() {
     let d = Daemon::start();
@@ -1223,7 +1257,7 @@ fn text_mode_create_asks_each_choice_left_out_as_veracrypt_does() {
         );
         std::thread::sleep(Duration::from_millis(300));
         t.type_line(PW.trim_end());
-        t.expect_times("Repeat the password: ", round, wait);
+        t.expect_times("Re-enter password: ", round, wait);
         std::thread::sleep(Duration::from_millis(300));
         t.type_line(repeat);
         if repeat != PW.trim_end() {
@@ -1389,7 +1423,7 @@ fn text_create(d: &Daemon, v: &str, more: &[&str], answers: &[(&str, &str)]) -> 
     let password = format!("Enter password for the new volume {v}: ");
     let asked = [
         (password.as_str(), PW.trim_end()),
-        ("Repeat the password: ", PW.trim_end()),
+        ("Re-enter password: ", PW.trim_end()),
         ("Enter keyfile path [none]: ", ""),
     ];
     for (question, answer) in answers.iter().chain(&asked) {
@@ -1469,7 +1503,7 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     // The empty password, then a keyfile: taken, as VeraCrypt takes it.
     let questions = [
         (format!("Enter password for the new volume {v}: "), ""),
-        ("Repeat the password: ".to_owned(), ""),
+        ("Re-enter password: ".to_owned(), ""),
         (format!("Enter PIM for the new volume {v}: "), "1"),
         ("Enter keyfile path [none]: ".to_owned(), key.as_str()),
     ];
@@ -1484,7 +1518,8 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     assert_eq!(code, 0, "{text}");
     let at = |q: &str| text.find(q).unwrap_or_else(|| panic!("{q}: {text}"));
     assert!(
-        at("Enter password for") < at("Repeat the") && at("Repeat the") < at("Enter PIM for"),
+        at("Enter password for") < at("Re-enter password")
+            && at("Re-enter password") < at("Enter PIM for"),
         "{text}"
     );
     assert!(at("Enter PIM for") < at("Enter keyfile path"), "{text}");
@@ -1516,7 +1551,7 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
     let mut t = Pty::spawn(c, None);
     for question in [
         format!("Enter password for the new volume {w}: "),
-        "Repeat the password: ".to_owned(),
+        "Re-enter password: ".to_owned(),
         "Enter keyfile path [none]: ".to_owned(),
     ] {
         t.expect(&question, wait);
@@ -2994,7 +3029,7 @@ fn text_mode_create_over_a_file_asks_first() {
             format!("Enter password for the new volume {w}: "),
             PW.trim_end(),
         ),
-        ("Repeat the password: ".to_owned(), PW.trim_end()),
+        ("Re-enter password: ".to_owned(), PW.trim_end()),
         ("Enter keyfile path [none]: ".to_owned(), ""),
     ] {
         t.expect(&prompt, wait);
@@ -3383,21 +3418,21 @@ fn text_mode_change_password_asks_the_keyfiles_and_keeps_them_by_default() {
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(30);
     let new = "another password, twenty and more";
-    t.expect(&format!("Current password for {v}: "), wait);
+    t.expect("Enter password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect("Enter current keyfile [none]: ", wait);
     t.type_line(&key);
     t.expect_times("Enter current keyfile [none]: ", 2, wait);
     t.type_line("");
-    t.expect("New password: ", wait);
+    t.expect("Enter new password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
-    t.expect("Repeat the new password: ", wait);
+    t.expect("Re-enter password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
     // VeraCrypt's next question: the new PIM (the same one here).
-    t.expect("New PIM (Enter for none): ", wait);
+    t.expect("Enter new PIM: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("1");
     t.expect("Keep current keyfiles? (y=Yes/n=No) [Yes]: ", wait);
@@ -3674,9 +3709,9 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     c.args(["-t", "-C", &v, "--hash", "sha512", "-k", ""]);
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(30);
-    let current = format!("Current password for {v}: ");
+    let current = "Enter password: ";
     let pim = format!("Enter PIM for {v}: ");
-    t.expect(&current, wait);
+    t.expect(current, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password, but as long");
     t.expect(&pim, wait);
@@ -3688,20 +3723,20 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
         Duration::from_secs(120),
     );
     t.expect(TYPED_PIM_HINT, wait);
-    t.expect_times(&current, 2, wait);
+    t.expect_times(current, 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
     t.expect_times(&pim, 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("1");
     let new = "another password, twenty and more";
-    t.expect("New password: ", Duration::from_secs(120));
+    t.expect("Enter new password: ", Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
-    t.expect("Repeat the new password: ", wait);
+    t.expect("Re-enter password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(new);
-    t.expect("New PIM (Enter for none): ", wait);
+    t.expect("Enter new PIM: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("2");
     let (code, text) = t.finish(Duration::from_secs(120));
@@ -4059,7 +4094,7 @@ fn text_mode_hidden_create_asks_the_outer_keyfiles_and_asks_again_after_a_wrong_
     t.expect("Enter password for the new hidden volume in ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(hidden);
-    t.expect("Repeat the password: ", wait);
+    t.expect("Re-enter password: ", wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(hidden);
     // The hidden volume's keyfiles last, named as its own.

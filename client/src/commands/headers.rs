@@ -204,6 +204,29 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The new password, typed twice unless read from standard input. A
+/// mistyped repeat is said and both are asked again, as VeraCrypt does
+/// (the current password's search is not made again).
+fn ask_new_password(pw: &mut Passwords, stdin: bool) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    use crate::input::asked;
+    loop {
+        let new = pw.ask(asked("New password: ", "Enter new password: "))?;
+        if stdin || pw.ask(asked("Repeat the new password: ", "Re-enter password: "))? == new {
+            return Ok(new);
+        }
+        eprintln!("tcctl: the passwords differ: type them again");
+    }
+}
+
+/// The current password's question: VeraCrypt's change of password asks
+/// it without the volume's name.
+fn current_password_prompt(volume: &std::path::Path) -> String {
+    match crate::input::veracrypt_line() {
+        true => "Enter password: ".to_owned(),
+        false => format!("Current password for {}: ", volume.display()),
+    }
+}
+
 /// `tcctl change-password`.
 pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<(), Failure> {
     refuse_for_truecrypt(&a)?;
@@ -216,15 +239,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
     let weaker = confirm_weaker_header(ctx.interactive, &a, o.format)?;
-    // A mistyped repeat is said and both are asked again, as VeraCrypt
-    // does (the current password's search is not made again).
-    let new = loop {
-        let new = pw.ask("New password: ")?;
-        if a.secrets.password_stdin || pw.ask("Repeat the new password: ")? == new {
-            break new;
-        }
-        eprintln!("tcctl: the passwords differ: type them again");
-    };
+    let new = ask_new_password(&mut pw, a.secrets.password_stdin)?;
     // VeraCrypt's text mode asks the new PIM next (Enter: none); a
     // TrueCrypt header has no PIM to ask for.
     let truecrypt = match a.to {
@@ -232,7 +247,11 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
         None => o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt),
     };
     if a.ask_again && a.new_pim.is_none() {
-        a.new_pim = Some(pw.pim(None, truecrypt, "New PIM (Enter for none): ")?);
+        a.new_pim = Some(pw.pim(
+            None,
+            truecrypt,
+            crate::input::asked("New PIM (Enter for none): ", "Enter new PIM: "),
+        )?);
     }
     let new_kf = if a.ask_keyfiles {
         new_keyfiles_asked(&keyfiles)?
@@ -447,7 +466,7 @@ fn current_credentials(
     let mut wrong = false;
     loop {
         let keyfiles = prepared.next(&a.secrets.keyfiles)?;
-        let old = match pw.ask(&format!("Current password for {}: ", a.volume.display())) {
+        let old = match pw.ask(&current_password_prompt(&a.volume)) {
             Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
                 return Err(super::gave_up(&a.volume));
             }

@@ -208,9 +208,9 @@ pub fn refuse_tcd_device(
     let Some(name) = path.to_str() else {
         return Ok(());
     };
-    let listed = crate::bus::Client::connect(at)
-        .and_then(|c| c.list())
-        .unwrap_or_default();
+    // Listed aside: `create` and `expand` block the interrupt signals
+    // later, which a connection's threads started here must not take.
+    let listed = volumes::listed_aside(at).unwrap_or_default();
     let Some(row) = listed
         .iter()
         .find(|r| !r.device().is_empty() && r.device() == name)

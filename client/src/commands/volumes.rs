@@ -275,19 +275,27 @@ fn protection(
     let mut hidden_keyfiles = read_keyfiles(&a.hidden.protect_hidden_keyfiles)?;
     // As the volume's own: with --non-interactive, keyfiles alone.
     let hidden_pw = pw.ask_unless_keyfiles_alone(
-        "Hidden volume password (to protect it): ",
+        crate::input::asked(
+            "Hidden volume password (to protect it): ",
+            "Enter password for hidden volume: ",
+        ),
         !hidden_keyfiles.is_empty(),
     )?;
     let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
     let pim = pw.pim(
         a.hidden.protect_hidden_pim,
         truecrypt,
-        "Hidden volume PIM (Enter for none): ",
+        crate::input::asked(
+            "Hidden volume PIM (Enter for none): ",
+            "Enter PIM for hidden volume: ",
+        ),
     )?;
     // VeraCrypt's text mode asks the hidden volume's keyfiles last.
     if a.ask_keyfiles && a.hidden.protect_hidden_keyfiles.is_empty() {
-        let typed =
-            crate::input::keyfile_questions("Enter keyfile for the hidden volume [none]: ")?;
+        let typed = crate::input::keyfile_questions(crate::input::asked(
+            "Enter keyfile for the hidden volume [none]: ",
+            "Enter keyfile for hidden volume [none]: ",
+        ))?;
         hidden_keyfiles = read_keyfiles(&typed)?;
     }
     if !hidden_keyfiles.is_empty() {
@@ -1181,7 +1189,7 @@ fn ask_for_create(
         let password =
             pw.ask_unless_keyfiles_alone(&crate::input::password_prompt(&what), any_keyfile)?;
         let typed_once = a.secrets.password_stdin || pw.asks_nobody();
-        if !typed_once && pw.ask("Repeat the password: ")? != password {
+        if !typed_once && pw.ask(crate::input::repeat_prompt())? != password {
             eprintln!("tcctl: the passwords differ: type them again");
             continue;
         }
