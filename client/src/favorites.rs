@@ -102,9 +102,15 @@ pub fn narrowing(f: &tcd_proto::contract::favorite::Favorite) -> Option<String> 
         [one] => Some(((*one).to_owned(), "narrows")),
         [first @ .., last] => Some((format!("{} and {last}", first.join(", ")), "narrow")),
     }
-    .map(|(list, verb)| format!("the favorite's {list} (`tcctl favorites add`) {verb} the search"))
+    .map(|(list, verb)| {
+        format!("giving the favorite {list} (`tcctl favorites add --replace`) {verb} the search")
+    })
     .into_iter()
     .collect();
+    // Its PIM is the only one tried: said, as `mount --pim` says it.
+    if f.pim != 0 {
+        notes.insert(0, format!("only the favorite's PIM {} was tried", f.pim));
+    }
     // As `mount --system-encryption` says: where the search looked.
     if f.system_encryption {
         notes.push(

@@ -89,7 +89,9 @@ fn a_truecrypt_mode_favorite_tries_only_the_truecrypt_format() {
     // What narrows a favorite's search is its own settings, not options
     // its mount does not take; a TrueCrypt-mode favorite has no PIM.
     assert!(
-        err.ends_with("; the favorite's --hash (`tcctl favorites add`) narrows the search)\n"),
+        err.ends_with(
+            "; giving the favorite --hash (`tcctl favorites add --replace`) narrows the search)\n"
+        ),
         "{err}"
     );
     assert_eq!(d.list(), serde_json::json!([]));

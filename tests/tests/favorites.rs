@@ -251,7 +251,8 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     assert!(
         err.ends_with(
-            " s; the favorite's --format and --pim (`tcctl favorites add`) narrow the search)\n"
+            " s; giving the favorite --format and --pim (`tcctl favorites add --replace`) narrow \
+             the search)\n"
         ),
         "{err}"
     );
@@ -328,11 +329,28 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     assert_eq!(code, 2, "wrong password: {err}");
     assert!(
         err.ends_with(
-            "; the favorite's --hash, --format and --pim (`tcctl favorites add`) narrow the \
-             search)\n"
+            "; giving the favorite --hash, --format and --pim (`tcctl favorites add --replace`) \
+             narrow the search)\n"
         ),
         "{err}"
     );
+
+    // A favorite with a PIM: that PIM is the only one tried, and said.
+    let with_pim = format!("pim-{}", std::process::id());
+    d.ok(&["favorites", "add", &with_pim, s(&vol), "--pim", "7"], "");
+    let (code, err) = d.fails(
+        &["favorites", "mount", &with_pim, "--password-stdin"],
+        "wrong\n",
+    );
+    assert_eq!(code, 2, "wrong password: {err}");
+    assert!(
+        err.ends_with(
+            "; only the favorite's PIM 7 was tried; giving the favorite --hash and --format \
+             (`tcctl favorites add --replace`) narrow the search)\n"
+        ),
+        "{err}"
+    );
+    d.ok(&["favorites", "remove", &with_pim], "");
 
     // A hash and encryption given with the favorite are shown by their
     // names before any mount, and tried first.

@@ -2493,6 +2493,33 @@ fn cryptsetup_open_takes_allow_discards_verbose_debug_and_batch_mode() {
     assert_eq!(code, USAGE, "{msg}");
 }
 
+/// Another volume's header backup of the same size opens with its own
+/// password, and its key turns this volume's data to noise: the mount's
+/// refusal names the header file as a cause.
+#[test]
+fn another_volumes_header_file_of_the_same_size_is_named_as_a_cause() {
+    let d = Daemon::start();
+    let (a, b) = (create_ext4(&d, "a.hc"), create_ext4(&d, "b.hc"));
+    let header = s(&d.path("b.hdr")).to_owned();
+    d.ok(&[&["backup-header", &b, &header][..], &OPEN].concat(), PW);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let (code, msg) = d.fails(
+        &[&["mount", &a, s(&mnt), "--header", &header][..], &OPEN].concat(),
+        PW,
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.contains("holds no filesystem")
+            && msg.ends_with(&format!(
+                "; or the header file given is another volume's, whose key turns this one's \
+                 data to noise: is it the header of {a}?\n"
+            )),
+        "{msg}"
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 #[test]
 fn udisks_loop_setup_and_loop_delete_say_what_does_their_work() {
     let d = Daemon::start();
@@ -2552,7 +2579,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
     assert_eq!(
         msg,
         format!(
-            "tcctl: {device} is the device of the mounted volume {v}: it holds no header; \
+            "tcctl: {device} is the device of the volume {v} (attached): it holds no header; \
              `tcctl status {device}` shows the volume without a password, `tcctl info {v}` \
              reads its header\n"
         )
@@ -3710,11 +3737,11 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     let mut t = Pty::spawn(c, None);
     let wait = Duration::from_secs(30);
     let current = "Enter password: ";
-    let pim = format!("Enter PIM for {v}: ");
+    let pim = "Enter current PIM: ";
     t.expect(current, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("not the password, but as long");
-    t.expect(&pim, wait);
+    t.expect(pim, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("1");
     // Said, and asked again, as a -t mount does.
@@ -3726,7 +3753,7 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     t.expect_times(current, 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line(PW.trim_end());
-    t.expect_times(&pim, 2, wait);
+    t.expect_times(pim, 2, wait);
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("1");
     let new = "another password, twenty and more";

@@ -1,7 +1,7 @@
 //! A volume's header: show it, change its password, back it up, restore
 //! it.
 
-use super::{Context, ask_credentials, settle_pim};
+use super::{Context, ask_credentials};
 use crate::bus::{Client, Failure, HeaderInfo};
 use crate::cli::{BackupHeaderArgs, ChangePasswordArgs, DumpArgs, InfoArgs, RestoreHeaderArgs};
 use crate::input::{KeyfilesEachTry, Passwords, Retries, prepare_keyfiles, read_header};
@@ -36,8 +36,12 @@ pub fn info(ctx: Context<'_>, mut a: InfoArgs) -> Result<(), Failure> {
     let name = crate::input::shown(&a.volume);
     // A mounted volume's device holds its decrypted data, not a header.
     if let Some(row) = listed.iter().find(|r| r.device() == name) {
+        let how = match row.mount_point() {
+            Some(at) => format!("mounted on {at}"),
+            None => "attached".to_owned(),
+        };
         return Err(Failure::invalid(format!(
-            "{name} is the device of the mounted volume {host}: it holds no header; `tcctl \
+            "{name} is the device of the volume {host} ({how}): it holds no header; `tcctl \
              status {name}` shows the volume without a password, `tcctl info {word}` reads \
              its header",
             host = row.host(),
@@ -472,7 +476,12 @@ fn current_credentials(
             }
             old => old?,
         };
-        settle_pim(pw, &mut a.secrets, &a.search, &a.volume)?;
+        // VeraCrypt's change of password asks "Enter current PIM".
+        let prompt = match crate::input::veracrypt_line() {
+            true => "Enter current PIM: ".to_owned(),
+            false => crate::input::pim_prompt(&a.volume.display().to_string()),
+        };
+        super::settle_pim_asking(pw, &mut a.secrets, &a.search, &prompt)?;
         let keyfiles = if a.ask_keyfiles {
             let typed = crate::input::keyfile_questions("Enter current keyfile [none]: ")?;
             prepare_keyfiles(&typed)?.finish()?

@@ -133,10 +133,20 @@ pub fn settle_pim(
     volume: &std::path::Path,
 ) -> Result<(), Failure> {
     let prompt = crate::input::pim_prompt(&volume.display().to_string());
+    settle_pim_asking(pw, s, search, &prompt)
+}
+
+/// [`settle_pim`] with the question `prompt`.
+pub fn settle_pim_asking(
+    pw: &mut Passwords,
+    s: &mut Secrets,
+    search: &Search,
+    prompt: &str,
+) -> Result<(), Failure> {
     s.pim = Some(match s.query_pim && s.pim.is_none() {
-        true => pw.query_pim(&prompt)?,
+        true => pw.query_pim(prompt)?,
         false if s.no_pim_question => s.pim(),
-        false => pw.pim(s.pim, search.format() == Some(Format::Truecrypt), &prompt)?,
+        false => pw.pim(s.pim, search.format() == Some(Format::Truecrypt), prompt)?,
     });
     Ok(())
 }

@@ -231,6 +231,21 @@ impl MountOnce<'_> {
             c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
         })
         .map_err(|f| match (a.cached, f.code) {
+            // Another volume's header of the same size opens, and its key
+            // makes noise of this volume's data.
+            (_, exit::INVALID_ARGUMENT)
+                if !own_header && f.message.contains("holds no filesystem") =>
+            {
+                Failure {
+                    code: f.code,
+                    message: format!(
+                        "{}; or the header file given is another volume's, whose key turns \
+                         this one's data to noise: is it the header of {}?",
+                        f.message,
+                        a.volume.display()
+                    ),
+                }
+            }
             (true, exit::WRONG_PASSWORD) => Failure {
                 code: f.code,
                 message: format!(
