@@ -117,6 +117,14 @@ impl Pty {
             .expect("type on the terminal");
     }
 
+    /// Waits for `question` (up to `limit`), then types `line` and Enter,
+    /// a moment later: a password prompt turns echo off after it shows.
+    pub fn answer(&mut self, question: &str, line: &str, limit: Duration) {
+        self.expect(question, limit);
+        std::thread::sleep(Duration::from_millis(300));
+        self.type_line(line);
+    }
+
     /// Waits for the command to end (up to `limit`); its exit code and all
     /// it wrote.
     pub fn finish(mut self, limit: Duration) -> (i32, String) {

@@ -972,15 +972,22 @@ fn create_hidden(d: &Daemon, v: &str, size: &str, pw: &str) -> std::process::Out
     )
 }
 
+/// An outer volume (see [`outer_volume`]) holding a 4 MiB hidden volume
+/// whose password is `pw`.
+fn outer_with_hidden(d: &Daemon, name: &str, pw: &str) -> String {
+    let v = outer_volume(d, name);
+    let made = create_hidden(d, &v, "4M", pw);
+    assert!(made.status.success(), "{made:?}");
+    v
+}
+
 /// VeraCrypt's text mode asks a hidden volume's protection in its own
 /// words, which expect scripts match.
 #[test]
 fn text_mode_protection_asks_in_veracrypts_words() {
     let d = Daemon::start();
-    let v = outer_volume(&d, "p.hc");
     let hidden_pw = "the hidden one, twenty and more";
-    let made = create_hidden(&d, &v, "4M", hidden_pw);
-    assert!(made.status.success(), "{made:?}");
+    let v = outer_with_hidden(&d, "p.hc", hidden_pw);
     let mut c = d.command();
     c.args(["-t", "--pim", "1", "--filesystem", "none", &v]);
     let mut t = Pty::spawn(c, None);
@@ -996,9 +1003,7 @@ fn text_mode_protection_asks_in_veracrypts_words() {
         ("Enter PIM for hidden volume: ".into(), "1"),
         ("Enter keyfile for hidden volume [none]: ".into(), ""),
     ] {
-        t.expect(&question, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(answer);
+        t.answer(&question, answer, wait);
     }
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
@@ -1029,10 +1034,8 @@ fn a_second_hidden_volume_is_refused_saying_one_is_there() {
 #[test]
 fn a_hidden_volume_an_expand_moved_off_the_end_is_refused_by_its_password() {
     let d = Daemon::start();
-    let v = outer_volume(&d, "moved.hc");
     let pw = "the hidden one, twenty and more";
-    let first = create_hidden(&d, &v, "4M", pw);
-    assert!(first.status.success(), "{first:?}");
+    let v = outer_with_hidden(&d, "moved.hc", pw);
     d.ok(
         &[
             &["expand", "-q", &v, "--add", "4M", "--filesystem-as-is"][..],
@@ -1383,9 +1386,7 @@ fn a_pim_typed_at_creates_prompt_too_small_for_the_password_is_asked_again() {
         ("Repeat the password: ".to_owned(), "fourteen chars"),
         (pim.clone(), "1"),
     ] {
-        t.expect(&question, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(answer);
+        t.answer(&question, answer, wait);
     }
     t.expect(
         "a PIM under 485 takes a password of 20 characters or more",
@@ -1427,10 +1428,7 @@ fn text_create(d: &Daemon, v: &str, more: &[&str], answers: &[(&str, &str)]) -> 
         ("Enter keyfile path [none]: ", ""),
     ];
     for (question, answer) in answers.iter().chain(&asked) {
-        t.expect(question, wait);
-        // The password prompts turn echo off first.
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(answer);
+        t.answer(question, answer, wait);
     }
     t.finish(Duration::from_secs(120))
 }
@@ -1508,9 +1506,7 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
         ("Enter keyfile path [none]: ".to_owned(), key.as_str()),
     ];
     for (question, answer) in &questions {
-        t.expect(question, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(answer);
+        t.answer(question, answer, wait);
     }
     t.expect_times("Enter keyfile path [none]: ", 2, wait);
     t.type_line("");
@@ -1554,9 +1550,7 @@ fn text_mode_create_asks_keyfiles_after_the_password_and_pim() {
         "Re-enter password: ".to_owned(),
         "Enter keyfile path [none]: ".to_owned(),
     ] {
-        t.expect(&question, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line("");
+        t.answer(&question, "", wait);
     }
     let (code, text) = t.finish(Duration::from_secs(60));
     assert_eq!(code, INVALID_ARGUMENT, "{text}");
@@ -2915,9 +2909,7 @@ fn header_commands_ask_again_after_a_wrong_password() {
         let mut c = d.command();
         c.args(args);
         let mut t = Pty::spawn(c, None);
-        t.expect(prompt, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line("not the password at all");
+        t.answer(prompt, "not the password at all", wait);
         t.expect(
             "tcctl: wrong password or keyfile, or not a volume",
             Duration::from_secs(120),
@@ -3059,9 +3051,7 @@ fn text_mode_create_over_a_file_asks_first() {
         ("Re-enter password: ".to_owned(), PW.trim_end()),
         ("Enter keyfile path [none]: ".to_owned(), ""),
     ] {
-        t.expect(&prompt, wait);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(answer);
+        t.answer(&prompt, answer, wait);
     }
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
@@ -3738,12 +3728,8 @@ fn text_mode_change_password_asks_again_after_a_wrong_current_password() {
     let wait = Duration::from_secs(30);
     let current = "Enter password: ";
     let pim = "Enter current PIM: ";
-    t.expect(current, wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line("not the password, but as long");
-    t.expect(pim, wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line("1");
+    t.answer(current, "not the password, but as long", wait);
+    t.answer(pim, "1", wait);
     // Said, and asked again, as a -t mount does.
     t.expect(
         "tcctl: wrong password or keyfile, or not a volume (searched for ",

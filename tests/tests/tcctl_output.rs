@@ -471,12 +471,8 @@ fn the_master_key_needs_yes_typed_on_a_terminal_or_batch_mode() {
         let mut c = d.command();
         c.args(args.iter().filter(|a| **a != "--password-stdin"));
         let mut t = tcd_tests::pty::Pty::spawn(c, None);
-        t.expect("Password for ", WAIT);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line(password);
-        t.expect("PIM for ", WAIT);
-        std::thread::sleep(Duration::from_millis(300));
-        t.type_line("");
+        t.answer("Password for ", password, WAIT);
+        t.answer("PIM for ", "", WAIT);
         t
     };
     let mut t = typed("aaaaaaaaaaaa");
