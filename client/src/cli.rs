@@ -1462,7 +1462,8 @@ pub struct BackupHeaderArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,
     /// The backup file to make (it must not exist).
-    pub backup: PathBuf,
+    #[arg(required_unless_present = "ask_file")]
+    pub backup: Option<PathBuf>,
     #[command(flatten)]
     pub secrets: Secrets,
     #[command(flatten)]
@@ -1471,6 +1472,11 @@ pub struct BackupHeaderArgs {
     /// password and PIM, one a line, as VeraCrypt does.
     #[arg(long, hide = true)]
     pub ask_keyfiles: bool,
+    /// VeraCrypt's text mode on a terminal without a backup file named:
+    /// ask for it once the password has opened the volume, as VeraCrypt
+    /// asks it last.
+    #[arg(long, hide = true)]
+    pub ask_file: bool,
 }
 
 #[derive(Args)]

@@ -151,13 +151,8 @@ pub fn ask_missing(
                 // have passed.
                 args.push(answer("Enter volume path: ", "no volume given")?.into());
             }
-            ("backup-header", "<BACKUP>") => {
-                let file = answer(
-                    "Enter the file to write the backup headers to: ",
-                    "no backup file given",
-                )?;
-                args.push(file.into());
-            }
+            // Asked once the password has opened the volume.
+            ("backup-header", "<BACKUP>") => args.push("--ask-file".into()),
             ("restore-header", _) if name.contains("BACKUP") => restore_source(args)?,
             ("create-keyfile", "<PATH>") => {
                 let file = answer("Enter the keyfile's path: ", "no keyfile path given")?;

@@ -1574,16 +1574,24 @@ fn text_mode_header_commands_ask_for_the_file_they_lack() {
     let mut c = d.command();
     c.args(["-t", "--backup-headers", &v, "--pim", "1"]);
     let mut t = Pty::spawn(c, None);
-    t.expect("Enter the file to write the backup headers to: ", wait);
+    // The password and keyfiles first; the file last, once the volume
+    // opened, as VeraCrypt asks it; one that exists is asked again.
+    t.answer(&format!("Enter password for {v}: "), PW.trim_end(), wait);
+    t.answer("Enter keyfile [none]: ", "", wait);
+    t.answer("Enter filename: ", &v, wait);
+    t.expect(&format!("tcctl: {v} exists: "), wait);
+    t.expect_times("Enter filename: ", 2, wait);
     t.type_line(&backup);
-    t.expect(&format!("Enter password for {v}: "), wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line(PW.trim_end());
-    // Then its keyfiles, as a mount asks them.
-    t.expect("Enter keyfile [none]: ", wait);
-    t.type_line("");
     let (code, text) = t.finish(Duration::from_secs(120));
     assert_eq!(code, 0, "{text}");
+    assert!(
+        text.find("Enter password for") < text.find("Enter filename: "),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("headers of {v} saved to {backup}")),
+        "{text}"
+    );
     assert_eq!(std::fs::metadata(&backup).expect("made").len(), 128 << 10);
 
     let mut c = d.command();

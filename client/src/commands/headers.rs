@@ -544,44 +544,97 @@ fn xts_encryption(info: &tcd_proto::contract::HeaderInfo) -> Option<String> {
         .filter(|_| info.mode.as_deref().is_none_or(|m| m == "xts-plain64"))
 }
 
-/// `tcctl backup-header`: into a new file only its owner may read.
+/// `tcctl backup-header`: into a new file only its owner may read. With
+/// `--ask-file` (VeraCrypt's text mode), the file is asked for once the
+/// password has opened the volume: the backup is made in memory first.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
-    refuse_dash(
-        &a.backup,
-        "writes the backup to a file, never to standard output",
-    )?;
+    if let Some(b) = &a.backup {
+        refuse_dash(b, "writes the backup to a file, never to standard output")?;
+    }
     a.volume = crate::input::shown_absolute(a.volume);
     super::refuse_tcd_device(ctx.at, &a.volume, false)?;
     // Said by its absolute path, as the volume is.
-    a.backup = crate::input::shown_absolute(a.backup);
+    a.backup = a.backup.map(crate::input::shown_absolute);
     let host = host::open_volume(&a.volume, false)?;
     let mut prepared = KeyfilesEachTry::new(prepare_keyfiles(&a.secrets.keyfiles)?);
-    tcd_client::tools::check_backup_path(&a.backup)?;
+    if let Some(b) = &a.backup {
+        tcd_client::tools::check_backup_path(b)?;
+    }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let retries = Retries::new(false, None, &a.secrets.keyfiles);
     let (volume, pim_given) = (a.volume.clone(), a.secrets.pim);
-    super::asking_again(&volume, retries, &mut pw, |pw| {
+    let made = super::asking_again(&volume, retries, &mut pw, |pw| {
         let keyfiles = prepared.next(&a.secrets.keyfiles)?;
         a.secrets.pim = pim_given;
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
         let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &a.volume, keyfiles)?;
-        let out = tcd_client::tools::new_backup_file(&a.backup)?;
+        let out = match &a.backup {
+            Some(b) => tcd_client::tools::new_backup_file(b)?,
+            None => in_memory()?,
+        };
         let c = Client::connect(ctx.at)?;
         let o = options::search(&a.search, a.secrets.pim());
         let r = search::run_on(&c, &host, &a.volume, || {
             c.backup_headers(&host, &out, &password, &keyfiles, o)
         });
-        if r.is_err() {
-            let _ = std::fs::remove_file(&a.backup);
+        if let (Err(_), Some(b)) = (&r, &a.backup) {
+            let _ = std::fs::remove_file(b);
         }
-        r
+        r.map(|()| out)
     })?;
+    let backup = match a.backup {
+        Some(b) => b,
+        None => write_asked_file(made)?,
+    };
     println!(
         "headers of {} saved to {}",
         a.volume.display(),
-        a.backup.display()
+        backup.display()
     );
     Ok(())
+}
+
+/// A file in memory alone, for a backup whose file is asked afterwards.
+fn in_memory() -> Result<File, Failure> {
+    // SAFETY: the name is NUL-terminated and outlives the call;
+    // memfd_create returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(c"tcd-header-backup".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Failure::invalid(format!(
+            "cannot hold the backup in memory: {e}"
+        )));
+    }
+    // SAFETY: `fd` was just returned by memfd_create and is owned by nothing else.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+/// Asks the backup file's name (VeraCrypt's "Enter filename:"), again
+/// while it is taken, and writes `made` there.
+fn write_asked_file(mut made: File) -> Result<std::path::PathBuf, Failure> {
+    let path = loop {
+        let typed = crate::input::terminal_line("Enter filename: ")?;
+        if typed.is_empty() {
+            return Err(Failure {
+                code: crate::bus::exit::CANCELLED,
+                message: "no backup file given: nothing saved".into(),
+            });
+        }
+        let path = crate::input::shown_absolute(std::path::PathBuf::from(typed));
+        match tcd_client::tools::check_backup_path(&path) {
+            Ok(()) => break path,
+            Err(f) => eprintln!("tcctl: {}", f.message),
+        }
+    };
+    let mut out = tcd_client::tools::new_backup_file(&path)?;
+    std::io::Seek::rewind(&mut made)
+        .and_then(|_| std::io::copy(&mut made, &mut out))
+        .and_then(|_| out.sync_all())
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            Failure::invalid(format!("cannot write {}: {e}", path.display()))
+        })?;
+    Ok(path)
 }
 
 /// `-`, which elsewhere means standard input or output, is no header
