@@ -90,12 +90,16 @@ pub fn repeat_prompt() -> &'static str {
     asked("Repeat the password: ", "Re-enter password: ")
 }
 
-/// The question for `what`'s password: on a VeraCrypt line, VeraCrypt's
-/// own words for it.
+/// The question for `what`'s password: on a VeraCrypt or cryptsetup
+/// line, that tool's own words for it.
 pub fn password_prompt(what: &str) -> String {
-    match VERACRYPT_LINE.load(Ordering::SeqCst) {
-        true => format!("Enter password for {what}: "),
-        false => format!("Password for {what}: "),
+    if VERACRYPT_LINE.load(Ordering::SeqCst) {
+        format!("Enter password for {what}: ")
+    } else if cryptsetup_line() {
+        // cryptsetup's own question.
+        format!("Enter passphrase for {what}: ")
+    } else {
+        format!("Password for {what}: ")
     }
 }
 

@@ -135,7 +135,9 @@ const NEXT_NOTE: Duration = Duration::from_secs(60);
 /// How far a search shown by [`noted`] has come, and whether it ended.
 struct Note {
     done: bool,
-    fraction: f64,
+    /// The daemon's last report in words (what it tries, how far, how
+    /// long it may take yet); empty before the first.
+    said: String,
 }
 
 /// `call` without a terminal: no progress drawn, but a line on standard
@@ -149,7 +151,7 @@ fn noted<T>(
     let note = Arc::new((
         Mutex::new(Note {
             done: false,
-            fraction: 0.0,
+            said: String::new(),
         }),
         Condvar::new(),
     ));
@@ -167,11 +169,17 @@ fn noted<T>(
         while !n.done {
             let now = Instant::now();
             if now >= next {
-                eprintln!(
-                    "tcctl: {lead}still searching for the header ({:.0} % done after {})",
-                    (n.fraction * 100.0).clamp(0.0, 100.0),
-                    duration(start.elapsed().as_secs())
-                );
+                // What a terminal's line shows: a slow hash or PIM is
+                // seen for what it is, not taken for a hang.
+                let so_far = duration(start.elapsed().as_secs());
+                match n.said.as_str() {
+                    "" => {
+                        eprintln!("tcctl: {lead}still searching for the header ({so_far} so far)")
+                    }
+                    said => eprintln!(
+                        "tcctl: {lead}still searching for the header after {so_far}: {said}"
+                    ),
+                }
                 next += NEXT_NOTE;
                 continue;
             }
@@ -183,8 +191,8 @@ fn noted<T>(
     });
     let r = reported(
         c,
-        move |_, fraction| {
-            seen.0.lock().unwrap_or_else(|p| p.into_inner()).fraction = fraction;
+        move |said, _| {
+            seen.0.lock().unwrap_or_else(|p| p.into_inner()).said = said;
         },
         call,
     );

@@ -564,6 +564,11 @@ pub const UDISKS_SPELLINGS: &[(&str, &str)] = &[
         "with mount -b: --fs-options OPTIONS",
     ),
     (
+        "-p OBJECT, --object-path OBJECT",
+        "not taken, and said so (exit 64): the device is named by -b DEVICE, or the volume by \
+         its file or mount point",
+    ),
+    (
         "loop-setup, loop-delete",
         "not needed, and said so (exit 64): tcd opens a container file itself (unlock -b FILE \
          attaches it) and detaches the loop devices it made",
@@ -939,6 +944,19 @@ fn auto_mount(words: &[String], at: usize) -> Result<&'static [&'static str], Fa
     }
 }
 
+/// Whether `value` is a udisks object path, whole or short.
+fn is_object_path(value: &str) -> bool {
+    value.starts_with("/org/freedesktop/UDisks2/") || value.starts_with("block_devices/")
+}
+
+/// udisksctl's `-p`/`--object-path`, which tcctl does not take.
+fn object_path(option: &str) -> Failure {
+    usage(format!(
+        "{option}: udisksctl's object path is not taken here: name the device with -b DEVICE \
+         (`tcctl list` shows each volume's device), or the volume by its file or mount point"
+    ))
+}
+
 /// The words after the command, VeraCrypt's spellings turned into
 /// tcctl's; on a VeraCrypt line, `-k` takes VeraCrypt's list too.
 fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure> {
@@ -987,6 +1005,12 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                 true => out.push("--protect-hidden".into()),
                 false => unprotected = true,
             },
+            // udisksctl's object path (`-p block_devices/loop0`), not a
+            // password: said as such, with tcctl's way to name the device.
+            "--object-path" => return Err(object_path(&name)),
+            "-p" if it.peek().is_some_and(|v| is_object_path(v)) => {
+                return Err(object_path(&name));
+            }
             "--token-pin" => {
                 return Err(usage(
                     "--token-pin: tcctl takes no PIN on the command line (every user can read \
@@ -1009,7 +1033,8 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
             n if ON_THE_COMMAND_LINE.contains(&n) => {
                 return Err(usage(format!(
                     "{n}: tcctl takes no password on the command line (every user can read \
-                     it in the process list): give it on standard input with --stdin"
+                     it in the process list): give it on standard input with {}",
+                    crate::input::spelled("--password-stdin")
                 )));
             }
             _ => out.push(w),

@@ -2377,7 +2377,7 @@ fn cryptsetup_open_asks_a_typed_password_as_often_as_tries_says() {
     let d = Daemon::start();
     let v = create(&d, "t.hc", "4M");
     let fast = ["--veracrypt-pim", "1", "--hash", "sha512"];
-    let prompt = format!("Password for {v}: ");
+    let prompt = format!("Enter passphrase for {v}: ");
     let wrong = "tcctl: wrong password or keyfile, or not a volume";
     // Three times, as cryptsetup asks; -T and --tries say how often.
     for (tries, times) in [(&[][..], 3), (&["-T", "2"][..], 2), (&["--tries=1"][..], 1)] {
@@ -2523,7 +2523,7 @@ fn another_volumes_header_file_of_the_same_size_is_named_as_a_cause() {
 }
 
 #[test]
-fn udisks_loop_setup_and_loop_delete_say_what_does_their_work() {
+fn udisks_loop_commands_and_object_paths_say_what_does_their_work() {
     let d = Daemon::start();
     let file = s(&d.path("c.hc")).to_owned();
     let (code, msg) = d.fails(&["loop-setup", "-f", &file], "");
@@ -2540,6 +2540,33 @@ fn udisks_loop_setup_and_loop_delete_say_what_does_their_work() {
     assert_eq!(code, USAGE, "{msg}");
     assert!(msg.contains("`tcctl lock -b DEVICE`"), "{msg}");
     assert!(!msg.contains("similar"), "{msg}");
+    // An object path, short or whole, is named as udisksctl's, not taken
+    // for a password.
+    for args in [
+        vec!["unmount", "-p", "block_devices/loop4"],
+        vec![
+            "lock",
+            "--object-path",
+            "/org/freedesktop/UDisks2/block_devices/loop4",
+        ],
+        vec!["mount", "--object-path=block_devices/loop4"],
+    ] {
+        let (code, msg) = d.fails(&args, "");
+        assert_eq!(code, USAGE, "{args:?}: {msg}");
+        assert!(
+            msg.contains(
+                "udisksctl's object path is not taken here: name the device with -b DEVICE"
+            ),
+            "{args:?}: {msg}"
+        );
+    }
+    // tcctl's own spelling of standard input, off VeraCrypt's line.
+    let (code, msg) = d.fails(&["mount", &file, "-p", "secret"], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.ends_with("give it on standard input with --password-stdin\n"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -2720,7 +2747,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         .split_once(".SH \"UDISKSCTL SPELLINGS\"")
         .expect("a man section");
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 8, "{doc}");
+    assert_eq!(rows.len(), 9, "{doc}");
     for r in rows {
         let spelling = r.split('`').nth(1).expect("a spelling");
         assert!(
