@@ -1005,12 +1005,9 @@ fn spellings(words: Vec<String>, veracrypt: bool) -> Result<Vec<String>, Failure
                 true => out.push("--protect-hidden".into()),
                 false => unprotected = true,
             },
-            // udisksctl's object path (`-p block_devices/loop0`), not a
-            // password: said as such, with tcctl's way to name the device.
+            // udisksctl's object path (`-p block_devices/loop0`), no password.
             "--object-path" => return Err(object_path(&name)),
-            "-p" if it.peek().is_some_and(|v| is_object_path(v)) => {
-                return Err(object_path(&name));
-            }
+            "-p" if it.peek().is_some_and(|v| is_object_path(v)) => return Err(object_path(&name)),
             "--token-pin" => {
                 return Err(usage(
                     "--token-pin: tcctl takes no PIN on the command line (every user can read \
