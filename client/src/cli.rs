@@ -98,7 +98,8 @@ pub struct Secrets {
     /// A keyfile (repeatable; a folder means the files in it but hidden
     /// ones, which are skipped with a warning, as VeraCrypt does; - reads
     /// one from standard input, and the password is then asked on the
-    /// terminal).
+    /// terminal). On udisksctl's unlock, --key-file FILE is the
+    /// passphrase instead: FILE's first line, as udisksctl takes it.
     #[arg(long = "keyfile", short = 'k', visible_alias = "key-file")]
     pub keyfiles: Vec<PathBuf>,
     /// VeraCrypt's PIM (cryptsetup's --veracrypt-pim). Without it, a
@@ -294,7 +295,7 @@ fn scope_notes(given: &[String], truecrypt: bool, create: bool, pim: bool) -> Ve
 }
 
 /// The hint after a wrong password: the narrowing options this command
-/// line did not give (`--hash narrows the search`), or `None` when it gave
+/// line did not give (`giving --hash narrows the search`), or `None` when it gave
 /// them all.
 pub fn narrowing_hint() -> Option<String> {
     let given: Vec<String> = std::env::args().skip(1).collect();
@@ -351,8 +352,12 @@ pub fn narrowing_hint() -> Option<String> {
     let mut notes: Vec<String> = pim_missing.into_iter().collect();
     notes.extend(match missing.as_slice() {
         [] => None,
-        [one] => Some(format!("{one} narrows the search")),
-        [first @ .., last] => Some(format!("{} and {last} narrow the search", first.join(", "))),
+        // Advice, not a cause: what the line could give.
+        [one] => Some(format!("giving {one} narrows the search")),
+        [first @ .., last] => Some(format!(
+            "giving {} and {last} narrows the search",
+            first.join(", ")
+        )),
     });
     // A hash, encryption or PIM given narrowed the search too.
     let pim = match (pim_given, typed_pim) {

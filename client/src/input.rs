@@ -54,8 +54,14 @@ pub fn cryptsetup_line() -> bool {
 /// udisksctl's unlock, its --key-file for the password.
 pub fn spelled(option: &'static str) -> &'static str {
     // udisksctl's unlock takes the passphrase from a file's first line.
+    // As the line gave it, else both ways.
     if UDISKS_LINE.load(Ordering::SeqCst) && option == "--password-stdin" {
-        return "--key-file FILE (its first line) or --password-stdin";
+        let given = |o: &str| std::env::args().any(|a| a == o || a.starts_with(&format!("{o}=")));
+        return match (given("--key-file"), given("--password-stdin")) {
+            (true, _) => "--key-file FILE (its first line)",
+            (false, true) => "--password-stdin",
+            (false, false) => "--key-file FILE (its first line) or --password-stdin",
+        };
     }
     if !VERACRYPT_LINE.load(Ordering::SeqCst) {
         return option;

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    output_failures_said();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);
@@ -200,6 +201,30 @@ fn udisks_loop_command(e: &clap::Error) -> Option<String> {
         ),
         _ => None,
     }
+}
+
+/// Standard output that cannot be written (a full disk, `> /dev/full`)
+/// makes `println!` panic: said on one line instead of a backtrace, with
+/// exit 1, and that what the command did (a mount, a dismount) stands,
+/// as `tcctl list` shows. Any other panic keeps Rust's report.
+fn output_failures_said() {
+    let rust = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let said = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if let Some(why) = said.strip_prefix("failed printing to stdout: ") {
+            eprintln!(
+                "tcctl: cannot write to standard output ({why}): its report is lost, but what \
+                 the command did stands (`tcctl list` shows the volumes)"
+            );
+            std::process::exit(1);
+        }
+        rust(info);
+    }));
 }
 
 /// A failure said on standard error; its exit code.

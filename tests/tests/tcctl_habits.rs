@@ -3685,8 +3685,8 @@ fn a_right_password_without_the_volumes_pim_names_the_missing_pim() {
     assert_eq!(code, 2, "{msg}");
     assert!(
         msg.contains(
-            "; a volume created with a PIM opens only with that PIM: --pim gives it; --format \
-             narrows the search; only sha512 was tried)\n"
+            "; a volume created with a PIM opens only with that PIM: --pim gives it; giving \
+             --format narrows the search; only sha512 was tried)\n"
         ),
         "{msg}"
     );
@@ -4459,6 +4459,17 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
             "a password is needed, and --no-user-interaction asks for none: give it with \
              --key-file FILE (its first line) or --password-stdin"
         ),
+        "{msg}"
+    );
+    // With --password-stdin given and nothing on it, that option alone is
+    // named.
+    let (code, msg) = d.fails(
+        &["unlock", "-b", dev.path(), "--password-stdin", "--pim", "1"],
+        "",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains("--password-stdin") && !msg.contains("--key-file"),
         "{msg}"
     );
     let missing = s(&d.path("no-passphrase")).to_owned();

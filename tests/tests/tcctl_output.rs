@@ -1458,3 +1458,45 @@ fn policy_show_json_has_every_limit() {
         );
     }
 }
+
+/// Standard output that cannot be written (`> /dev/full`): one line on
+/// standard error and exit 1, no panic, and what the command did stands.
+#[test]
+fn a_full_standard_output_is_said_on_one_line_and_the_mount_stands() {
+    let d = Daemon::start();
+    let (vol, mnt) = (d.path("full.vc"), d.path("mnt"));
+    create(&d, &vol, "ext4");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let full = || Stdio::from(std::fs::File::create("/dev/full").expect("/dev/full"));
+    let run = |args: &[&str], input: &str| {
+        let mut c = d.command();
+        c.args(args)
+            .stdin(Stdio::piped())
+            .stdout(full())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("tcctl");
+        if let Some(mut i) = child.stdin.take() {
+            std::io::Write::write_all(&mut i, input.as_bytes()).expect("stdin");
+        }
+        child.wait_with_output().expect("wait")
+    };
+    let said = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = run(&with_open(&["mount", s(&vol), s(&mnt)]), PW);
+    assert_eq!(
+        (out.status.code(), said(&out)),
+        (
+            Some(1),
+            "tcctl: cannot write to standard output (No space left on device (os error 28)): \
+             its report is lost, but what the command did stands (`tcctl list` shows the \
+             volumes)\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(d.list()[0]["mount_point"], s(&mnt), "the mount stands");
+    let out = run(&["list"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    let out = run(&["dismount", "--all"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert!(!said(&out).contains("panicked"), "{}", said(&out));
+    assert_eq!(d.list(), json!([]), "the dismount stands");
+}

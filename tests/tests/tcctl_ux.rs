@@ -813,7 +813,10 @@ fn create_says_what_is_missing_and_what_it_made() {
         "wrong words\nhidden words\n",
     );
     assert_eq!(code, 2, "{msg}");
-    assert!(msg.contains("--outer-hash narrows the search"), "{msg}");
+    assert!(
+        msg.contains("giving --outer-hash narrows the search"),
+        "{msg}"
+    );
 
     let out = d.ok(
         &[
