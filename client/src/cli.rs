@@ -1463,6 +1463,7 @@ pub struct ExpandArgs {
 }
 
 #[derive(Args)]
+#[command(override_usage = "tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>")]
 pub struct BackupHeaderArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,

@@ -459,15 +459,20 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
         }
     }
     let program = words.remove(0);
-    // VeraCrypt wants -t first; here it may follow the global options.
-    let text_at = words
+    // VeraCrypt wants -t first; here it may follow the global options,
+    // and said twice (`-t --text`) it is still the one flag.
+    let before_command = words
         .iter()
-        .take_while(|w| !SUBCOMMANDS.contains(&w.as_str()))
-        .position(|w| w == "-t" || w == "--text");
-    let text = text_at.is_some();
-    if let Some(at) = text_at {
-        words.remove(at);
-    }
+        .position(|w| SUBCOMMANDS.contains(&w.as_str()))
+        .unwrap_or(words.len());
+    let mut at = 0;
+    let mut text = false;
+    words.retain(|w| {
+        at += 1;
+        let flag = at <= before_command && (w == "-t" || w == "--text");
+        text |= flag;
+        !flag
+    });
     if !text {
         cryptsetup_options_first(&mut words);
         udisks_words(&mut words);

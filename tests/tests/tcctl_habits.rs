@@ -956,21 +956,18 @@ fn a_filesystem_unmounted_outside_tcd_leaves_the_volume_attached() {
 fn create_hidden(d: &Daemon, v: &str, size: &str, pw: &str) -> std::process::Output {
     d.tcctl(
         &[
-            "create",
-            v,
-            "--hidden-size",
-            size,
-            "--outer-pim",
-            "1",
-            "--pim",
-            "1",
-            "--filesystem",
-            "none",
-            "--password-stdin",
-        ],
+            &["create", v, "--hidden-size", size][..],
+            &HIDDEN_FAST,
+            &["--password-stdin"],
+        ]
+        .concat(),
         &format!("{PW}{pw}\n"),
     )
 }
+
+/// A hidden volume's options of [`create_hidden`] but its size and
+/// passwords: PIM 1 for both volumes, no filesystem.
+const HIDDEN_FAST: [&str; 6] = ["--outer-pim", "1", "--pim", "1", "--filesystem", "none"];
 
 /// An outer volume (see [`outer_volume`]) holding a 4 MiB hidden volume
 /// whose password is `pw`.
@@ -3582,18 +3579,8 @@ fn a_hidden_volume_too_large_is_refused_before_its_password_is_asked() {
     // On a terminal: said right after the outer volume's password, with no
     // question for the hidden volume's.
     let mut c = d.command();
-    c.args([
-        "create",
-        &v,
-        "--hidden-size",
-        "4M",
-        "--outer-pim",
-        "1",
-        "--pim",
-        "1",
-        "--filesystem",
-        "none",
-    ]);
+    c.args(["create", &v, "--hidden-size", "4M"])
+        .args(HIDDEN_FAST);
     let mut t = Pty::spawn(c, None);
     t.expect(
         &format!("Outer volume password of {v}: "),
@@ -4483,4 +4470,181 @@ fn udisks_options_key_file_no_user_interaction_and_mount_options() {
             )
         )
     );
+}
+
+#[test]
+fn a_keyfile_only_volume_changes_its_keyfiles_with_nobody_to_ask() {
+    let d = Daemon::start();
+    let (key, new, newer) = (d.path("k"), d.path("k2"), d.path("k3"));
+    for k in [&key, &new, &newer] {
+        d.ok(&["create-keyfile", s(k)], "");
+    }
+    let v = s(&d.path("kf.hc")).to_owned();
+    let fast = ["--pim", "1", "--hash", "sha512"];
+    d.ok(
+        &[
+            &[
+                "--non-interactive",
+                "create",
+                &v,
+                "--size",
+                "4M",
+                "-k",
+                s(&key),
+            ][..],
+            &fast,
+            &["--filesystem", "none"],
+        ]
+        .concat(),
+        "",
+    );
+    // As mount opens it: the keyfiles given alone, no password asked.
+    let said = d.ok(
+        &[
+            &["--non-interactive", "change-password", &v, "-k", s(&key)][..],
+            &["--new-keyfile", s(&new)],
+            &fast,
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(
+        said,
+        format!(
+            "{v}: keyfiles changed, password unchanged\n{v}: it now opens with 1 keyfile and no \
+             password\n"
+        )
+    );
+    let mounts = |k: &std::path::Path| {
+        d.tcctl(
+            &[
+                &["--non-interactive", "mount", &v, "-k", s(k)][..],
+                &fast,
+                &["--filesystem", "none"],
+            ]
+            .concat(),
+            "",
+        )
+        .status
+        .success()
+    };
+    assert!(!mounts(&key), "the old keyfile still opens it");
+    assert!(mounts(&new), "the new keyfile does not open it");
+    d.ok(&["dismount", &v], "");
+    // VeraCrypt's spelling of the same.
+    d.ok(
+        &[
+            "-t",
+            "-C",
+            &v,
+            "--non-interactive",
+            "-k",
+            s(&new),
+            &format!("--new-keyfiles={}", s(&newer)),
+            "--pim=1",
+            "--new-pim=1",
+            "--hash=sha512",
+        ],
+        "",
+    );
+    assert!(
+        mounts(&newer),
+        "the keyfile given by -t -C does not open it"
+    );
+    d.ok(&["dismount", &v], "");
+    // A new password is still needed where no new keyfile opens it.
+    let (code, msg) = d.fails(
+        &[
+            &["--non-interactive", "change-password", &v, "-k", s(&newer)][..],
+            &fast,
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(msg.contains("--non-interactive asks for none"), "{msg}");
+    assert!(mounts(&newer), "a refused change changed the volume");
+}
+
+#[test]
+fn header_commands_say_what_they_need_and_where_they_searched() {
+    let d = Daemon::start();
+    // backup-header needs its file: the usage line says so.
+    let out = d.tcctl(&["backup-header", "--help"], "");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Usage: tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>\n"),
+        "{help}"
+    );
+    let v = create(&d, "e.hc", "4M");
+    let (code, msg) = d.fails(&["backup-header", &v], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains("<BACKUP>") && !msg.contains("[BACKUP]"),
+        "{msg}"
+    );
+    // A wrong password for the embedded backup says only it was searched.
+    let (code, msg) = d.fails(
+        &[
+            &["restore-header", &v, "--embedded", "--batch-mode"][..],
+            &OPEN,
+        ]
+        .concat(),
+        "not the password of this volume\n",
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.contains(
+            "; only the backup headers inside the volume were searched, not its primary ones \
+             (`tcctl dump` says whether those open)"
+        ),
+        "{msg}"
+    );
+    d.ok(&[&["info", &v][..], &OPEN].concat(), PW);
+    // A TrueCrypt volume's failed protection names no PIM.
+    let tc = s(&d.path("tc.hc")).to_owned();
+    d.ok(
+        &[
+            "create",
+            &tc,
+            "--size",
+            "4M",
+            "--truecrypt",
+            "--hash",
+            "sha512",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        PW,
+    );
+    let (code, msg) = d.fails(
+        &[
+            "mount",
+            &tc,
+            "--truecrypt",
+            "--hash",
+            "sha512",
+            "--protect-hidden",
+            "--filesystem",
+            "none",
+            "--password-stdin",
+        ],
+        &format!("{PW}no hidden volume has this password\n"),
+    );
+    assert_eq!(code, 2, "{msg}");
+    assert!(
+        msg.ends_with(
+            "; its keyfiles are --protect-hidden-keyfile; its header is searched over every \
+             hash and encryption TrueCrypt has)\n"
+        ) && !msg.contains("PIM"),
+        "{msg}"
+    );
+    assert_eq!(d.list().as_array().map(Vec::len), Some(0), "{}", d.list());
+    // -t said twice is still VeraCrypt's text mode, which lists nothing
+    // as VeraCrypt does.
+    for twice in [["-t", "--text", "-l"], ["-t", "-t", "-l"]] {
+        let (code, msg) = d.fails(&twice, "");
+        assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
+    }
 }

@@ -210,11 +210,22 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 
 /// The new password, typed twice unless read from standard input. A
 /// mistyped repeat is said and both are asked again, as VeraCrypt does
-/// (the current password's search is not made again).
-fn ask_new_password(pw: &mut Passwords, stdin: bool) -> Result<Zeroizing<Vec<u8>>, Failure> {
+/// (the current password's search is not made again). With new keyfiles
+/// and nobody to ask (--non-interactive), none: the keyfiles open it alone.
+fn ask_new_password(
+    pw: &mut Passwords,
+    stdin: bool,
+    new_keyfiles: bool,
+) -> Result<Zeroizing<Vec<u8>>, Failure> {
     use crate::input::asked;
     loop {
-        let new = pw.ask(asked("New password: ", "Enter new password: "))?;
+        let new = pw.ask_unless_keyfiles_alone(
+            asked("New password: ", "Enter new password: "),
+            new_keyfiles,
+        )?;
+        if new_keyfiles && pw.asks_nobody() {
+            return Ok(new);
+        }
         if stdin || pw.ask(asked("Repeat the new password: ", "Re-enter password: "))? == new {
             return Ok(new);
         }
@@ -243,7 +254,11 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
     let weaker = confirm_weaker_header(ctx.interactive, &a, o.format)?;
-    let new = ask_new_password(&mut pw, a.secrets.password_stdin)?;
+    let new = ask_new_password(
+        &mut pw,
+        a.secrets.password_stdin,
+        !a.new_keyfiles.is_empty(),
+    )?;
     // VeraCrypt's text mode asks the new PIM next (Enter: none); a
     // TrueCrypt header has no PIM to ask for.
     let truecrypt = match a.to {
@@ -324,12 +339,19 @@ fn judge_new_password(
 /// A wrong password for a backup file: its credentials are the volume's
 /// of the day it was backed up, not today's.
 fn of_the_backup(mut f: Failure, from_file: bool) -> Failure {
-    if f.code == crate::bus::exit::WRONG_PASSWORD && from_file {
-        f.message.push_str(
-            "; the backup opens with the password, PIM and keyfiles the volume had when it was \
-             backed up",
-        );
+    if f.code != crate::bus::exit::WRONG_PASSWORD {
+        return f;
     }
+    f.message.push_str(match from_file {
+        true => {
+            "; the backup opens with the password, PIM and keyfiles the volume had when it was \
+             backed up"
+        }
+        false => {
+            "; only the backup headers inside the volume were searched, not its primary ones \
+             (`tcctl dump` says whether those open)"
+        }
+    });
     f
 }
 
@@ -470,7 +492,8 @@ fn current_credentials(
     let mut wrong = false;
     loop {
         let keyfiles = prepared.next(&a.secrets.keyfiles)?;
-        let old = match pw.ask(&current_password_prompt(&a.volume)) {
+        let prompt = current_password_prompt(&a.volume);
+        let old = match pw.ask_unless_keyfiles_alone(&prompt, !a.secrets.keyfiles.is_empty()) {
             Err(f) if f.code == crate::bus::exit::CANCELLED && wrong => {
                 return Err(super::gave_up(&a.volume));
             }

@@ -220,8 +220,11 @@ impl MountOnce<'_> {
         // password: said instead of what narrows the search.
         let own_header = o.detached_header.is_none();
         let hidden_pim = o.protect_hidden_pim.is_some();
+        let truecrypt = a.search.format() == Some(crate::cli::Format::Truecrypt);
         let hint = |said: &str| match said {
-            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => Some(hidden_hint(hidden_pim)),
+            tcd_proto::contract::errors::HIDDEN_NOT_UNLOCKED => {
+                Some(hidden_hint(hidden_pim, truecrypt))
+            }
             _ => own_header
                 .then(|| search::plain_hint(host, &a.volume))
                 .flatten()
@@ -254,6 +257,15 @@ impl MountOnce<'_> {
                     a.volume.display()
                 ),
             },
+            // A TrueCrypt volume was given no PIM to blame.
+            (_, exit::WRONG_PASSWORD) if truecrypt => Failure {
+                code: f.code,
+                message: f.message.replacen(
+                    "password, keyfiles and PIM given",
+                    "password and keyfiles given",
+                    1,
+                ),
+            },
             _ => f,
         })
     }
@@ -262,17 +274,22 @@ impl MountOnce<'_> {
 /// What a protected hidden volume's failed search is told: the outer
 /// volume's --pim, --hash and --encryption do not reach its search; with
 /// no PIM given for it, a missing one is a cause.
-fn hidden_hint(pim_given: bool) -> String {
+fn hidden_hint(pim_given: bool, truecrypt: bool) -> String {
     let (pim, keyfiles) = (
         crate::input::spelled("--protect-hidden-pim"),
         crate::input::spelled("--protect-hidden-keyfile"),
     );
-    match pim_given {
-        true => format!(
+    match (truecrypt, pim_given) {
+        // A TrueCrypt volume has no PIM to name.
+        (true, _) => format!(
+            "its keyfiles are {keyfiles}; its header is searched over every hash and encryption \
+             TrueCrypt has"
+        ),
+        (false, true) => format!(
             "its PIM and keyfiles are {pim} and {keyfiles}; its header is searched over every \
              hash and encryption"
         ),
-        false => format!(
+        (false, false) => format!(
             "a hidden volume created with a PIM opens only with that PIM: {pim} gives it; its \
              keyfiles are {keyfiles}, and its header is searched over every hash and encryption"
         ),
