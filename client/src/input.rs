@@ -674,24 +674,7 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
     warn_of_hidden_keyfiles(&named);
     let mut out = Vec::new();
     for _ in stdin {
-        take_stdin("--keyfile -")?;
-        // Typed keyfiles are not a thing: a terminal means nothing was
-        // piped in, and reading would wait in silence.
-        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            return Err(Failure {
-                code: exit::USAGE,
-                message: "--keyfile - reads a keyfile piped to standard input, which is a \
-                          terminal here: pipe or redirect the keyfile in (tcctl ... --keyfile - < FILE)"
-                    .into(),
-            });
-        }
-        let mut data = Zeroizing::new(Vec::new());
-        std::io::stdin()
-            .lock()
-            .take(tcd_proto::keyfiles::MAX_READ as u64)
-            .read_to_end(&mut data)
-            .map_err(|e| Failure::invalid(format!("keyfile from standard input: {e}")))?;
-        out.push(data);
+        out.push(stdin_keyfile()?);
     }
     for p in files {
         let mut data = Zeroizing::new(Vec::new());
@@ -717,6 +700,37 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
         out.push(data);
     }
     Ok(Keyfiles { read: out, tokens })
+}
+
+/// `--keyfile -`: the keyfile piped to standard input.
+fn stdin_keyfile() -> Result<Zeroizing<Vec<u8>>, Failure> {
+    use std::io::Read;
+    take_stdin("--keyfile -")?;
+    // Typed keyfiles are not a thing: a terminal means nothing was
+    // piped in, and reading would wait in silence.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "--keyfile - reads a keyfile piped to standard input, which is a \
+                      terminal here: pipe or redirect the keyfile in (tcctl ... --keyfile - < FILE)"
+                .into(),
+        });
+    }
+    let mut data = Zeroizing::new(Vec::new());
+    std::io::stdin()
+        .lock()
+        .take(tcd_proto::keyfiles::MAX_READ as u64)
+        .read_to_end(&mut data)
+        .map_err(|e| Failure::invalid(format!("keyfile from standard input: {e}")))?;
+    // As an empty file is: said by its name here.
+    if data.is_empty() {
+        return Err(Failure::invalid(
+            "keyfile - (standard input): nothing was piped in (a keyfile holds at least one \
+             byte)"
+                .into(),
+        ));
+    }
+    Ok(data)
 }
 
 /// Opens a file the user names to be read whole (a keyfile, a header

@@ -134,6 +134,16 @@ fn bad_input_gets_named_errors_and_the_daemon_keeps_serving() {
     let many: Vec<Vec<u8>> = (0..300).map(|_| vec![1u8; 16]).collect();
     let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &many, &options);
     assert_eq!(name, invalid, "{msg}");
+    // An empty keyfile would add nothing: named by its place, not taken.
+    let one_empty = vec![vec![7u8; 16], Vec::new()];
+    let (name, msg) = mount_error(&conn, host.as_file().as_fd(), "x", &one_empty, &options);
+    assert_eq!(
+        (name.as_str(), msg.as_str()),
+        (
+            invalid,
+            "keyfile number 2: empty (a keyfile holds at least one byte)"
+        )
+    );
     // The same bounds hold for key material carried in options.
     let many_hidden: HashMap<&str, Value> = HashMap::from([
         ("protect_hidden_password", Value::from(b"pw".to_vec())),

@@ -2205,19 +2205,48 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             c.current_dir(d.path(""));
         }
         let out = run_with_input(c, "");
+        let folder = std::fs::canonicalize(d.path("tcvol")).expect("canonicalize");
+        let said = match here {
+            true => format!(
+                "tcctl: tcvol is not mounted: no volume is mounted on the folder {}; nor is it \
+                 a mapping name, which tcd keeps none of: name the volume by its file, device \
+                 or mount point, as `tcctl list` shows them\n",
+                folder.display()
+            ),
+            false => "tcctl: tcvol is not mounted (tcd keeps no cryptsetup mapping names: name \
+                      the volume by its file, device or mount point, as `tcctl list` shows \
+                      them)\n"
+                .into(),
+        };
         assert_eq!(
             (
                 out.status.code(),
                 String::from_utf8_lossy(&out.stderr).as_ref()
             ),
-            (
-                Some(3),
-                "tcctl: tcvol is not mounted (tcd keeps no cryptsetup mapping names: name the \
-                 volume by its file, device or mount point, as `tcctl list` shows them)\n"
-            ),
+            (Some(3), said.as_str()),
             "{command}, in the folder that holds tcvol: {here}"
         );
     }
+    // VeraCrypt's line has no mapping names: the folder alone is said.
+    let mut c = d.command();
+    c.current_dir(d.path("")).args(["-t", "-d", "tcvol"]);
+    let out = run_with_input(c, "");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (
+            Some(3),
+            format!(
+                "tcctl: tcvol is not mounted: no volume is mounted on the folder {}\n",
+                std::fs::canonicalize(d.path("tcvol"))
+                    .expect("canonicalize")
+                    .display()
+            )
+            .as_str()
+        )
+    );
     // A file name that names no file: said missing, no mapping named.
     let (code, msg) = d.fails(&["status", "nosuch.hc"], "");
     assert_eq!(
@@ -4561,9 +4590,55 @@ fn a_keyfile_only_volume_changes_its_keyfiles_with_nobody_to_ask() {
         .concat(),
         "",
     );
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            USAGE,
+            "tcctl: a new password is needed, and --non-interactive asks for none: give the \
+             current and new passwords on --password-stdin, a line each, or give --new-keyfile \
+             for the volume to open with keyfiles alone (without it, the new header takes no \
+             keyfile)\n"
+        )
+    );
+    // In VeraCrypt's words on its line.
+    let (code, msg) = d.fails(
+        &[
+            "-t",
+            "-C",
+            &v,
+            "--non-interactive",
+            "-k",
+            s(&newer),
+            "--pim=1",
+            "--new-pim=1",
+            "--hash=sha512",
+        ],
+        "",
+    );
     assert_eq!(code, USAGE, "{msg}");
-    assert!(msg.contains("--non-interactive asks for none"), "{msg}");
+    assert!(
+        msg.contains(" on --stdin, a line each, or give --new-keyfiles for the volume"),
+        "{msg}"
+    );
     assert!(mounts(&newer), "a refused change changed the volume");
+    d.ok(&["dismount", &v], "");
+    // An empty keyfile on standard input is said as an empty file is.
+    let (code, msg) = d.fails(
+        &[
+            &["--non-interactive", "info", &v, "-k", "-", "-k", s(&newer)][..],
+            &fast,
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            INVALID_ARGUMENT,
+            "tcctl: keyfile - (standard input): nothing was piped in (a keyfile holds at least \
+             one byte)\n"
+        )
+    );
 }
 
 #[test]

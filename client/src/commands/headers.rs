@@ -217,7 +217,20 @@ fn ask_new_password(
     stdin: bool,
     new_keyfiles: bool,
 ) -> Result<Zeroizing<Vec<u8>>, Failure> {
-    use crate::input::asked;
+    use crate::input::{asked, spelled};
+    // Said of the new password, not the current one the keyfiles opened.
+    if pw.asks_nobody() && !new_keyfiles {
+        return Err(Failure {
+            code: crate::bus::exit::USAGE,
+            message: format!(
+                "a new password is needed, and --non-interactive asks for none: give the \
+                 current and new passwords on {}, a line each, or give {} for the volume to \
+                 open with keyfiles alone (without it, the new header takes no keyfile)",
+                spelled("--password-stdin"),
+                spelled("--new-keyfile")
+            ),
+        });
+    }
     loop {
         let new = pw.ask_unless_keyfiles_alone(
             asked("New password: ", "Enter new password: "),

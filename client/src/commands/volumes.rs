@@ -886,6 +886,25 @@ fn unmount_one(c: &Client, target: &str, force: bool) -> Result<(String, String)
     ))
 }
 
+/// A mount point mounted, but by no volume of tcd's: a volume's device
+/// mounted by hand, as cryptsetup's users mount a mapping, is named with
+/// how it comes off.
+fn mounted_not_by_tcd(c: &Client, asked: &str, source: &Path) -> String {
+    let listed = c.list().unwrap_or_default();
+    match listed.iter().find(|v| Path::new(v.device()) == source) {
+        Some(v) => format!(
+            "{asked} holds {}, the device of tcd's volume {}, mounted outside tcd: umount(8) \
+             unmounts it, then `tcctl close {}` detaches the volume",
+            v.device(),
+            v.host(),
+            output::shell_word(v.host())
+        ),
+        None => format!(
+            "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its volumes)"
+        ),
+    }
+}
+
 /// A name not mounted that names nothing on disk: a bare word is
 /// cryptsetup's mapping name, perhaps, which tcd does not keep; a
 /// /dev/mapper device one tcd never makes; a file name (`vol.hc`,
@@ -895,37 +914,30 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
     if f.code != exit::NOT_FOUND {
         return f;
     }
+    let mut folder = false;
     if path.exists() {
         // Another filesystem's mount point (`/proc`) is mounted, but no
         // volume of tcd's.
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let table = tcd_proto::mount_table::now();
         if let Some(m) = table.iter().find(|m| m.point == canonical) {
-            // A volume's device mounted by hand, as cryptsetup's users
-            // mount a mapping: named, and how it comes off.
-            let listed = c.list().unwrap_or_default();
-            let ours = listed.iter().find(|v| Path::new(v.device()) == m.source);
-            f.message = match ours {
-                Some(v) => format!(
-                    "{asked} holds {}, the device of tcd's volume {}, mounted outside tcd: \
-                     umount(8) unmounts it, then `tcctl close {}` detaches the volume",
-                    v.device(),
-                    v.host(),
-                    output::shell_word(v.host())
-                ),
-                None => format!(
-                    "{asked} is mounted, but by no volume of tcd's (`tcctl list` names its \
-                     volumes)"
-                ),
-            };
+            f.message = mounted_not_by_tcd(c, asked, &m.source);
             return f;
         }
         // A bare word that is a folder here may still be the mapping name
-        // `open --type tcrypt` took: said as one that is no folder.
+        // `open --type tcrypt` took: the folder is said first, the mapping
+        // name after (never on VeraCrypt's line, which has none).
         if asked.contains('/') || !path.is_dir() {
             return f;
         }
-        f.message = format!("{asked} is not mounted");
+        f.message = format!(
+            "{asked} is not mounted: no volume is mounted on the folder {}",
+            canonical.display()
+        );
+        if crate::input::veracrypt_line() {
+            return f;
+        }
+        folder = true;
     }
     // cryptsetup's and VeraCrypt's device names: what tcd names instead.
     if let Some(name) = asked.strip_prefix("/dev/mapper/") {
@@ -960,6 +972,10 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
                 word = output::shell_word(&fav.settings.host)
             )
         }
+        None if folder => f.message.push_str(
+            "; nor is it a mapping name, which tcd keeps none of: name the volume by its file, \
+             device or mount point, as `tcctl list` shows them",
+        ),
         None => f.message.push_str(
             " (tcd keeps no cryptsetup mapping names: name the volume by its file, device or \
              mount point, as `tcctl list` shows them)",

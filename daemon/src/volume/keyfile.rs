@@ -71,7 +71,10 @@ pub fn apply(password: &[u8], keyfiles: &[&[u8]], format: Format) -> Result<Zero
     let mut pool = Zeroizing::new([0u8; POOL_LARGE]);
     for (index, keyfile) in keyfiles.iter().enumerate() {
         if keyfile.is_empty() {
-            return Err(Error::Kdf(format!("keyfile {} is empty", index + 1)));
+            return Err(Error::Keyfile {
+                path: format!("number {}", index + 1),
+                problem: "empty (a keyfile holds at least one byte)".into(),
+            });
         }
         mix_keyfile(&mut pool[..size], keyfile);
     }
@@ -333,7 +336,7 @@ mod tests {
     fn empty_keyfile_is_an_error() {
         assert!(matches!(
             apply(b"pw", &[b"k", b""], Format::VeraCrypt),
-            Err(Error::Kdf(_))
+            Err(Error::Keyfile { .. })
         ));
     }
 }
