@@ -503,28 +503,35 @@ fn a_favorites_missing_or_full_mount_point_is_said_before_any_password() {
     d.ok(&["dismount", &own], "");
 }
 
+/// A volume `name` (4 MiB, PIM 1, SHA-512, no filesystem) that the
+/// keyfile `key` opens alone, made with nobody to ask.
+fn keyfile_only_volume(d: &Daemon, name: &str, key: &std::path::Path) -> String {
+    let v = s(&d.path(name)).to_owned();
+    d.ok(
+        &[
+            &[
+                "--non-interactive",
+                "create",
+                &v,
+                "--size",
+                "4M",
+                "-k",
+                s(key),
+            ][..],
+            &["--pim", "1", "--hash", "sha512", "--filesystem", "none"],
+        ]
+        .concat(),
+        "",
+    );
+    v
+}
+
 #[test]
 fn favorites_mount_without_a_way_to_ask_opens_with_the_favorites_keyfiles() {
     let d = Daemon::start();
     let key = d.path("k");
     d.ok(&["create-keyfile", s(&key)], "");
-    let v = s(&d.path("kf.hc")).to_owned();
-    d.ok(
-        &[
-            "--non-interactive",
-            "create",
-            &v,
-            "--size",
-            "4M",
-            "--keyfile",
-            s(&key),
-            "--pim",
-            "1",
-            "--filesystem",
-            "none",
-        ],
-        "",
-    );
+    let v = keyfile_only_volume(&d, "kf.hc", &key);
     d.ok(
         &[
             "favorites",
@@ -4508,25 +4515,8 @@ fn a_keyfile_only_volume_changes_its_keyfiles_with_nobody_to_ask() {
     for k in [&key, &new, &newer] {
         d.ok(&["create-keyfile", s(k)], "");
     }
-    let v = s(&d.path("kf.hc")).to_owned();
+    let v = keyfile_only_volume(&d, "kf.hc", &key);
     let fast = ["--pim", "1", "--hash", "sha512"];
-    d.ok(
-        &[
-            &[
-                "--non-interactive",
-                "create",
-                &v,
-                "--size",
-                "4M",
-                "-k",
-                s(&key),
-            ][..],
-            &fast,
-            &["--filesystem", "none"],
-        ]
-        .concat(),
-        "",
-    );
     // As mount opens it: the keyfiles given alone, no password asked.
     let said = d.ok(
         &[
