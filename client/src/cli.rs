@@ -1463,12 +1463,12 @@ pub struct ExpandArgs {
 }
 
 #[derive(Args)]
-#[command(override_usage = "tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>")]
 pub struct BackupHeaderArgs {
     /// The volume: a container file or a device.
     pub volume: PathBuf,
     /// The backup file to make (it must not exist).
-    #[arg(required_unless_present = "ask_file")]
+    // None once --ask-file has set aside the placeholder it comes with.
+    #[arg(required = true)]
     pub backup: Option<PathBuf>,
     #[command(flatten)]
     pub secrets: Secrets,
@@ -1480,7 +1480,7 @@ pub struct BackupHeaderArgs {
     pub ask_keyfiles: bool,
     /// VeraCrypt's text mode on a terminal without a backup file named:
     /// ask for it once the password has opened the volume, as VeraCrypt
-    /// asks it last.
+    /// asks it last (the BACKUP given with it, `-`, is a placeholder).
     #[arg(long, hide = true)]
     pub ask_file: bool,
 }

@@ -26,6 +26,10 @@ static VERACRYPT_LINE: AtomicBool = AtomicBool::new(false);
 /// The command line is udisksctl's `unlock`: messages name its options.
 static UDISKS_LINE: AtomicBool = AtomicBool::new(false);
 
+/// udisksctl's `unlock --key-file FILE`: the passphrase file standard
+/// input was made from, named when what it holds is no passphrase.
+static PASSPHRASE_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 /// Says the command line is in VeraCrypt's words (`-t`, `--text`).
 pub fn set_veracrypt_line() {
     VERACRYPT_LINE.store(true, Ordering::SeqCst);
@@ -246,9 +250,7 @@ impl Passwords {
             }
             let lines = self.lines.get_or_insert_with(|| std::io::stdin().lock());
             let mut line = Zeroizing::new(String::new());
-            let read = lines
-                .read_line(&mut line)
-                .map_err(|e| Failure::invalid(format!("cannot read a password: {e}")))?;
+            let read = lines.read_line(&mut line).map_err(not_a_password)?;
             if read == 0 {
                 // Nothing at all (an empty file, /dev/null): no password
                 // was given, which no search would find out any sooner.
@@ -430,14 +432,30 @@ pub fn keyfile_questions(question: &str) -> Result<Vec<PathBuf>, Failure> {
     }
 }
 
-/// A yes-or-no question on the terminal, VeraCrypt's way: "y" or "yes"
-/// (any case) is yes, anything else (Enter too) no.
+/// A yes-or-no question on the terminal whose Enter answers no.
 pub fn terminal_yes(question: &str) -> Result<bool, Failure> {
-    let typed = terminal_line(question)?;
-    Ok(matches!(
-        typed.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
+    terminal_yes_or_no(question, false)
+}
+
+/// A yes-or-no question on the terminal whose Enter answers `default`.
+/// Anything but a yes or a no is asked again, as VeraCrypt does: a
+/// mistyped yes must not pass for a no (an unprotected hidden volume).
+pub fn terminal_yes_or_no(question: &str, default: bool) -> Result<bool, Failure> {
+    loop {
+        match terminal_line(question)?
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "y" | "yes" => return Ok(true),
+            "n" | "no" => return Ok(false),
+            "" => return Ok(default),
+            _ => eprintln!(
+                "tcctl: type y or n (Enter: {})",
+                if default { "Yes" } else { "No" }
+            ),
+        }
+    }
 }
 
 /// Runs `prompt` with SIGINT held in this thread. The prompt reads the
@@ -1003,6 +1021,25 @@ pub fn judge_new_password(
     })))
 }
 
+/// A password line that could not be read: one that is no text (a
+/// keyfile given where a password is read) is said as such, by where it
+/// came from, with the way to give a keyfile.
+fn not_a_password(e: std::io::Error) -> Failure {
+    if e.kind() != std::io::ErrorKind::InvalidData {
+        return Failure::invalid(format!("cannot read a password: {e}"));
+    }
+    Failure::invalid(match PASSPHRASE_FILE.get() {
+        Some(file) => format!(
+            "--key-file {0}: its first line is no passphrase (not text): on unlock, --key-file \
+             is udisksctl's passphrase file; a TrueCrypt or VeraCrypt keyfile is given with -k {0}",
+            file.display()
+        ),
+        None => "the password line on standard input is not text (UTF-8): a keyfile is given \
+                 with --keyfile FILE, or --keyfile - on standard input"
+            .into(),
+    })
+}
+
 /// udisksctl's `unlock --key-file FILE`: FILE (opened with the user's
 /// rights: a regular file, or a pipe such as `<(…)` or a piped
 /// /dev/stdin, which udisksctl reads too) becomes standard input, which
@@ -1016,6 +1053,7 @@ pub fn password_from_file(path: &Path) -> Result<(), Failure> {
             f.message = format!("--key-file (the passphrase file): {}", f.message);
             f
         })?;
+    let _ = PASSPHRASE_FILE.set(path.to_path_buf());
     // SAFETY: dup2(2) on two descriptors this process owns: `f`, open
     // until the end of this function, and standard input, replaced.
     let rc = unsafe { libc::dup2(f.as_raw_fd(), 0) };

@@ -65,8 +65,8 @@ are \fBnull\fR, never empty strings.
 (the header's minimum program version, as "VeraCrypt 1.0b"), and with \fB\-\-dump\-master\-key\fR
 \fBmaster_key\fR (hex).
 \fBfavorites list \-\-json\fR is \fB{"schema": 1, "favorites": [...]}\fR; each has
-every key of the favorites file (null when not set, \fBkeyfiles\fR an array)
-and \fBsystem\fR.
+every key of the favorites file (null when not set, \fBkeyfiles\fR an array),
+\fBsystem\fR, and \fBvolume\fR (its \fBhost\fR, as \fBlist \-\-json\fR names it).
 \fBself\-test \-\-json\fR is \fB{"schema": 1, "passed": ..., "checks": [...]}\fR; each
 check has \fBalgorithm\fR, \fBbackend\fR, \fBpath\fR (the code path), \fBpassed\fR and
 \fBproblem\fR (null when it passed).
@@ -1108,6 +1108,8 @@ fn favorite_json(f: &Favorite) -> Json {
         o.insert("pim".into(), Json::Null);
     }
     o.insert("system".into(), f.system.into());
+    // The key `list --json` and `status --json` name the volume by.
+    o.insert("volume".into(), f.settings.host.clone().into());
     Json::Object(o)
 }
 

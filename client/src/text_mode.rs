@@ -152,7 +152,11 @@ pub fn ask_missing(
                 args.push(answer("Enter volume path: ", "no volume given")?.into());
             }
             // Asked once the password has opened the volume.
-            ("backup-header", "<BACKUP>") => args.push("--ask-file".into()),
+            // (BACKUP is required: `-` holds its place.)
+            ("backup-header", "<BACKUP>") => {
+                args.push("--ask-file".into());
+                args.push("-".into());
+            }
             ("restore-header", _) if name.contains("BACKUP") => restore_source(args)?,
             ("create-keyfile", "<PATH>") => {
                 let file = answer("Enter the keyfile's path: ", "no keyfile path given")?;

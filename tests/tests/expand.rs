@@ -192,8 +192,9 @@ fn hidden_volumes_mounted_volumes_and_sizes_that_do_not_grow_are_refused() {
         (code, err.as_str()),
         (
             7,
-            "tcctl: 16777216 bytes would not grow the volume: its data area ends at 16646144, \
-             and the backup headers take the last 131072\n"
+            "tcctl: the container holds 16777216 bytes already, all of them the volume's (its \
+             data area ends at 16646144, and the backup headers take the last 131072): only a \
+             larger size grows it\n"
         )
     );
     let (code, err) = d.fails(&with(&["expand", "-q", v]), "");

@@ -205,6 +205,9 @@ fn a_favorite_opens_with_its_kept_password_and_a_wrong_one_falls_back_to_asking(
     );
     assert_eq!(favs["favorites"][0]["keyfiles"], serde_json::json!([]));
     assert_eq!(favs["favorites"][0]["system"], false);
+    // Named by the key `list --json` names it by, as by the file's.
+    assert_eq!(favs["favorites"][0]["volume"], rows[0]["volume"]);
+    assert_eq!(favs["favorites"][0]["volume"], favs["favorites"][0]["host"]);
     // No PIM is null, as `info --json` says it.
     assert_eq!(favs["favorites"][0]["pim"], serde_json::Value::Null);
     // Each key is one docs/OUTPUT.md names.

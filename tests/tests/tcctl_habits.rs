@@ -727,7 +727,8 @@ fn ctrl_d_after_a_wrong_password_exits_as_a_wrong_password() {
     assert_eq!(code, 2, "{text}");
     assert!(
         text.contains(&format!(
-            "tcctl: {v}: no other password given after the wrong one"
+            "tcctl: {v}: input ended before the volume opened: the last password tried was \
+             wrong"
         )),
         "{text}"
     );
@@ -3673,7 +3674,8 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
     assert_eq!(code, 2, "{text}");
     assert!(
         text.ends_with(&crlf(&format!(
-            "tcctl: {v}: no other password given after the wrong one\n"
+            "tcctl: {v}: input ended before the volume opened: the last password tried was \
+             wrong\n"
         ))),
         "{text}"
     );
@@ -4638,7 +4640,9 @@ fn header_commands_say_what_they_need_and_where_they_searched() {
     let out = d.tcctl(&["backup-header", "--help"], "");
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(
-        help.contains("Usage: tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>\n"),
+        help.contains("Usage: tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>\n")
+            && help.contains("\n  <BACKUP>  The backup file to make")
+            && !help.contains("[BACKUP]"),
         "{help}"
     );
     let v = create(&d, "e.hc", "4M");
@@ -4712,4 +4716,131 @@ fn header_commands_say_what_they_need_and_where_they_searched() {
         let (code, msg) = d.fails(&twice, "");
         assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
     }
+}
+
+/// A yes-or-no question answers neither way to what is neither: asked
+/// again, as VeraCrypt asks it. Ctrl-D at any question after a wrong
+/// password ends with that password's exit code, and says so.
+#[test]
+fn text_mode_asks_an_unclear_answer_again_and_ctrl_d_after_a_wrong_password_says_why() {
+    let d = Daemon::start();
+    let v = create(&d, "y.hc", "4M");
+    let mut c = d.command();
+    c.args([
+        "-t",
+        "--pim",
+        "1",
+        "--hash",
+        "sha512",
+        "--filesystem",
+        "none",
+    ]);
+    c.arg(&v);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(30);
+    let protect = "Protect hidden volume (if any)? (y=Yes/n=No) [No]: ";
+    for (question, answer) in [
+        (
+            format!("Enter password for {v}: "),
+            "not the password, though as long",
+        ),
+        ("Enter keyfile [none]: ".into(), ""),
+        (protect.into(), "maybe"),
+        (format!("tcctl: type y or n (Enter: No)\r\n{protect}"), "n"),
+        (format!("Enter password for {v}: "), PW.trim_end()),
+    ] {
+        t.answer(&question, answer, wait);
+    }
+    t.expect("Enter keyfile [none]: ", wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("\u{4}");
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.ends_with(&crlf(&format!(
+            "tcctl: {v}: input ended before the volume opened: the last password tried was \
+             wrong\n"
+        ))),
+        "{text}"
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
+/// What a udisksctl, VeraCrypt or cryptsetup user names by habit is
+/// answered in its terms: a keyfile given as unlock's passphrase file, a
+/// mount point given to expand, an attached device with no filesystem
+/// given to mount -b.
+#[test]
+fn habits_named_by_what_they_meant() {
+    let d = Daemon::start();
+    let key = d.path("key");
+    d.ok(&["create-keyfile", s(&key)], "");
+    let v = create(&d, "u.hc", "4M");
+    let (code, msg) = d.fails(
+        &[
+            &[
+                "--non-interactive",
+                "unlock",
+                "-b",
+                &v,
+                "--key-file",
+                s(&key),
+            ][..],
+            &["--pim", "1", "--hash", "sha512"],
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(
+        (code, msg),
+        (
+            INVALID_ARGUMENT,
+            format!(
+                "tcctl: --key-file {0}: its first line is no passphrase (not text): on unlock, \
+                 --key-file is udisksctl's passphrase file; a TrueCrypt or VeraCrypt keyfile is \
+                 given with -k {0}\n",
+                s(&key)
+            )
+        )
+    );
+    // Attached with no filesystem: mount -b says the device is there.
+    d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (code, msg) = d.fails(&["mount", "-b", &device], "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.ends_with(&format!(
+            ": its block device {device} is there to use as it is (`tcctl dismount {device}` \
+             detaches it)\n"
+        )) && !msg.contains("\"none\""),
+        "{msg}"
+    );
+    d.ok(&["dismount", &v], "");
+    // A mounted volume's mount point given to expand: the volume named.
+    let e = create_ext4(&d, "e.hc");
+    let mnt = d.path("e-mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(&[&["mount", &e, s(&mnt)][..], &OPEN].concat(), PW);
+    for args in [
+        vec!["expand", s(&mnt), "--add", "1M"],
+        vec!["backup-header", s(&mnt), "b"],
+    ] {
+        let (code, msg) = d.fails(&args, "");
+        assert_eq!(
+            (code, msg),
+            (
+                INVALID_ARGUMENT,
+                format!(
+                    "tcctl: {} is the mount point of the volume {e}: name the volume itself \
+                     ({e})\n",
+                    s(&mnt)
+                )
+            ),
+            "{args:?}"
+        );
+    }
+    d.ok(&["dismount", &e], "");
 }

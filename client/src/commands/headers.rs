@@ -548,10 +548,7 @@ fn new_keyfiles_asked(
     current: &[zeroize::Zeroizing<Vec<u8>>],
 ) -> Result<Vec<zeroize::Zeroizing<Vec<u8>>>, Failure> {
     if !current.is_empty()
-        && !crate::input::terminal_line("Keep current keyfiles? (y=Yes/n=No) [Yes]: ")?
-            .trim()
-            .to_ascii_lowercase()
-            .starts_with('n')
+        && crate::input::terminal_yes_or_no("Keep current keyfiles? (y=Yes/n=No) [Yes]: ", true)?
     {
         return Ok(current.to_vec());
     }
@@ -584,6 +581,9 @@ fn xts_encryption(info: &tcd_proto::contract::HeaderInfo) -> Option<String> {
 /// `--ask-file` (VeraCrypt's text mode), the file is asked for once the
 /// password has opened the volume: the backup is made in memory first.
 pub fn backup(ctx: Context<'_>, mut a: BackupHeaderArgs) -> Result<(), Failure> {
+    if a.ask_file {
+        a.backup = None;
+    }
     if let Some(b) = &a.backup {
         refuse_dash(b, "writes the backup to a file, never to standard output")?;
     }

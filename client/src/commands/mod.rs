@@ -43,12 +43,13 @@ pub fn asking_again<T>(
     }
 }
 
-/// Ctrl-D at the prompt after a wrong password: the wrong password stands.
+/// Ctrl-D at a question after a wrong password (the password's, or a
+/// later one's): the wrong password stands.
 pub fn gave_up(volume: &std::path::Path) -> Failure {
     Failure {
         code: crate::bus::exit::WRONG_PASSWORD,
         message: format!(
-            "{}: no other password given after the wrong one",
+            "{}: input ended before the volume opened: the last password tried was wrong",
             volume.display()
         ),
     }
@@ -221,6 +222,20 @@ pub fn refuse_tcd_device(
     // Listed aside: `create` and `expand` block the interrupt signals
     // later, which a connection's threads started here must not take.
     let listed = volumes::listed_aside(at).unwrap_or_default();
+    // A mount point named for its volume: the volume is named instead.
+    if !create && path.is_dir() {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(row) = listed.iter().find(|r| {
+            r.mount_point()
+                .is_some_and(|m| std::path::Path::new(m) == canonical)
+        }) {
+            return Err(Failure::invalid(format!(
+                "{name} is the mount point of the volume {}: name the volume itself ({})",
+                row.host(),
+                crate::output::shell_word(row.host())
+            )));
+        }
+    }
     let Some(row) = listed
         .iter()
         .find(|r| !r.device().is_empty() && r.device() == name)

@@ -140,7 +140,27 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
         allow_non_empty: Some(a.allow_non_empty),
         fs_options: a.fs_options.clone(),
     };
-    c.mount_filesystem(&row.object, &o)?;
+    c.mount_filesystem(&row.object, &o).map_err(|mut f| {
+        // It is its block device already: the daemon's way there is moot.
+        if f.code == exit::INVALID_ARGUMENT {
+            let there = format!(
+                "its block device {name} is there to use as it is (`tcctl dismount {name}` \
+                 detaches it)"
+            );
+            // The daemon's way there ends the message, in either form.
+            let way = [(" (mount with ", ": "), ("; mount with ", "; ")]
+                .into_iter()
+                .find_map(|(from, to)| f.message.rfind(from).map(|at| (at, to)));
+            if let Some((at, to)) = way.filter(|_| {
+                f.message
+                    .trim_end_matches(')')
+                    .ends_with("reach its block device")
+            }) {
+                f.message = format!("{}{to}{there}", &f.message[..at]);
+            }
+        }
+        f
+    })?;
     let row = c.list()?.into_iter().find(|r| r.object == row.object);
     Ok(Some(report_mounted(row.as_ref(), &host, false)))
 }

@@ -122,10 +122,19 @@ pub fn plan(
              partition) first"
         )));
     }
+    // The same size again: the container is the volume's already.
+    if new_data_size <= h.data_size && new_size <= old_size {
+        return Err(Error::InvalidArgument(format!(
+            "the container holds {old_size} bytes already, all of them the volume's (its data \
+             area ends at {old_end}, and the backup headers take the last {GROUP_BYTES}): only \
+             a larger size grows it"
+        )));
+    }
     if new_data_size <= h.data_size {
         return Err(Error::InvalidArgument(format!(
             "{new_size} bytes would not grow the volume: its data area ends at {old_end}, \
-             and the backup headers take the last {GROUP_BYTES}"
+             and the backup headers take the last {GROUP_BYTES} (the data area grows in whole \
+             sectors of {sector} bytes)"
         )));
     }
     let mut header = h.clone();
