@@ -63,12 +63,22 @@ fn refuse_too_small(file: &File, path: &Path) -> Result<(), Failure> {
 }
 
 /// Opens a volume's host to mount it, as [`open`]; one on a read-only
-/// file system that was to be written is opened read-only instead, as
-/// VeraCrypt mounts it (true then: the mount must be read-only).
-pub fn open_to_mount(path: &Path, write: bool) -> Result<(File, bool), Failure> {
+/// file system, or one the user may not write, that was to be written is
+/// opened read-only instead, as VeraCrypt mounts it (why, then: the mount
+/// must be read-only).
+pub fn open_to_mount(path: &Path, write: bool) -> Result<(File, Option<&'static str>), Failure> {
     let (file, fell_back) = match open(path, write) {
-        Err(_) if write && on_read_only_fs(path) => (open(path, false)?, true),
-        other => (other?, false),
+        Err(_) if write && on_read_only_fs(path) => {
+            (open(path, false)?, Some("is on a read-only file system"))
+        }
+        // A file the user may read but not write (its mode, or an
+        // immutable flag), as VeraCrypt mounts it: read-only; what cannot
+        // be read either keeps the first refusal.
+        Err(f) if write && f.code == exit::PERMISSION_DENIED => match open(path, false) {
+            Ok(file) => (file, Some("cannot be written (permission denied)")),
+            Err(_) => return Err(f),
+        },
+        other => (other?, None),
     };
     refuse_too_small(&file, path)?;
     Ok((file, fell_back))

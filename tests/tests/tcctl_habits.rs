@@ -2698,7 +2698,7 @@ fn udisks_spellings_unlock_lock_and_block_device() {
             4,
             format!(
                 "tcctl: {v} is already attached as {device}: `tcctl mount -b {device}` mounts \
-                 its filesystem\n"
+                 the filesystem it holds, if any\n"
             )
         )
     );
@@ -4843,4 +4843,83 @@ fn habits_named_by_what_they_meant() {
         );
     }
     d.ok(&["dismount", &e], "");
+}
+
+/// `chattr +i` on a path, undone when dropped (a temporary folder holding
+/// an immutable file could not be removed).
+struct Immutable(std::path::PathBuf);
+
+impl Immutable {
+    fn set(path: &std::path::Path) -> Immutable {
+        let st = Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .expect("chattr (e2fsprogs) is needed");
+        assert!(st.success(), "chattr +i {}", path.display());
+        Immutable(path.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+/// A container the user may read but not write mounts read-only, said,
+/// as VeraCrypt mounts it; a file too small for any volume is said so by
+/// name, before any filesystem's least.
+#[test]
+fn an_unwritable_container_mounts_read_only_and_a_tiny_file_is_said_too_small() {
+    let d = Daemon::start();
+    let v = create(&d, "i.hc", "4M");
+    let _frozen = Immutable::set(std::path::Path::new(&v));
+    let out = d.tcctl(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "tcctl: note: {v} cannot be written (permission denied): it is mounted read-only\n"
+        )
+    );
+    assert_eq!(d.list()[0]["read_only"], true, "{}", d.list());
+    d.ok(&["dismount", &v], "");
+    // What must write it still says it cannot.
+    let (code, msg) = d.fails(&[&["change-password", &v][..], &OPEN].concat(), PW);
+    assert_eq!((code, msg), (6, format!("tcctl: {v}: permission denied\n")));
+    // A file of 100 KiB made into a volume at its own size.
+    let tiny = d.path("tiny");
+    std::fs::write(&tiny, vec![0u8; 100 << 10]).expect("a small file");
+    for fs in ["ext4", "fat", "none"] {
+        let (code, msg) = d.fails(
+            &[
+                "create",
+                s(&tiny),
+                "--filesystem",
+                fs,
+                "--pim",
+                "1",
+                "--password-stdin",
+                "-q",
+            ],
+            PW,
+        );
+        assert_eq!(
+            (code, msg),
+            (
+                INVALID_ARGUMENT,
+                format!(
+                    "tcctl: {}: the file holds 102400 bytes, and a volume takes at least 288 KiB \
+                     (its headers and 32 KiB of data): give --size to make it larger\n",
+                    s(&tiny)
+                )
+            ),
+            "{fs}"
+        );
+    }
+    assert_eq!(std::fs::read(&tiny).expect("read").len(), 100 << 10);
 }

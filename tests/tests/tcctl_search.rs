@@ -398,8 +398,8 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         &[v],
         4,
         &format!(
-            "tcctl: {v} is already attached as {device}: `tcctl mount -b {device}` mounts its \
-             filesystem\n"
+            "tcctl: {v} is already attached as {device}: `tcctl mount -b {device}` mounts the \
+             filesystem it holds, if any\n"
         ),
     );
     d.ok(&["dismount", "--all"], "");

@@ -659,10 +659,37 @@ fn create_says_what_is_missing_and_what_it_made() {
     );
     assert!(!small.exists());
     std::fs::write(&small, vec![7u8; 20 << 20]).expect("an existing file");
-    // Overwriting what is there is asked first; without a terminal, it
-    // takes --batch-mode.
+    // An existing file made into a volume at its own size is judged by
+    // that size, by name, before its overwriting is asked (a refusal
+    // leaves nothing to confirm), with or without --batch-mode.
+    for batch in [&[][..], &["--batch-mode"]] {
+        let (code, msg) = d.fails(
+            &[&args[..], &["--password-stdin"], batch].concat(),
+            "twenty-one characters\n",
+        );
+        assert_eq!(
+            (code, msg),
+            (
+                7,
+                format!(
+                    "tcctl: {sv}: xfs needs a volume of at least 300 MiB of data (19.75 MiB \
+                     here): its mkfs refuses less\n"
+                )
+            )
+        );
+    }
+    // One it fits: overwriting what is there is asked first; without a
+    // terminal, it takes --batch-mode.
     let (code, msg) = d.fails(
-        &[&args[..], &["--password-stdin"]].concat(),
+        &[
+            "create",
+            sv,
+            "--filesystem",
+            "ext4",
+            "--pim",
+            "1",
+            "--password-stdin",
+        ],
         "twenty-one characters\n",
     );
     assert_eq!(code, USAGE, "{msg}");
@@ -672,15 +699,6 @@ fn create_says_what_is_missing_and_what_it_made() {
             "tcctl: {sv} exists: confirmation needed and no terminal to ask on: give \
              --batch-mode (VeraCrypt's --force)\n"
         )
-    );
-    let (code, msg) = d.fails(
-        &[&args[..], &["--password-stdin", "--batch-mode"]].concat(),
-        "twenty-one characters\n",
-    );
-    assert_eq!(code, 7, "{msg}");
-    assert!(
-        msg.contains("xfs needs a volume of at least 300 MiB of data (19.75 MiB here)"),
-        "{msg}"
     );
     assert!(
         std::fs::read(&small)

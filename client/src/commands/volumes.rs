@@ -26,10 +26,10 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
         return Ok(done);
     }
     let (host, fell_back) = host::open_to_mount(&a.volume, !options::read_only(a))?;
-    if fell_back {
+    if let Some(why) = fell_back {
         a.readonly = true;
         eprintln!(
-            "tcctl: note: {} is on a read-only file system: it is mounted read-only",
+            "tcctl: note: {} {why}: it is mounted read-only",
             a.volume.display()
         );
     }
@@ -501,8 +501,8 @@ fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
         Some(r) if r.mount_point().is_none() && r.state() != VolumeState::Detaching => Failure {
             code: f.code,
             message: format!(
-                "{} is already attached as {device}: `tcctl mount -b {device}` mounts its \
-                 filesystem",
+                "{} is already attached as {device}: `tcctl mount -b {device}` mounts the \
+                 filesystem it holds, if any",
                 volume.display(),
                 device = r.device(),
             ),
@@ -1548,7 +1548,12 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
     if a.format == Some(crate::cli::Format::Truecrypt) {
         refuse_for_truecrypt(a)?;
     }
-    refuse_too_small(a)?;
+    // A file made into a volume at its own size.
+    let existing = std::fs::metadata(&a.volume)
+        .ok()
+        .filter(|m| m.is_file() && a.size.is_none() && a.hidden_size.is_none())
+        .map(|m| m.len());
+    refuse_too_small(a, existing)?;
     check_new_container_folder(a)?;
     if let Some(sector) = a.sector_size
         && let Some(size) = a
@@ -1564,9 +1569,11 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
         });
     }
     note_sectors_in_a_file(a);
-    let data = a
-        .hidden_size
-        .or_else(|| a.size.map(|s| s.saturating_sub(NEW_VOLUME_HEADER_BYTES)));
+    let data = a.hidden_size.or_else(|| {
+        a.size
+            .or(existing)
+            .map(|s| s.saturating_sub(NEW_VOLUME_HEADER_BYTES))
+    });
     if let (Some(data), Some(fs)) = (data, options::new_filesystem(a))
         && let Some(why) = fs.refuses(data)
     {
@@ -1613,20 +1620,29 @@ fn check_create_target(a: &CreateArgs) -> Result<(), Failure> {
 /// A size below both header groups and 32 KiB of data, as TrueCrypt asks.
 /// (Past the headers, the filesystem's own least is said by
 /// `check_create_target`: each message names the least it enforces.)
-fn refuse_too_small(a: &CreateArgs) -> Result<(), Failure> {
+/// An existing file made into a volume at its own size (`existing`) is
+/// judged the same way, by its name.
+fn refuse_too_small(a: &CreateArgs, existing: Option<u64>) -> Result<(), Failure> {
     use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
     let headers = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
-    if let Some(size) = a.size.filter(|&s| s < headers && a.hidden_size.is_none()) {
-        return Err(Failure {
-            code: exit::INVALID_ARGUMENT,
-            message: format!(
-                "--size {}: a volume takes at least {} KiB (its headers and 32 KiB of data)",
-                crate::output::human_size(size),
-                headers >> 10,
-            ),
-        });
-    }
-    Ok(())
+    let least = format!(
+        "a volume takes at least {} KiB (its headers and 32 KiB of data)",
+        headers >> 10
+    );
+    let message = match (a.size, existing) {
+        (Some(size), _) if size < headers && a.hidden_size.is_none() => {
+            format!("--size {}: {least}", crate::output::human_size(size))
+        }
+        (None, Some(size)) if size < headers => format!(
+            "{}: the file holds {size} bytes, and {least}: give --size to make it larger",
+            a.volume.display()
+        ),
+        _ => return Ok(()),
+    };
+    Err(Failure {
+        code: exit::INVALID_ARGUMENT,
+        message,
+    })
 }
 
 /// A container file `create` made: at the volume's path, or beside an

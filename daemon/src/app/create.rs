@@ -119,10 +119,19 @@ impl App {
         let fs = o.filesystem.unwrap_or_default();
         if let Some((tool, _)) = mkfs_tool(fs) {
             crate::mount::tools::find(tool)?;
+            use tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES;
             let data = match o.hidden_size {
                 Some(size) => size,
-                None => crate::volume::unlock::host_size(&call.host)?
-                    .saturating_sub(tcd_proto::contract::options::NEW_VOLUME_HEADER_BYTES),
+                None => {
+                    // A host too small for the headers is said as such,
+                    // not as too small for the filesystem.
+                    let size = crate::volume::unlock::host_size(&call.host)?;
+                    let min = NEW_VOLUME_HEADER_BYTES + 32 * 1024;
+                    if size < min {
+                        return Err(Error::VolumeTooSmall { size, min });
+                    }
+                    size - NEW_VOLUME_HEADER_BYTES
+                }
             };
             if let Some(why) = fs.refuses(data) {
                 return Err(Error::InvalidArgument(why));
