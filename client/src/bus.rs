@@ -80,6 +80,16 @@ impl From<zbus::Error> for Failure {
                 );
                 Failure { code, message }
             }
+            // The connection broke under a call: the daemon stopped or
+            // restarted. Said as unreachable, as a daemon not running is.
+            zbus::Error::InputOutput(io) => Failure {
+                code: exit::NO_DAEMON,
+                message: format!(
+                    "the daemon went away before it answered ({}): `tcctl list` shows what it \
+                     holds once it runs again",
+                    io_text(io)
+                ),
+            },
             _ => Failure {
                 code: exit::FAILED,
                 message: e.to_string(),

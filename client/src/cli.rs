@@ -748,7 +748,8 @@ pub enum Command {
     ///
     /// As umount and unmount it takes umount(8)'s -l (--lazy: --force),
     /// -a (--all) and -v (passed over: it says what it did anyway); as
-    /// close, cryptsetup's -v and --debug (passed over too); and
+    /// close, cryptsetup's -v and --debug (passed over too) and --deferred
+    /// (--force: detached once its last user lets go); and
     /// udisksctl's unmount -b DEVICE (--filesystem-only) and lock -b (see
     /// tcctl(1)).
     #[command(
@@ -895,7 +896,8 @@ pub enum Command {
     },
     /// Stay and report the daemon's automatic dismounts of your volumes
     /// (with --notify as desktop notifications; run by the session's
-    /// autostart).
+    /// autostart). When the daemon stops, its dismounts are reported and
+    /// it is waited for until it is back.
     Watch,
     /// Print every change as it happens, a timestamped line each (as
     /// `udisksctl monitor`): mounts, dismounts, automatic dismounts,
@@ -1174,10 +1176,14 @@ pub enum TokenAction {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Delete a keyfile from its token.
+    /// Delete a keyfile from its token, once YES is typed (a volume it
+    /// opened opens no more without it).
     Delete {
         /// token://slot/N/file/NAME
         keyfile: String,
+        /// Do not ask: delete it (needed without a terminal).
+        #[arg(short = 'q', long, alias = "force")]
+        batch_mode: bool,
     },
 }
 

@@ -353,7 +353,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::CreateKeyfile(a) => keyfiles::create(&a),
         Command::MountDevices(a) => devices::mount_all(ctx, a),
-        Command::Token { action } => tokens::run(action),
+        Command::Token { action } => tokens::run(action, ctx.interactive),
         Command::Info(a) => headers::info(ctx, a),
         Command::Dump(a) => headers::dump(ctx, a),
         Command::ChangePassword(a) => headers::change_password(ctx, a),

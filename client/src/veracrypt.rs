@@ -801,7 +801,8 @@ fn cryptsetup_line(words: &[String]) -> bool {
 }
 
 /// cryptsetup's options on its own lines: `-d` is its --key-file
-/// (VeraCrypt's -d dismounts), `-T` its --tries, `-M` its --type; -v,
+/// (VeraCrypt's -d dismounts), `-T` its --tries, `-M` its --type, close's
+/// `--deferred` a forced dismount; -v,
 /// --verbose and --debug ask for what tcctl says anyway (the daemon's log
 /// has the rest); -q, --batch-mode confirm nothing where nothing is asked
 /// (dump takes it); no PIM is asked without --veracrypt-query-pim.
@@ -820,6 +821,9 @@ fn cryptsetup_words(words: &mut Vec<String>) {
             "-d" => *w = "--keyfile".into(),
             "-T" => *w = "--tries".into(),
             "-M" => *w = "--type".into(),
+            // close's "removed once its last user lets go": tcd's
+            // forced dismount, which leaves it detaching until then.
+            "--deferred" => *w = "--force".into(),
             _ => {}
         }
     }

@@ -208,15 +208,18 @@ fn stop(shared: &Shared, socket: &std::path::Path) {
         return;
     }
     shared.cache.wipe(None);
-    let ids: Vec<u32> = shared.table.list().iter().map(|m| m.id).collect();
+    let volumes = shared.table.list();
     if let Err(e) = shared.table.dismount_all(true) {
         tracing::error!("dismount at exit: {e}");
     }
     shared.table.let_go_at_exit();
     // Clients hear of each dismount before the connections close with
-    // the process (a volume left detaching goes with it too).
-    for id in ids {
-        shared.unpublish_blocking(id);
+    // the process (a volume left detaching goes with it too): nobody
+    // called for it, so it is an automatic one, with its reason, which a
+    // user's watcher reports.
+    for m in &volumes {
+        shared.announce_auto_dismount(m, "daemon stopping", "");
+        shared.unpublish_blocking(m.id);
     }
     let _ = std::fs::remove_file(socket);
     *done = true;

@@ -518,7 +518,7 @@ fn a_block_device_mounted_outside_tcd_is_busy_and_force_leaves_it_detaching() {
     assert_eq!(
         said,
         format!(
-            "nothing more to dismount\n{} is still in use; it will be detached when its users \
+            "no volume detached yet\n{} is still in use; it will be detached when its users \
              let go\n",
             s(&vol)
         )

@@ -4923,3 +4923,113 @@ fn an_unwritable_container_mounts_read_only_and_a_tiny_file_is_said_too_small() 
     }
     assert_eq!(std::fs::read(&tiny).expect("read").len(), 100 << 10);
 }
+
+/// udisksctl's lock of a device someone holds, forced: not said locked
+/// while its key is still there; a call the daemon never answers, because
+/// it went away, is said as a daemon not reached (9), not as a failure.
+#[test]
+fn a_forced_lock_of_a_held_device_is_not_said_locked_and_a_vanished_daemon_is_unreachable() {
+    let mut d = Daemon::start();
+    let v = create(&d, "l.hc", "4M");
+    d.ok(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let held = std::fs::File::open(&device).expect("hold the device");
+    let said = d.ok(&["lock", "-b", &device, "--force"], "");
+    assert!(
+        said.starts_with(&format!(
+            "{v} is detaching, not locked yet: {device} is still in use"
+        )) && said.ends_with(", and the volume and its key go when it is let go\n"),
+        "{said}"
+    );
+    assert_eq!(d.list()[0]["state"], "detaching", "{}", d.list());
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while d.list().as_array().is_some_and(|a| !a.is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "{}", d.list());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A full search (no PIM, hash or format) under way when the daemon
+    // is killed.
+    let mut c = d.command();
+    c.args(["info", &v, "--password-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("tcctl");
+    std::io::Write::write_all(
+        child.stdin.as_mut().expect("stdin"),
+        b"not the password, but as long as one\n",
+    )
+    .expect("the password");
+    std::thread::sleep(Duration::from_secs(3));
+    d.kill();
+    let out = child.wait_with_output().expect("tcctl ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(9), "{err}");
+    assert!(
+        err.lines().last().is_some_and(|l| l
+            .starts_with("tcctl: the daemon went away before it answered (")
+            && l.ends_with("): `tcctl list` shows what it holds once it runs again")),
+        "{err}"
+    );
+}
+
+/// The session's watcher hears the daemon's stop dismount the user's
+/// volumes, waits for the daemon, and watches it again once it is back.
+#[test]
+fn watch_reports_the_stops_dismounts_and_outlives_a_restart() {
+    let mut d = Daemon::start();
+    let v = create(&d, "w.hc", "4M");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let mut c = d.command();
+    c.arg("watch")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut watch = c.spawn().expect("tcctl watch");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    for (pipe, tag) in [
+        (
+            Box::new(watch.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            "out",
+        ),
+        (Box::new(watch.stderr.take().expect("stderr")), "err"),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)).map_while(Result::ok)
+            {
+                let _ = tx.send(format!("{tag}: {line}"));
+            }
+        });
+    }
+    let next = |what: &str| {
+        rx.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("watch said nothing of {what}"))
+    };
+    // Subscribed before the stop: give it a moment to connect.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(d.stop().success());
+    let mut said = vec![next("the stop's dismount"), next("the daemon's going")];
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            "err: tcctl: the daemon went away: watching again once it is back".to_owned(),
+            format!("out: Dismounted {v} (daemon stopping)"),
+        ]
+    );
+    d.spawn();
+    assert_eq!(
+        next("the daemon's return"),
+        "err: tcctl: the daemon is back"
+    );
+    assert_eq!(watch.try_wait().expect("watch"), None, "watch ended");
+    let _ = watch.kill();
+    let _ = watch.wait();
+}

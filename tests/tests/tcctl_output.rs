@@ -1086,7 +1086,8 @@ fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops() {
         stamped(&line).starts_with(&format!("{second}: mounted {}", s(&v2))),
         "{line}"
     );
-    // SIGTERM dismounts both, and the monitor hears of each.
+    // SIGTERM dismounts both, and the monitor hears of each, as
+    // dismounts nobody called for.
     assert!(d.stop().success());
     let mut said = vec![
         stamped(&next(&rx, "a dismount at the stop")).to_owned(),
@@ -1096,8 +1097,14 @@ fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops() {
     assert_eq!(
         said,
         [
-            format!("{first}: dismounted {}", s(&v1)),
-            format!("{second}: dismounted {}", s(&v2)),
+            format!(
+                "{first}: dismounted {} automatically (daemon stopping)",
+                s(&v1)
+            ),
+            format!(
+                "{second}: dismounted {} automatically (daemon stopping)",
+                s(&v2)
+            ),
         ]
     );
     let status = child.wait().expect("monitor ends with the daemon");

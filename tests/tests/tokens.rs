@@ -161,8 +161,23 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
         text(&out.stderr)
     );
 
-    // Deleted: gone from the list, and named as missing.
+    // Deleting asks YES first: with no terminal, -q is needed, and
+    // nothing is deleted without it.
     let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", &uri], "");
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (
+            Some(64),
+            format!(
+                "tcctl: deleting {uri}: confirmation needed and no terminal to ask on: give -q \
+                 (--batch-mode)\n"
+            )
+        )
+    );
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
+    assert_eq!(text(&out.stdout), format!("{uri}\n"));
+    // Deleted: gone from the list, and named as missing.
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", &uri, "-q"], "");
     assert_eq!(text(&out.stdout), format!("{uri} deleted\n"));
     let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
     assert_eq!(text(&out.stdout), "No keyfiles on the tokens.\n");

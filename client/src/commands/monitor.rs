@@ -168,16 +168,27 @@ fn added(body: &zbus::message::Body, seen: &mut Seen) -> Option<Event> {
     })
 }
 
-/// A property's value in words; "-" for none (an empty mount point).
+/// A property's value in words; "-" for none (an empty mount point, or
+/// `Slot` 0: no slot, which `--slot` never takes).
 fn in_words(v: &OwnedValue) -> String {
     let words = crate::output::plain(&to_json(v));
     if words.is_empty() { "-".into() } else { words }
 }
 
+/// [`in_words`] of property `key`.
+fn property_in_words(key: &str, v: &OwnedValue) -> String {
+    match (key, u32::try_from(v)) {
+        ("Slot", Ok(0)) => "-".into(),
+        _ => in_words(v),
+    }
+}
+
 /// A volume's properties in words, its `State` as tcctl says it.
 fn all_in_words(raw: &HashMap<String, OwnedValue>) -> HashMap<String, String> {
-    let mut words: HashMap<String, String> =
-        raw.iter().map(|(k, v)| (k.clone(), in_words(v))).collect();
+    let mut words: HashMap<String, String> = raw
+        .iter()
+        .map(|(k, v)| (k.clone(), property_in_words(k, v)))
+        .collect();
     let mount_point = words.get("MountPoint").cloned();
     if let Some(state) = words.get_mut("State") {
         let raw = std::mem::take(state);
@@ -215,7 +226,7 @@ fn properties_changed(
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "Health" | "Problems" | "State"))
         .filter_map(|(k, v)| {
-            let words = in_words(v);
+            let words = property_in_words(k, v);
             // An empty string is a fact absent: null, as elsewhere.
             let value = if words == "-" { Json::Null } else { to_json(v) };
             let old = known.insert(k.clone(), words.clone());
@@ -422,7 +433,17 @@ fn now(utc: bool) -> (libc::tm, u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::in_units;
+    use super::{in_units, property_in_words};
+    use zbus::zvariant::{OwnedValue, Value};
+
+    #[test]
+    fn slot_zero_is_no_slot_and_others_are_said_as_they_are() {
+        let of = |v: Value<'static>| OwnedValue::try_from(v).expect("owned");
+        assert_eq!(property_in_words("Slot", &of(Value::U32(0))), "-");
+        assert_eq!(property_in_words("Slot", &of(Value::U32(3))), "3");
+        assert_eq!(property_in_words("Size", &of(Value::U32(0))), "0");
+        assert_eq!(property_in_words("MountPoint", &of(Value::from(""))), "-");
+    }
 
     #[test]
     fn sizes_are_said_in_the_largest_unit_that_holds_them_whole() {

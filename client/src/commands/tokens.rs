@@ -9,11 +9,14 @@ use cryptoki::object::{Attribute, ObjectClass};
 use std::io::Read;
 use std::path::Path;
 
-pub fn run(action: TokenAction) -> Result<(), Failure> {
+pub fn run(action: TokenAction, interactive: bool) -> Result<(), Failure> {
     match action {
         TokenAction::List { json } => list(json),
         TokenAction::Import { file, slot, name } => import(&file, slot, name),
-        TokenAction::Delete { keyfile } => delete(&keyfile),
+        TokenAction::Delete {
+            keyfile,
+            batch_mode,
+        } => delete(&keyfile, batch_mode, interactive),
     }
 }
 
@@ -82,19 +85,37 @@ fn import(file: &Path, slot: Option<u64>, name: Option<String>) -> Result<(), Fa
     Ok(())
 }
 
-fn delete(keyfile: &str) -> Result<(), Failure> {
+/// Asked as VeraCrypt asks before it deletes a token's keyfiles: what it
+/// opened opens no more without it, and nothing brings it back. Asked
+/// once the keyfile is found (the PIN, if typed, comes first).
+fn delete(keyfile: &str, batch_mode: bool, interactive: bool) -> Result<(), Failure> {
     let k = TokenKeyfile::parse(keyfile).unwrap_or_else(|| {
         Err(Failure {
             code: crate::bus::exit::USAGE,
             message: format!("{keyfile}: a token keyfile is named token://slot/N/file/NAME"),
         })
     })?;
+    let what = format!("deleting {k}");
+    if !batch_mode {
+        crate::input::can_confirm(interactive, &what, "-q (--batch-mode)")?;
+    }
     let p = token::open()?;
     let s = token::session(&p, token::slot(&p, k.slot)?, true)?;
     let (_, handle) = token::keyfiles(&s)?
         .into_iter()
         .find(|(n, _)| *n == k.name)
         .ok_or_else(|| Failure::not_found(format!("{k}: no such keyfile on the token")))?;
+    if !batch_mode {
+        crate::input::confirm(
+            interactive,
+            &what,
+            &format!(
+                "WARNING: {k} is deleted for good: a volume it opens opens no more without it. \
+                 Are you sure? (Type 'YES' in capital letters): "
+            ),
+            "-q (--batch-mode)",
+        )?;
+    }
     s.destroy_object(handle)
         .map_err(|e| Failure::invalid(format!("{k}: {e}")))?;
     println!("{k} deleted");

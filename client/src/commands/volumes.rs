@@ -709,9 +709,29 @@ fn lock(c: &Client, target: String, force: bool) -> Result<(String, String), Fai
             ),
         });
     }
-    let _away = leave_working_folder();
-    c.dismount(&volume, force)
-        .map_err(|f| busy_hint(force, true, f))?;
+    let holders = {
+        let _away = leave_working_folder();
+        c.dismount(&volume, force)
+            .map_err(|f| busy_hint(force, true, f))?
+    };
+    // Forced while held: not locked yet, and said so (its key stays until
+    // the device is let go).
+    let still = !holders.is_empty()
+        || c.list().ok().is_some_and(|l| {
+            find_mounted(l, &volume).is_some_and(|v| v.state() == VolumeState::Detaching)
+        });
+    if still {
+        let by = match holders.is_empty() {
+            true => String::new(),
+            false => format!(" by {}", output::describe_holders(&holders)),
+        };
+        let said = format!(
+            "{volume} is detaching, not locked yet: {device} is still in use{by}, and the volume \
+             and its key go when it is let go"
+        );
+        println!("{said}");
+        return Ok((format!("Locking {volume}"), said));
+    }
     println!("Locked {volume}.");
     Ok((format!("Dismounted {volume}"), String::new()))
 }
@@ -738,6 +758,8 @@ fn dismount_all(c: &Client, force: bool) -> Result<(String, String), Failure> {
         .collect();
     let said = match (n, detaching.is_empty()) {
         (0, true) => "nothing to dismount".to_owned(),
+        // Forced off their mount points, none gone yet: said below.
+        (0, false) if force => "no volume detached yet".to_owned(),
         // What is left is on its way out already.
         (0, false) => "nothing more to dismount".to_owned(),
         (1, _) => "1 volume dismounted".to_owned(),

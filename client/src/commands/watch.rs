@@ -1,12 +1,14 @@
 //! `tcctl watch`: the daemon's reports on the user's volumes as they come.
 
 use super::Context;
-use crate::bus::{Client, Failure, VolumeEvent, exit};
+use crate::bus::{Client, Failure, VolumeEvent};
 use crate::notify;
 
 /// `tcctl watch`: reports the daemon's automatic dismounts of the user's
-/// volumes and their failures (a notification with --notify), until the
-/// daemon goes.
+/// volumes and their failures (a notification with --notify). When the
+/// daemon goes (its stop's dismounts reported first), it is waited for
+/// and watched again once it is back: the session's watcher outlives a
+/// restart, as `udisksctl monitor` outlives udisksd's.
 pub fn watch(ctx: Context<'_>) -> Result<(), Failure> {
     use std::os::unix::fs::MetadataExt;
     let me = std::fs::metadata("/proc/self")
@@ -27,6 +29,25 @@ pub fn watch(ctx: Context<'_>) -> Result<(), Failure> {
             }
         );
     }
+    report(ctx, me, events);
+    loop {
+        eprintln!("tcctl: the daemon went away: watching again once it is back");
+        let c = loop {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            if let Ok(c) = Client::connect(ctx.at) {
+                break c;
+            }
+        };
+        if let Ok(events) = c.volume_events() {
+            eprintln!("tcctl: the daemon is back");
+            report(ctx, me, events);
+        }
+    }
+}
+
+/// Says each event about `me`'s volumes (everyone's for root) until the
+/// connection ends.
+fn report(ctx: Context<'_>, me: u32, events: impl Iterator<Item = VolumeEvent>) {
     for event in events {
         let (owner, summary, body, urgent) = match event {
             VolumeEvent::AutoDismounted {
@@ -75,8 +96,4 @@ pub fn watch(ctx: Context<'_>) -> Result<(), Failure> {
             notify::send(&summary, &body, urgent);
         }
     }
-    Err(Failure {
-        code: exit::NO_DAEMON,
-        message: "the daemon went away".into(),
-    })
 }
