@@ -495,7 +495,8 @@ impl Manager {
     }
 
     /// A volume was dismounted without a call (`reason`: "idle", "logout",
-    /// "sleep", "device removed"), or could not be (`error` non-empty).
+    /// "sleep", "device removed", "daemon stopping"), or could not be
+    /// (`error` non-empty).
     #[zbus(signal)]
     async fn auto_dismounted(
         emitter: &SignalEmitter<'_>,
