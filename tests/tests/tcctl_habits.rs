@@ -721,17 +721,7 @@ fn ctrl_d_after_a_wrong_password_exits_as_a_wrong_password() {
     t.type_line("not the password at all");
     t.expect("tcctl: wrong password or keyfile, or not a volume", wait);
     t.expect_times(&format!("Enter password for {v}: "), 2, wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line("\u{4}");
-    let (code, text) = t.finish(wait);
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.contains(&format!(
-            "tcctl: {v}: input ended before the volume opened: the last password tried was \
-             wrong"
-        )),
-        "{text}"
-    );
+    gives_up_after_a_wrong_password(t, &v, wait);
     assert_eq!(d.list(), serde_json::json!([]));
 }
 
@@ -3668,17 +3658,7 @@ fn a_wrong_password_after_a_pim_typed_at_the_prompt_says_that_pim() {
         Duration::from_secs(120),
     );
     t.expect_times(&format!("Password for {v}: "), 2, wait);
-    std::thread::sleep(Duration::from_millis(300));
-    t.type_line("\u{4}");
-    let (code, text) = t.finish(Duration::from_secs(120));
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.ends_with(&crlf(&format!(
-            "tcctl: {v}: input ended before the volume opened: the last password tried was \
-             wrong\n"
-        ))),
-        "{text}"
-    );
+    let text = gives_up_after_a_wrong_password(t, &v, Duration::from_secs(120));
     assert!(!text.contains("--pim"), "{text}");
     // Given on the line, an encryption narrows it as the hash does.
     let (code, msg) = d.fails(
@@ -4752,9 +4732,16 @@ fn text_mode_asks_an_unclear_answer_again_and_ctrl_d_after_a_wrong_password_says
         t.answer(&question, answer, wait);
     }
     t.expect("Enter keyfile [none]: ", wait);
+    gives_up_after_a_wrong_password(t, &v, Duration::from_secs(60));
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
+/// Ctrl-D typed at `t`'s question after a wrong password for `v`: the
+/// wrong password's exit code, and why. What the terminal showed.
+fn gives_up_after_a_wrong_password(mut t: Pty, v: &str, limit: Duration) -> String {
     std::thread::sleep(Duration::from_millis(300));
     t.type_line("\u{4}");
-    let (code, text) = t.finish(Duration::from_secs(60));
+    let (code, text) = t.finish(limit);
     assert_eq!(code, 2, "{text}");
     assert!(
         text.ends_with(&crlf(&format!(
@@ -4763,7 +4750,7 @@ fn text_mode_asks_an_unclear_answer_again_and_ctrl_d_after_a_wrong_password_says
         ))),
         "{text}"
     );
-    assert_eq!(d.list(), serde_json::json!([]));
+    text
 }
 
 /// What a udisksctl, VeraCrypt or cryptsetup user names by habit is
