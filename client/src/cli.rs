@@ -761,9 +761,9 @@ pub enum Command {
         /// mapped device.
         #[arg(required_unless_present_any = ["all", "slot"], conflicts_with_all = ["all", "slot"])]
         target: Option<String>,
-        /// Every volume you mounted (root: every volume); umount's -a on
-        /// `tcctl umount` and `unmount`.
-        #[arg(long, conflicts_with = "slot")]
+        /// Every volume you mounted (root: every volume); -a as umount's
+        /// (bundled with its -l, -f, -v on `tcctl umount` and `unmount`).
+        #[arg(long, short = 'a', conflicts_with = "slot")]
         all: bool,
         /// The volume in this slot, as VeraCrypt's --slot: the slot the
         /// daemon gave it at its mount (shown by `tcctl -t -l`).
@@ -877,7 +877,12 @@ pub enum Command {
     /// volume on a device that has grown), encrypt the new space, move the
     /// backup headers to the new end and grow the filesystem inside.
     Expand(ExpandArgs),
-    /// Save both header slots (128 KiB) to a new file.
+    /// Save both header slots (128 KiB) to a new file (asks the password).
+    ///
+    /// The password (PIM, keyfiles) must open the volume first, as
+    /// VeraCrypt asks it: the outer volume's or a hidden volume's, either,
+    /// backs up both slots as they are on disk, the other volume's header
+    /// still sealed by its own password.
     BackupHeader(BackupHeaderArgs),
     /// Restore a header from a backup file, or with --embedded from the
     /// backup header inside the volume. From a file, the password (PIM,
@@ -904,6 +909,8 @@ pub enum Command {
     /// health and state changes of the volumes you may see, volumes
     /// created, expanded, given a new password or their header restored
     /// (yours; root and administrators: everyone's), and policy changes.
+    /// When the daemon goes, that is said, and it is monitored again once
+    /// it is back.
     Monitor {
         /// One JSON object a line, for scripts: schema, time (UTC), event,
         /// object, message and the event's own fields.

@@ -92,7 +92,8 @@ pub(crate) fn label(
     forced: Option<&str>,
 ) -> Result<String> {
     let mut names: Vec<String> = Vec::new();
-    for c in chain.ciphers {
+    // In the name's order, as a volume's backends are said.
+    for c in chain.ciphers.iter().rev() {
         let name = engine.pick(c, forced)?.info.name.clone();
         if !names.contains(&name) {
             names.push(name);
@@ -157,11 +158,14 @@ fn in_pieces(
     Ok(())
 }
 
-/// The code path of each cipher of `chain` in `cipher`, "+"-joined.
+/// The code path of each cipher of `chain` in `cipher`, "+"-joined, in
+/// the order its name lists them.
 pub(crate) fn paths(chain: &Chain, cipher: &crate::engine::VolumeCipher) -> String {
+    // In the name's order, as the backends are said.
     chain
         .ciphers
         .iter()
+        .rev()
         .map(|c| cipher.path_of(c).unwrap_or_else(|| "-".into()))
         .collect::<Vec<_>>()
         .join("+")
@@ -214,7 +218,8 @@ pub fn run(
         let mb = len as f64 * f64::from(passes) / 1e6;
         let rate = |s: f64| if s > 0.0 { mb / s } else { f64::INFINITY };
         let layers = cipher.backends();
-        let hardware_aes = chain.ciphers.iter().zip(&layers).any(|(c, b)| {
+        // Both in the name's order.
+        let hardware_aes = chain.ciphers.iter().rev().zip(&layers).any(|(c, b)| {
             *c == "AES"
                 && engine
                     .backends()

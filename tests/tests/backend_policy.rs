@@ -774,3 +774,56 @@ prefer = [\"soft\"]
         "{edited}"
     );
 }
+
+/// A cascade's backends are said in the order its name gives the
+/// ciphers, so each reads beside its cipher: Serpent-AES on software
+/// Serpent and AES-NI is `soft+aesni`, in `list`, `status` and the
+/// benchmark alike.
+#[test]
+fn a_cascades_backends_are_said_in_the_order_of_its_name() {
+    let d = Daemon::start();
+    let v = d.path("sa.hc");
+    let v = v.to_str().expect("utf-8");
+    let fast = ["--pim", "1", "--hash", "sha512", "--password-stdin"];
+    d.ok(
+        &[
+            &["create", v, "--size", "4M", "--encryption", "Serpent-AES"][..],
+            &["--filesystem", "none"],
+            &fast,
+        ]
+        .concat(),
+        "twenty or more characters\n",
+    );
+    d.ok(
+        &[&["mount", v, "--filesystem", "none"][..], &fast].concat(),
+        "twenty or more characters\n",
+    );
+    let row = &d.list()[0];
+    assert_eq!(row["encryption"], "Serpent-AES", "{row}");
+    assert_eq!(
+        row["backends"],
+        serde_json::json!(["soft", "aesni"]),
+        "{row}"
+    );
+    let status = d.ok(&["status", v], "");
+    assert!(
+        status
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["backends:", "soft+aesni"]),
+        "{status}"
+    );
+    d.ok(&["dismount", v], "");
+    let bench = json(&d.ok(&["benchmark", "--size", "256K", "--json"], ""));
+    // AES's code path second, as AES on aesni alone runs it.
+    let rows = bench["ciphers"].as_array().expect("rows");
+    let aes = rows
+        .iter()
+        .find(|r| r["encryption"] == "AES" && r["backends"] == serde_json::json!(["aesni"]))
+        .unwrap_or_else(|| panic!("no AES row on aesni: {bench}"));
+    assert!(
+        rows.iter().any(|r| r["encryption"] == "Serpent-AES"
+            && r["backends"] == serde_json::json!(["soft", "aesni"])
+            && r["simd"][1] == aes["simd"][0]),
+        "{bench}"
+    );
+}

@@ -4621,8 +4621,11 @@ fn header_commands_say_what_they_need_and_where_they_searched() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(
         help.contains("Usage: tcctl backup-header [OPTIONS] <VOLUME> <BACKUP>\n")
-            && help.contains("\n  <BACKUP>  The backup file to make")
-            && !help.contains("[BACKUP]"),
+            && help.lines().any(|l| l.trim_start().starts_with("<BACKUP>"))
+            && help.contains("The backup file to make")
+            && !help.contains("[BACKUP]")
+            && help
+                .starts_with("Save both header slots (128 KiB) to a new file (asks the password)"),
         "{help}"
     );
     let v = create(&d, "e.hc", "4M");
@@ -4829,7 +4832,8 @@ fn habits_named_by_what_they_meant() {
             "{args:?}"
         );
     }
-    d.ok(&["dismount", &e], "");
+    // umount's -a is dismount's and close's too.
+    assert_eq!(d.ok(&["dismount", "-a"], ""), "1 volume dismounted\n");
 }
 
 /// `chattr +i` on a path, undone when dropped (a temporary folder holding

@@ -1064,7 +1064,7 @@ fn a_daemon_refusal_names_tcctls_options_not_the_dbus_keys() {
 }
 
 #[test]
-fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops() {
+fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops_and_outlives_it() {
     let mut d = Daemon::start();
     let (v1, v2, mnt) = (d.path("v1.vc"), d.path("v2.vc"), d.path("mnt"));
     create(&d, &v1, "none");
@@ -1107,8 +1107,27 @@ fn monitor_prints_only_changes_and_each_dismount_when_the_daemon_stops() {
             ),
         ]
     );
-    let status = child.wait().expect("monitor ends with the daemon");
-    assert_eq!(status.code(), Some(9), "the daemon went away");
+    // Said, waited for, and monitored again once back, as udisksctl
+    // monitor outlives udisksd.
+    assert_eq!(
+        stamped(&next(&rx, "the daemon's going")),
+        "the daemon went away: monitoring again once it is back"
+    );
+    d.spawn();
+    assert_eq!(
+        stamped(&next(&rx, "the daemon's return")),
+        "the daemon is back"
+    );
+    d.ok(&with_open(&["mount", s(&v1), "--filesystem", "none"]), PW);
+    let again = d.list()[0]["object"].as_str().expect("object").to_owned();
+    assert!(
+        stamped(&next(&rx, "a mount after the return"))
+            .starts_with(&format!("{again}: attached {}", s(&v1))),
+        "monitored again"
+    );
+    assert_eq!(child.try_wait().expect("monitor"), None, "monitor ended");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[test]

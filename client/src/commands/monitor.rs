@@ -3,7 +3,7 @@
 //! a line (the same event, its fields apart).
 
 use super::Context;
-use crate::bus::{Client, Failure, VolumeView, exit, to_json};
+use crate::bus::{Client, Failure, VolumeView, to_json};
 use serde_json::{Value as Json, json};
 use std::collections::{HashMap, HashSet};
 use tcd_proto::contract::names::{MANAGER_INTERFACE, VOLUME_INTERFACE};
@@ -12,43 +12,89 @@ use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 const OBJECT_MANAGER: &str = "org.freedesktop.DBus.ObjectManager";
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 
-/// `tcctl monitor`: until the daemon goes. The daemon sends each client
-/// only the volumes it may see, so nothing is filtered here.
+/// `tcctl monitor`: every change, as it comes. The daemon sends each
+/// client only the volumes it may see, so nothing is filtered here. When
+/// the daemon goes, that is a line (an event) of its own, and it is
+/// waited for and monitored again once it is back, as `udisksctl monitor`
+/// outlives udisksd; only a first connection that fails ends it.
 pub fn monitor(ctx: Context<'_>, as_json: bool) -> Result<(), Failure> {
     let c = Client::connect(ctx.at)?;
     let signals = c.signals()?;
-    let mut seen = Seen {
+    let seen = seen_now(&c)?;
+    // The banner is for people; a script reading JSON gets events only.
+    if !as_json {
+        println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
+    }
+    follow(&c, signals, seen, as_json);
+    loop {
+        say(
+            &daemon_event(
+                "daemon_gone",
+                "the daemon went away: monitoring again once it is back",
+            ),
+            as_json,
+        );
+        let c = loop {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            if let Ok(c) = Client::connect(ctx.at) {
+                break c;
+            }
+        };
+        // Subscribed before the volumes are read: nothing falls between.
+        if let (Ok(signals), Ok(seen)) = (c.signals(), seen_now(&c)) {
+            say(&daemon_event("daemon_back", "the daemon is back"), as_json);
+            follow(&c, signals, seen, as_json);
+        }
+    }
+}
+
+/// What the daemon holds now: a value announced again later is no change.
+fn seen_now(c: &Client) -> Result<Seen, Failure> {
+    Ok(Seen {
         hosts: c
             .list()?
             .into_iter()
             .map(|v| (v.object.to_string(), v.host().to_owned()))
             .collect(),
-        // Known from the start: a value announced again is no change.
         values: c
             .volume_properties()?
             .into_iter()
             .map(|(object, raw)| (object.to_string(), all_in_words(&raw)))
             .collect(),
         ..Seen::default()
-    };
-    // The banner is for people; a script reading JSON gets events only.
-    if !as_json {
-        println!("Monitoring the tcd daemon. Press Ctrl+C to exit.");
-    }
+    })
+}
+
+/// Says each change `signals` bring until the connection ends.
+fn follow(
+    c: &Client,
+    signals: impl Iterator<Item = zbus::message::Message>,
+    mut seen: Seen,
+    as_json: bool,
+) {
     for m in signals {
-        let Some(e) = describe(&c, &m, &mut seen) else {
-            continue;
-        };
-        if as_json {
-            println!("{}", e.json());
-        } else {
-            println!("{}: {}", timestamp(), e.line());
+        if let Some(e) = describe(c, &m, &mut seen) {
+            say(&e, as_json);
         }
     }
-    Err(Failure {
-        code: exit::NO_DAEMON,
-        message: "the daemon went away".into(),
-    })
+}
+
+fn say(e: &Event, as_json: bool) {
+    if as_json {
+        println!("{}", e.json());
+    } else {
+        println!("{}: {}", timestamp(), e.line());
+    }
+}
+
+/// The daemon gone or back: an event of no volume.
+fn daemon_event(kind: &'static str, text: &str) -> Event {
+    Event {
+        kind,
+        object: None,
+        text: text.into(),
+        fields: json!({}),
+    }
 }
 
 /// One change: its kind, the volume's object (none for the policy), the

@@ -61,16 +61,20 @@ impl VolumeCipher {
         self.unit_size
     }
 
-    /// The backend serving each layer, in order of application.
+    /// The backend serving each layer, in the order the encryption's name
+    /// lists its ciphers (the reverse of their application: AES's first
+    /// for AES-Twofish-Serpent), so that each reads beside its cipher.
     pub fn backends(&self) -> Vec<&str> {
-        match &self.layers {
+        let mut applied: Vec<&str> = match &self.layers {
             Layers::Xts(l) => l.iter().map(|l| l.backend().info.name.as_str()).collect(),
             Layers::Legacy(c) => c
                 .layers()
                 .iter()
                 .map(|l| l.backend().info.name.as_str())
                 .collect(),
-        }
+        };
+        applied.reverse();
+        applied
     }
 
     /// The code path of `cipher`'s layer, when its backend says.
