@@ -968,7 +968,7 @@ fn cipher_table(ciphers: &[(bus::CipherBench, String)]) {
     }
     println!(
         "(MB/s, 10^6 bytes per second; BACKENDS and SIMD give a cascade's layers in the order \
-         data is encrypted through them: AES-Twofish is Twofish first)\n"
+         its name lists them, AES-Twofish's AES first, though data goes through Twofish first)\n"
     );
 }
 

@@ -26,8 +26,8 @@ pub struct CipherRow {
     /// AES ran on processor instructions in this row.
     pub hardware_aes: bool,
     /// The code path each cipher ran (`-` where its backend does not say),
-    /// "+"-joined in the order data goes through the layers (as
-    /// `backends`; AES-Twofish's Twofish first).
+    /// "+"-joined in the order the encryption's name lists the ciphers (as
+    /// `backends`; AES-Twofish's AES first).
     pub simd: String,
 }
 

@@ -814,6 +814,12 @@ fn a_cascades_backends_are_said_in_the_order_of_its_name() {
     );
     d.ok(&["dismount", v], "");
     let bench = json(&d.ok(&["benchmark", "--size", "256K", "--json"], ""));
+    // The table says the order it uses.
+    let table = d.ok(&["benchmark", "--size", "256K"], "");
+    assert!(
+        table.contains("in the order its name lists them, AES-Twofish's AES first"),
+        "{table}"
+    );
     // AES's code path second, as AES on aesni alone runs it.
     let rows = bench["ciphers"].as_array().expect("rows");
     let aes = rows

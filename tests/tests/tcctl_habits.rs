@@ -1121,6 +1121,28 @@ fn slots_are_unique_and_dismount_slot_takes_the_veracrypt_mount_point() {
     let left = d.list();
     assert_eq!(left.as_array().map(Vec::len), Some(1), "{left}");
     assert_eq!(left[0]["volume"], a.as_str(), "slot 3 was b's: {left}");
+    // On VeraCrypt's line without --slot or a folder: the lowest free
+    // slot, 2, and its folder, as VeraCrypt mounts /media/veracrypt2.
+    let said = d.ok(
+        &[
+            "-t",
+            "--non-interactive",
+            "--stdin",
+            "--pim=1",
+            "--hash=sha512",
+            "-k",
+            "",
+            &b,
+        ],
+        PW,
+    );
+    assert!(said.contains(" on /run/media/root/veracrypt2 "), "{said}");
+    let lines = d.ok(&["-t", "-l"], "");
+    assert!(
+        lines.contains(&format!("\n2: {b} ")) && lines.ends_with("/run/media/root/veracrypt2\n"),
+        "{lines}"
+    );
+    d.ok(&["dismount", "--all"], "");
 }
 
 #[test]

@@ -46,6 +46,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
             a.mount_point = Some(typed.into());
         }
     }
+    default_veracrypt_slot(a, &listed);
     check_mount_point(a, &listed)?;
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     let mut header = read_header(a.detached.header.as_deref())?;
@@ -440,6 +441,29 @@ pub(super) fn check_mount_folder(
         )));
     }
     Ok(())
+}
+
+/// VeraCrypt's line with no --slot and no mount folder: the lowest slot
+/// free among the user's volumes is asked for, as the daemon would give
+/// it, so that the default folder is named by it (veracryptN), as
+/// VeraCrypt names its /media/veracryptN.
+fn default_veracrypt_slot(a: &mut MountArgs, listed: &[Volume]) {
+    if !crate::input::veracrypt_line()
+        || a.slot.is_some()
+        || a.mount_point.is_some()
+        || a.filesystem == MountFilesystem::None
+    {
+        return;
+    }
+    // SAFETY: getuid has no arguments and cannot fail.
+    let me = unsafe { libc::getuid() };
+    let held: Vec<u32> = listed
+        .iter()
+        .zip(output::slots(listed))
+        .filter(|(v, _)| v.view.owner == Some(me))
+        .filter_map(|(_, s)| s)
+        .collect();
+    a.slot = (1..=64).find(|n| !held.contains(n));
 }
 
 /// A slot one of the user's volumes holds is said taken before any
