@@ -1719,11 +1719,35 @@ fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
     let kept = || std::fs::read(&old).expect("the old file");
     let files = || std::fs::read_dir(&dir).expect("folder").count();
 
-    // Refused by the daemon (longer than VeraCrypt's 128 bytes): the file
-    // it was to replace is as it was, and nothing is left beside it.
-    let out = create(&old, "1M", &"x".repeat(200));
+    // Refused by the daemon (more keyfiles than it takes, from a folder):
+    // the file it was to replace is as it was, and nothing is left beside
+    // it.
+    let many = d.path("many");
+    std::fs::create_dir(&many).expect("a keyfile folder");
+    for i in 0..257 {
+        std::fs::write(many.join(format!("k{i}")), [i as u8]).expect("a keyfile");
+    }
+    let out = d.tcctl(
+        &[
+            "create",
+            "-q",
+            "--password-stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--filesystem",
+            "none",
+            "--size",
+            "1M",
+            "--keyfile",
+            s(&many),
+            s(&old),
+        ],
+        "a long enough password\n",
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(err.contains("at most 256 keyfiles"), "{err}");
     assert!(
         err.ends_with(&format!("; {} is left as it was\n", s(&old))),
         "{err}"

@@ -5046,3 +5046,46 @@ fn watch_reports_the_stops_dismounts_and_outlives_a_restart() {
     let _ = watch.kill();
     let _ = watch.wait();
 }
+
+/// A password past the format's limit is refused before any file is
+/// made; one only VeraCrypt 1.26 and later open is warned of.
+#[test]
+fn a_long_password_is_judged_before_the_file_is_made() {
+    let d = Daemon::start();
+    let v = s(&d.path("long.hc")).to_owned();
+    let make = |pw: &str| {
+        d.tcctl(
+            &[
+                &["create", &v, "--size", "4M", "--filesystem", "none"][..],
+                &OPEN,
+            ]
+            .concat(),
+            &format!("{pw}\n"),
+        )
+    };
+    let out = make(&"a".repeat(129));
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        ),
+        (
+            Some(INVALID_ARGUMENT),
+            "tcctl: password of 129 bytes is longer than the 128 bytes VeraCrypt allows\n".into()
+        )
+    );
+    assert!(!std::path::Path::new(&v).exists(), "a file was made");
+    let out = make(&"a".repeat(70));
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "tcctl: warning: a password of 70 bytes opens the volume in VeraCrypt 1.26 and later \
+             only: earlier versions take 64 bytes at most\n"
+        ),
+        "{out:?}"
+    );
+    d.ok(
+        &[&["info", &v][..], &OPEN].concat(),
+        &format!("{}\n", "a".repeat(70)),
+    );
+}

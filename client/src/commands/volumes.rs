@@ -443,6 +443,33 @@ pub(super) fn check_mount_folder(
     Ok(())
 }
 
+/// A new volume's password past its format's limit is refused before any
+/// file is made (the daemon refuses it too); one that only VeraCrypt 1.26
+/// and later take (65 to 128 bytes) is warned of, as older versions
+/// cannot open the volume.
+fn judge_password_length(
+    len: usize,
+    format: Option<tcd_proto::contract::options::VolumeFormat>,
+) -> Result<(), Failure> {
+    use tcd_proto::contract::options::VolumeFormat;
+    let (max, name) = match format {
+        Some(VolumeFormat::TrueCrypt) => (64, "TrueCrypt"),
+        _ => (128, "VeraCrypt"),
+    };
+    if len > max {
+        return Err(Failure::invalid(format!(
+            "password of {len} bytes is longer than the {max} bytes {name} allows"
+        )));
+    }
+    if len > 64 {
+        eprintln!(
+            "tcctl: warning: a password of {len} bytes opens the volume in VeraCrypt 1.26 and \
+             later only: earlier versions take 64 bytes at most"
+        );
+    }
+    Ok(())
+}
+
 /// VeraCrypt's line with no --slot and no mount folder: the lowest slot
 /// free among the user's volumes is asked for, as the daemon would give
 /// it, so that the default folder is named by it (veracryptN), as
@@ -1225,6 +1252,7 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
         )?;
     }
     let (password, o, typed) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
+    judge_password_length(password.len(), o.format)?;
     let keyfiles = match typed {
         Some(paths) => prepare_keyfiles(&paths)?.finish()?,
         None => keyfiles.finish()?,
