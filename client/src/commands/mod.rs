@@ -262,3 +262,14 @@ pub fn refuse_tcd_device(
         )),
     })
 }
+
+/// A daemon that went away, waited for: connected again every 2 s until
+/// it answers (`watch` and `monitor` outlive a restart).
+pub fn wait_for_daemon(at: Where<'_>) -> crate::bus::Client {
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        if let Ok(c) = crate::bus::Client::connect(at) {
+            return c;
+        }
+    }
+}

@@ -34,12 +34,7 @@ pub fn monitor(ctx: Context<'_>, as_json: bool) -> Result<(), Failure> {
             ),
             as_json,
         );
-        let c = loop {
-            std::thread::sleep(std::time::Duration::from_secs(2));
-            if let Ok(c) = Client::connect(ctx.at) {
-                break c;
-            }
-        };
+        let c = super::wait_for_daemon(ctx.at);
         // Subscribed before the volumes are read: nothing falls between.
         if let (Ok(signals), Ok(seen)) = (c.signals(), seen_now(&c)) {
             say(&daemon_event("daemon_back", "the daemon is back"), as_json);

@@ -32,12 +32,7 @@ pub fn watch(ctx: Context<'_>) -> Result<(), Failure> {
     report(ctx, me, events);
     loop {
         eprintln!("tcctl: the daemon went away: watching again once it is back");
-        let c = loop {
-            std::thread::sleep(std::time::Duration::from_secs(2));
-            if let Ok(c) = Client::connect(ctx.at) {
-                break c;
-            }
-        };
+        let c = super::wait_for_daemon(ctx.at);
         if let Ok(events) = c.volume_events() {
             eprintln!("tcctl: the daemon is back");
             report(ctx, me, events);
