@@ -1118,6 +1118,49 @@ pub fn judge_typed_password(
     judge_new_password(password, keyfiles, force, keyfile_option).map(Judged::Taken)
 }
 
+/// The most bytes a TrueCrypt password takes, and VeraCrypt's before
+/// 1.26; VeraCrypt 1.26 and later take [`VERACRYPT_LONGEST`].
+const TRUECRYPT_LONGEST: usize = 64;
+const VERACRYPT_LONGEST: usize = 128;
+
+/// A new password's length against its format's limit: past it, refused
+/// (the daemon refuses it too, later); one that only VeraCrypt 1.26 and
+/// later take is warned of, as older versions cannot open the volume.
+pub fn judge_password_length(len: usize, truecrypt: bool) -> Result<Warning, Failure> {
+    let (max, name) = match truecrypt {
+        true => (TRUECRYPT_LONGEST, "TrueCrypt"),
+        false => (VERACRYPT_LONGEST, "VeraCrypt"),
+    };
+    if len > max {
+        return Err(Failure::invalid(format!(
+            "password of {len} bytes is longer than the {max} bytes {name} allows"
+        )));
+    }
+    Ok(Warning((len > TRUECRYPT_LONGEST).then(|| {
+        format!(
+            "a password of {len} bytes opens the volume in VeraCrypt 1.26 and later only: \
+             earlier versions take {TRUECRYPT_LONGEST} bytes at most"
+        )
+    })))
+}
+
+/// [`judge_password_length`] of a password just asked: one typed on the
+/// terminal past the limit is said and another asked for (`None`), as a
+/// short one is; one read from standard input is refused.
+pub fn judge_asked_length(
+    pw: &Passwords,
+    password: &[u8],
+    truecrypt: bool,
+) -> Result<Option<Warning>, Failure> {
+    match judge_password_length(password.len(), truecrypt) {
+        Err(f) if pw.typed() => {
+            eprintln!("tcctl: {}: type another", f.message);
+            Ok(None)
+        }
+        judged => judged.map(Some),
+    }
+}
+
 /// Below this PIM, VeraCrypt takes a new password of no fewer than
 /// [`ADVISED_PASSWORD`] characters: fewer iterations need more password.
 const PIM_NEEDING_LONG_PASSWORD: u32 = 485;

@@ -5088,4 +5088,120 @@ fn a_long_password_is_judged_before_the_file_is_made() {
         &[&["info", &v][..], &OPEN].concat(),
         &format!("{}\n", "a".repeat(70)),
     );
+    // Over an existing file, a password from standard input is refused
+    // before the overwrite question, and the file is left as it was.
+    let before = std::fs::read(&v).expect("read");
+    let out = make(&"b".repeat(129));
+    assert_eq!(out.status.code(), Some(INVALID_ARGUMENT), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("YES"),
+        "{out:?}"
+    );
+    assert!(std::fs::read(&v).expect("read") == before, "overwritten");
+}
+
+/// A new password at `change-password` is judged as at `create`: past the
+/// new header's limit refused with the volume unchanged, one only
+/// VeraCrypt 1.26 and later open warned of.
+#[test]
+fn change_password_judges_the_new_passwords_length() {
+    let d = Daemon::start();
+    let v = create(&d, "c.hc", "4M");
+    let change = |new: &str, more: &[&str]| {
+        d.tcctl(
+            &[&["change-password", &v][..], &OPEN, more].concat(),
+            &format!("{}{new}\n", PW),
+        )
+    };
+    let out = change(&"a".repeat(70), &["--new-pim", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "tcctl: warning: a password of 70 bytes opens the volume in VeraCrypt 1.26 and later \
+             only: earlier versions take 64 bytes at most\n"
+        ),
+        "{out:?}"
+    );
+    let seventy = format!("{}\n", "a".repeat(70));
+    let refused = |new: &str, more: &[&str]| {
+        let out = d.tcctl(
+            &[&["change-password", &v][..], &OPEN, more].concat(),
+            &format!("{seventy}{new}\n"),
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(
+        refused(&"b".repeat(129), &[]),
+        (
+            Some(INVALID_ARGUMENT),
+            "tcctl: password of 129 bytes is longer than the 128 bytes VeraCrypt allows\n".into()
+        )
+    );
+    let (code, err) = refused(&"b".repeat(65), &["--to", "truecrypt", "-q"]);
+    assert_eq!(code, Some(INVALID_ARGUMENT), "{err}");
+    assert!(
+        err.ends_with("tcctl: password of 65 bytes is longer than the 64 bytes TrueCrypt allows\n"),
+        "{err}"
+    );
+    // Still the 70-byte password's VeraCrypt volume.
+    let info = d.ok(&[&["info", &v, "--json"][..], &OPEN].concat(), &seventy);
+    assert!(info.contains("\"VeraCrypt\""), "{info}");
+}
+
+/// On a terminal, a new password past the limit is said at once and
+/// another asked for, before the repeat, as a short one is.
+#[test]
+fn a_typed_password_past_the_limit_is_asked_again() {
+    let d = Daemon::start();
+    let v = s(&d.path("typed.hc")).to_owned();
+    let mut c = d.command();
+    c.args(["create", &v, "--size", "4M", "--filesystem", "none"]);
+    c.args(["--pim", "1", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    let wait = Duration::from_secs(20);
+    t.expect(&format!("Password for the new volume {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(&"a".repeat(129));
+    t.expect(
+        "tcctl: password of 129 bytes is longer than the 128 bytes VeraCrypt allows: type another",
+        wait,
+    );
+    t.expect_times(&format!("Password for the new volume {v}: "), 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.answer("Repeat", PW.trim_end(), wait);
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("{v} created")), "{text}");
+    // change-password asks again too, with no second search of the
+    // current password.
+    let mut c = d.command();
+    c.args(["change-password", &v, "--pim", "1", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect(&format!("Current password for {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line(PW.trim_end());
+    t.answer("New password: ", &"b".repeat(129), wait);
+    t.expect(
+        "tcctl: password of 129 bytes is longer than the 128 bytes VeraCrypt allows: type another",
+        wait,
+    );
+    t.expect_times("New password: ", 2, wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("another password of twenty");
+    t.answer(
+        "Repeat the new password: ",
+        "another password of twenty",
+        wait,
+    );
+    let (code, text) = t.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("{v}: password changed")), "{text}");
+    d.ok(
+        &[&["info", &v][..], &OPEN].concat(),
+        "another password of twenty\n",
+    );
 }

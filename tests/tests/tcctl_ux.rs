@@ -523,7 +523,11 @@ fn create_says_what_is_missing_and_what_it_made() {
     assert_eq!(d.list()[0]["filesystem"], "ext4", "{}", d.list());
     d.ok(&["dismount", m.to_str().expect("utf-8")], "");
 
-    let (code, msg) = d.fails(&["create", v, "--size", "8M", "--password-stdin"], "x\n");
+    // Asked once the password read is judged: a fit one, then the question.
+    let (code, msg) = d.fails(
+        &["create", v, "--size", "8M", "--password-stdin"],
+        "twenty or more characters\n",
+    );
     assert_eq!(code, USAGE);
     assert_eq!(
         msg,

@@ -453,7 +453,11 @@ fn force_with_create_overwrites_without_asking() {
         "--filesystem=none",
         "--pim=1",
     ];
-    let (code, msg) = d.fails(&[&args[..], &["--stdin"]].concat(), PW);
+    // A password fit for PIM 1 (one that is not is refused first).
+    let (code, msg) = d.fails(
+        &[&args[..], &["--stdin"]].concat(),
+        "twenty or more characters\n",
+    );
     assert_eq!(code, 64, "{msg}");
     assert_eq!(
         msg,

@@ -210,13 +210,15 @@ pub fn dump(ctx: Context<'_>, mut a: DumpArgs) -> Result<(), Failure> {
 
 /// The new password, typed twice unless read from standard input. A
 /// mistyped repeat is said and both are asked again, as VeraCrypt does
-/// (the current password's search is not made again). With new keyfiles
-/// and nobody to ask (--non-interactive), none: the keyfiles open it alone.
+/// (the current password's search is not made again); so is one typed
+/// past the new header's limit, before its repeat. With new keyfiles and
+/// nobody to ask (--non-interactive), none: the keyfiles open it alone.
 fn ask_new_password(
     pw: &mut Passwords,
     stdin: bool,
     new_keyfiles: bool,
-) -> Result<Zeroizing<Vec<u8>>, Failure> {
+    truecrypt: bool,
+) -> Result<(Zeroizing<Vec<u8>>, crate::input::Warning), Failure> {
     use crate::input::{asked, spelled};
     // Said of the new password, not the current one the keyfiles opened.
     if pw.asks_nobody() && !new_keyfiles {
@@ -236,11 +238,14 @@ fn ask_new_password(
             asked("New password: ", "Enter new password: "),
             new_keyfiles,
         )?;
-        if new_keyfiles && pw.asks_nobody() {
-            return Ok(new);
-        }
-        if stdin || pw.ask(asked("Repeat the new password: ", "Re-enter password: "))? == new {
-            return Ok(new);
+        let Some(length) = crate::input::judge_asked_length(pw, &new, truecrypt)? else {
+            continue;
+        };
+        if stdin
+            || (new_keyfiles && pw.asks_nobody())
+            || pw.ask(asked("Repeat the new password: ", "Re-enter password: "))? == new
+        {
+            return Ok((new, length));
         }
         eprintln!("tcctl: the passwords differ: type them again");
     }
@@ -267,17 +272,19 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     let c = Client::connect(ctx.at)?;
     let ((old, keyfiles), o) = current_credentials(&c, &host, &mut a, &mut pw, keyfiles)?;
     let weaker = confirm_weaker_header(ctx.interactive, &a, o.format)?;
-    let new = ask_new_password(
-        &mut pw,
-        a.secrets.password_stdin,
-        !a.new_keyfiles.is_empty(),
-    )?;
-    // VeraCrypt's text mode asks the new PIM next (Enter: none); a
-    // TrueCrypt header has no PIM to ask for.
+    // The new header's format: the volume's, unless converted.
     let truecrypt = match a.to {
         Some(to) => to == crate::cli::Format::Truecrypt,
         None => o.format == Some(tcd_proto::contract::options::VolumeFormat::TrueCrypt),
     };
+    let (new, length) = ask_new_password(
+        &mut pw,
+        a.secrets.password_stdin,
+        !a.new_keyfiles.is_empty(),
+        truecrypt,
+    )?;
+    // VeraCrypt's text mode asks the new PIM next (Enter: none); a
+    // TrueCrypt header has no PIM to ask for.
     if a.ask_again && a.new_pim.is_none() {
         a.new_pim = Some(pw.pim(
             None,
@@ -324,6 +331,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     // Said once the change is made: a refusal makes them moot.
     weak.say();
     few.say();
+    length.say();
     if weaker {
         eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
     }

@@ -443,33 +443,6 @@ pub(super) fn check_mount_folder(
     Ok(())
 }
 
-/// A new volume's password past its format's limit is refused before any
-/// file is made (the daemon refuses it too); one that only VeraCrypt 1.26
-/// and later take (65 to 128 bytes) is warned of, as older versions
-/// cannot open the volume.
-fn judge_password_length(
-    len: usize,
-    format: Option<tcd_proto::contract::options::VolumeFormat>,
-) -> Result<(), Failure> {
-    use tcd_proto::contract::options::VolumeFormat;
-    let (max, name) = match format {
-        Some(VolumeFormat::TrueCrypt) => (64, "TrueCrypt"),
-        _ => (128, "VeraCrypt"),
-    };
-    if len > max {
-        return Err(Failure::invalid(format!(
-            "password of {len} bytes is longer than the {max} bytes {name} allows"
-        )));
-    }
-    if len > 64 {
-        eprintln!(
-            "tcctl: warning: a password of {len} bytes opens the volume in VeraCrypt 1.26 and \
-             later only: earlier versions take 64 bytes at most"
-        );
-    }
-    Ok(())
-}
-
 /// VeraCrypt's line with no --slot and no mount folder: the lowest slot
 /// free among the user's volumes is asked for, as the daemon would give
 /// it, so that the default folder is named by it (veracryptN), as
@@ -1226,33 +1199,18 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     if std::fs::symlink_metadata(&a.volume).is_ok() {
         check_not_mounted(&listed, &a.volume)?;
     }
-    // What is in an existing file or device is gone for good: asked as
-    // cryptsetup asks before luksFormat, unless -q (cryptsetup's) or
-    // --force (VeraCrypt's) says not to.
+    // An existing file or device is replaced: see [`confirm_replace`].
     a.replace = a.hidden_size.is_none() && std::fs::symlink_metadata(&a.volume).is_ok();
     refuse_loop_backing(&a.volume)?;
-    if a.replace && !a.batch_mode && !a.force {
-        crate::input::confirm(
-            ctx.interactive,
-            &format!(
-                "{} {}",
-                a.volume.display(),
-                if crate::host::is_device(&a.volume) {
-                    "is a device"
-                } else {
-                    "exists"
-                }
-            ),
-            &format!(
-                "WARNING: this overwrites everything in {} irrevocably. Are you sure? \
-                 (Type 'YES' in capital letters): ",
-                a.volume.display()
-            ),
-            "--batch-mode (VeraCrypt's --force)",
-        )?;
+    // A password read from standard input is judged before the question
+    // (a refusal makes it moot); one to be typed is asked after it.
+    if !a.secrets.password_stdin {
+        confirm_replace(ctx, &a)?;
     }
     let (password, o, typed) = ask_for_create(ctx, &a, !keyfiles.is_empty())?;
-    judge_password_length(password.len(), o.format)?;
+    if a.secrets.password_stdin {
+        confirm_replace(ctx, &a)?;
+    }
     let keyfiles = match typed {
         Some(paths) => prepare_keyfiles(&paths)?.finish()?,
         None => keyfiles.finish()?,
@@ -1284,6 +1242,33 @@ pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
         println!("hidden volume created in {}", a.volume.display());
     } else {
         println!("{} created", a.volume.display());
+    }
+    Ok(())
+}
+
+/// An existing file or device is gone for good once made a volume: asked
+/// as cryptsetup asks before luksFormat, unless -q (cryptsetup's) or
+/// --force (VeraCrypt's) says not to.
+fn confirm_replace(ctx: Context<'_>, a: &CreateArgs) -> Result<(), Failure> {
+    if a.replace && !a.batch_mode && !a.force {
+        crate::input::confirm(
+            ctx.interactive,
+            &format!(
+                "{} {}",
+                a.volume.display(),
+                if crate::host::is_device(&a.volume) {
+                    "is a device"
+                } else {
+                    "exists"
+                }
+            ),
+            &format!(
+                "WARNING: this overwrites everything in {} irrevocably. Are you sure? \
+                 (Type 'YES' in capital letters): ",
+                a.volume.display()
+            ),
+            "--batch-mode (VeraCrypt's --force)",
+        )?;
     }
     Ok(())
 }
@@ -1325,40 +1310,7 @@ fn ask_for_create(
         options::create_hidden(&mut o, size, &outer, outer_pim, outer_keyfiles);
         o.outer_hash = hash;
     }
-    // A mistyped repeat is said and both are asked again, as VeraCrypt
-    // does; a password read from standard input is not repeated.
-    let password = loop {
-        let password =
-            pw.ask_unless_keyfiles_alone(&crate::input::password_prompt(&what), any_keyfile)?;
-        let typed_once = a.secrets.password_stdin || pw.asks_nobody();
-        if !typed_once && pw.ask(crate::input::repeat_prompt())? != password {
-            eprintln!("tcctl: the passwords differ: type them again");
-            continue;
-        }
-        // A PIM given on the line that this password is too short for is
-        // refused before any question of its length (keyfiles asked later
-        // may yet make it do: then judged once they are known).
-        if let Some(pim) = a.secrets.pim.filter(|_| !a.ask_keyfiles) {
-            let _said_once_the_pim_is_settled =
-                crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
-        }
-        // Judged once typed twice, as VeraCrypt judges it; an empty
-        // password waits for the keyfiles asked after it.
-        let later = a.ask_keyfiles && password.is_empty();
-        match crate::input::judge_typed_password(
-            &pw,
-            &password,
-            any_keyfile || later,
-            a.force,
-            "--keyfile",
-        )? {
-            Judged::Taken(warning) => {
-                warning.say();
-                break password;
-            }
-            Judged::AskAnother => {}
-        }
-    };
+    let password = new_password_asked(&mut pw, a, &what, truecrypt, any_keyfile)?;
     // As VeraCrypt asks on a terminal: Enter keeps the default iterations.
     let prompt = crate::input::pim_prompt(&what);
     let mut pim = pw.pim(a.secrets.pim, truecrypt, &prompt)?;
@@ -1381,6 +1333,56 @@ fn ask_for_create(
     }
     o.pim = (pim != 0).then_some(pim);
     Ok((password, o, typed))
+}
+
+/// The new volume's password, judged. A mistyped repeat is said and both
+/// are asked again, as VeraCrypt does; a password read from standard
+/// input is not repeated.
+fn new_password_asked(
+    pw: &mut Passwords,
+    a: &CreateArgs,
+    what: &str,
+    truecrypt: bool,
+    any_keyfile: bool,
+) -> Result<zeroize::Zeroizing<Vec<u8>>, Failure> {
+    loop {
+        let password =
+            pw.ask_unless_keyfiles_alone(&crate::input::password_prompt(what), any_keyfile)?;
+        // Past the format's limit: refused, or asked again before the
+        // repeat when typed.
+        let Some(length) = crate::input::judge_asked_length(pw, &password, truecrypt)? else {
+            continue;
+        };
+        let typed_once = a.secrets.password_stdin || pw.asks_nobody();
+        if !typed_once && pw.ask(crate::input::repeat_prompt())? != password {
+            eprintln!("tcctl: the passwords differ: type them again");
+            continue;
+        }
+        // A PIM given on the line that this password is too short for is
+        // refused before any question of its length (keyfiles asked later
+        // may yet make it do: then judged once they are known).
+        if let Some(pim) = a.secrets.pim.filter(|_| !a.ask_keyfiles) {
+            let _said_once_the_pim_is_settled =
+                crate::input::judge_new_pim(&password, pim, any_keyfile, a.force)?;
+        }
+        // Judged once typed twice, as VeraCrypt judges it; an empty
+        // password waits for the keyfiles asked after it.
+        let later = a.ask_keyfiles && password.is_empty();
+        match crate::input::judge_typed_password(
+            pw,
+            &password,
+            any_keyfile || later,
+            a.force,
+            "--keyfile",
+        )? {
+            Judged::Taken(warning) => {
+                warning.say();
+                length.say();
+                break Ok(password);
+            }
+            Judged::AskAnother => {}
+        }
+    }
 }
 
 /// `--ask-keyfiles`: the new volume's keyfiles, asked after its password
