@@ -986,7 +986,8 @@ pub struct MountArgs {
     /// loader: the header is read from the drive's first track, with your
     /// own rights (reading the drive may need more than the partition), or
     /// from --header. Give the encrypted partition (or a disk image).
-    /// Read-only unless --read-write. (cryptsetup's --tcrypt-system.)
+    /// Read-only unless --read-write (cryptsetup's --tcrypt-system, with
+    /// `tcryptOpen` or `open`: read/write unless -r, as cryptsetup maps it).
     #[arg(long, alias = "tcrypt-system")]
     pub system_encryption: bool,
     /// Mount read-write a volume that mounts read-only by default: system

@@ -656,6 +656,24 @@ fn warn_of_hidden_keyfiles(named: &[PathBuf]) {
     }
 }
 
+/// A folder given as a keyfile on a line in cryptsetup's words, whose
+/// --key-file takes a file: its files taken, as VeraCrypt takes a
+/// folder, and said (how many), not left to a wrong password to show.
+fn note_keyfile_folders(named: &[PathBuf]) {
+    if !cryptsetup_line() {
+        return;
+    }
+    for folder in named.iter().filter(|p| p.is_dir()) {
+        let n = tcd_proto::keyfiles::files(std::slice::from_ref(folder)).map_or(0, |f| f.len());
+        eprintln!(
+            "tcctl: note: {} is a folder: the keyfiles are the files in it ({}), as VeraCrypt \
+             takes a folder (cryptsetup's --key-file takes one file)",
+            folder.display(),
+            crate::output::count(n, "file")
+        );
+    }
+}
+
 /// The keyfiles in files and on standard input read, the token ones only
 /// named: everything that can be refused without a PIN is refused here.
 pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
@@ -690,6 +708,7 @@ pub fn prepare_keyfiles(paths: &[PathBuf]) -> Result<Keyfiles, Failure> {
     }
     let files = tcd_proto::keyfiles::files(&named).map_err(|e| Failure::invalid(e.to_string()))?;
     warn_of_hidden_keyfiles(&named);
+    note_keyfile_folders(&named);
     let mut out = Vec::new();
     for _ in stdin {
         out.push(stdin_keyfile()?);

@@ -705,10 +705,15 @@ pub fn system_read_only_note() {
     );
 }
 
-/// `mount --system-encryption --read-write`: said before the mount.
-pub fn system_read_write_warning() {
+/// `mount --system-encryption --read-write`: said before the mount (an
+/// attach alone, with no filesystem mounted, said as such).
+pub fn system_read_write_warning(attach_only: bool) {
+    let doing = match attach_only {
+        true => "attaching",
+        false => "mounting",
+    };
     eprintln!(
-        "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \
+        "tcctl: warning: {doing} a system drive read-write. If Windows on it is hibernated \
          (or was shut down with fast startup), writing to it corrupts the system and the \
          files Windows has open when it resumes."
     );

@@ -41,6 +41,22 @@ pub fn run_on<T>(
     )
 }
 
+/// A header backup given as the volume: the daemon's words for it, and
+/// the way to read it with its volume (for commands that take --header).
+pub fn backup_as_volume(mut f: Failure, shown: &std::path::Path) -> Failure {
+    if f.code == exit::INVALID_ARGUMENT
+        && f.message
+            .ends_with(tcd_proto::contract::errors::BACKUP_AS_VOLUME)
+    {
+        f.message = format!(
+            "{}: name its volume, and give {} with --header (as cryptsetup takes it)",
+            f.message,
+            shown.display()
+        );
+    }
+    f
+}
+
 /// What a host that holds an unencrypted filesystem (no password opens
 /// it) is told after a wrong password: what it holds, by its signature;
 /// a whole drive searched without --system-encryption, that option.

@@ -224,7 +224,7 @@ pub const CRYPTSETUP_SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "-d FILE, --key-file FILE",
-        "--keyfile FILE (on a line in cryptsetup's words: open, tcryptOpen, tcryptDump, close, status or --type)",
+        "--keyfile FILE (on a line in cryptsetup's words: open, tcryptOpen, tcryptDump, close, status or --type); a folder is taken as VeraCrypt takes one, with a note",
     ),
     (
         "open --type tcrypt VOLUME NAME",

@@ -172,7 +172,7 @@ fn a_system_encryption_favorite_mounts_read_only_unless_it_says_read_write() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \
+        "tcctl: warning: attaching a system drive read-write. If Windows on it is hibernated \
          (or was shut down with fast startup), writing to it corrupts the system and the \
          files Windows has open when it resumes.\n"
     );

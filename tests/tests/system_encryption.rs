@@ -106,7 +106,7 @@ fn read_write_is_asked_for_and_warned_about() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "tcctl: warning: mounting a system drive read-write. If Windows on it is hibernated \
+        "tcctl: warning: attaching a system drive read-write. If Windows on it is hibernated \
          (or was shut down with fast startup), writing to it corrupts the system and the \
          files Windows has open when it resumes.\n"
     );

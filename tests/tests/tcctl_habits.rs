@@ -2645,6 +2645,17 @@ fn udisks_spellings_unlock_lock_and_block_device() {
     assert_eq!(out, format!("Unlocked {v} as {device}.\n"));
     let status = d.ok(&["status", "-b", &device], "");
     assert!(status.starts_with(&format!("{v} is active")), "{status}");
+    // Unlocked again, by its device or by its file: already so, one code.
+    let again = d.fails(&["unlock", "-b", &device], "");
+    assert_eq!(
+        again,
+        (
+            4,
+            format!("tcctl: {device} is the device of {v}, attached already\n")
+        )
+    );
+    let (code, msg) = d.fails(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
+    assert_eq!(code, 4, "{msg}");
     // A mounted volume's device holds no header: said, with what to run.
     let (code, msg) = d.fails(
         &["info", "--block-device", &device, "--non-interactive"],
@@ -5047,6 +5058,19 @@ fn watch_reports_the_stops_dismounts_and_outlives_a_restart() {
     let _ = watch.wait();
 }
 
+/// A new password of 70 bytes taken, with the warning that VeraCrypt
+/// before 1.26 cannot open the volume.
+fn warned_of_seventy_bytes(out: &std::process::Output) {
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "tcctl: warning: a password of 70 bytes opens the volume in VeraCrypt 1.26 and later \
+             only: earlier versions take 64 bytes at most\n"
+        ),
+        "{out:?}"
+    );
+}
+
 /// A password past the format's limit is refused before any file is
 /// made; one only VeraCrypt 1.26 and later open is warned of.
 #[test]
@@ -5075,15 +5099,7 @@ fn a_long_password_is_judged_before_the_file_is_made() {
         )
     );
     assert!(!std::path::Path::new(&v).exists(), "a file was made");
-    let out = make(&"a".repeat(70));
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(
-            "tcctl: warning: a password of 70 bytes opens the volume in VeraCrypt 1.26 and later \
-             only: earlier versions take 64 bytes at most\n"
-        ),
-        "{out:?}"
-    );
+    warned_of_seventy_bytes(&make(&"a".repeat(70)));
     d.ok(
         &[&["info", &v][..], &OPEN].concat(),
         &format!("{}\n", "a".repeat(70)),
@@ -5113,15 +5129,7 @@ fn change_password_judges_the_new_passwords_length() {
             &format!("{}{new}\n", PW),
         )
     };
-    let out = change(&"a".repeat(70), &["--new-pim", "1"]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(
-            "tcctl: warning: a password of 70 bytes opens the volume in VeraCrypt 1.26 and later \
-             only: earlier versions take 64 bytes at most\n"
-        ),
-        "{out:?}"
-    );
+    warned_of_seventy_bytes(&change(&"a".repeat(70), &["--new-pim", "1"]));
     let seventy = format!("{}\n", "a".repeat(70));
     let refused = |new: &str, more: &[&str]| {
         let out = d.tcctl(
@@ -5204,4 +5212,90 @@ fn a_typed_password_past_the_limit_is_asked_again() {
         &[&["info", &v][..], &OPEN].concat(),
         "another password of twenty\n",
     );
+}
+
+/// A header backup given as the volume opens (its header is the
+/// volume's) but holds no data: said so, with the way to read it, for
+/// `info`, `tcryptDump` and `mount` alike.
+#[test]
+fn a_header_backup_given_as_the_volume_names_header() {
+    let d = Daemon::start();
+    let v = create(&d, "b.hc", "4M");
+    let backup = s(&d.path("b.hdr")).to_owned();
+    d.ok(&[&["backup-header", &v, &backup][..], &OPEN].concat(), PW);
+    let said = format!(
+        "tcctl: the header's data area (3932160 bytes at 131072) does not fit the 131072-byte \
+         host: a host of this size is a header backup, which opens only as the header of its \
+         volume: name its volume, and give {backup} with --header (as cryptsetup takes it)\n"
+    );
+    for args in [
+        &["info", &backup][..],
+        &["tcryptDump", &backup],
+        &["mount", &backup, "--filesystem", "none"],
+    ] {
+        assert_eq!(
+            d.fails(&[args, &OPEN].concat(), PW),
+            (INVALID_ARGUMENT, said.clone()),
+            "{args:?}"
+        );
+    }
+    let info = d.ok(
+        &[&["info", &v, "--header", &backup][..], &OPEN].concat(),
+        PW,
+    );
+    assert!(info.contains("VeraCrypt"), "{info}");
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
+/// A folder given as cryptsetup's `-d` (whose --key-file takes one file)
+/// is taken as VeraCrypt takes one, and said, with how many files; the
+/// same folder on VeraCrypt's line, its own rule, is not remarked on.
+#[test]
+fn a_keyfile_folder_on_a_cryptsetup_line_is_said() {
+    let d = Daemon::start();
+    let folder = d.path("keys");
+    std::fs::create_dir(&folder).expect("mkdir");
+    for name in ["one", "two"] {
+        d.ok(&["create-keyfile", s(&folder.join(name))], "");
+    }
+    let v = create_with(&d, "k.hc", &["--keyfile", s(&folder)]);
+    let out = d.tcctl(
+        &[
+            "tcryptOpen",
+            "--test-passphrase",
+            "-d",
+            s(&folder),
+            &v,
+            "--veracrypt-pim",
+            "1",
+            "--hash",
+            "sha512",
+        ],
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "tcctl: note: {} is a folder: the keyfiles are the files in it (2 files), as \
+             VeraCrypt takes a folder (cryptsetup's --key-file takes one file)\n",
+            s(&folder)
+        )
+    );
+    let out = d.tcctl(
+        &[
+            "-t",
+            "--test",
+            "--non-interactive",
+            "--stdin",
+            "--pim=1",
+            "--hash=sha512",
+            "-k",
+            s(&folder),
+            &v,
+        ],
+        PW,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
 }

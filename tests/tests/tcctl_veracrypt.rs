@@ -2066,7 +2066,7 @@ fn cryptsetup_tcrypt_system_and_tcrypt_backup() {
     assert_eq!(r["read_only"], false, "{r}");
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("warning: mounting a system drive read-write"),
+            .contains("warning: attaching a system drive read-write"),
         "{out:?}"
     );
     let device = r["device"].as_str().expect("device").to_owned();

@@ -342,7 +342,7 @@ fn mount_one(
         false => eprintln!("tcctl: {name}: {said}"),
     };
     if f.settings.system_encryption && !f.settings.readonly {
-        output::system_read_write_warning();
+        output::system_read_write_warning(f.settings.filesystem.as_deref() == Some("none"));
     } else if f.settings.system_encryption {
         output::system_read_only_note();
     }

@@ -141,7 +141,8 @@ fn look(ctx: Context<'_>, a: &mut InfoArgs, pw: &mut Passwords) -> Result<Looked
     let o = search.clone();
     let info = search::run_on(&c, &host, &a.volume, || {
         c.header_info(&host, &password, &keyfiles, o)
-    })?;
+    })
+    .map_err(|f| search::backup_as_volume(f, &a.volume))?;
     if info.used_backup_header == Some(true) && !headerbak {
         output::backup_header_used(&a.volume);
     }

@@ -56,7 +56,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     // Warned once nothing refuses the mount short of the password; the
     // note of a read-only mount waits for the mount.
     if options::system(a) && !options::read_only(a) {
-        output::system_read_write_warning();
+        output::system_read_write_warning(a.filesystem == MountFilesystem::None);
     }
     let mut pw = Passwords::new(a.secrets.password_stdin, ctx.asking());
     let shown = a.volume.display().to_string();
@@ -122,9 +122,11 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
     // Its header was opened when it was attached: nothing of the search
     // applies, and its mode was chosen then.
     if a.filesystem == MountFilesystem::None {
-        return Err(Failure::invalid(format!(
-            "{name} is the device of {host}, attached already"
-        )));
+        // Already so: the code of its volume's file attached again.
+        return Err(Failure {
+            code: exit::ALREADY_MOUNTED,
+            message: format!("{name} is the device of {host}, attached already"),
+        });
     }
     if options::read_only(a) && row.view.read_only != Some(true) {
         return Err(Failure {
@@ -254,6 +256,7 @@ impl MountOnce<'_> {
         search::run_hinted(c, "", hint, || {
             c.mount(host, &absolute(&a.volume), &password, &keyfiles, o)
         })
+        .map_err(|f| search::backup_as_volume(f, &a.volume))
         .map_err(|f| match (a.cached, f.code) {
             // Another volume's header of the same size opens, and its key
             // makes noise of this volume's data.

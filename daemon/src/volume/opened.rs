@@ -333,10 +333,16 @@ impl OpenVolume {
                 .checked_add(h.data_size)
                 .is_none_or(|end| end > size)
         {
-            return Err(Error::InvalidArgument(format!(
+            let mut said = format!(
                 "the header's data area ({} bytes at {}) does not fit the {size}-byte host",
                 h.data_size, h.data_offset
-            )));
+            );
+            // A backup holds no data area: its header, opened, names its
+            // volume's.
+            if size == super::maintain::BACKUP_FILE_BYTES as u64 {
+                said = format!("{said}: {}", tcd_proto::contract::errors::BACKUP_AS_VOLUME);
+            }
+            return Err(Error::InvalidArgument(said));
         }
         Ok(system::Area {
             offset: h.data_offset,

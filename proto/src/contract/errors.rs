@@ -43,6 +43,12 @@ pub enum ErrorKind {
 pub const HIDDEN_NOT_UNLOCKED: &str = "the outer volume opened, but the password, keyfiles and \
                                        PIM given to protect a hidden volume open none inside it";
 
+/// Ends `InvalidArgument`'s message when the host given as a volume is a
+/// header backup's size and its header's data area does not fit it: a
+/// client names its own way to give the backup as the volume's header.
+pub const BACKUP_AS_VOLUME: &str =
+    "a host of this size is a header backup, which opens only as the header of its volume";
+
 /// `tcctl`'s exit codes, one per kind of failure a script tells apart.
 pub mod exit {
     pub const FAILED: u8 = 1;
