@@ -1026,6 +1026,21 @@ pub fn favorites(favs: &[Favorite], json: bool, in_keyring: impl Fn(&Favorite) -
     print_table(&rows);
 }
 
+/// A favorite's keyfiles as they were named: a folder, whose files are
+/// the keyfiles (VeraCrypt's rule), counted as a folder, not one keyfile.
+fn keyfiles_named(paths: &[String]) -> String {
+    let folders = paths
+        .iter()
+        .filter(|p| std::path::Path::new(p).is_dir())
+        .count();
+    let files = paths.len() - folders;
+    match (files, folders) {
+        (n, 0) => count(n, "keyfile"),
+        (0, f) => count(f, "keyfile folder"),
+        (n, f) => format!("{} and {}", count(n, "keyfile"), count(f, "keyfile folder")),
+    }
+}
+
 /// A favorite's settings that differ from a plain mount's, in words.
 fn favorite_notes(f: &Favorite) -> Vec<String> {
     let s = &f.settings;
@@ -1058,7 +1073,7 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
         notes.push(format!("PIM {}", s.pim));
     }
     if !s.keyfiles.is_empty() {
-        notes.push(count(s.keyfiles.len(), "keyfile"));
+        notes.push(keyfiles_named(&s.keyfiles));
     }
     if s.protect_hidden {
         notes.push("protects hidden volume".into());
@@ -1069,7 +1084,7 @@ fn favorite_notes(f: &Favorite) -> Vec<String> {
     if !s.protect_hidden_keyfiles.is_empty() {
         notes.push(format!(
             "hidden volume {}",
-            count(s.protect_hidden_keyfiles.len(), "keyfile")
+            keyfiles_named(&s.protect_hidden_keyfiles)
         ));
     }
     for (set, word) in [

@@ -2651,7 +2651,10 @@ fn udisks_spellings_unlock_lock_and_block_device() {
         again,
         (
             4,
-            format!("tcctl: {device} is the device of {v}, attached already\n")
+            format!(
+                "tcctl: {device} is the device of {v}, attached already: `tcctl mount -b \
+                 {device}` mounts the filesystem it holds, if any\n"
+            )
         )
     );
     let (code, msg) = d.fails(&[&["unlock", "-b", &v][..], &OPEN].concat(), PW);
@@ -5298,4 +5301,25 @@ fn a_keyfile_folder_on_a_cryptsetup_line_is_said() {
     );
     assert!(out.status.success(), "{out:?}");
     assert!(out.stderr.is_empty(), "{out:?}");
+    // A favorite's keyfiles are listed as named: a folder as a folder.
+    let one = s(&d.path("one")).to_owned();
+    d.ok(&["create-keyfile", &one], "");
+    d.ok(&["favorites", "add", "kf", &v, "-k", s(&folder)], "");
+    d.ok(
+        &["favorites", "add", "both", &v, "-k", &one, "-k", s(&folder)],
+        "",
+    );
+    let listed = d.ok(&["favorites", "list"], "");
+    let row = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(row("kf ").ends_with("  1 keyfile folder"), "{listed}");
+    assert!(
+        row("both ").ends_with("  1 keyfile and 1 keyfile folder"),
+        "{listed}"
+    );
 }

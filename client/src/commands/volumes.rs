@@ -125,7 +125,10 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
         // Already so: the code of its volume's file attached again.
         return Err(Failure {
             code: exit::ALREADY_MOUNTED,
-            message: format!("{name} is the device of {host}, attached already"),
+            message: format!(
+                "{name} is the device of {host}, attached already: `tcctl mount -b {name}` \
+                 mounts the filesystem it holds, if any"
+            ),
         });
     }
     if options::read_only(a) && row.view.read_only != Some(true) {
