@@ -5323,3 +5323,43 @@ fn a_keyfile_folder_on_a_cryptsetup_line_is_said() {
         "{listed}"
     );
 }
+
+/// `mount -b DEVICE --read-write` of a device attached read-only is
+/// refused with the way to have it read-write, as the opposite is: the
+/// mode was chosen at the attach, and is not dropped without a word.
+#[test]
+fn read_write_asked_of_a_read_only_attachment_is_refused_saying_how() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "ro.hc");
+    d.ok(
+        &[
+            &["mount", &v, "--filesystem", "none", "--readonly"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(device.starts_with("/dev/loop"), "{device}");
+    let (code, msg) = d.fails(&["mount", "-b", &device, "--read-write"], "");
+    assert_eq!(
+        (code, msg),
+        (
+            INVALID_ARGUMENT,
+            format!(
+                "tcctl: {device} is the device of {v}, attached read-only: `tcctl dismount {v}` \
+                 and `tcctl mount --read-write {v}` mount it read-write\n"
+            )
+        )
+    );
+    let row = d.list()[0].clone();
+    assert_eq!(
+        (row["read_only"].clone(), row["mount_point"].clone()),
+        (serde_json::json!(true), serde_json::Value::Null),
+        "{row}"
+    );
+    d.ok(&["dismount", &v], "");
+}

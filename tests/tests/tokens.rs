@@ -176,6 +176,13 @@ fn a_keyfile_on_a_token_opens_the_volume_its_bytes_made() {
     );
     let out = tcctl(&d, &conf, Some(PIN), &["token", "list"], "");
     assert_eq!(text(&out.stdout), format!("{uri}\n"));
+    // A token not there is said before any question, as on a terminal.
+    let absent = "token://slot/4099/file/x";
+    let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", absent], "");
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(3), "tcctl: no token in slot 4099\n".into())
+    );
     // Deleted: gone from the list, and named as missing.
     let out = tcctl(&d, &conf, Some(PIN), &["token", "delete", &uri, "-q"], "");
     assert_eq!(text(&out.stdout), format!("{uri} deleted\n"));

@@ -96,11 +96,14 @@ fn delete(keyfile: &str, batch_mode: bool, interactive: bool) -> Result<(), Fail
         })
     })?;
     let what = format!("deleting {k}");
+    // A token not there is said first, as on a terminal; with nobody to
+    // ask, refused before its PIN is asked.
+    let p = token::open()?;
+    let slot = token::slot(&p, k.slot)?;
     if !batch_mode {
         crate::input::can_confirm(interactive, &what, "-q (--batch-mode)")?;
     }
-    let p = token::open()?;
-    let s = token::session(&p, token::slot(&p, k.slot)?, true)?;
+    let s = token::session(&p, slot, true)?;
     let (_, handle) = token::keyfiles(&s)?
         .into_iter()
         .find(|(n, _)| *n == k.name)

@@ -131,6 +131,15 @@ fn mount_attached(ctx: Context<'_>, a: &MountArgs) -> Result<Option<(String, Str
             ),
         });
     }
+    // Its mode was chosen when it was attached, either way: asked
+    // otherwise, the way to have it is said.
+    if a.read_write && row.view.read_only == Some(true) {
+        return Err(Failure::invalid(format!(
+            "{name} is the device of {host}, attached read-only: `tcctl dismount {word}` and \
+             `tcctl mount --read-write {word}` mount it read-write",
+            word = output::shell_word(&host)
+        )));
+    }
     if options::read_only(a) && row.view.read_only != Some(true) {
         return Err(Failure {
             code: exit::INVALID_ARGUMENT,
