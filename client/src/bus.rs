@@ -244,11 +244,19 @@ impl Client {
                     io_text(&e)
                 ),
             },
-            _ => no_daemon(format!(
-                "cannot reach the tcd daemon at {}: {}",
-                path.display(),
-                io_text(&e)
-            )),
+            // Named as what it is: a folder or a file is no socket at all.
+            _ => no_daemon(match std::fs::metadata(path) {
+                Ok(m) if !std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => format!(
+                    "cannot reach the tcd daemon at {}: it is a {}, not the daemon's socket",
+                    path.display(),
+                    if m.is_dir() { "folder" } else { "file" }
+                ),
+                _ => format!(
+                    "cannot reach the tcd daemon at {}: {}",
+                    path.display(),
+                    io_text(&e)
+                ),
+            }),
         })?;
         let conn = zbus::blocking::connection::Builder::async_io_unix_stream(stream)
             .p2p()

@@ -140,13 +140,42 @@ fn not_a_host(path: &Path, what: &str) -> Failure {
     }
 }
 
+/// Whether `p` ends in `/`, naming a folder.
+pub fn names_a_folder(p: &Path) -> bool {
+    p.as_os_str().as_encoded_bytes().ends_with(b"/")
+}
+
+/// A file's name given with a trailing `/` (`vol.hc/`) names a folder:
+/// refused, as cp and dd refuse it, rather than read as the file's name.
+pub fn refuse_folder_name(p: &Path) -> Result<(), Failure> {
+    match names_a_folder(p) && p.as_os_str() != "/" {
+        true => Err(Failure::invalid(format!(
+            "{}: not a folder (a name ending in / names a folder; a file is named without it)",
+            p.display()
+        ))),
+        false => Ok(()),
+    }
+}
+
 fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
     let shown = path.display();
     match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ENOTDIR) => Failure {
+        Some(libc::ENOENT) => Failure {
             code: exit::NOT_FOUND,
             message: format!("{shown}: no such file or device"),
         },
+        // `vol.hc/`: the name of a folder given to a file.
+        // `vol.hc/` names a folder; otherwise a part of the path is a file.
+        Some(libc::ENOTDIR) => match refuse_folder_name(path) {
+            Err(f) => f,
+            Ok(()) => Failure {
+                code: exit::NOT_FOUND,
+                message: format!("{shown}: no such file or device (a part of its path is a file)"),
+            },
+        },
+        Some(libc::ELOOP) => Failure::invalid(format!(
+            "{shown}: too many levels of symbolic links (a link that leads back to itself)"
+        )),
         Some(libc::EISDIR) => not_a_host(path, "a folder"),
         Some(libc::ENXIO) => Failure {
             code: exit::NOT_FOUND,
@@ -166,7 +195,7 @@ fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
         },
         _ => Failure {
             code: exit::FAILED,
-            message: format!("{shown}: {e}"),
+            message: format!("{shown}: {}", crate::bus::io_text(e)),
         },
     }
 }

@@ -174,6 +174,38 @@ pub struct Passwords {
     keyfiles_from: &'static str,
 }
 
+/// What a --password-stdin that ended says: empty from the start, or
+/// ended before the password asked for `prompt`.
+fn stdin_ended(first: bool, prompt: &str) -> String {
+    if first && cryptsetup_line() {
+        // Read because it is no terminal, as cryptsetup
+        // reads a passphrase piped in: no option named.
+        "standard input holds no passphrase (it is empty; a passphrase piped in \
+         is read as cryptsetup reads it)"
+            .into()
+    } else if let Some(file) = PASSPHRASE_FILE.get().filter(|_| first) {
+        // udisksctl's --key-file, read in standard input's
+        // place: the file is named, not standard input.
+        format!(
+            "--key-file {}: the passphrase file is empty (its first line is the \
+             passphrase)",
+            file.display()
+        )
+    } else if first {
+        format!(
+            "{}: standard input holds no password (it is empty)",
+            spelled("--password-stdin")
+        )
+    } else {
+        format!(
+            "{}: standard input ended before the password asked for \"{}\" \
+             (one line each)",
+            spelled("--password-stdin"),
+            prompt.trim_end().trim_end_matches(':')
+        )
+    }
+}
+
 impl Passwords {
     pub fn new(stdin: bool, asking: Asking) -> Self {
         Passwords {
@@ -257,25 +289,7 @@ impl Passwords {
                 self.stdin_empty = first;
                 return Err(Failure {
                     code: exit::USAGE,
-                    message: if first && cryptsetup_line() {
-                        // Read because it is no terminal, as cryptsetup
-                        // reads a passphrase piped in: no option named.
-                        "standard input holds no passphrase (it is empty; a passphrase piped in \
-                         is read as cryptsetup reads it)"
-                            .into()
-                    } else if first {
-                        format!(
-                            "{}: standard input holds no password (it is empty)",
-                            spelled("--password-stdin")
-                        )
-                    } else {
-                        format!(
-                            "{}: standard input ended before the password asked for \"{}\" \
-                             (one line each)",
-                            spelled("--password-stdin"),
-                            prompt.trim_end().trim_end_matches(':')
-                        )
-                    },
+                    message: stdin_ended(first, prompt),
                 });
             }
             let trimmed = line.trim_end_matches(['\n', '\r']);
@@ -948,6 +962,10 @@ pub fn parse_keyfile_size(s: &str) -> Result<u32, String> {
 /// the name kept as given (a device's /dev/disk/by-id name stays).
 pub fn shown_absolute(p: PathBuf) -> PathBuf {
     let abs = std::path::absolute(&p).unwrap_or(p);
+    // `vol.hc/` is a folder's name: kept, so that it is refused as one.
+    if crate::host::names_a_folder(&abs) {
+        return abs;
+    }
     if let Ok(real) = std::fs::canonicalize(&abs)
         && real.is_file()
     {
@@ -1161,6 +1179,18 @@ pub fn judge_password_length(len: usize, truecrypt: bool) -> Result<Warning, Fai
              earlier versions take {TRUECRYPT_LONGEST} bytes at most"
         )
     })))
+}
+
+/// A new password with characters outside printable ASCII: taken (its
+/// bytes are its UTF-8), and warned of, as VeraCrypt warns, since another
+/// system, keyboard layout or TrueCrypt may not give the same bytes.
+pub fn judge_portable(password: &[u8]) -> Warning {
+    Warning(password.iter().any(|b| !(0x20..0x7f).contains(b)).then(|| {
+        "the password has characters outside ASCII: another system or keyboard layout \
+                 (or TrueCrypt, which takes ASCII only) may not type the same bytes, and the \
+                 volume would not open there"
+            .to_owned()
+    }))
 }
 
 /// [`judge_password_length`] of a password just asked: one typed on the

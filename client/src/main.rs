@@ -22,6 +22,22 @@ use commands::{
 };
 use std::process::ExitCode;
 
+/// A word of the command line that is not UTF-8 (a file named in
+/// Latin-1, say): refused before anything is done, by every command
+/// alike. The daemon names volumes, devices and mount points in D-Bus
+/// strings, which are UTF-8: such a volume could be made or mounted but
+/// never named again to `status` or `dismount`.
+fn not_utf8(args: &[std::ffi::OsString]) -> Option<Failure> {
+    let bad = args.iter().skip(1).find(|a| a.to_str().is_none())?;
+    Some(Failure {
+        code: bus::exit::USAGE,
+        message: format!(
+            "{bad:?} is not valid UTF-8: tcd names volumes, devices, mount points and keyfiles \
+             in UTF-8 (as D-Bus carries them); rename it (convmv(1) converts names)"
+        ),
+    })
+}
+
 fn main() -> ExitCode {
     // A reader that goes away (`tcctl list | head -1`) ends tcctl quietly,
     // as it ends `ls`; Rust's ignored SIGPIPE would make the next print
@@ -35,6 +51,9 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "generate-dist") {
         return generate_dist(&args[2..]);
+    }
+    if let Some(f) = not_utf8(&args) {
+        return said(f);
     }
     if let Some(help) = veracrypt::text_mode_help(&args) {
         print!("{help}");

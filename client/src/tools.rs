@@ -112,6 +112,14 @@ pub fn new_backup_file(path: &Path) -> Result<File, Failure> {
 /// Refuses a header backup's path that is taken (or whose folder is
 /// missing) before any password is asked; `new_backup_file` makes it after.
 pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
+    crate::host::refuse_folder_name(path)?;
+    if path.is_dir() {
+        return Err(Failure::invalid(format!(
+            "{} is a folder: a header backup is written to a new file; name one (in {}, say)",
+            path.display(),
+            path.display()
+        )));
+    }
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(Failure {
             code: crate::bus::exit::INVALID_ARGUMENT,
@@ -131,6 +139,7 @@ pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
 pub fn open_backup(path: &Path) -> Result<File, Failure> {
     /// What `backup-header` writes: both header groups, 2 × 64 KiB.
     const BACKUP_BYTES: u64 = 131072;
+    crate::host::refuse_folder_name(path)?;
     let f = crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))?;
     // Refused before a password is asked (the daemon checks it again).
     match f.metadata() {

@@ -359,12 +359,24 @@ impl MountTable {
 
     /// Refuses a host mounted already, or still detaching (naming what
     /// holds it).
-    fn check_not_mounted(&self, host_id: &HostKey, host_name: &str) -> Result<()> {
+    /// Mounted under another name (renamed since, or a link's name) is
+    /// said with that name and its device to its owner and root, who can
+    /// dismount it by them.
+    fn check_not_mounted(&self, host_id: &HostKey, host_name: &str, caller: u32) -> Result<()> {
         let holding = {
             let t = self.lock();
             match t.values().find(|e| e.host_id.overlaps(host_id)) {
                 None => return Ok(()),
                 Some(e) if e.view.state == VolumeState::Detaching => e.holding.clone(),
+                Some(e)
+                    if e.view.host_name != host_name && (caller == 0 || caller == e.view.owner) =>
+                {
+                    return Err(Error::AlreadyMounted(format!(
+                        "{host_name} (as {}, {})",
+                        e.view.host_name,
+                        e.view.device.display()
+                    )));
+                }
                 Some(_) => return Err(Error::AlreadyMounted(host_name.to_owned())),
             }
         };
@@ -380,9 +392,9 @@ impl MountTable {
 
     /// As [`MountTable::is_mounted`], with the refusal in words: a
     /// detaching volume names what holds it.
-    pub fn check_host(&self, host: &File, host_name: &str) -> Result<()> {
+    pub fn check_host(&self, host: &File, host_name: &str, caller: u32) -> Result<()> {
         match host.metadata() {
-            Ok(m) => self.check_not_mounted(&HostKey::of(&m), host_name),
+            Ok(m) => self.check_not_mounted(&HostKey::of(&m), host_name, caller),
             Err(_) => Ok(()),
         }
     }
@@ -439,7 +451,7 @@ impl MountTable {
         let host_device =
             std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()).then(|| meta.rdev());
         let host_name = host_name(&req.host, &req.host_name, host_device);
-        self.check_not_mounted(&host_id, &host_name)?;
+        self.check_not_mounted(&host_id, &host_name, req.owner.0)?;
         // Check the mount point before the (slow) password search.
         if let Some(slot) = req.slot {
             self.check_slot(req.owner.0, slot)?;

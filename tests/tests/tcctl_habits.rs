@@ -4915,6 +4915,26 @@ fn an_unwritable_container_mounts_read_only_and_a_tiny_file_is_said_too_small() 
     );
     assert_eq!(d.list()[0]["read_only"], true, "{}", d.list());
     d.ok(&["dismount", &v], "");
+    // Read-write asked in so many words is not given up on.
+    let (code, msg) = d.fails(
+        &[
+            &["mount", &v, "--filesystem", "none", "--read-write"][..],
+            &OPEN,
+        ]
+        .concat(),
+        PW,
+    );
+    assert_eq!(
+        (code, msg),
+        (
+            6,
+            format!(
+                "tcctl: {v} cannot be written (permission denied): --read-write cannot be had \
+                 (without it, the volume mounts read-only)\n"
+            )
+        )
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
     // What must write it still says it cannot.
     let (code, msg) = d.fails(&[&["change-password", &v][..], &OPEN].concat(), PW);
     assert_eq!((code, msg), (6, format!("tcctl: {v}: permission denied\n")));
@@ -5362,4 +5382,165 @@ fn read_write_asked_of_a_read_only_attachment_is_refused_saying_how() {
         "{row}"
     );
     d.ok(&["dismount", &v], "");
+}
+
+/// Names that are not what they seem are said for what they are: a word
+/// not in UTF-8 (refused by every command alike, before anything is
+/// made), a file's name with a trailing `/`, a symbolic link that leads
+/// back to itself, a folder given for a backup's new file, a folder given
+/// as the daemon's socket, an empty passphrase file.
+#[test]
+fn odd_names_are_said_for_what_they_are() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Daemon::start();
+    let latin1 = d.path("").join(std::ffi::OsStr::from_bytes(b"caf\xe9.hc"));
+    for args in [
+        vec![std::ffi::OsStr::new("create"), latin1.as_os_str()],
+        vec![std::ffi::OsStr::new("status"), latin1.as_os_str()],
+    ] {
+        let out = d.command().args(&args).output().expect("tcctl");
+        assert_eq!(out.status.code(), Some(USAGE), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(
+                "\\xE9.hc\" is not valid UTF-8: tcd names volumes, devices, mount points and \
+                 keyfiles in UTF-8"
+            ),
+            "{out:?}"
+        );
+    }
+    assert!(!latin1.exists(), "a file was made");
+    // `v.hc/` names a folder: refused, not read as v.hc.
+    let v = create(&d, "v.hc", "4M");
+    let slashed = format!("{v}/");
+    let said = format!(
+        "tcctl: {slashed}: not a folder (a name ending in / names a folder; a file is named \
+         without it)\n"
+    );
+    let (code, msg) = d.fails(&[&["mount", &slashed][..], &OPEN].concat(), PW);
+    assert_eq!((code, msg), (INVALID_ARGUMENT, said));
+    let new = format!("{}/", s(&d.path("new.hc")));
+    let (code, msg) = d.fails(&[&["create", &new, "--size", "4M"][..], &FAST].concat(), PW);
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(!d.path("new.hc").exists(), "new.hc was made");
+    // A link that leads back to itself.
+    let loopy = d.path("loopy");
+    std::os::unix::fs::symlink(&loopy, &loopy).expect("symlink");
+    let (code, msg) = d.fails(&[&["info", s(&loopy)][..], &OPEN].concat(), PW);
+    assert_eq!(
+        (code, msg),
+        (
+            INVALID_ARGUMENT,
+            format!(
+                "tcctl: {}: too many levels of symbolic links (a link that leads back to \
+                 itself)\n",
+                s(&loopy)
+            )
+        )
+    );
+    let (code, msg) = d.fails(&["status", s(&loopy)], "");
+    assert_eq!(code, 3, "{msg}");
+    assert!(
+        msg.contains("is a symbolic link that leads to no file"),
+        "{msg}"
+    );
+    // A folder given for the backup's new file.
+    let folder = d.path("backups");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let (code, msg) = d.fails(
+        &[&["backup-header", &v, s(&folder)][..], &OPEN].concat(),
+        PW,
+    );
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.contains("is a folder: a header backup is written to a new file"),
+        "{msg}"
+    );
+    // A folder as the daemon's socket.
+    let out = Command::new(build_dir().join("tcctl"))
+        .args(["--socket", s(&folder), "list"])
+        .output()
+        .expect("tcctl");
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).ends_with("it is a folder, not the daemon's socket\n"),
+        "{out:?}"
+    );
+    // udisksctl's --key-file, empty: the file is named, not standard input.
+    let empty = d.path("empty");
+    std::fs::write(&empty, b"").expect("write");
+    let (code, msg) = d.fails(&["unlock", "-b", &v, "--key-file", s(&empty)], "");
+    assert_eq!(code, USAGE, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "--key-file {}: the passphrase file is empty",
+            s(&empty)
+        )),
+        "{msg}"
+    );
+}
+
+/// A new password outside ASCII is taken and warned of, as VeraCrypt
+/// warns: another system or keyboard may not type the same bytes.
+#[test]
+fn a_new_password_outside_ascii_is_warned_of() {
+    let d = Daemon::start();
+    let v = s(&d.path("u.hc")).to_owned();
+    let out = d.tcctl(
+        &[&["create", &v, "--size", "4M"][..], &FAST].concat(),
+        "pässwörd of twenty and more\n",
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "tcctl: warning: the password has characters outside ASCII: another system or \
+             keyboard layout"
+        ),
+        "{out:?}"
+    );
+    d.ok(
+        &[&["info", &v][..], &OPEN].concat(),
+        "pässwörd of twenty and more\n",
+    );
+    // Back to ASCII: no warning.
+    let out = d.tcctl(
+        &[&["change-password", &v][..], &OPEN].concat(),
+        &format!("pässwörd of twenty and more\n{PW}"),
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("outside ASCII"),
+        "{out:?}"
+    );
+}
+
+/// A container renamed while mounted: mounting it by its new name is
+/// "already mounted", said with the name and device it is mounted as, by
+/// which it is dismounted.
+#[test]
+fn a_container_renamed_while_mounted_is_said_mounted_as_its_old_name() {
+    let d = Daemon::start();
+    let v = create(&d, "before.hc", "4M");
+    d.ok(
+        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    let device = d.list()[0]["device"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let after = s(&d.path("after.hc")).to_owned();
+    std::fs::rename(&v, &after).expect("rename");
+    let (code, msg) = d.fails(
+        &[&["mount", &after, "--filesystem", "none"][..], &OPEN].concat(),
+        PW,
+    );
+    assert_eq!(
+        (code, msg),
+        (
+            4,
+            format!("tcctl: {after} (as {v}, {device}) is already mounted\n")
+        )
+    );
+    d.ok(&["dismount", &device], "");
+    assert_eq!(d.list(), serde_json::json!([]));
 }

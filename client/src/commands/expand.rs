@@ -68,7 +68,8 @@ pub fn expand(ctx: Context<'_>, mut a: ExpandArgs) -> Result<(), Failure> {
     let keyfiles = prepare_keyfiles(&a.secrets.keyfiles)?;
     // Set before the first connection, so that every thread it starts
     // leaves the signals to the one that reports them.
-    let begun = interrupt_report(&a.volume, size);
+    let was = host.metadata().map(|m| m.len()).ok();
+    let begun = interrupt_report(&a.volume, size, was);
     let c = Client::connect(ctx.at)?;
     super::volumes::check_not_mounted(&c.list()?, &a.volume)?;
     if !a.batch_mode {
@@ -131,7 +132,11 @@ fn confirm_expansion(interactive: bool, volume: &std::path::Path) -> Result<(), 
 /// From now on an interrupt says where the volume stands: untouched until
 /// the returned flag is set (the password given, the daemon at work), then
 /// as [`stopped`] says.
-fn interrupt_report(volume: &std::path::Path, size: Option<u64>) -> Arc<AtomicBool> {
+fn interrupt_report(
+    volume: &std::path::Path,
+    size: Option<u64>,
+    was: Option<u64>,
+) -> Arc<AtomicBool> {
     let begun = Arc::new(AtomicBool::new(false));
     let word = crate::output::shell_word(&volume.to_string_lossy()).into_owned();
     let again = match size {
@@ -142,7 +147,8 @@ fn interrupt_report(volume: &std::path::Path, size: Option<u64>) -> Arc<AtomicBo
     let seen = begun.clone();
     crate::interrupt::on_interrupt(move || {
         if seen.load(Ordering::Relaxed) {
-            stopped(&path, &again)
+            let now = std::fs::metadata(&path).map(|m| m.len()).ok();
+            stopped(&path, &again, was.zip(now).filter(|(was, now)| now > was))
         } else {
             format!("nothing was done to {path}")
         }
@@ -152,7 +158,18 @@ fn interrupt_report(volume: &std::path::Path, size: Option<u64>) -> Arc<AtomicBo
 
 /// Where an interrupted expansion leaves the volume (see the daemon's
 /// `volume::expand`): its primary header still opens it at its old size,
-/// and the same command again finishes whatever was begun.
-fn stopped(path: &str, again: &str) -> String {
-    format!("{path} keeps its old size; if it had begun to grow, `{again}` finishes the expansion")
+/// and the same command again finishes whatever was begun. A file that
+/// had grown (`grown`: its size before and now) is said to have.
+fn stopped(path: &str, again: &str, grown: Option<(u64, u64)>) -> String {
+    match grown {
+        Some((was, now)) => format!(
+            "{path} has grown from {was} to {now} bytes, but its volume keeps its old size (its \
+             primary header opens it so until the expansion is finished): `{again}` finishes \
+             the expansion"
+        ),
+        None => format!(
+            "{path} keeps its old size; if it had begun to grow, `{again}` finishes the \
+             expansion"
+        ),
+    }
 }

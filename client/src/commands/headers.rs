@@ -333,6 +333,7 @@ pub fn change_password(ctx: Context<'_>, mut a: ChangePasswordArgs) -> Result<()
     weak.say();
     few.say();
     length.say();
+    crate::input::judge_portable(&new).say();
     if weaker {
         eprintln!("tcctl: warning: {TRUECRYPT_ITERATIONS}");
     }

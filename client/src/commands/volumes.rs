@@ -17,6 +17,26 @@ pub fn mount(ctx: Context<'_>, mut a: MountArgs) -> Result<(), Failure> {
     notify::outcome(ctx.notify, &failed, mount_reported(ctx, &mut a))
 }
 
+/// A host that cannot be written (`why`) is mounted read-only, said so;
+/// read-write asked for in so many words is not given up on.
+fn fall_back_to_read_only(a: &mut MountArgs, why: &str) -> Result<(), Failure> {
+    if a.read_write {
+        return Err(Failure {
+            code: exit::PERMISSION_DENIED,
+            message: format!(
+                "{} {why}: --read-write cannot be had (without it, the volume mounts read-only)",
+                a.volume.display()
+            ),
+        });
+    }
+    a.readonly = true;
+    eprintln!(
+        "tcctl: note: {} {why}: it is mounted read-only",
+        a.volume.display()
+    );
+    Ok(())
+}
+
 /// Mounts, says where, and returns the notification's summary and body.
 fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String), Failure> {
     options::refuse_unsupported(a)?;
@@ -27,11 +47,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     }
     let (host, fell_back) = host::open_to_mount(&a.volume, !options::read_only(a))?;
     if let Some(why) = fell_back {
-        a.readonly = true;
-        eprintln!(
-            "tcctl: note: {} {why}: it is mounted read-only",
-            a.volume.display()
-        );
+        fall_back_to_read_only(a, why)?;
     }
     // What can be refused without the password is refused before it is
     // asked (the daemon checks again, in the same order: a mounted volume
@@ -996,6 +1012,15 @@ fn no_mapping_names(c: &Client, asked: &str, mut f: Failure) -> Failure {
         return f;
     }
     let mut folder = false;
+    // A symbolic link that leads nowhere (a loop, a missing target) names
+    // no file and no mapping.
+    if !path.exists() && path.is_symlink() {
+        f.message = format!(
+            "{asked} is not mounted: it is a symbolic link that leads to no file (its target \
+             is missing, or it leads back to itself)"
+        );
+        return f;
+    }
     if path.exists() {
         // Another filesystem's mount point (`/proc`) is mounted, but no
         // volume of tcd's.
@@ -1197,6 +1222,7 @@ pub fn wipe_cache(ctx: Context<'_>) -> Result<(), Failure> {
 /// `tcctl create`: everything asked and judged before a file is made.
 pub fn create(ctx: Context<'_>, a: CreateArgs) -> Result<(), Failure> {
     let mut a = a.resolve()?;
+    crate::host::refuse_folder_name(&a.volume)?;
     a.volume = crate::input::shown_absolute(a.volume);
     crate::host::refuse_no_host(&a.volume)?;
     super::refuse_tcd_device(ctx.at, &a.volume, true)?;
@@ -1393,6 +1419,7 @@ fn new_password_asked(
             Judged::Taken(warning) => {
                 warning.say();
                 length.say();
+                crate::input::judge_portable(&password).say();
                 break Ok(password);
             }
             Judged::AskAnother => {}

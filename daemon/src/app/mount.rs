@@ -219,7 +219,8 @@ impl App {
         };
         // A volume mounted already is said so at once: no search slot
         // taken (a user at the bound would hear "busy"), no key derived.
-        self.table.check_host(&call.host, &call.host_name)?;
+        self.table
+            .check_host(&call.host, &call.host_name, caller.uid)?;
         let pim = o.pim.unwrap_or(0);
         let hidden = o.protect_hidden_password.clone().map(|p| {
             credentials(
