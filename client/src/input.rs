@@ -415,14 +415,21 @@ pub fn terminal_line(question: &str) -> Result<String, Failure> {
         .map_err(|e| Failure::invalid(format!("cannot open the terminal: {e}")))?;
     let mut out = &tty;
     let _ = write!(out, "{question}");
-    let mut line = String::new();
-    match std::io::BufReader::new(&tty).read_line(&mut line) {
-        Ok(0) => Err(Failure {
+    // Ctrl-C and Ctrl-D are answers here, as at a password prompt.
+    match crate::answer::read(&tty) {
+        Ok(crate::answer::Typed::Line(line)) => Ok(line),
+        Ok(crate::answer::Typed::Ended) => Err(Failure {
             code: exit::CANCELLED,
             message: "no answer given (end of input)".into(),
         }),
-        Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
-        Err(e) => Err(Failure::invalid(format!("cannot read the answer: {e}"))),
+        Ok(crate::answer::Typed::Interrupted) => Err(Failure {
+            code: exit::INTERRUPTED,
+            message: "no answer given (interrupted)".into(),
+        }),
+        Err(e) => Err(Failure::invalid(format!(
+            "cannot read the answer: {}",
+            crate::bus::io_text(&e)
+        ))),
     }
 }
 

@@ -1,10 +1,11 @@
 //! `tcd_client`: what every client of the tcd daemon shares — the calls
 //! (`bus`), hosts opened with the user's own rights (`host`), the option
 //! dictionaries (`options`), passwords and keyfiles read from the user
-//! (`input`, `prompt`, `token`), the user's keyring (`keystore`), the tables
+//! (`input`, `answer`, `prompt`, `token`), the user's keyring (`keystore`), the tables
 //! (`output`). `tcctl` (main.rs) and the desktop application (client/gtk)
 //! are thin layers over it.
 
+pub mod answer;
 pub mod bus;
 pub mod cli;
 pub mod devices;

@@ -5544,3 +5544,41 @@ fn a_container_renamed_while_mounted_is_said_mounted_as_its_old_name() {
     d.ok(&["dismount", &device], "");
     assert_eq!(d.list(), serde_json::json!([]));
 }
+
+/// Ctrl-C and Ctrl-D at a question are answers, as at a password
+/// prompt: said, with the prompt's exit codes (130, 10), and nothing
+/// done; what is typed is shown and Backspace edits it.
+#[test]
+fn ctrl_c_at_a_question_is_said_as_at_a_password_prompt() {
+    let d = Daemon::start();
+    let v = create(&d, "q.hc", "4M");
+    let before = std::fs::read(&v).expect("read");
+    let wait = Duration::from_secs(20);
+    for (key, said, exit) in [("\u{3}", "interrupted", 130), ("\u{4}", "end of input", 10)] {
+        let mut c = d.command();
+        c.args(["create", &v, "--size", "4M", "--pim", "1"]);
+        let mut t = Pty::spawn(c, None);
+        t.expect("(Type 'YES' in capital letters): ", wait);
+        t.type_line(key);
+        let (code, text) = t.finish(wait);
+        assert_eq!(code, exit, "{said}: {text}");
+        assert!(
+            text.contains(&format!("tcctl: no answer given ({said})")),
+            "{text}"
+        );
+    }
+    // Typed, shown, and edited: "YEX", Backspace, "S" is YES.
+    let mut c = d.command();
+    c.args(["create", &v, "--size", "4M", "--filesystem", "none"]);
+    c.args(["--pim", "1", "--hash", "sha512"]);
+    let mut t = Pty::spawn(c, None);
+    t.expect("(Type 'YES' in capital letters): ", wait);
+    t.type_line("YEX\u{7f}S");
+    t.expect("YES", wait);
+    t.expect(&format!("Password for the new volume {v}: "), wait);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_line("\u{3}");
+    let (code, text) = t.finish(wait);
+    assert_eq!(code, 130, "{text}");
+    assert!(std::fs::read(&v).expect("read") == before, "changed");
+}
