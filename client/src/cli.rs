@@ -845,7 +845,7 @@ pub enum Command {
     Status {
         /// The volume: its container or device, its mount point, or its
         /// mapped device.
-        #[arg(required_unless_present = "slot", conflicts_with = "slot")]
+        #[arg(required_unless_present_any = ["slot", "every"], conflicts_with = "slot")]
         target: Option<String>,
         /// The volume in this slot, as VeraCrypt's --slot (see dismount).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -853,6 +853,10 @@ pub enum Command {
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
+        /// Every mounted volume, one after another (VeraCrypt's
+        /// --volume-properties with no volume).
+        #[arg(long, hide = true, conflicts_with_all = ["target", "slot"])]
+        every: bool,
     },
     /// Show a volume's header without mounting it.
     ///

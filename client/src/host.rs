@@ -157,7 +157,7 @@ pub fn refuse_folder_name(p: &Path) -> Result<(), Failure> {
     }
 }
 
-fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
+pub fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
     let shown = path.display();
     match e.raw_os_error() {
         Some(libc::ENOENT) => Failure {
@@ -181,9 +181,17 @@ fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
             code: exit::NOT_FOUND,
             message: format!("{shown}: no such device (is the disk attached?)"),
         },
-        Some(libc::EACCES) | Some(libc::EPERM) => Failure {
+        Some(libc::EACCES) => Failure {
             code: exit::PERMISSION_DENIED,
             message: format!("{shown}: permission denied"),
+        },
+        // Root is refused a write only by the file's own flags.
+        Some(libc::EPERM) => Failure {
+            code: exit::PERMISSION_DENIED,
+            message: format!(
+                "{shown}: permission denied (an immutable or append-only file: lsattr(1) shows \
+                 its flags, chattr(1) lifts them)"
+            ),
         },
         Some(libc::EROFS) => Failure {
             code: exit::PERMISSION_DENIED,

@@ -367,9 +367,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => volumes::list(ctx, json, veracrypt_lines, volumes::Named::of(target, slot)),
         Command::Create(a) => volumes::create(ctx, a),
         Command::WipeCache => volumes::wipe_cache(ctx),
-        Command::Status { target, slot, json } => {
-            volumes::status(ctx, volumes::Named::of(target, slot), json)
-        }
+        Command::Status {
+            every: true, json, ..
+        } => volumes::status_of_every(ctx, json),
+        Command::Status {
+            target, slot, json, ..
+        } => volumes::status(ctx, volumes::Named::of(target, slot), json),
         Command::CreateKeyfile(a) => keyfiles::create(&a),
         Command::MountDevices(a) => devices::mount_all(ctx, a),
         Command::Token { action } => tokens::run(action, ctx.interactive),

@@ -130,15 +130,23 @@ pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    std::fs::metadata(folder)
-        .map(drop)
-        .map_err(|e| Failure::file(folder, &e))
+    std::fs::metadata(folder).map_err(|e| Failure::file(folder, &e))?;
+    // A full filesystem is said before the password, as create says it.
+    match crate::host::free_space(folder) {
+        Ok(free) if free < BACKUP_BYTES => Err(Failure::invalid(format!(
+            "{}: not enough free space for the header backup: {BACKUP_BYTES} bytes are needed \
+             and its filesystem has {free} free",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
+
+/// What `backup-header` writes: both header groups, 2 × 64 KiB.
+const BACKUP_BYTES: u64 = 131072;
 
 /// A header backup to restore from.
 pub fn open_backup(path: &Path) -> Result<File, Failure> {
-    /// What `backup-header` writes: both header groups, 2 × 64 KiB.
-    const BACKUP_BYTES: u64 = 131072;
     crate::host::refuse_folder_name(path)?;
     let f = crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))?;
     // Refused before a password is asked (the daemon checks it again).

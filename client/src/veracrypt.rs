@@ -124,7 +124,7 @@ pub const SPELLINGS: &[(&str, &str)] = &[
     ),
     (
         "--volume-properties VOLUME, --test VOLUME",
-        "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME (--slot N: status --slot N), with no password",
+        "info VOLUME: the header, read with the password, nothing mounted; --volume-properties of a mounted volume is status VOLUME (--slot N: status --slot N), with no password; with no volume, every mounted volume's",
     ),
     (
         "--test",
@@ -516,13 +516,17 @@ pub fn translate(args: Vec<OsString>) -> Result<Vec<OsString>, Failure> {
     if command.is_some_and(|(_, sub)| sub == ["list"]) {
         list_forms(&mut out);
     }
-    // `--volume-properties --slot N`: the mounted volume in that slot.
-    if command.is_some_and(|(_, sub)| sub == ["info", "--mounted-status"])
-        && out
+    // `--volume-properties --slot N`: the mounted volume in that slot;
+    // with no volume, every mounted one, as VeraCrypt shows them.
+    if command.is_some_and(|(_, sub)| sub == ["info", "--mounted-status"]) {
+        if out
             .iter()
             .any(|w| w == "--slot" || w.starts_with("--slot="))
-    {
-        out.splice(1..3, ["status".to_owned()]);
+        {
+            out.splice(1..3, ["status".to_owned()]);
+        } else if !names_a_volume(&out) {
+            out.splice(1..3, ["status".to_owned(), "--every".to_owned()]);
+        }
     }
     // VeraCrypt's `--test` alone runs its algorithm self-tests.
     if command.is_some_and(|(_, sub)| sub == ["info"]) && !names_a_volume(&out) {

@@ -71,7 +71,7 @@ pub enum Error {
     /// bad request, not a wrong password.
     #[error("{0}")]
     NotAVolume(String),
-    #[error("{what}: {source}")]
+    #[error("{what}: {}", plain(source))]
     Io {
         what: String,
         source: std::io::Error,
@@ -327,4 +327,14 @@ pub struct Holder {
     pub uid: u32,
     /// Its command name (`/proc/PID/comm`).
     pub command: String,
+}
+
+/// An I/O error as a user reads it: without the "(os error N)" Rust adds
+/// for programmers.
+fn plain(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
 }

@@ -2247,7 +2247,8 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             "{command}, in the folder that holds tcvol: {here}"
         );
     }
-    // VeraCrypt's line has no mapping names: the folder alone is said.
+    // VeraCrypt's line has no mapping names: the folder alone is said
+    // (exit 1, as VeraCrypt's -d of a volume not mounted).
     let mut c = d.command();
     c.current_dir(d.path("")).args(["-t", "-d", "tcvol"]);
     let out = run_with_input(c, "");
@@ -2257,7 +2258,7 @@ fn cryptsetup_spellings_open_close_read_only_and_tcrypt_dump() {
             String::from_utf8_lossy(&out.stderr).as_ref()
         ),
         (
-            Some(3),
+            Some(1),
             format!(
                 "tcctl: tcvol is not mounted: no volume is mounted on the folder {}\n",
                 std::fs::canonicalize(d.path("tcvol"))
@@ -4298,7 +4299,6 @@ fn usage_errors_say_what_the_user_left_out_or_mistyped() {
     // terms, not as tcctl's usage.
     for (line, lacks) in [
         (&["-t", "--backup-headers", &v][..], "the backup file"),
-        (&["-t", "--volume-properties"], "the volume"),
         (
             &["-t", &v, "--protection-pim=1", "--non-interactive"],
             "--protect-hidden, which its other options need",
@@ -4937,7 +4937,16 @@ fn an_unwritable_container_mounts_read_only_and_a_tiny_file_is_said_too_small() 
     assert_eq!(d.list(), serde_json::json!([]));
     // What must write it still says it cannot.
     let (code, msg) = d.fails(&[&["change-password", &v][..], &OPEN].concat(), PW);
-    assert_eq!((code, msg), (6, format!("tcctl: {v}: permission denied\n")));
+    assert_eq!(
+        (code, msg),
+        (
+            6,
+            format!(
+                "tcctl: {v}: permission denied (an immutable or append-only file: lsattr(1) \
+                 shows its flags, chattr(1) lifts them)\n"
+            )
+        )
+    );
     // A file of 100 KiB made into a volume at its own size.
     let tiny = d.path("tiny");
     std::fs::write(&tiny, vec![0u8; 100 << 10]).expect("a small file");
@@ -5581,4 +5590,58 @@ fn ctrl_c_at_a_question_is_said_as_at_a_password_prompt() {
     let (code, text) = t.finish(wait);
     assert_eq!(code, 130, "{text}");
     assert!(std::fs::read(&v).expect("read") == before, "changed");
+}
+
+/// A mount made for a test, taken down on drop.
+struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    fn new(args: &[&str], at: &std::path::Path) -> Mounted {
+        std::fs::create_dir_all(at).expect("mkdir");
+        let st = Command::new("mount")
+            .args(args)
+            .arg(at)
+            .status()
+            .expect("mount");
+        assert!(st.success(), "mount {args:?}");
+        Mounted(at.to_path_buf())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Where nothing can be written, `create` says so as the other commands
+/// do (exit 6); a header backup with no room is said before the password,
+/// naming the file.
+#[test]
+fn a_read_only_or_full_filesystem_is_said_by_every_command_alike() {
+    let d = Daemon::start();
+    let ro = d.path("ro");
+    let _ro = Mounted::new(&["-t", "tmpfs", "-o", "ro,size=64m", "tmpfs"], &ro);
+    let n = s(&ro.join("n.hc")).to_owned();
+    let (code, msg) = d.fails(&[&["create", &n, "--size", "4M"][..], &FAST].concat(), PW);
+    assert_eq!(
+        (code, msg),
+        (
+            6,
+            format!("tcctl: {n}: is on a read-only file system, where nothing can change it\n")
+        )
+    );
+    let v = create(&d, "b.hc", "4M");
+    let tiny = d.path("tiny");
+    let _tiny = Mounted::new(&["-t", "tmpfs", "-o", "size=64k", "tmpfs"], &tiny);
+    let b = s(&tiny.join("b.hdr")).to_owned();
+    let (code, msg) = d.fails(&[&["backup-header", &v, &b][..], &OPEN].concat(), "");
+    assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+    assert!(
+        msg.starts_with(&format!(
+            "tcctl: {b}: not enough free space for the header backup: 131072 bytes are needed"
+        )),
+        "{msg}"
+    );
+    assert!(!tiny.join("b.hdr").exists(), "a file was left");
 }

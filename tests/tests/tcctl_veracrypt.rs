@@ -909,7 +909,14 @@ fn volume_properties_and_test_read_the_header_without_mounting() {
         (code, msg.as_str()),
         (3, "tcctl: no volume is mounted in slot 64\n")
     );
+    // No volume named: every mounted one's, as VeraCrypt shows them.
+    assert_eq!(d.ok(&["-t", "--volume-properties"], ""), status);
     d.ok(&["dismount", &v], "");
+    let (code, msg) = d.fails(&["-t", "--volume-properties"], "");
+    assert_eq!((code, msg.as_str()), (1, "tcctl: No volumes mounted.\n"));
+    // A volume named and not mounted: exit 1, as VeraCrypt's -d and -l.
+    let (code, msg) = d.fails(&["-t", "-d", &v], "");
+    assert_eq!(code, 1, "{msg}");
 }
 
 #[test]
@@ -1268,10 +1275,11 @@ fn dismount_unmount_and_list_forms() {
         format!("{spaced} dismounted (slot 3)\n")
     );
     assert_eq!(d.list().as_array().map(Vec::len), Some(2));
+    // Not mounted: exit 1, as VeraCrypt's -d and -l exit.
     let (code, msg) = d.fails(&["-t", "-d", "--slot", "3"], "");
     assert_eq!(
         (code, msg.as_str()),
-        (3, "tcctl: no volume is mounted in slot 3\n")
+        (1, "tcctl: no volume is mounted in slot 3\n")
     );
     // `--dismount=VOLUME` (and `-d=`): that volume only, never all.
     d.ok(&["-t", &format!("--dismount={v}")], "");

@@ -715,6 +715,14 @@ pub fn dismount(
         Some(t) if !all => dismount_one(&c, t, named_as, force),
         _ => dismount_all(&c, force),
     });
+    // VeraCrypt's -d exits 1 for a volume not mounted, as its -l does.
+    let result = result.map_err(|f| match f.code {
+        exit::NOT_FOUND if crate::input::veracrypt_line() => Failure {
+            code: exit::FAILED,
+            ..f
+        },
+        _ => f,
+    });
     notify::outcome(ctx.notify, &format!("Cannot dismount {what}"), result)
 }
 
@@ -1175,6 +1183,35 @@ pub fn status(ctx: Context<'_>, target: Named, json: bool) -> Result<(), Failure
             Failure::not_found(format!("{target} is not mounted")),
         )),
     }
+}
+
+/// `status` of every mounted volume, as VeraCrypt's --volume-properties
+/// with no volume shows each one's; none: "No volumes mounted.", exit 1,
+/// as VeraCrypt says it.
+pub fn status_of_every(ctx: Context<'_>, json: bool) -> Result<(), Failure> {
+    let c = Client::connect(ctx.at)?;
+    let mounted: Vec<Volume> = c
+        .list()?
+        .into_iter()
+        .filter(|v| v.state() != VolumeState::Detaching)
+        .collect();
+    if mounted.is_empty() {
+        return Err(Failure {
+            code: exit::FAILED,
+            message: "No volumes mounted.".into(),
+        });
+    }
+    if json {
+        output::volumes(&mounted, true);
+        return Ok(());
+    }
+    for (i, v) in mounted.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        output::status(v, false);
+    }
+    Ok(())
 }
 
 /// The volume among `listed` that `target` names: its container or
@@ -1918,6 +1955,8 @@ fn open_for_create(a: &CreateArgs) -> Result<(File, Option<MadeFile>), Failure> 
                  of that size, or name an existing file or device"
             ),
         },
-        _ => Failure::invalid(format!("{shown}: {e}")),
+        // Said as every command says what it cannot open (a read-only
+        // file system: exit 6).
+        _ => host::open_failure(&a.volume, &e),
     })
 }
