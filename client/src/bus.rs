@@ -49,9 +49,19 @@ impl Failure {
             K::AlreadyExists | K::InvalidInput => exit::INVALID_ARGUMENT,
             _ => exit::FAILED,
         };
+        let said = match e.kind() {
+            K::ReadOnlyFilesystem => {
+                "is on a read-only file system, where nothing can change it".to_owned()
+            }
+            K::IsADirectory => "is a folder: name a file".to_owned(),
+            _ => io_text(e),
+        };
         Failure {
-            code,
-            message: format!("{}: {}", path.display(), io_text(e)),
+            code: match e.kind() {
+                K::IsADirectory => exit::INVALID_ARGUMENT,
+                _ => code,
+            },
+            message: format!("{}: {said}", path.display()),
         }
     }
 }

@@ -148,7 +148,8 @@ pub fn names_a_folder(p: &Path) -> bool {
 /// A file's name given with a trailing `/` (`vol.hc/`) names a folder:
 /// refused, as cp and dd refuse it, rather than read as the file's name.
 pub fn refuse_folder_name(p: &Path) -> Result<(), Failure> {
-    match names_a_folder(p) && p.as_os_str() != "/" {
+    // A folder there is said as a folder, by the command's own words.
+    match names_a_folder(p) && p.as_os_str() != "/" && !p.is_dir() {
         true => Err(Failure::invalid(format!(
             "{}: not a folder (a name ending in / names a folder; a file is named without it)",
             p.display()
@@ -304,6 +305,11 @@ fn free_in(file: &File) -> std::io::Result<u64> {
         }
         st.assume_init()
     };
+    // Nothing is written to a read-only filesystem, whatever its room:
+    // said as such (EROFS), not as a lack of space.
+    if st.f_flag & libc::ST_RDONLY != 0 {
+        return Err(std::io::Error::from_raw_os_error(libc::EROFS));
+    }
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 

@@ -5452,18 +5452,20 @@ fn odd_names_are_said_for_what_they_are() {
         msg.contains("is a symbolic link that leads to no file"),
         "{msg}"
     );
-    // A folder given for the backup's new file.
+    // A folder given for the backup's new file, with its slash or not.
     let folder = d.path("backups");
     std::fs::create_dir(&folder).expect("mkdir");
-    let (code, msg) = d.fails(
-        &[&["backup-header", &v, s(&folder)][..], &OPEN].concat(),
-        PW,
-    );
+    for given in [s(&folder).to_owned(), format!("{}/", s(&folder))] {
+        let (code, msg) = d.fails(&[&["backup-header", &v, &given][..], &OPEN].concat(), PW);
+        assert_eq!(code, INVALID_ARGUMENT, "{msg}");
+        assert!(
+            msg.contains("is a folder: a header backup is written to a new file"),
+            "{msg}"
+        );
+    }
+    let (code, msg) = d.fails(&["create-keyfile", &format!("{}/", s(&folder))], "");
     assert_eq!(code, INVALID_ARGUMENT, "{msg}");
-    assert!(
-        msg.contains("is a folder: a header backup is written to a new file"),
-        "{msg}"
-    );
+    assert!(msg.ends_with("is a folder: name a file\n"), "{msg}");
     // A folder as the daemon's socket.
     let out = Command::new(build_dir().join("tcctl"))
         .args(["--socket", s(&folder), "list"])
@@ -5631,6 +5633,13 @@ fn a_read_only_or_full_filesystem_is_said_by_every_command_alike() {
             format!("tcctl: {n}: is on a read-only file system, where nothing can change it\n")
         )
     );
+    // Full and read-only: read-only is what is said.
+    let ro_small = d.path("ro-small");
+    let _ro_small = Mounted::new(&["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"], &ro_small);
+    let m = s(&ro_small.join("m.hc")).to_owned();
+    let (code, msg) = d.fails(&[&["create", &m, "--size", "8M"][..], &FAST].concat(), PW);
+    assert_eq!(code, 6, "{msg}");
+    assert!(msg.contains("is on a read-only file system"), "{msg}");
     let v = create(&d, "b.hc", "4M");
     let tiny = d.path("tiny");
     let _tiny = Mounted::new(&["-t", "tmpfs", "-o", "size=64k", "tmpfs"], &tiny);

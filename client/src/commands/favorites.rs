@@ -189,9 +189,9 @@ fn remove(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A favorite's password out of the keyring. None kept: said as `remove`
-/// says it when there is no favorite of that name either (the daemon,
-/// when it can be reached, knows).
+/// A favorite's password out of the keyring. None kept: said, and done;
+/// no favorite of that name either is said as `remove` says it (the
+/// daemon, when it can be reached, knows).
 fn forget(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
     if keystore::forget(&key_of(name, system))? {
         println!("password of {name} removed from your keyring");
@@ -203,10 +203,15 @@ fn forget(ctx: Context<'_>, name: &str, system: bool) -> Result<(), Failure> {
             !l.iter()
                 .any(|f| f.settings.name == name && f.system == system)
         });
-    Err(Failure::not_found(match no_favorite {
-        true => format!("no favorite {name} (and no password of that name in your keyring)"),
-        false => format!("no password of {name} in your keyring"),
-    }))
+    if no_favorite {
+        return Err(Failure::not_found(format!(
+            "no favorite {name} (and no password of that name in your keyring)"
+        )));
+    }
+    // Already as asked: forgetting what was never kept is no failure, as
+    // `wipe-cache` with nothing cached is none.
+    println!("no password of {name} was kept in your keyring");
+    Ok(())
 }
 
 /// `tcctl favorites mount`: each chosen one in turn; the first failure is
