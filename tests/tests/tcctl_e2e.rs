@@ -1698,24 +1698,26 @@ fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
     let old = dir.join("keep.hc");
     std::fs::write(&old, b"the user's own data").expect("write");
     std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-    let create = |path: &Path, size: &str, password: &str| {
+    // With `more` options (keyfiles) before the volume.
+    let create_with = |path: &Path, size: &str, password: &str, more: &[&str]| {
+        let args = [
+            "create",
+            "-q",
+            "--password-stdin",
+            "--pim",
+            "1",
+            "--force",
+            "--filesystem",
+            "none",
+            "--size",
+            size,
+        ];
         d.tcctl(
-            &[
-                "create",
-                "-q",
-                "--password-stdin",
-                "--pim",
-                "1",
-                "--force",
-                "--filesystem",
-                "none",
-                "--size",
-                size,
-                s(path),
-            ],
+            &[&args[..], more, &[s(path)]].concat(),
             &format!("{password}\n"),
         )
     };
+    let create = |path: &Path, size: &str, password: &str| create_with(path, size, password, &[]);
     let kept = || std::fs::read(&old).expect("the old file");
     let files = || std::fs::read_dir(&dir).expect("folder").count();
 
@@ -1727,23 +1729,11 @@ fn a_refused_create_leaves_the_file_it_was_to_replace_as_it_was() {
     for i in 0..257 {
         std::fs::write(many.join(format!("k{i}")), [i as u8]).expect("a keyfile");
     }
-    let out = d.tcctl(
-        &[
-            "create",
-            "-q",
-            "--password-stdin",
-            "--pim",
-            "1",
-            "--force",
-            "--filesystem",
-            "none",
-            "--size",
-            "1M",
-            "--keyfile",
-            s(&many),
-            s(&old),
-        ],
-        "a long enough password\n",
+    let out = create_with(
+        &old,
+        "1M",
+        "a long enough password",
+        &["--keyfile", s(&many)],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(7), "{err}");

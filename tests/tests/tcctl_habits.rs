@@ -34,6 +34,16 @@ fn create(d: &Daemon, name: &str, size: &str) -> String {
     create_with(d, name, &["--size", size])
 }
 
+/// `v` attached as its block device alone (with `more` options), fast;
+/// its device.
+fn attached(d: &Daemon, v: &str, more: &[&str]) -> String {
+    d.ok(
+        &[&["mount", v, "--filesystem", "none"][..], more, &OPEN].concat(),
+        PW,
+    );
+    d.list()[0]["device"].as_str().expect("device").to_owned()
+}
+
 /// A new fast volume of 8 MiB with an ext4 filesystem, to mount.
 fn create_ext4(d: &Daemon, name: &str) -> String {
     let v = s(&d.path(name)).to_owned();
@@ -1338,11 +1348,7 @@ fn filesystem_in(d: &Daemon, v: &str, hash: &str) -> String {
 fn a_volumes_device_mounted_by_hand_is_named_with_the_way_off() {
     let d = Daemon::start();
     let v = create_ext4(&d, "hand.hc");
-    d.ok(
-        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
-        PW,
-    );
-    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let device = attached(&d, &v, &[]);
     let at = d.path("by-hand");
     std::fs::create_dir(&at).expect("mkdir");
     let mounted = std::process::Command::new("mount")
@@ -3344,11 +3350,7 @@ fn an_unencrypted_filesystem_is_named_after_the_wrong_password() {
 fn a_dismount_after_losetup_d_by_hand_goes_through() {
     let d = Daemon::start();
     let v = create(&d, "byhand.hc", "4M");
-    d.ok(
-        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
-        PW,
-    );
-    let device = d.list()[0]["device"].as_str().expect("device").to_owned();
+    let device = attached(&d, &v, &[]);
     let st = Command::new("losetup")
         .args(["-d", &device])
         .status()
@@ -5360,18 +5362,7 @@ fn a_keyfile_folder_on_a_cryptsetup_line_is_said() {
 fn read_write_asked_of_a_read_only_attachment_is_refused_saying_how() {
     let d = Daemon::start();
     let v = create_ext4(&d, "ro.hc");
-    d.ok(
-        &[
-            &["mount", &v, "--filesystem", "none", "--readonly"][..],
-            &OPEN,
-        ]
-        .concat(),
-        PW,
-    );
-    let device = d.list()[0]["device"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let device = attached(&d, &v, &["--readonly"]);
     assert!(device.starts_with("/dev/loop"), "{device}");
     let (code, msg) = d.fails(&["mount", "-b", &device, "--read-write"], "");
     assert_eq!(
@@ -5531,14 +5522,7 @@ fn a_new_password_outside_ascii_is_warned_of() {
 fn a_container_renamed_while_mounted_is_said_mounted_as_its_old_name() {
     let d = Daemon::start();
     let v = create(&d, "before.hc", "4M");
-    d.ok(
-        &[&["mount", &v, "--filesystem", "none"][..], &OPEN].concat(),
-        PW,
-    );
-    let device = d.list()[0]["device"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let device = attached(&d, &v, &[]);
     let after = s(&d.path("after.hc")).to_owned();
     std::fs::rename(&v, &after).expect("rename");
     let (code, msg) = d.fails(
