@@ -974,8 +974,17 @@ pub struct MountArgs {
     /// once the volume is attached, to be of no use here.
     #[arg(skip)]
     pub mapping_name: Option<PathBuf>,
-    /// Where to mount it (default: a new folder /run/media/$USER/tcdN).
+    /// Where to mount it (default: a new folder /run/media/$USER/tcdN);
+    /// also given as --mount-point DIR, favorites add's spelling.
     pub mount_point: Option<PathBuf>,
+    /// favorites add's spelling of MOUNT_POINT, which its users carry here.
+    #[arg(
+        long = "mount-point",
+        value_name = "DIR",
+        hide = true,
+        conflicts_with = "mount_point"
+    )]
+    pub mount_point_option: Option<PathBuf>,
     #[command(flatten)]
     pub secrets: Secrets,
     #[command(flatten)]

@@ -75,6 +75,11 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     veracrypt::cryptsetup_open(&given, &mut cli);
+    if let Command::Mount(a) = &mut cli.command
+        && let Some(at) = a.mount_point_option.take()
+    {
+        a.mount_point = Some(at);
+    }
     if let Command::Mount(a) = &cli.command
         && a.udisks_unlock
     {

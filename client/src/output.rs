@@ -477,9 +477,15 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Cipher mode", or_dash(info.mode.clone())),
         ("MK bits", num(info.key_bits.map(u64::from))),
         ("Hidden", yes_no(info.hidden.unwrap_or_default()).into()),
+        // Which of the two headers opened it: "Backup" when the primary
+        // did not (a "No" here read as "the volume has no backup header").
         (
-            "Backup header",
-            yes_no(info.used_backup_header.unwrap_or_default()).into(),
+            "Header used",
+            match info.used_backup_header {
+                Some(true) => "Backup",
+                _ => "Primary",
+            }
+            .into(),
         ),
     ];
     // TrueCrypt's format has no PIM, and cryptsetup shows none for it.

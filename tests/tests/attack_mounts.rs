@@ -12,7 +12,9 @@
 //!   slot twice at once;
 //! - a filesystem outside the allow-list (squashfs) inside a volume;
 //! - another user's readable container mounted read-only, its owner's
-//!   later change of its times never rolled back at the dismount.
+//!   later change of its times never rolled back at the dismount;
+//! - another user's container renamed while mounted, mounted again by its
+//!   new name: its old name and device are told to its owner only.
 //!
 //! Needs root, /dev/fuse, dbus-daemon, polkitd, setpriv, mkfs.ext4,
 //! mksquashfs, python3 with jeepney.
@@ -514,4 +516,52 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
         Some("inside")
     );
     sys.ok(Some(alice), &["dismount", s(&vol)], "");
+}
+
+/// A container renamed while it is mounted: its owner, mounting it again by
+/// the new name, is told the name and device it is mounted as; another user
+/// who may read the file is told only that it is mounted, never the name
+/// its owner gave it or the device (both are the owner's, as `list` keeps
+/// them).
+#[test]
+fn another_users_renamed_container_is_said_mounted_without_its_old_name() {
+    use std::os::unix::fs::PermissionsExt;
+    let sys = System::start();
+    let alice = &sys.users[0];
+    let bob = &sys.users[1];
+    let made = sys.create_volume(alice, "v.hc", "24M");
+    let vol = sys.dir.path().join("alice-private-name.hc");
+    std::fs::copy(&made, &vol).expect("copy");
+    std::os::unix::fs::chown(&vol, Some(alice.uid), Some(alice.gid)).expect("chown");
+    std::fs::set_permissions(&vol, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let attach = |who: &User, v: &Path| {
+        let mut args = vec!["mount", s(v), "--filesystem", "none", "--read-only"];
+        args.extend(OPEN_FAST);
+        sys.tcctl(Some(who), &args, &format!("{PASSWORD}\n"))
+    };
+    let out = attach(alice, &vol);
+    assert!(out.status.success(), "{out:?}");
+    let device = sys.list(Some(alice))[0]["device"]
+        .as_str()
+        .expect("device")
+        .to_owned();
+    let renamed = sys.dir.path().join("renamed.hc");
+    std::fs::rename(&vol, &renamed).expect("rename");
+
+    let out = attach(bob, &renamed);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("already mounted"), "{err}");
+    assert!(err.contains(s(&renamed)), "{err}");
+    assert!(!err.contains("alice-private-name"), "{err}");
+    assert!(!err.contains(&device), "{err}");
+    assert_eq!(sys.list(Some(bob)), serde_json::json!([]));
+
+    // Alice learns where her volume is.
+    let out = attach(alice, &renamed);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("alice-private-name.hc"), "{err}");
+    assert!(err.contains(&device), "{err}");
+    sys.ok(Some(alice), &["dismount", &device], "");
 }

@@ -885,6 +885,30 @@ fn mount_names_the_volume_as_list_does() {
     assert_eq!(d.list()[0]["volume"], v.as_str());
 }
 
+#[test]
+fn mount_takes_the_mount_point_as_favorites_add_spells_it() {
+    let d = Daemon::start();
+    let v = create_ext4(&d, "a.hc");
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mount point");
+    d.ok(
+        &[&["mount", &v, "--mount-point", s(&mnt)][..], &OPEN].concat(),
+        PW,
+    );
+    assert_eq!(d.list()[0]["mount_point"], s(&mnt));
+    d.ok(&["dismount", &v], "");
+
+    // Both spellings at once: which one is meant is not guessed.
+    let out = d.tcctl(
+        &[&["mount", &v, s(&mnt), "--mount-point", s(&mnt)][..], &OPEN].concat(),
+        PW,
+    );
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--mount-point"), "{err}");
+    assert_eq!(d.list(), serde_json::json!([]));
+}
+
 /// A fully written outer volume of 16 MiB (a hidden volume needs that)
 /// with no filesystem.
 fn outer_volume(d: &Daemon, name: &str) -> String {

@@ -349,7 +349,7 @@ fn dump_shows_the_header_and_with_a_flag_the_master_key_cryptsetup_finds() {
              Cipher mode:    xts-plain64\n\
              MK bits:        512\n\
              Hidden:         No\n\
-             Backup header:  No\n",
+             Header used:    Primary\n",
             s(&vol),
             // The container less its two header areas of 128 KiB.
             std::fs::metadata(&vol).expect("the volume").len() - (256 << 10)

@@ -295,6 +295,14 @@ fn a_damaged_primary_header_is_said_with_the_repair() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), notice);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Opened by backup   Yes"));
+    // cryptsetup's dump says which header it read, not whether one exists.
+    let mut dump = vec!["dump", s(&vol)];
+    dump.extend(narrow);
+    let out = d.tcctl(&dump, &format!("{CORPUS_PASSWORD}\n"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), notice);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.ends_with("\nHeader used:    Backup\n"), "{text}");
 
     let mut mount = vec!["mount", s(&vol), "--filesystem", "none", "--readonly"];
     mount.extend(narrow);
