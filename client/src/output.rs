@@ -477,16 +477,7 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
         ("Cipher mode", or_dash(info.mode.clone())),
         ("MK bits", num(info.key_bits.map(u64::from))),
         ("Hidden", yes_no(info.hidden.unwrap_or_default()).into()),
-        // Which of the two headers opened it: "Backup" when the primary
-        // did not (a "No" here read as "the volume has no backup header").
-        (
-            "Header used",
-            match info.used_backup_header {
-                Some(true) => "Backup",
-                _ => "Primary",
-            }
-            .into(),
-        ),
+        ("Header used", header_used(info).into()),
     ];
     // TrueCrypt's format has no PIM, and cryptsetup shows none for it.
     let truecrypt = info.format.as_deref() == Some("TrueCrypt");
@@ -516,6 +507,15 @@ pub fn dump(info: &HeaderInfo, path: &str, master_key: Option<&[u8]>, json: bool
             let label = if i == 0 { "MK dump:" } else { "" };
             println!("{label:<16}{}", *hex(row, " "));
         }
+    }
+}
+
+/// Which of the two headers opened the volume: "Backup" when the primary
+/// did not (a "Backup header: No" read as "the volume has none").
+fn header_used(info: &HeaderInfo) -> &'static str {
+    match info.used_backup_header {
+        Some(true) => "Backup",
+        _ => "Primary",
     }
 }
 
