@@ -61,8 +61,9 @@ are \fBnull\fR, never empty strings.
 \fBiterations\fR (null for Argon2id), \fBargon2_memory_kib\fR and
 \fBargon2_passes\fR (Argon2id's costs, null for PBKDF2), \fBhidden\fR, \fBused_backup_header\fR,
 \fBdata_offset\fR, \fBsize\fR, \fBsector_size\fR, \fBweak_keys\fR, \fBbackends\fR
-(array), \fBkey_bits\fR, \fBmode\fR, \fBsystem_encryption\fR, \fBcreated_by\fR
-(the header's minimum program version, as "VeraCrypt 1.0b"), and with \fB\-\-dump\-master\-key\fR
+(array), \fBkey_bits\fR, \fBmode\fR, \fBsystem_encryption\fR, \fBminimum_version\fR
+(the header's minimum program version, as "VeraCrypt 1.0b": the earliest release that
+opens it, not the one that made it; \fBcreated_by\fR, its earlier name, holds the same), and with \fB\-\-dump\-master\-key\fR
 \fBmaster_key\fR (hex).
 \fBfavorites list \-\-json\fR is \fB{"schema": 1, "favorites": [...]}\fR; each has
 every key of the favorites file (null when not set, \fBkeyfiles\fR an array),
@@ -314,7 +315,10 @@ pub fn header_json(info: &HeaderInfo, path: &str) -> Json {
         "used_backup_header": info.used_backup_header, "data_offset": info.data_offset,
         "size": info.size, "sector_size": info.sector_size, "weak_keys": info.weak_keys,
         "backends": backends, "key_bits": info.key_bits, "mode": info.mode,
-        "system_encryption": info.system_encryption, "created_by": info.created_by})
+        "system_encryption": info.system_encryption, "minimum_version": info.minimum_version,
+        // Its first name, kept for the scripts that read it: it misled,
+        // as VeraCrypt writes 1.0b there whatever release made the volume.
+        "created_by": info.minimum_version})
 }
 
 /// `tcctl info`: the header's fields in the order of VeraCrypt's volume
@@ -342,7 +346,7 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
     const SHOWN: [(&str, &str); 20] = [
         ("path", "Volume"),
         ("format", "Format"),
-        ("created_by", "Minimum version"),
+        ("minimum_version", "Minimum version"),
         ("system_encryption", "System encryption"),
         ("header_version", "Header version"),
         ("hidden", "Hidden volume"),
@@ -390,7 +394,7 @@ pub fn header_lines(info: &HeaderInfo, path: &str) -> Vec<(&'static str, String)
                 ("backends", Json::Array(a)) => a.iter().map(plain).collect::<Vec<_>>().join("+"),
                 // VeraCrypt writes 1.0b there whatever the KDF: the
                 // release Argon2id needs is said beside it.
-                ("created_by", Json::String(v))
+                ("minimum_version", Json::String(v))
                     if fields.get("argon2_passes").is_some_and(|p| !p.is_null()) =>
                 {
                     format!(

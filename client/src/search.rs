@@ -112,34 +112,66 @@ pub fn run_hinted<T>(
 }
 
 /// `call` with each progress report on one line of standard error,
-/// cleared when it ends.
+/// redrawn every second (its estimate counting down), cleared when it
+/// ends.
 fn shown<T>(
     c: &Client,
     name: String,
     call: impl FnOnce() -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     // Open while the call runs: no line is written after it is cleared.
-    let open = Arc::new(Mutex::new(true));
-    let lines = Arc::clone(&open);
+    let line = Arc::new(Mutex::new(Line {
+        open: true,
+        last: None,
+        name,
+    }));
+    let (seen, ticks) = (Arc::clone(&line), Arc::clone(&line));
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let l = ticks.lock().unwrap_or_else(|p| p.into_inner());
+            if !l.open {
+                break;
+            }
+            l.draw();
+        }
+    });
     let r = reported(
         c,
-        move |line, _| {
-            let still = lines.lock().unwrap_or_else(|p| p.into_inner());
-            if *still {
-                let mut err = std::io::stderr().lock();
-                let _ = match name.as_str() {
-                    "" => write!(err, "\r\x1b[K{line}"),
-                    name => write!(err, "\r\x1b[K{name}: t{}", &line[1..]),
-                };
-                let _ = err.flush();
-            }
+        move |report| {
+            let mut l = seen.lock().unwrap_or_else(|p| p.into_inner());
+            l.last = Some(report);
+            l.draw();
         },
         call,
     );
-    let mut still = open.lock().unwrap_or_else(|p| p.into_inner());
-    *still = false;
+    let mut l = line.lock().unwrap_or_else(|p| p.into_inner());
+    l.open = false;
     eprint!("\r\x1b[K");
     r
+}
+
+/// The progress line of [`shown`].
+struct Line {
+    open: bool,
+    last: Option<Report>,
+    /// The volume tried, or empty.
+    name: String,
+}
+
+impl Line {
+    fn draw(&self) {
+        let (true, Some(report)) = (self.open, &self.last) else {
+            return;
+        };
+        let line = report.words();
+        let mut err = std::io::stderr().lock();
+        let _ = match self.name.as_str() {
+            "" => write!(err, "\r\x1b[K{line}"),
+            name => write!(err, "\r\x1b[K{name}: t{}", &line[1..]),
+        };
+        let _ = err.flush();
+    }
 }
 
 /// Without a terminal, when a search still runs after this long, one
@@ -151,9 +183,8 @@ const NEXT_NOTE: Duration = Duration::from_secs(60);
 /// How far a search shown by [`noted`] has come, and whether it ended.
 struct Note {
     done: bool,
-    /// The daemon's last report in words (what it tries, how far, how
-    /// long it may take yet); empty before the first.
-    said: String,
+    /// The daemon's last report, if any yet.
+    last: Option<Report>,
 }
 
 /// `call` without a terminal: no progress drawn, but a line on standard
@@ -167,7 +198,7 @@ fn noted<T>(
     let note = Arc::new((
         Mutex::new(Note {
             done: false,
-            said: String::new(),
+            last: None,
         }),
         Condvar::new(),
     ));
@@ -188,12 +219,13 @@ fn noted<T>(
                 // What a terminal's line shows: a slow hash or PIM is
                 // seen for what it is, not taken for a hang.
                 let so_far = duration(start.elapsed().as_secs());
-                match n.said.as_str() {
-                    "" => {
+                match &n.last {
+                    None => {
                         eprintln!("tcctl: {lead}still searching for the header ({so_far} so far)")
                     }
-                    said => eprintln!(
-                        "tcctl: {lead}still searching for the header after {so_far}: {said}"
+                    Some(report) => eprintln!(
+                        "tcctl: {lead}still searching for the header after {so_far}: {}",
+                        report.words()
                     ),
                 }
                 next += NEXT_NOTE;
@@ -207,8 +239,8 @@ fn noted<T>(
     });
     let r = reported(
         c,
-        move |said, _| {
-            seen.0.lock().unwrap_or_else(|p| p.into_inner()).said = said;
+        move |report| {
+            seen.0.lock().unwrap_or_else(|p| p.into_inner()).last = Some(report);
         },
         call,
     );
@@ -219,37 +251,72 @@ fn noted<T>(
 }
 
 /// Runs `call` (a method that searches for the header) on `c`; `on`
-/// gets each of the daemon's `SearchProgress` reports in words ("Trying
-/// VeraCrypt sha512 on the normal headers: 40 % done, up to about 3 s
-/// left")
-/// and the fraction done.
+/// gets each of the daemon's `SearchProgress` reports.
 pub fn reported<T>(
     c: &Client,
-    on: impl Fn(String, f64) + Send + 'static,
+    on: impl Fn(Report) + Send + 'static,
     call: impl FnOnce() -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     c.with_signals(
         "SearchProgress",
         move |m| {
-            if let Ok(p) = m.body().deserialize::<(String, String, String, f64, i64)>() {
-                on(describe(&p), p.3.clamp(0.0, 1.0));
+            if let Ok((format, hash, headers, done, left)) =
+                m.body().deserialize::<(String, String, String, f64, i64)>()
+            {
+                on(Report {
+                    format,
+                    hash,
+                    headers,
+                    done,
+                    left,
+                    came: Instant::now(),
+                });
             }
         },
         call,
     )
 }
 
-/// One progress report in words.
-fn describe((format, hash, headers, done, left): &(String, String, String, f64, i64)) -> String {
-    let mut line = format!(
-        "Trying {format} {hash} on the {headers} headers: {:.0} % done",
-        (done * 100.0).clamp(0.0, 100.0)
-    );
-    if let Ok(left) = u64::try_from(*left) {
-        // The whole search's: a header found ends it sooner.
-        line.push_str(&format!(", up to about {} left", duration(left)));
+/// One of the daemon's `SearchProgress` reports, and when it came.
+pub struct Report {
+    format: String,
+    hash: String,
+    headers: String,
+    /// The share of the search done, 0 to 1.
+    done: f64,
+    /// The daemon's estimate of the whole search's time left, in seconds;
+    /// negative when it has none yet.
+    left: i64,
+    came: Instant,
+}
+
+impl Report {
+    /// In words ("Trying VeraCrypt SHA-512 on the primary headers: 40 %
+    /// done, up to about 3 s left"), the estimate counted down from when
+    /// the report came: one slow trial (Argon2id at a high PIM) brings no
+    /// news for minutes, and a figure that stands still reads as a hang.
+    pub fn words(&self) -> String {
+        let mut line = format!(
+            "Trying {} {} on the {} headers: {:.0} % done",
+            self.format,
+            self.hash,
+            self.headers,
+            (self.done * 100.0).clamp(0.0, 100.0)
+        );
+        if let Ok(left) = u64::try_from(self.left) {
+            // The whole search's: a header found ends it sooner.
+            match left.saturating_sub(self.came.elapsed().as_secs()) {
+                0 if left > 0 => line.push_str(", taking longer than estimated"),
+                now => line.push_str(&format!(", up to about {} left", duration(now))),
+            }
+        }
+        line
     }
-    line
+
+    /// The share of the search done, 0 to 1.
+    pub fn done(&self) -> f64 {
+        self.done.clamp(0.0, 1.0)
+    }
 }
 
 /// Seconds as "1 min 12 s" or "8 s".

@@ -291,7 +291,9 @@ fn info_json_has_the_schema_path_pim_and_arrays() {
     );
     assert_eq!(doc["used_backup_header"], false);
     // The header's minimum program version, as VeraCrypt numbers it.
-    assert_eq!(doc["created_by"], "VeraCrypt 1.0b");
+    assert_eq!(doc["minimum_version"], "VeraCrypt 1.0b");
+    // Its earlier name, for the scripts that read it.
+    assert_eq!(doc["created_by"], doc["minimum_version"]);
     assert_eq!(doc["system_encryption"], false);
 
     // For people: VeraCrypt's volume properties, in its order.

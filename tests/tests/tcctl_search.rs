@@ -91,6 +91,59 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
     );
 }
 
+/// The figures of "up to about X left" on the lines a terminal showed, in
+/// seconds, each with what its line said was tried and how far.
+fn estimates(shown: &str) -> Vec<(&str, u64)> {
+    let secs = |s: &str| -> u64 {
+        let (mut total, mut n) = (0, 0);
+        for word in s.split(' ') {
+            match word {
+                "min" => total += n * 60,
+                "s" => total += n,
+                w => n = w.parse().unwrap_or(0),
+            }
+        }
+        total
+    };
+    shown
+        .split("\x1b[K")
+        .filter_map(|l| {
+            let (what, rest) = l.split_once(", up to about ")?;
+            Some((what, secs(rest.split(" left").next()?)))
+        })
+        .collect()
+}
+
+#[test]
+fn a_slow_trials_estimate_counts_down_while_no_news_comes() {
+    let d = Daemon::start();
+    let vol = copy_of(&d, "vc_1-sha512-xts-aes");
+    // Argon2id at this PIM: 544 MiB and 8 passes a trial, seconds long,
+    // and the daemon has no news to send while a trial runs.
+    let args = [
+        "info",
+        s(&vol),
+        "--format",
+        "veracrypt",
+        "--hash",
+        "argon2id",
+        "--pim",
+        "16",
+    ];
+    let mut t = on_terminal(&d, &args, None);
+    t.expect("Password for ", WAIT);
+    t.type_line("not the password");
+    give_up_after_the_wrong_one(&mut t);
+    let (code, shown) = ended(t);
+    assert_eq!(code, Some(2), "{shown}");
+    let seen = estimates(&shown);
+    // One report, redrawn as it ages: the same words, a smaller figure.
+    assert!(
+        seen.windows(2).any(|w| w[0].0 == w[1].0 && w[1].1 < w[0].1),
+        "{shown:?}"
+    );
+}
+
 #[test]
 fn without_a_terminal_a_long_search_is_said_on_one_line_after_ten_seconds() {
     use std::io::{BufRead, Write};

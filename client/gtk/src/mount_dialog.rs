@@ -19,7 +19,9 @@ use gtk::prelude::*;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 use tcd_client::forms::{MountForm, encryptions, hashes};
+use tcd_client::search::Report;
 use ui::{password_entry, secret, spin};
 
 struct Dialog {
@@ -269,19 +271,30 @@ fn start(d: &Rc<Dialog>, main: &Rc<Main>, volume: PathBuf) {
 }
 
 /// What hands the daemon's search progress to the dialog's bar.
-fn progress(d: &Dialog) -> impl Fn(String, f64) + Send + 'static {
-    let (tx, rx) = async_channel::unbounded::<(String, f64)>();
+fn progress(d: &Dialog) -> impl Fn(Report) + Send + 'static {
+    let (tx, rx) = async_channel::unbounded::<Report>();
     let bar = d.progress.clone();
     gtk::glib::spawn_future_local(async move {
-        while let Ok((line, done)) = rx.recv().await {
-            bar.set_fraction(done);
-            bar.set_text(Some(&line));
-            // Read by a screen reader, which does not read a bar's text.
-            bar.update_property(&[gtk::accessible::Property::Description(&line)]);
+        let mut last = None;
+        // Redrawn every second too: its estimate counts down while one
+        // slow trial brings no news. The loop ends with the search.
+        loop {
+            match gtk::glib::future_with_timeout(Duration::from_secs(1), rx.recv()).await {
+                Ok(Ok(report)) => last = Some(report),
+                Ok(Err(_)) => break,
+                Err(_) => {}
+            }
+            if let Some(report) = &last {
+                let line = report.words();
+                bar.set_fraction(report.done());
+                bar.set_text(Some(&line));
+                // Read by a screen reader, which does not read a bar's text.
+                bar.update_property(&[gtk::accessible::Property::Description(&line)]);
+            }
         }
     });
-    move |line, done| {
-        let _ = tx.send_blocking((line, done));
+    move |report| {
+        let _ = tx.send_blocking(report);
     }
 }
 

@@ -114,7 +114,7 @@ impl App {
             key_bits: Some(key_bits),
             mode: Some(info.chain.cryptsetup_mode().to_owned()),
             system_encryption: Some(info.system),
-            created_by: Some(info.created_by()),
+            minimum_version: Some(info.minimum_version()),
             end_in_use,
         })
     }

@@ -48,7 +48,7 @@ pub struct VolumeInfo {
 impl VolumeInfo {
     /// The minimum program version as its program writes it ("7.1a",
     /// "1.0b", "1.26"): TrueCrypt drops a minor version's trailing zero.
-    pub fn created_by(&self) -> String {
+    pub fn minimum_version(&self) -> String {
         let [major, minor] = self.min_program_version.to_be_bytes();
         let mut minor = format!("{minor:02x}");
         if self.format == Format::TrueCrypt && minor.ends_with('0') {

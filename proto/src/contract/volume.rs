@@ -161,9 +161,9 @@ pub struct HeaderInfo {
     pub mode: Option<String>,
     /// A system encryption header (from the drive's first track).
     pub system_encryption: Option<bool>,
-    /// The header's minimum program version ("1.11"): which version of
-    /// TrueCrypt or VeraCrypt made or last rewrote it, at the earliest.
-    pub created_by: Option<String>,
+    /// The header's minimum program version ("VeraCrypt 1.0b"): the
+    /// earliest release that opens it, not the one that made it.
+    pub minimum_version: Option<String>,
     /// The end of this (outer) volume's data area, where a hidden volume
     /// ends, holds data: a hidden volume is there already, or the outer
     /// filesystem reached it. Absent for a hidden or system volume.
