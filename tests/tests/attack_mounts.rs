@@ -369,6 +369,18 @@ fn set_times(path: &Path, secs: u64) {
         .expect("set times");
 }
 
+/// A new container of `owner`'s named `name`, in a folder every user may
+/// read, the file readable by all (written by its owner only).
+fn readable_by_all(sys: &System, owner: &User, name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let made = sys.create_volume(owner, "v.hc", "24M");
+    let vol = sys.dir.path().join(name);
+    std::fs::copy(&made, &vol).expect("copy");
+    std::os::unix::fs::chown(&vol, Some(owner.uid), Some(owner.gid)).expect("chown");
+    std::fs::set_permissions(&vol, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    vol
+}
+
 /// The times a mount puts back at its dismount (so the container does
 /// not tell when it was used) are put back only on a file the mounting
 /// user owns: the daemon, which may set any file's times, never rolls
@@ -376,16 +388,10 @@ fn set_times(path: &Path, secs: u64) {
 /// change it meanwhile.
 #[test]
 fn a_readers_dismount_never_rolls_back_the_owners_file_times() {
-    use std::os::unix::fs::PermissionsExt;
     let sys = System::start();
     let alice = &sys.users[0];
     let bob = &sys.users[1];
-    let made = sys.create_volume(alice, "v.hc", "24M");
-    // Alice's container, where bob may read it.
-    let vol = sys.dir.path().join("alice.hc");
-    std::fs::copy(&made, &vol).expect("copy");
-    std::os::unix::fs::chown(&vol, Some(alice.uid), Some(alice.gid)).expect("chown");
-    std::fs::set_permissions(&vol, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let vol = readable_by_all(&sys, alice, "alice.hc");
     const BEFORE: u64 = 1_000_000_000;
     const CHANGED: u64 = 1_300_000_000;
     let mount_read_only = |who: &User| {
@@ -525,15 +531,10 @@ fn only_allowed_filesystems_are_mounted_from_a_users_volume() {
 /// them).
 #[test]
 fn another_users_renamed_container_is_said_mounted_without_its_old_name() {
-    use std::os::unix::fs::PermissionsExt;
     let sys = System::start();
     let alice = &sys.users[0];
     let bob = &sys.users[1];
-    let made = sys.create_volume(alice, "v.hc", "24M");
-    let vol = sys.dir.path().join("alice-private-name.hc");
-    std::fs::copy(&made, &vol).expect("copy");
-    std::os::unix::fs::chown(&vol, Some(alice.uid), Some(alice.gid)).expect("chown");
-    std::fs::set_permissions(&vol, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let vol = readable_by_all(&sys, alice, "alice-private-name.hc");
     let attach = |who: &User, v: &Path| {
         let mut args = vec!["mount", s(v), "--filesystem", "none", "--read-only"];
         args.extend(OPEN_FAST);
