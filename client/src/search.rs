@@ -292,7 +292,7 @@ pub struct Report {
 
 impl Report {
     /// In words ("Trying VeraCrypt SHA-512 on the primary headers: 40 %
-    /// done, up to about 3 s left"), the estimate counted down from when
+    /// done, about 3 s left"), the estimate counted down from when
     /// the report came: one slow trial (Argon2id at a high PIM) brings no
     /// news for minutes, and a figure that stands still reads as a hang.
     pub fn words(&self) -> String {
@@ -307,7 +307,7 @@ impl Report {
             // The whole search's: a header found ends it sooner.
             match left.saturating_sub(self.came.elapsed().as_secs()) {
                 0 if left > 0 => line.push_str(", taking longer than estimated"),
-                now => line.push_str(&format!(", up to about {} left", duration(now))),
+                now => line.push_str(&format!(", about {} left", duration(now))),
             }
         }
         line

@@ -1674,9 +1674,10 @@ fn create_refuses_a_device_mounted_or_a_file_attached_outside_tcd() {
     assert_eq!(code, 4, "{msg}");
     assert!(
         msg.contains(&format!(
-            "{} is already mounted as {served}: `tcctl dismount {}` first",
+            "{} is the file behind {dev}, which is already mounted as {served}: `tcctl \
+             dismount {dev}` first",
             s(&img),
-            dev.path()
+            dev = dev.path()
         )),
         "{msg}"
     );

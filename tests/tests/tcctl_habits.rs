@@ -3436,7 +3436,10 @@ fn a_volume_opened_through_a_loop_device_is_named_by_its_file_too() {
     let (code, msg) = d.fails(&[&["mount", &v][..], &OPEN].concat(), PW);
     assert_eq!(code, 4, "{msg}");
     assert!(
-        msg.contains(&format!("{v} is already attached as ")),
+        msg.contains(&format!(
+            "{v} is the file behind {}, which is already attached as ",
+            dev.path()
+        )),
         "{msg}"
     );
     let out = d.ok(&["dismount", &v], "");
@@ -3454,6 +3457,53 @@ fn a_volume_opened_through_a_loop_device_is_named_by_its_file_too() {
     let (code, msg) = d.fails(&["status", &other], "");
     assert_eq!(code, 3, "{msg}");
     d.ok(&["dismount", "--all"], "");
+}
+
+/// A container a loop device is attached to outside tcd (losetup) mounts,
+/// as VeraCrypt and cryptsetup mount it, with a warning first; that loop
+/// device, given to mount, is said to be the mounted volume's, not to be
+/// mounted itself.
+#[test]
+fn a_container_attached_outside_tcd_is_warned_of_and_its_loop_device_named() {
+    let d = Daemon::start();
+    let v = create(&d, "o.hc", "4M");
+    let losetup = tcd_tests::require_tool("losetup", "package mount");
+    let out = Command::new(&losetup)
+        .args(["-f", "--show", &v])
+        .output()
+        .expect("losetup");
+    assert!(out.status.success(), "{out:?}");
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let mount = |what: &str| {
+        d.tcctl(
+            &[&["mount", what, "--filesystem", "none"][..], &OPEN].concat(),
+            PW,
+        )
+    };
+    let first = mount(&v);
+    let again = mount(&dev);
+    let listed = d.list();
+    d.ok(&["dismount", "--all"], "");
+    let _ = Command::new(&losetup).args(["-d", &dev]).status();
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&first.stderr),
+        format!(
+            "tcctl: warning: {v} is also attached as {dev} outside tcd: what is written through \
+             {dev} and through this volume would overwrite each other (losetup -d {dev} detaches \
+             it)\n"
+        )
+    );
+    let ours = listed[0]["device"].as_str().expect("device");
+    assert_ne!(ours, dev);
+    assert_eq!(again.status.code(), Some(4), "{again:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        format!(
+            "tcctl: {dev} is a loop device over {v}, which is already attached as {ours}: \
+             `tcctl mount -b {ours}` mounts the filesystem it holds, if any\n"
+        )
+    );
 }
 
 #[test]

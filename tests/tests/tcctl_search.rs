@@ -79,7 +79,7 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
         "{shown}"
     );
     assert!(
-        shown.contains(", up to about ") && shown.contains(" s left"),
+        shown.contains(", about ") && shown.contains(" s left"),
         "an estimate of the time the whole search would still take: {shown}"
     );
     // Everything narrowed already: what was given is said, nothing more.
@@ -91,7 +91,7 @@ fn a_search_shows_its_progress_on_a_terminal_and_a_wrong_password_its_time_and_t
     );
 }
 
-/// The figures of "up to about X left" on the lines a terminal showed, in
+/// The figures of "about X left" on the lines a terminal showed, in
 /// seconds, each with what its line said was tried and how far.
 fn estimates(shown: &str) -> Vec<(&str, u64)> {
     let secs = |s: &str| -> u64 {
@@ -108,7 +108,7 @@ fn estimates(shown: &str) -> Vec<(&str, u64)> {
     shown
         .split("\x1b[K")
         .filter_map(|l| {
-            let (what, rest) = l.split_once(", up to about ")?;
+            let (what, rest) = l.split_once(", about ")?;
             Some((what, secs(rest.split(" left").next()?)))
         })
         .collect()
@@ -500,7 +500,7 @@ fn what_needs_no_password_is_refused_before_it_is_asked() {
         &[s(&link)],
         4,
         &format!(
-            "tcctl: {} is already mounted on {}: `tcctl dismount {v}` first\n",
+            "tcctl: {} is {v}, which is already mounted on {}: `tcctl dismount {v}` first\n",
             s(&link),
             taken.display()
         ),

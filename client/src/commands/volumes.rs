@@ -55,6 +55,7 @@ fn mount_reported(ctx: Context<'_>, a: &mut MountArgs) -> Result<(String, String
     let c = Client::connect(ctx.at)?;
     let listed = c.list()?;
     check_not_mounted(&listed, &a.volume).map_err(|f| attached_only(&listed, &a.volume, f))?;
+    warn_loop_backing(&a.volume, &host);
     // VeraCrypt's text mode asks where, Enter taking the default.
     if a.ask_mount_point && a.mount_point.is_none() && a.filesystem != MountFilesystem::None {
         let typed = crate::input::terminal_line("Enter mount directory [default]: ")?;
@@ -537,8 +538,8 @@ pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), 
         Some(r) => Err(Failure {
             code: exit::ALREADY_MOUNTED,
             message: format!(
-                "{} is already mounted{}: `tcctl dismount {}` first",
-                volume.display(),
+                "{} already mounted{}: `tcctl dismount {}` first",
+                named_as(volume, r.host()),
                 match r.mount_point() {
                     None => format!(" as {}", r.device()),
                     Some(at) => format!(" on {at}"),
@@ -549,6 +550,42 @@ pub(super) fn check_not_mounted(listed: &[Volume], volume: &Path) -> Result<(), 
     }
 }
 
+/// `volume` as a refusal names it: by its mounted volume `host` too when
+/// it is another name of it (a loop device over its file, a link), so the
+/// device said mounted is not taken for the one given.
+fn named_as(volume: &Path, host: &str) -> String {
+    let given = volume.display();
+    if absolute(volume) == host {
+        format!("{given} is")
+    } else if crate::host::is_device(volume) {
+        format!("{given} is a loop device over {host}, which is")
+    } else if crate::host::is_device(Path::new(host)) {
+        format!("{given} is the file behind {host}, which is")
+    } else {
+        format!("{given} is {host}, which is")
+    }
+}
+
+/// A container attached to a loop device set up outside tcd (losetup,
+/// udisksctl loop-setup) is said before it is mounted: what is written
+/// through that device and through the volume would overwrite each other.
+/// VeraCrypt and cryptsetup mount it all the same; so does tcd.
+fn warn_loop_backing(volume: &Path, host: &File) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(m) = host.metadata().ok().filter(|m| m.is_file()) else {
+        return;
+    };
+    if let Some(dev) = tcd_proto::devices::loop_device_over(m.dev(), m.ino()) {
+        eprintln!(
+            "tcctl: warning: {} is also attached as {dev} outside tcd: what is written through \
+             {dev} and through this volume would overwrite each other (losetup -d {dev} \
+             detaches it)",
+            volume.display(),
+            dev = dev.display()
+        );
+    }
+}
+
 /// A mount of a volume attached only: udisksctl's next step is a mount
 /// of its device, said instead of `f`.
 fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
@@ -556,9 +593,9 @@ fn attached_only(listed: &[Volume], volume: &Path, f: Failure) -> Failure {
         Some(r) if r.mount_point().is_none() && r.state() != VolumeState::Detaching => Failure {
             code: f.code,
             message: format!(
-                "{} is already attached as {device}: `tcctl mount -b {device}` mounts the \
+                "{} already attached as {device}: `tcctl mount -b {device}` mounts the \
                  filesystem it holds, if any",
-                volume.display(),
+                named_as(volume, r.host()),
                 device = r.device(),
             ),
         },
