@@ -892,9 +892,10 @@ pub enum Command {
     /// backup header inside the volume. From a file, the password (PIM,
     /// keyfiles) asked is the backup's: the volume's as it was when the
     /// backup was made, as VeraCrypt asks for the header stored in the
-    /// backup file. A backup of another volume (its size or, where this
-    /// volume's header still opens, its keys differ) is refused, and
-    /// nothing is written.
+    /// backup file. A backup of another volume is refused, and nothing is
+    /// written: its size differs, or this volume's header still opens and
+    /// its keys differ, or (neither header opening) the backup's keys read
+    /// the volume's data as noise.
     RestoreHeader(RestoreHeaderArgs),
     /// Wipe your passwords cached in the daemon (root: everyone's).
     WipeCache,
@@ -1523,6 +1524,13 @@ pub struct RestoreHeaderArgs {
     /// Restore from the backup header inside the volume itself.
     #[arg(long)]
     pub embedded: bool,
+    /// Restore the file's header even when its keys read the volume's
+    /// data as noise. Without it, that is refused: the backup is then of
+    /// another volume of the same size, or the volume holds no filesystem,
+    /// only random data (this volume's own headers not opening to compare
+    /// keys with).
+    #[arg(long, conflicts_with = "embedded")]
+    pub skip_data_check: bool,
     /// Do not ask for confirmation (cryptsetup's --batch-mode, VeraCrypt's
     /// --force): needed without a terminal.
     #[arg(long, short = 'q', visible_alias = "force")]

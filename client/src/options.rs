@@ -38,6 +38,7 @@ pub fn search(s: &Search, pim: u32) -> SearchOptions {
         backup_header: None,
         // cryptsetup's --tcrypt-hidden.
         hidden_only: s.tcrypt_hidden.then_some(true),
+        skip_data_check: None,
     }
 }
 

@@ -370,7 +370,8 @@ fn a_hidden_volume_hides_and_is_protected() {
     let mut primary_only = o.clone();
     primary_only.try_backup = false;
     assert!(open_rw(&e, &path, hidden, &primary_only).is_err());
-    let restored = maintain::restore_from_file(&e, &f, &backup, hidden, &o, &no).expect("restore");
+    let restored =
+        maintain::restore_from_file(&e, &f, &backup, hidden, &o, true, &no).expect("restore");
     assert_eq!(restored, Location::HiddenPrimary);
     assert!(
         open_rw(&e, &path, hidden, &primary_only)
@@ -618,11 +619,11 @@ fn header_backup_restores_a_wiped_volume_and_refuses_a_wrong_password() {
     let before = std::fs::read(&path).expect("read");
     let wrong = fast(b"not it", Format::VeraCrypt);
     assert!(matches!(
-        maintain::restore_from_file(&e, &f, &backup, wrong, &o, &no),
+        maintain::restore_from_file(&e, &f, &backup, wrong, &o, true, &no),
         Err(Error::NotUnlocked { .. })
     ));
     assert!(matches!(
-        maintain::restore_from_file(&e, &f, &backup[..1000], c, &o, &no),
+        maintain::restore_from_file(&e, &f, &backup[..1000], c, &o, true, &no),
         Err(Error::InvalidArgument(_))
     ));
     assert!(
@@ -631,7 +632,7 @@ fn header_backup_restores_a_wiped_volume_and_refuses_a_wrong_password() {
     );
 
     assert_eq!(
-        maintain::restore_from_file(&e, &f, &backup, c, &o, &no).expect("restore"),
+        maintain::restore_from_file(&e, &f, &backup, c, &o, true, &no).expect("restore"),
         Location::Primary
     );
     let mut primary_only = o.clone();

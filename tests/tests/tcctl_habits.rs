@@ -1824,6 +1824,84 @@ fn restore_header_refuses_the_backup_of_another_volume() {
     d.ok(&[&["info", &v][..], &OPEN].concat(), PW);
 }
 
+/// A backup of another volume of the same size, opened by that volume's
+/// password: this volume's headers do not open with it, so no keys can be
+/// compared, but the backup's keys read this volume's data as noise, and
+/// it is refused. This volume's own backup, from before a password change
+/// (its old password now opening no header of it), reads its filesystem
+/// and restores.
+#[test]
+fn restore_header_refuses_a_same_size_backup_whose_keys_read_noise() {
+    const THEIRS: &str = "another volume's password\n";
+    let d = Daemon::start();
+    let mine = create_ext4(&d, "mine.hc");
+    let theirs = s(&d.path("theirs.hc")).to_owned();
+    d.ok(
+        &[
+            &["create", &theirs, "--size", "8M", "--filesystem", "ext4"][..],
+            &OPEN,
+        ]
+        .concat(),
+        THEIRS,
+    );
+    let backup = |vol: &str, pw: &str| {
+        let file = format!("{vol}.backup");
+        d.ok(&[&["backup-header", vol, &file][..], &OPEN].concat(), pw);
+        file
+    };
+    let restore = |file: &str, more: &[&str], pw: &str| {
+        d.tcctl(
+            &[&["restore-header", &mine, file, "-q"][..], more, &OPEN].concat(),
+            pw,
+        )
+    };
+    let foreign = backup(&theirs, THEIRS);
+    let before = std::fs::read(&mine).expect("read");
+    let out = restore(&foreign, &[], THEIRS);
+    assert_eq!(out.status.code(), Some(INVALID_ARGUMENT), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tcctl: the backup's keys read this volume's data as noise: the backup is of another \
+         volume of the same size, or this volume holds no filesystem, only random data; nothing \
+         was written (--skip-data-check restores it all the same)\n"
+    );
+    assert!(
+        std::fs::read(&mine).expect("read") == before,
+        "nothing written"
+    );
+
+    // Its own backup brings back the password it was made with.
+    let own = backup(&mine, PW);
+    d.ok(
+        &[&["change-password", &mine, "--new-pim", "1"][..], &OPEN].concat(),
+        &format!("{PW}a new password for it\n"),
+    );
+    let out = restore(&own, &[], PW);
+    assert!(out.status.success(), "{out:?}");
+    d.ok(&[&["info", &mine][..], &OPEN].concat(), PW);
+
+    // Asked for, the foreign backup is written all the same.
+    let out = restore(&foreign, &["--skip-data-check"], THEIRS);
+    assert!(out.status.success(), "{out:?}");
+    d.ok(&[&["info", &mine][..], &OPEN].concat(), THEIRS);
+    // Not an option of anything else.
+    let (code, msg) = d.fails(
+        &[
+            &[
+                "restore-header",
+                &mine,
+                "--embedded",
+                "--skip-data-check",
+                "-q",
+            ][..],
+            &OPEN,
+        ]
+        .concat(),
+        THEIRS,
+    );
+    assert_eq!(code, USAGE, "{msg}");
+}
+
 #[test]
 fn create_takes_vfat_as_mkfs_users_write_it() {
     tcd_tests::require_tool("mkfs.fat", "package dosfstools");

@@ -782,7 +782,8 @@ pub fn restore(ctx: Context<'_>, mut a: RestoreHeaderArgs) -> Result<(), Failure
         a.secrets.pim = pim_given;
         let (s, ask) = (&mut a.secrets, a.ask_keyfiles);
         let (password, keyfiles) = ask_credentials(ask, pw, s, &a.search, &asked_for, keyfiles)?;
-        let o = options::search(&a.search, a.secrets.pim());
+        let mut o = options::search(&a.search, a.secrets.pim());
+        o.skip_data_check = a.skip_data_check.then_some(true);
         // The daemon reads the backup from where the descriptor stands:
         // from its start again at each try.
         if let Some(mut f) = file.as_ref() {

@@ -50,6 +50,13 @@ impl App {
                 "option detached_header: only HeaderInfo and Mount read a detached header".into(),
             ));
         }
+        if o.options.skip_data_check.is_some() {
+            return Err(Error::InvalidArgument(
+                "option skip_data_check: only RestoreHeaders, from a backup file, checks the \
+                 volume's data"
+                    .into(),
+            ));
+        }
         if !detached && o.options.backup_header == Some(true) {
             return Err(Error::InvalidArgument(
                 "option backup_header: only HeaderInfo and Mount open by the backup header".into(),
@@ -228,10 +235,23 @@ impl App {
     pub fn restore_headers(
         &self,
         caller: &Caller,
-        o: Opening,
+        mut o: Opening,
         backup: Option<File>,
         cancel: &AtomicBool,
     ) -> Result<&'static str> {
+        // Taken out here: no other call takes it.
+        let check_data = match (o.options.skip_data_check.take(), &backup) {
+            (Some(true), Some(_)) => false,
+            (_, Some(_)) => true,
+            (Some(_), None) => {
+                return Err(Error::InvalidArgument(
+                    "option skip_data_check: only a restore from a backup file checks the \
+                     volume's data"
+                        .into(),
+                ));
+            }
+            (None, None) => false,
+        };
         let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         // Dismount it first: its header is in use.
@@ -259,7 +279,9 @@ impl App {
                     what: "cannot read the header backup".into(),
                     source: e,
                 })?;
-                maintain::restore_from_file(engine, &o.host, &bytes, creds, &c.search, cancel)?
+                maintain::restore_from_file(
+                    engine, &o.host, &bytes, creds, &c.search, check_data, cancel,
+                )?
             }
         };
         Ok(location.describe())

@@ -33,6 +33,7 @@ pub const TCCTL_FLAGS: &[(&str, &str)] = &[
     ("favorite", "the favorite"),
     ("favorite_system", "--system-favorite"),
     ("backup_header", "-m headerbak"),
+    ("skip_data_check", "--skip-data-check"),
     ("slot", "--slot"),
     ("fs_options", "--fs-options"),
     ("size", "--size"),

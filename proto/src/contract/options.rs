@@ -198,6 +198,11 @@ pub struct SearchOptions {
     /// `--tcrypt-hidden`): the outer volume's password does not open the
     /// outer volume then.
     pub hidden_only: Option<bool>,
+    /// Restore a backup file's header even when its keys read the
+    /// volume's data as noise (a volume with no filesystem, its data
+    /// random, its own headers not opening): only `RestoreHeaders` takes
+    /// it.
+    pub skip_data_check: Option<bool>,
 }
 
 /// `Mount`: the search, then how and where to mount.
@@ -271,6 +276,7 @@ impl MountOptions {
             system_encryption: self.system_encryption,
             backup_header: self.backup_header,
             hidden_only: self.hidden_only,
+            skip_data_check: None,
         }
     }
 
