@@ -35,9 +35,10 @@ impl Drop for Restore {
     }
 }
 
-/// Reads a line from `tty`, echoing what is typed; Backspace and Ctrl-U
-/// edit it, as the terminal's own line editing does.
-pub fn read(tty: &File) -> std::io::Result<Typed> {
+/// Writes `question` to `tty` and reads the line typed after it, echoing
+/// what is typed; Backspace and Ctrl-U edit it, as the terminal's own line
+/// editing does.
+pub fn ask(tty: &File, question: &str) -> std::io::Result<Typed> {
     let fd = tty.as_raw_fd();
     let mut saved = std::mem::MaybeUninit::<libc::termios>::uninit();
     // SAFETY: tcgetattr fills the termios it is given, or fails and leaves
@@ -58,6 +59,9 @@ pub fn read(tty: &File) -> std::io::Result<Typed> {
     }
     let _restore = Restore { fd, saved };
     let (mut input, mut echo) = (tty, tty);
+    // Asked only once the terminal reads keys as keys: a Ctrl-C typed the
+    // moment the question shows is an answer, not a signal.
+    echo.write_all(question.as_bytes())?;
     let mut line = Vec::new();
     loop {
         let mut key = [0u8; 1];

@@ -407,16 +407,13 @@ pub fn can_confirm(interactive: bool, what: &str, skip: &str) -> Result<(), Fail
 /// A line typed on the controlling terminal after `question`, shown as
 /// typed, less its newline; end of input cancels.
 pub fn terminal_line(question: &str) -> Result<String, Failure> {
-    use std::io::Write;
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
         .map_err(|e| Failure::invalid(format!("cannot open the terminal: {e}")))?;
-    let mut out = &tty;
-    let _ = write!(out, "{question}");
     // Ctrl-C and Ctrl-D are answers here, as at a password prompt.
-    match crate::answer::read(&tty) {
+    match crate::answer::ask(&tty, question) {
         Ok(crate::answer::Typed::Line(line)) => Ok(line),
         Ok(crate::answer::Typed::Ended) => Err(Failure {
             code: exit::CANCELLED,
