@@ -1458,6 +1458,7 @@ pub struct ExpandArgs {
     pub volume: PathBuf,
     /// The container's new size: bytes, or with K, M, G, T (binary, as
     /// create takes it). A device's volume grows to the device's size.
+    /// The size an interrupted expansion was going to finishes it.
     #[arg(long, value_parser = input::parse_volume_size, conflicts_with = "add")]
     pub size: Option<u64>,
     /// Grow the container by this much (K, M, G, T as --size).

@@ -9,7 +9,7 @@ use crate::bus::{Client, Failure, HeaderInfo};
 use crate::input::read_keyfiles;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use tcd_proto::contract::options::VolumeFormat;
+use tcd_proto::contract::options::{BACKUP_FILE_BYTES, VolumeFormat};
 use tcd_proto::contract::{NewCredentials, SearchOptions};
 
 /// What opens a volume's header.
@@ -133,8 +133,8 @@ pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
     std::fs::metadata(folder).map_err(|e| Failure::file(folder, &e))?;
     // A full filesystem is said before the password, as create says it.
     match crate::host::free_space(folder) {
-        Ok(free) if free < BACKUP_BYTES => Err(Failure::invalid(format!(
-            "{}: not enough free space for the header backup: {BACKUP_BYTES} bytes are needed \
+        Ok(free) if free < BACKUP_FILE_BYTES => Err(Failure::invalid(format!(
+            "{}: not enough free space for the header backup: {BACKUP_FILE_BYTES} bytes are needed \
              and its filesystem has {free} free",
             path.display()
         ))),
@@ -142,17 +142,14 @@ pub fn check_backup_path(path: &Path) -> Result<(), Failure> {
     }
 }
 
-/// What `backup-header` writes: both header groups, 2 × 64 KiB.
-const BACKUP_BYTES: u64 = 131072;
-
 /// A header backup to restore from.
 pub fn open_backup(path: &Path) -> Result<File, Failure> {
     crate::host::refuse_folder_name(path)?;
     let f = crate::input::open_regular(path).map_err(|e| Failure::file(path, &e))?;
     // Refused before a password is asked (the daemon checks it again).
     match f.metadata() {
-        Ok(m) if m.len() != BACKUP_BYTES => Err(Failure::invalid(format!(
-            "{}: a header backup is {BACKUP_BYTES} bytes; this one is {}",
+        Ok(m) if m.len() != BACKUP_FILE_BYTES => Err(Failure::invalid(format!(
+            "{}: a header backup is {BACKUP_FILE_BYTES} bytes; this one is {}",
             path.display(),
             m.len()
         ))),

@@ -728,3 +728,126 @@ fn an_expansion_opened_by_the_backup_header_says_so_and_leaves_both_headers_whol
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(header_size(&d, &vol), 16 * MIB - 256 * 1024);
 }
+
+/// An expansion stopped during its fill, its primary header then damaged
+/// and restored from the embedded backup (which already says the new
+/// size): the command the interrupt printed still finishes it, filling
+/// the space never written and growing the filesystem, and says so; once
+/// finished, the same size again is refused as before.
+#[test]
+fn an_interrupted_expansion_is_finished_after_its_primary_header_is_restored_from_the_backup() {
+    use std::os::unix::fs::FileExt;
+    use std::time::{Duration, Instant};
+    let d = Daemon::start();
+    let vol = d.path("cut.vc");
+    let v = s(&vol);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let m = s(&mnt);
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            "16M",
+            "--filesystem",
+            "ext4",
+            "--force",
+        ]),
+        "secret words\n",
+    );
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    std::fs::write(mnt.join("kept"), b"across it all").expect("write");
+    let before = df_size(&mnt);
+    d.ok(&["dismount", m], "");
+    let size = || std::fs::metadata(&vol).expect("stat").len();
+
+    // Interrupted once the container has grown (its new backup header
+    // written), while the new space is being filled.
+    let new = 2u64 << 30;
+    let mut c = d.command();
+    c.args(with(&["expand", "-q", v, "--size", "2G"]))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("tcctl");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), b"secret words\n")
+        .expect("password");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while size() == 16 * MIB {
+        assert!(Instant::now() < deadline, "the container never grew");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    tcd_tests::daemon::send_signal(child.id(), 2);
+    let out = child.wait_with_output().expect("tcctl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let again = format!("tcctl expand --size {new} {v}");
+    assert!(
+        err.contains(&format!("`{again}` finishes the expansion")),
+        "{err}"
+    );
+    d.wait_for_log("cancelling its request", "the fill went on");
+    let data_end = new - 128 * 1024;
+    let mut last = [0u8; 512];
+    let host = std::fs::File::open(&vol).expect("open");
+    host.read_exact_at(&mut last, data_end - 512).expect("read");
+    assert_eq!(last, [0u8; 512], "the fill was stopped before the end");
+
+    // The primary header damaged, the embedded backup restored over it:
+    // both now say the new size, the filesystem is still the old one.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&vol)
+        .and_then(|f| f.write_all_at(&[0u8; 512], 0))
+        .expect("damage the primary header");
+    d.ok(
+        &with(&["restore-header", v, "--embedded", "-q"]),
+        "secret words\n",
+    );
+    assert_eq!(header_size(&d, &vol), data_end - 128 * 1024);
+
+    // The printed command finishes it.
+    let args: Vec<&str> = again.split(' ').skip(1).collect();
+    let mut args = with(&args);
+    args.push("-q");
+    let out = d.ok(&args, "secret words\n");
+    let tail = |out: &str| {
+        out.split_once("(the last ")
+            .and_then(|(_, rest)| rest.split_once(' '))
+            .and_then(|(n, _)| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let filled = tail(&out);
+    assert!(filled > 0 && filled < new - 16 * MIB, "{out}");
+    assert_eq!(
+        out,
+        format!(
+            "{v}: expanded; the volume holds {} bytes\n\
+             {v}: its ext4 filesystem was grown to fill it\n\
+             {v}: its headers held this size already: an expansion left unfinished was finished \
+             (the last {filled} bytes of its data area, never written, were encrypted)\n",
+            data_end - 128 * 1024
+        )
+    );
+    host.read_exact_at(&mut last, data_end - 512).expect("read");
+    assert_ne!(last, [0u8; 512], "the space left is filled");
+    fsck_clean(&d, v);
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    assert_eq!(
+        std::fs::read(mnt.join("kept")).expect("read"),
+        b"across it all"
+    );
+    let after = df_size(&mnt);
+    assert!(after > before + (1 << 30), "df: {before} then {after}");
+    d.ok(&["dismount", m], "");
+
+    // Nothing is left to finish: the same size again is refused.
+    let (code, err) = d.fails(&args, "secret words\n");
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains(&format!("the container holds {new} bytes already")),
+        "{err}"
+    );
+}

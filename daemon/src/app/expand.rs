@@ -19,6 +19,11 @@ pub struct Expanded {
     pub filesystem: Grown,
     /// The backup header opened it (both were written anew).
     pub by_backup: bool,
+    /// Both headers said this size already: an expansion left unfinished
+    /// was finished, these bytes at the data area's end never written.
+    pub finished: Option<u64>,
+    /// The new space was encrypted (not left as it was).
+    pub filled: bool,
 }
 
 impl App {
@@ -80,24 +85,7 @@ impl App {
             progress,
             cancel,
         )?;
-        let grown = o
-            .host
-            .try_clone()
-            .map_err(|e| Error::Io {
-                what: "cannot reopen the volume".into(),
-                source: e,
-            })
-            .and_then(|host| {
-                OpenVolume::open(engine, host, creds, Target::Any, &c.search, cancel, false)
-            })
-            .and_then(|v| self.table.grow_filesystem(v));
-        // The volume has grown either way; a filesystem left as it was is
-        // said, not an error.
-        let filesystem = grown.unwrap_or_else(|e| Grown {
-            filesystem: String::new(),
-            grown: false,
-            note: format!("the filesystem was not grown: {e}"),
-        });
+        let filesystem = self.grow_filesystem(&o.host, creds, &c.search, cancel);
         if let Some(t) = times
             && let Err(e) = t.put_back(&o.host)
         {
@@ -107,7 +95,38 @@ impl App {
             size: plan.new_data_size,
             filesystem,
             by_backup: plan.by_backup,
+            finished: plan.unfinished,
+            filled: to.fill,
         })
+    }
+}
+
+impl App {
+    /// Grows the filesystem inside the expanded volume. The volume has
+    /// grown either way; a filesystem left as it was is said, not an
+    /// error.
+    fn grow_filesystem(
+        &self,
+        host: &std::fs::File,
+        creds: crate::volume::unlock::Credentials<'_>,
+        search: &crate::volume::unlock::SearchOptions,
+        cancel: &AtomicBool,
+    ) -> Grown {
+        let engine = self.table.engine();
+        host.try_clone()
+            .map_err(|e| Error::Io {
+                what: "cannot reopen the volume".into(),
+                source: e,
+            })
+            .and_then(|host| {
+                OpenVolume::open(engine, host, creds, Target::Any, search, cancel, false)
+            })
+            .and_then(|v| self.table.grow_filesystem(v))
+            .unwrap_or_else(|e| Grown {
+                filesystem: String::new(),
+                grown: false,
+                note: format!("the filesystem was not grown: {e}"),
+            })
     }
 }
 

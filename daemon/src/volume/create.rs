@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
 
 /// Bytes of one header group (a header's 64 KiB slot and the hidden one's).
-pub const GROUP_BYTES: u64 = 131072;
+pub const GROUP_BYTES: u64 = tcd_proto::contract::options::HEADER_GROUP_BYTES;
 /// Bytes at the end of the outer data area a hidden volume leaves to the
 /// outer filesystem (TrueCrypt's reserved end area).
 pub const HIDDEN_END_RESERVE: u64 = 4096;

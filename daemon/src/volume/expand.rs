@@ -12,7 +12,12 @@
 //! its old size (the data area it names is untouched) and the new backup
 //! header at its new size; a torn primary leaves the new backup header;
 //! after it, both say the new size. An expansion stopped before the end
-//! (a crash, a cancel) is finished by expanding again to the same size.
+//! (a crash, a cancel) is finished by expanding again to the same size:
+//! from the old size while the primary header says it; and once both
+//! headers say the new size (the embedded backup header restored over a
+//! damaged primary) by filling the data area's end that was never written
+//! (sectors of zeros on the host: an encrypted sector is all zeros by a
+//! chance of 2^-4096) before the filesystem is grown.
 
 use super::create::{GROUP_BYTES, SealWith, fill_encrypted, random, seal, write_durably};
 use super::header::{Header, Location};
@@ -20,7 +25,8 @@ use super::unlock::{self, Credentials, SearchOptions, Target};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::sync::atomic::AtomicBool;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
 
 /// The expansion to make: the host's new size (`None`: a block device's
@@ -47,6 +53,10 @@ pub struct Plan {
     pub format: super::kdf::Format,
     /// The backup header opened it: the primary did not.
     pub by_backup: bool,
+    /// Both headers said the new size already: the bytes at the data
+    /// area's end never written, filled to finish the expansion (no header
+    /// is written).
+    pub unfinished: Option<u64>,
     is_file: bool,
 }
 
@@ -114,28 +124,18 @@ pub fn plan(
         (None, true) => return Err(Error::InvalidArgument("the new size is missing".into())),
     };
     let sector = u64::from(h.sector_size.max(512));
-    let old_end = h.data_offset + h.data_size;
     let new_data_size = new_size.saturating_sub(GROUP_BYTES + h.data_offset) / sector * sector;
-    if new_data_size <= h.data_size && !is_file {
-        return Err(Error::InvalidArgument(format!(
-            "the volume already fills its device ({old_size} bytes): grow the device (or its \
-             partition) first"
-        )));
-    }
-    // The same size again: the container is the volume's already.
-    if new_data_size <= h.data_size && new_size <= old_size {
-        return Err(Error::InvalidArgument(format!(
-            "the container holds {old_size} bytes already, all of them the volume's (its data \
-             area ends at {old_end}, and the backup headers take the last {GROUP_BYTES}): only \
-             a larger size grows it"
-        )));
-    }
+    let mut unfinished = None;
     if new_data_size <= h.data_size {
-        return Err(Error::InvalidArgument(format!(
-            "{new_size} bytes would not grow the volume: its data area ends at {old_end}, \
-             and the backup headers take the last {GROUP_BYTES} (the data area grows in whole \
-             sectors of {sector} bytes)"
-        )));
+        let same = new_data_size == h.data_size && new_size == old_size;
+        let tail = match same {
+            true => unwritten_tail(host, h.data_offset, h.data_size, sector, cancel)?,
+            false => 0,
+        };
+        if tail == 0 {
+            return Err(no_growth(h, old_size, new_size, is_file, sector));
+        }
+        unfinished = Some(tail);
     }
     let mut header = h.clone();
     header.volume_size = new_data_size;
@@ -150,8 +150,71 @@ pub fn plan(
         prf: u.prf,
         format: h.format,
         by_backup: u.location == Location::Backup,
+        unfinished,
         is_file,
     })
+}
+
+/// Why `new_size` does not grow the volume `h` describes, on a host of
+/// `old_size` bytes.
+fn no_growth(h: &Header, old_size: u64, new_size: u64, is_file: bool, sector: u64) -> Error {
+    let old_end = h.data_offset + h.data_size;
+    if !is_file {
+        return Error::InvalidArgument(format!(
+            "the volume already fills its device ({old_size} bytes): grow the device (or its \
+             partition) first"
+        ));
+    }
+    // The same size again: the container is the volume's already.
+    if new_size <= old_size {
+        return Error::InvalidArgument(format!(
+            "the container holds {old_size} bytes already, all of them the volume's (its data \
+             area ends at {old_end}, and the backup headers take the last {GROUP_BYTES}): only \
+             a larger size grows it"
+        ));
+    }
+    Error::InvalidArgument(format!(
+        "{new_size} bytes would not grow the volume: its data area ends at {old_end}, and the \
+         backup headers take the last {GROUP_BYTES} (the data area grows in whole sectors of \
+         {sector} bytes)"
+    ))
+}
+
+/// The bytes at the end of the data area (`len` bytes at host offset
+/// `start`) that were never written: whole sectors of zeros on the host,
+/// counted back from its end.
+fn unwritten_tail(
+    host: &File,
+    start: u64,
+    len: u64,
+    sector: u64,
+    cancel: &AtomicBool,
+) -> Result<u64> {
+    const CHUNK: u64 = 1 << 20;
+    let mut buf = vec![0u8; CHUNK as usize];
+    let mut end = start + len;
+    while end > start {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let n = (end - start).min(CHUNK);
+        let chunk = &mut buf[..n as usize];
+        host.read_exact_at(chunk, end - n)
+            .map_err(|source| Error::Io {
+                what: "cannot read the data area".into(),
+                source,
+            })?;
+        let zeros = chunk
+            .rchunks(sector as usize)
+            .take_while(|s| s.iter().all(|&b| b == 0))
+            .count() as u64
+            * sector;
+        if zeros < n {
+            return Ok(start + len - end + zeros);
+        }
+        end -= n;
+    }
+    Ok(len)
 }
 
 /// Carries out `plan`'s steps up to and including `last` (all of them:
@@ -168,6 +231,9 @@ pub fn apply(
     progress: &mut dyn FnMut(u64, u64),
     cancel: &AtomicBool,
 ) -> Result<()> {
+    if let Some(tail) = plan.unfinished {
+        return finish(engine, host, plan, tail, fill, opts, progress, cancel);
+    }
     let with = SealWith {
         prf: plan.prf,
         chain: plan.chain,
@@ -188,6 +254,31 @@ pub fn apply(
             break;
         }
     }
+    Ok(())
+}
+
+/// Finishes an expansion whose headers both say the new size: the last
+/// `tail` bytes of the data area, never written, are encrypted zeros (left
+/// as they are when not `fill`).
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    engine: &Engine,
+    host: &File,
+    plan: &Plan,
+    tail: u64,
+    fill: bool,
+    opts: &SearchOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<()> {
+    if fill {
+        let h = &plan.header;
+        let cipher =
+            engine.volume_cipher(plan.chain, &h.master_keys[..], opts.backend.as_deref())?;
+        let start = h.data_offset + h.data_size - tail;
+        fill_encrypted(host, &cipher, start, tail, progress, cancel)?;
+    }
+    progress(tail, tail);
     Ok(())
 }
 

@@ -27,7 +27,7 @@ use zeroize::Zeroizing;
 /// a backup does not tell whether one exists), laid out as TrueCrypt's are.
 /// The headers are copied as they are on disk (TrueCrypt re-encrypts them
 /// under fresh salts; either way only the password opens them).
-pub const BACKUP_FILE_BYTES: usize = GROUP_BYTES as usize;
+pub const BACKUP_FILE_BYTES: usize = tcd_proto::contract::options::BACKUP_FILE_BYTES as usize;
 
 /// What a volume should open with after a change.
 #[derive(Debug, Clone, Copy)]

@@ -78,18 +78,25 @@ fn exact_units(bytes: u64) -> String {
     format!("{} MiB", mib.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// What a new volume's headers take of its host: 128 KiB at the start
-/// and 128 KiB of backups at the end.
-pub const NEW_VOLUME_HEADER_BYTES: u64 = 262_144;
+/// A header group: the volume header's 64 KiB slot, then the hidden
+/// volume header's (TrueCrypt 6 and later, VeraCrypt).
+pub const HEADER_GROUP_BYTES: u64 = 131_072;
+
+/// What a header backup file holds: one header group, as `backup-header`
+/// writes it and `restore-header` takes it.
+pub const BACKUP_FILE_BYTES: u64 = HEADER_GROUP_BYTES;
+
+/// What a new volume's headers take of its host: a header group at the
+/// start and its backup at the end.
+pub const NEW_VOLUME_HEADER_BYTES: u64 = 2 * HEADER_GROUP_BYTES;
 
 /// The smallest volume TrueCrypt ever made (37 sectors of 512 bytes, before
 /// 6.0); its driver, and VeraCrypt's, refuse anything smaller, and so do
 /// the daemon and `tcctl` (before a password is asked).
 pub const MIN_VOLUME_BYTES: u64 = 37 * 512;
 
-/// The smallest host with an embedded backup header: two header groups
-/// of 128 KiB (TrueCrypt 6 and later, VeraCrypt).
-pub const MIN_WITH_BACKUP_BYTES: u64 = 2 * 131072;
+/// The smallest host with an embedded backup header: two header groups.
+pub const MIN_WITH_BACKUP_BYTES: u64 = 2 * HEADER_GROUP_BYTES;
 
 /// Why a host of `size` bytes, under [`MIN_WITH_BACKUP_BYTES`], has no
 /// embedded backup header to restore from: said by the daemon and by
@@ -318,6 +325,22 @@ pub const HOLDS_HIDDEN: &str = "a volume that holds a hidden volume cannot be ex
 /// primary did not; both now hold the new size.
 pub const EXPANDED_BY_BACKUP: &str = "its primary header did not open it (damaged, or an \
      expansion was interrupted) and its backup header did; both headers now hold the new size";
+
+/// A line of `Expand`'s note: both headers held the size asked for
+/// already and the last `tail` bytes of the data area had never been
+/// written (an expansion stopped before its end, its primary header then
+/// restored from the backup): they were encrypted (`filled`) or left as
+/// they were, and the filesystem grown as after any expansion.
+pub fn expansion_finished(tail: u64, filled: bool) -> String {
+    let done = match filled {
+        true => "were encrypted",
+        false => "were left as they were",
+    };
+    format!(
+        "its headers held this size already: an expansion left unfinished was finished (the \
+         last {tail} bytes of its data area, never written, {done})"
+    )
+}
 
 /// `Expand`.
 #[derive(Debug, Clone, Default, PartialEq, SerializeDict, DeserializeDict, Type)]

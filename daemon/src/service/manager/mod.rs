@@ -263,8 +263,11 @@ impl Manager {
     /// hidden volume, and one whose owner says (`holds_hidden`, b) that it
     /// holds one, is refused. Returns the data area's new size, the
     /// filesystem, whether it was grown, and a note of lines: if not
-    /// grown, why and how to grow it; and if the backup header opened the
-    /// volume, `EXPANDED_BY_BACKUP`. Emits `SearchProgress`, then
+    /// grown, why and how to grow it; if the backup header opened the
+    /// volume, `EXPANDED_BY_BACKUP`; and first, when both headers held the
+    /// size already and the data area's end had never been written (an
+    /// expansion left unfinished, its primary header since restored from
+    /// the backup), that this expansion finished it. Emits `SearchProgress`, then
     /// `ExpandProgress` while filling.
     #[allow(clippy::too_many_arguments)]
     async fn expand(
@@ -287,14 +290,17 @@ impl Manager {
         self.written(writing, "Expand", String::new(), &header, conn)
             .await;
         let fs = e.filesystem;
-        // One line each: why the filesystem was not grown, and that the
-        // backup header opened it.
+        // One line each: an unfinished expansion finished, why the
+        // filesystem was not grown, and that the backup header opened it.
+        let finished = e
+            .finished
+            .map(|tail| tcd_proto::contract::options::expansion_finished(tail, e.filled));
         let by_backup = e
             .by_backup
-            .then_some(tcd_proto::contract::options::EXPANDED_BY_BACKUP);
-        let note: Vec<&str> = [fs.note.as_str()]
+            .then(|| tcd_proto::contract::options::EXPANDED_BY_BACKUP.to_owned());
+        let note: Vec<String> = finished
             .into_iter()
-            .filter(|n| !n.is_empty())
+            .chain(Some(fs.note).filter(|n| !n.is_empty()))
             .chain(by_backup)
             .collect();
         Ok((e.size, fs.filesystem, fs.grown, note.join("\n")))
