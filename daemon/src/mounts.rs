@@ -240,11 +240,17 @@ impl MountTable {
             what: format!("cannot make {}", runtime.display()),
             source: e,
         })?;
+        // As the kernel names a loop device's backing file (no link, no
+        // relative part): a device is detached only while it serves ours.
+        let runtime = runtime.canonicalize().map_err(|e| Error::Io {
+            what: format!("cannot resolve {}", runtime.display()),
+            source: e,
+        })?;
         Ok(MountTable {
             engine,
             read_only_events: Mutex::new(None),
             health_events: Mutex::new(None),
-            runtime: runtime.to_path_buf(),
+            runtime,
             entries: Arc::new(Mutex::new(BTreeMap::new())),
             gone_events: Arc::new(Mutex::new(None)),
             mounting: Mutex::new(Vec::new()),
@@ -405,7 +411,7 @@ impl MountTable {
         let fuse = self.runtime.join("fuse");
         let mut done = Vec::new();
         if let Ok(loops) = mount::loopdev::attached_under(&fuse) {
-            for dev in loops {
+            for (dev, file) in loops {
                 // A filesystem still mounted from it goes first.
                 for target in mounts_of(&dev) {
                     match mountpoint::unmount_stale(&target, &dev) {
@@ -413,7 +419,7 @@ impl MountTable {
                         Err(e) => tracing::warn!("left {}: {e}", target.display()),
                     }
                 }
-                if mount::loopdev::detach(&dev).is_ok() {
+                if mount::loopdev::detach_from(&dev, &file).is_ok() {
                     done.push(format!("detached {}", dev.display()));
                 }
             }
@@ -1109,10 +1115,11 @@ impl MountTable {
             .map(|(id, e)| (*id, e.view.device.clone()))
             .collect();
         for (id, device) in left {
-            if let Err(e) = mount::loopdev::detach(&device) {
+            let folder = self.runtime.join("fuse").join(id.to_string());
+            let file = folder.join(mount::fuse::FILE_NAME);
+            if let Err(e) = mount::loopdev::detach_from(&device, &file) {
                 tracing::warn!(id, "detaching volume's {} at exit: {e}", device.display());
             }
-            let folder = self.runtime.join("fuse").join(id.to_string());
             match mountpoint::unmount(&folder, true) {
                 Ok(()) => tracing::info!(id, "detaching volume let go at exit"),
                 Err(e) => tracing::warn!(id, "detaching volume at exit: {e}"),

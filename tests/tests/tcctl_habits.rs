@@ -46,6 +46,11 @@ fn attached(d: &Daemon, v: &str, more: &[&str]) -> String {
 
 /// A new fast volume of 8 MiB with an ext4 filesystem, to mount.
 fn create_ext4(d: &Daemon, name: &str) -> String {
+    create_ext4_opened_by(d, name, PW)
+}
+
+/// [`create_ext4`] with the password `pw`.
+fn create_ext4_opened_by(d: &Daemon, name: &str, pw: &str) -> String {
     let v = s(&d.path(name)).to_owned();
     d.ok(
         &[
@@ -53,9 +58,16 @@ fn create_ext4(d: &Daemon, name: &str) -> String {
             &OPEN,
         ]
         .concat(),
-        PW,
+        pw,
     );
     v
+}
+
+/// A header backup of `vol`, opened by `pw`, beside it; its path.
+fn backup_of(d: &Daemon, vol: &str, pw: &str) -> String {
+    let file = format!("{vol}.backup");
+    d.ok(&[&["backup-header", vol, &file][..], &OPEN].concat(), pw);
+    file
 }
 
 /// A new fast volume of 4 MiB unless `more` gives its size, with `more`.
@@ -1722,11 +1734,7 @@ fn restore_header_refuses_the_backup_of_another_volume() {
     let v = create(&d, "v.hc", "4M");
     let smaller = create(&d, "smaller.hc", "2M");
     let twin = create(&d, "twin.hc", "4M");
-    let backup = |vol: &str| {
-        let file = format!("{vol}.backup");
-        d.ok(&[&["backup-header", vol, &file][..], &OPEN].concat(), PW);
-        file
-    };
+    let backup = |vol: &str| backup_of(&d, vol, PW);
     let before = std::fs::read(&v).expect("read");
     let restore = |file: &str| {
         d.fails(
@@ -1835,27 +1843,14 @@ fn restore_header_refuses_a_same_size_backup_whose_keys_read_noise() {
     const THEIRS: &str = "another volume's password\n";
     let d = Daemon::start();
     let mine = create_ext4(&d, "mine.hc");
-    let theirs = s(&d.path("theirs.hc")).to_owned();
-    d.ok(
-        &[
-            &["create", &theirs, "--size", "8M", "--filesystem", "ext4"][..],
-            &OPEN,
-        ]
-        .concat(),
-        THEIRS,
-    );
-    let backup = |vol: &str, pw: &str| {
-        let file = format!("{vol}.backup");
-        d.ok(&[&["backup-header", vol, &file][..], &OPEN].concat(), pw);
-        file
-    };
+    let theirs = create_ext4_opened_by(&d, "theirs.hc", THEIRS);
     let restore = |file: &str, more: &[&str], pw: &str| {
         d.tcctl(
             &[&["restore-header", &mine, file, "-q"][..], more, &OPEN].concat(),
             pw,
         )
     };
-    let foreign = backup(&theirs, THEIRS);
+    let foreign = backup_of(&d, &theirs, THEIRS);
     let before = std::fs::read(&mine).expect("read");
     let out = restore(&foreign, &[], THEIRS);
     assert_eq!(out.status.code(), Some(INVALID_ARGUMENT), "{out:?}");
@@ -1871,7 +1866,7 @@ fn restore_header_refuses_a_same_size_backup_whose_keys_read_noise() {
     );
 
     // Its own backup brings back the password it was made with.
-    let own = backup(&mine, PW);
+    let own = backup_of(&d, &mine, PW);
     d.ok(
         &[&["change-password", &mine, "--new-pim", "1"][..], &OPEN].concat(),
         &format!("{PW}a new password for it\n"),
@@ -3443,6 +3438,48 @@ fn an_unencrypted_filesystem_is_named_after_the_wrong_password() {
             "{command:?}: {msg}"
         );
     }
+}
+
+/// A volume's loop device detached by hand and attached at once to
+/// another file: the dismount goes through and leaves that device to the
+/// file it now serves.
+#[test]
+fn a_dismount_leaves_a_device_detached_by_hand_and_given_to_another_file() {
+    let d = Daemon::start();
+    let v = create(&d, "byhand.hc", "4M");
+    let device = attached(&d, &v, &[]);
+    let st = Command::new("losetup")
+        .args(["-d", &device])
+        .status()
+        .expect("losetup");
+    assert!(st.success());
+    // Its device given since to another file: that file's, and left to it.
+    let other = d.path("other.img");
+    std::fs::write(&other, vec![0u8; 1 << 20]).expect("a file");
+    let st = Command::new("losetup")
+        .args([&device, s(&other)])
+        .status()
+        .expect("losetup");
+    assert!(st.success());
+    let backing = || {
+        let name = device.trim_start_matches("/dev/");
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default()
+    };
+    assert_eq!(backing().trim_end(), s(&other));
+    let out = d.tcctl(&["dismount", &v], "");
+    let after = backing();
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    assert_eq!(
+        after.trim_end(),
+        s(&other),
+        "{device} was detached: {out:?}"
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{v} dismounted\n")
+    );
+    assert_eq!(d.list(), serde_json::json!([]));
 }
 
 /// A volume's loop device detached by hand (root's `losetup -d`, which

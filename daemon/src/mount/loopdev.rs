@@ -155,23 +155,52 @@ pub fn is_read_only(device: &Path) -> std::io::Result<bool> {
     }
 }
 
-/// Detaches a loop device, writable again for its next user (see
-/// [`set_read_only`]; a device attached read-only stays so for the
-/// kernel until its detach, whatever the flag).
-pub fn detach(device: &Path) -> Result<()> {
+/// Detaches loop device `device` if it is still attached to `file`,
+/// writable again for its next user (see [`set_read_only`]; a device
+/// attached read-only stays so for the kernel until its detach, whatever
+/// the flag). A device detached by someone else (root by hand, the
+/// kernel's autoclear) is detached already; if it has since been attached
+/// to another file it is that file's, and is left alone. The device is
+/// held open from that check to the detach, so it cannot change hands
+/// between them: the kernel detaches a device others hold open only when
+/// the last of them closes it (as `losetup --detach` does).
+pub fn detach_from(device: &Path, file: &Path) -> Result<()> {
+    let io = |source| Error::Io {
+        what: format!("cannot detach {}", device.display()),
+        source,
+    };
+    let held = match std::fs::File::open(device) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    if !backed_by(device, file) {
+        if bound(device) {
+            tracing::warn!(
+                "{} was detached by hand and now serves another file: left to it",
+                device.display()
+            );
+        }
+        return Ok(());
+    }
     if is_read_only(device).unwrap_or(false)
         && let Err(e) = set_read_only(device, false)
     {
         tracing::warn!("{} stays read-only after its detach: {e}", device.display());
     }
-    match tools::run("losetup", ["--detach".as_ref(), device.as_os_str()]) {
-        Ok(_) => Ok(()),
-        // Detached already (the kernel's autoclear, or root by hand):
-        // what was asked is done.
-        Err(_) if !bound(device) => Ok(()),
-        Err(e) => Err(e),
+    // SAFETY: LOOP_CLR_FD takes no argument and touches no memory of
+    // ours; the descriptor is open for the duration of the call.
+    let rc = unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&held), LOOP_CLR_FD, 0) };
+    match rc {
+        0 => Ok(()),
+        // Detached in the meantime: what was asked is done.
+        _ if !bound(device) => Ok(()),
+        _ => Err(io(std::io::Error::last_os_error())),
     }
 }
+
+/// `LOOP_CLR_FD` from `linux/loop.h`.
+const LOOP_CLR_FD: libc::Ioctl = 0x4c01;
 
 /// Whether loop device `device` has a backing file.
 fn bound(device: &Path) -> bool {
@@ -184,8 +213,8 @@ fn bound(device: &Path) -> bool {
 }
 
 /// Loop devices whose backing file lies under `folder` (left behind by a
-/// daemon that was killed).
-pub fn attached_under(folder: &Path) -> Result<Vec<PathBuf>> {
+/// daemon that was killed), with that file.
+pub fn attached_under(folder: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     let list = tools::output(
         "losetup",
         ["--list", "--noheadings", "--output", "NAME,BACK-FILE"],
@@ -193,20 +222,16 @@ pub fn attached_under(folder: &Path) -> Result<Vec<PathBuf>> {
     Ok(list
         .lines()
         .filter_map(|l| l.split_once(char::is_whitespace))
-        .filter(|(_, back)| Path::new(back.trim()).starts_with(folder))
-        .map(|(name, _)| PathBuf::from(name))
+        .map(|(name, back)| (PathBuf::from(name), PathBuf::from(back.trim())))
+        .filter(|(_, back)| back.starts_with(folder))
         .collect())
 }
 
-/// Waits (up to `limit`) until the kernel has released the backing file of
-/// a detached loop device.
-pub fn wait_released(device: &Path, limit: std::time::Duration) {
-    let Some(name) = device.file_name() else {
-        return;
-    };
-    let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+/// Waits (up to `limit`) until the kernel has released `file`, the backing
+/// file of the detached loop device `device`.
+pub fn wait_released(device: &Path, file: &Path, limit: std::time::Duration) {
     let start = std::time::Instant::now();
-    while backing.exists() && start.elapsed() < limit {
+    while backed_by(device, file) && start.elapsed() < limit {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -154,19 +154,20 @@ impl BlockExport for FuseLoop {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        loopdev::detach(&self.device)?;
+        let file = self.folder.join(fuse::FILE_NAME);
+        loopdev::detach_from(&self.device, &file)?;
         // The kernel lets go of the backing file after the detach returns
         // (and after any prober such as blkid closes the device): until
         // then the FUSE folder is busy.
-        loopdev::wait_released(&self.device, std::time::Duration::from_secs(10));
+        loopdev::wait_released(&self.device, &file, std::time::Duration::from_secs(10));
         (*self).stop_fuse()
     }
 
     fn close_when_released(self: Box<Self>) -> Result<()> {
         // Busy, the device is only marked to go when its last user closes
         // it (autoclear); nothing else of the daemon waits meanwhile.
-        loopdev::detach(&self.device)?;
         let file = self.folder.join(fuse::FILE_NAME);
+        loopdev::detach_from(&self.device, &file)?;
         while loopdev::backed_by(&self.device, &file) {
             std::thread::sleep(std::time::Duration::from_millis(250));
         }
@@ -215,7 +216,7 @@ impl Drop for FuseLoop {
     fn drop(&mut self) {
         // Closed without `close` (an error path): take it all down anyway.
         if let Some(s) = self.session.take() {
-            let _ = loopdev::detach(&self.device);
+            let _ = loopdev::detach_from(&self.device, &self.folder.join(fuse::FILE_NAME));
             s.umount_and_join();
             let _ = std::fs::remove_dir(&self.folder);
         }
