@@ -108,6 +108,7 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<()> {
         super::input::bounded_keyfiles("keyfiles", &call.keyfiles)?;
+        super::input::refuse_read_only(&call.host, "making a volume on it")?;
         let o = &call.options;
         let copts = self.create_options(caller, o)?;
         self.table.refuse_mounted(&call.host)?;

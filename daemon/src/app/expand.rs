@@ -42,7 +42,7 @@ impl App {
                 tcd_proto::contract::options::HOLDS_HIDDEN.into(),
             ));
         }
-        refuse_read_only(&o.host)?;
+        super::input::refuse_read_only(&o.host, "expanding it")?;
         let mut c = self.check_opening(caller, &o, false)?;
         let _held = self.table.hold(&o.host)?;
         // Grown under a loop device or a filesystem mounted outside tcd,
@@ -174,20 +174,4 @@ fn refuse_ungrowable(
          unused (a container never shrinks): nothing was written; copy its files into a new, \
          larger volume, or expand with option filesystem_as_is and grow {name} elsewhere"
     )))
-}
-
-/// Expanding writes the container through the descriptor the caller
-/// handed: one opened read-only (a file they may read but not write) is
-/// refused before any search.
-fn refuse_read_only(host: &std::fs::File) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: F_GETFL reads the flags of a descriptor this File owns and
-    // keeps open for the duration of the call; it touches no memory.
-    let flags = unsafe { libc::fcntl(host.as_raw_fd(), libc::F_GETFL) };
-    if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
-        return Err(Error::PermissionDenied(
-            "the volume was handed read-only: expanding it needs the right to write it".into(),
-        ));
-    }
-    Ok(())
 }

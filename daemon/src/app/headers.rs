@@ -174,6 +174,7 @@ impl App {
         cancel: &AtomicBool,
     ) -> Result<Option<crate::volume::kdf::Format>> {
         super::input::bounded_keyfiles("new keyfiles", &new_keyfiles)?;
+        super::input::refuse_read_only(&o.host, "changing its password")?;
         let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         let new_prf = new.hash.as_deref().map(prf_named).transpose()?;
@@ -252,6 +253,7 @@ impl App {
             }
             (None, None) => false,
         };
+        super::input::refuse_read_only(&o.host, "restoring its header")?;
         let _times = TimesKept::keep(&o.host, caller.uid);
         let c = self.check_opening(caller, &o, false)?;
         // Dismount it first: its header is in use.

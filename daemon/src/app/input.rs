@@ -110,3 +110,19 @@ pub fn dup(f: &File) -> Result<File> {
         source: e,
     })
 }
+
+/// A call that writes the volume writes it through the descriptor the
+/// caller handed: one opened read-only (a file they may read but not
+/// write) is refused before any search, `doing` naming the write.
+pub fn refuse_read_only(host: &File, doing: &str) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL reads the flags of a descriptor this File owns and
+    // keeps open for the duration of the call; it touches no memory.
+    let flags = unsafe { libc::fcntl(host.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(Error::PermissionDenied(format!(
+            "the volume was handed read-only: {doing} needs the right to write it"
+        )));
+    }
+    Ok(())
+}
