@@ -10,32 +10,39 @@ use tcd_tests::{require_tool, s};
 
 const THEIRS: &str = "a second volume's words, long enough";
 
-/// `RestoreHeaders` of the container `argv[1]` (opened read-only, or
-/// read-write with `argv[3]` "rw") from the backup file `argv[2]`, with
-/// THEIRS and `skip_data_check`; the reply or the error as JSON.
-const RESTORE: &str = r#"
+/// `argv[1]` (`RestoreHeaders` or `HeaderInfo`) of the container
+/// `argv[2]` (opened read-only, or read-write with `argv[3]` "rw"), from
+/// the backup file `argv[4]` for a restore, with THEIRS and
+/// `skip_data_check`; the reply or the error as JSON.
+const CALL: &str = r#"
 import json, os, sys
 from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 from jeepney.io.blocking import open_dbus_connection
 from jeepney.fds import FileDescriptor
-host = os.open(sys.argv[1], os.O_RDWR if sys.argv[3] == "rw" else os.O_RDONLY)
-backup = os.open(sys.argv[2], os.O_RDONLY)
+method, path, mode, backup, password = sys.argv[1:6]
+host = FileDescriptor(os.open(path, os.O_RDWR if mode == "rw" else os.O_RDONLY))
+opts = {"pim": ("u", 1), "hash": ("s", "sha512"), "skip_data_check": ("b", True)}
+if method == "RestoreHeaders":
+    body = (host, FileDescriptor(os.open(backup, os.O_RDONLY)), password.encode(), [], opts)
+    signature = "hhayaaya{sv}"
+else:
+    body = (host, password.encode(), [], opts)
+    signature = "hayaaya{sv}"
 with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
     addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
-    opts = {"pim": ("u", 1), "hash": ("s", "sha512"), "skip_data_check": ("b", True)}
-    body = (FileDescriptor(host), FileDescriptor(backup), sys.argv[4].encode(), [], opts)
-    r = conn.send_and_get_reply(new_method_call(addr, "RestoreHeaders", "hhayaaya{sv}", body), timeout=120)
+    r = conn.send_and_get_reply(new_method_call(addr, method, signature, body), timeout=120)
     if r.header.message_type == MessageType.error:
         print(json.dumps({"error": r.header.fields.get(HeaderFields.error_name), "text": list(r.body)}))
     else:
         print(json.dumps({"reply": list(r.body)}))
 "#;
 
-fn call_restore(sys: &System, who: &User, host: &Path, backup: &Path, rw: bool) -> String {
+/// `method` (see [`CALL`]) as `who`, on `host` handed read-write if `rw`.
+fn call(sys: &System, who: &User, method: &str, host: &Path, rw: bool, backup: &Path) -> String {
     let out = sys
         .command(Some(who), PYTHON)
-        .args(["-c", RESTORE, s(host), s(backup)])
-        .args([if rw { "rw" } else { "ro" }, THEIRS])
+        .args(["-c", CALL, method, s(host), if rw { "rw" } else { "ro" }])
+        .args([s(backup), THEIRS])
         .output()
         .expect("python3");
     format!(
@@ -109,7 +116,7 @@ fn a_foreign_backup_is_restored_only_into_the_callers_own_container_and_only_whe
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let said = call_restore(&sys, bob, &hers, &foreign, false);
+    let said = call(&sys, bob, "RestoreHeaders", &hers, false, &foreign);
     assert!(
         said.contains("org.tcd.Error.PermissionDenied")
             && said.contains("restoring its header needs the right to write it"),
@@ -121,7 +128,7 @@ fn a_foreign_backup_is_restored_only_into_the_callers_own_container_and_only_whe
     );
 
     // Asked for, on a descriptor of his own container he may write: done.
-    let said = call_restore(&sys, bob, &his, &foreign, true);
+    let said = call(&sys, bob, "RestoreHeaders", &his, true, &foreign);
     assert!(said.contains("\"reply\""), "{said}");
     let mut info = vec!["info", s(&his)];
     info.extend(OPEN_FAST);
@@ -132,34 +139,10 @@ fn a_foreign_backup_is_restored_only_into_the_callers_own_container_and_only_whe
     args.extend(OPEN_FAST);
     let out = sys.tcctl(Some(bob), &args, &format!("{THEIRS}\n"));
     assert_eq!(out.status.code(), Some(64), "{out:?}");
-    let out = sys
-        .command(Some(bob), PYTHON)
-        .args(["-c", INFO_WITH_SKIP, s(&his), THEIRS])
-        .output()
-        .expect("python3");
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said = call(&sys, bob, "HeaderInfo", &his, false, &foreign);
     assert!(
         said.contains("org.tcd.Error.InvalidArgument")
             && said.contains("option skip_data_check: only RestoreHeaders"),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
+        "{said}"
     );
 }
-
-/// `HeaderInfo` of `argv[1]` with `skip_data_check`.
-const INFO_WITH_SKIP: &str = r#"
-import json, os, sys
-from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
-from jeepney.io.blocking import open_dbus_connection
-from jeepney.fds import FileDescriptor
-host = os.open(sys.argv[1], os.O_RDONLY)
-with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn:
-    addr = DBusAddress("/org/tcd/Tcd1", bus_name="org.tcd.Tcd1", interface="org.tcd.Manager1")
-    opts = {"pim": ("u", 1), "hash": ("s", "sha512"), "skip_data_check": ("b", True)}
-    body = (FileDescriptor(host), sys.argv[2].encode(), [], opts)
-    r = conn.send_and_get_reply(new_method_call(addr, "HeaderInfo", "hayaaya{sv}", body), timeout=120)
-    if r.header.message_type == MessageType.error:
-        print(json.dumps({"error": r.header.fields.get(HeaderFields.error_name), "text": list(r.body)}))
-    else:
-        print(json.dumps({"reply": list(r.body)}))
-"#;

@@ -6,7 +6,7 @@
 //! not grow are refused, naming why; another user's container is refused
 //! on the system bus.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use tcd_tests::daemon::Daemon;
 use tcd_tests::loop_device::LoopDevice;
@@ -39,6 +39,33 @@ fn df_size(mnt: &Path) -> u64 {
         .nth(1)
         .and_then(|l| l.trim().parse().ok())
         .expect("a size")
+}
+
+/// A new ext4 volume `name` of `size` holding `data` in its file `data`,
+/// dismounted: its path, a folder to mount it on, and the size df gave
+/// its filesystem.
+fn ext4_holding(d: &Daemon, name: &str, size: &str, data: &[u8]) -> (PathBuf, PathBuf, u64) {
+    let vol = d.path(name);
+    let mnt = d.path("mnt");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let (v, m) = (s(&vol), s(&mnt));
+    d.ok(
+        &with(&[
+            "create",
+            v,
+            "--size",
+            size,
+            "--filesystem",
+            "ext4",
+            "--force",
+        ]),
+        "secret words\n",
+    );
+    d.ok(&with(&["mount", v, m]), "secret words\n");
+    std::fs::write(mnt.join("data"), data).expect("write");
+    let before = df_size(&mnt);
+    d.ok(&["dismount", m], "");
+    (vol, mnt, before)
 }
 
 /// The data area's size as the volume's header says it, once cryptsetup's
@@ -75,28 +102,9 @@ fn header_size(d: &Daemon, vol: &Path) -> u64 {
 #[test]
 fn an_ext4_volume_grows_with_its_data_and_filesystem() {
     let d = Daemon::start();
-    let vol = d.path("v.vc");
-    let v = s(&vol);
-    let mnt = d.path("mnt");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let m = s(&mnt);
-    d.ok(
-        &with(&[
-            "create",
-            v,
-            "--size",
-            "32M",
-            "--filesystem",
-            "ext4",
-            "--force",
-        ]),
-        "secret words\n",
-    );
-    d.ok(&with(&["mount", v, m]), "secret words\n");
     let data: Vec<u8> = (0..8 * MIB as usize).map(|i| (i * 7 / 512) as u8).collect();
-    std::fs::write(mnt.join("data"), &data).expect("write");
-    let before = df_size(&mnt);
-    d.ok(&["dismount", m], "");
+    let (vol, mnt, before) = ext4_holding(&d, "v.vc", "32M", &data);
+    let (v, m) = (s(&vol), s(&mnt));
     fsck_clean(&d, v);
 
     let st = Command::new("touch")
@@ -739,27 +747,8 @@ fn an_interrupted_expansion_is_finished_after_its_primary_header_is_restored_fro
     use std::os::unix::fs::FileExt;
     use std::time::{Duration, Instant};
     let d = Daemon::start();
-    let vol = d.path("cut.vc");
-    let v = s(&vol);
-    let mnt = d.path("mnt");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let m = s(&mnt);
-    d.ok(
-        &with(&[
-            "create",
-            v,
-            "--size",
-            "16M",
-            "--filesystem",
-            "ext4",
-            "--force",
-        ]),
-        "secret words\n",
-    );
-    d.ok(&with(&["mount", v, m]), "secret words\n");
-    std::fs::write(mnt.join("kept"), b"across it all").expect("write");
-    let before = df_size(&mnt);
-    d.ok(&["dismount", m], "");
+    let (vol, mnt, before) = ext4_holding(&d, "cut.vc", "16M", b"across it all");
+    let (v, m) = (s(&vol), s(&mnt));
     let size = || std::fs::metadata(&vol).expect("stat").len();
 
     // Interrupted once the container has grown (its new backup header
@@ -836,7 +825,7 @@ fn an_interrupted_expansion_is_finished_after_its_primary_header_is_restored_fro
     fsck_clean(&d, v);
     d.ok(&with(&["mount", v, m]), "secret words\n");
     assert_eq!(
-        std::fs::read(mnt.join("kept")).expect("read"),
+        std::fs::read(mnt.join("data")).expect("read"),
         b"across it all"
     );
     let after = df_size(&mnt);

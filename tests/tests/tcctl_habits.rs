@@ -3440,27 +3440,46 @@ fn an_unencrypted_filesystem_is_named_after_the_wrong_password() {
     }
 }
 
+/// A volume attached, its loop device then detached by hand (root's
+/// `losetup -d`); the volume and that device.
+fn detached_by_hand(d: &Daemon) -> (String, String) {
+    let v = s(&d.path("byhand.hc")).to_owned();
+    if !std::path::Path::new(&v).exists() {
+        create(d, "byhand.hc", "4M");
+    }
+    let device = attached(d, &v, &[]);
+    let st = Command::new("losetup")
+        .args(["-d", &device])
+        .status()
+        .expect("losetup");
+    assert!(st.success());
+    (v, device)
+}
+
 /// A volume's loop device detached by hand and attached at once to
 /// another file: the dismount goes through and leaves that device to the
 /// file it now serves.
 #[test]
 fn a_dismount_leaves_a_device_detached_by_hand_and_given_to_another_file() {
     let d = Daemon::start();
-    let v = create(&d, "byhand.hc", "4M");
-    let device = attached(&d, &v, &[]);
-    let st = Command::new("losetup")
-        .args(["-d", &device])
-        .status()
-        .expect("losetup");
-    assert!(st.success());
-    // Its device given since to another file: that file's, and left to it.
     let other = d.path("other.img");
     std::fs::write(&other, vec![0u8; 1 << 20]).expect("a file");
-    let st = Command::new("losetup")
-        .args([&device, s(&other)])
-        .status()
-        .expect("losetup");
-    assert!(st.success());
+    // Its device given since to another file: that file's, and left to
+    // it. (Another test may take the freed device first: tried again.)
+    let (v, device) = (0..10)
+        .find_map(|_| {
+            let (v, device) = detached_by_hand(&d);
+            let st = Command::new("losetup")
+                .args([&device, s(&other)])
+                .status()
+                .expect("losetup");
+            if st.success() {
+                return Some((v, device));
+            }
+            d.ok(&["dismount", &v], "");
+            None
+        })
+        .expect("a device detached by hand given to the other file");
     let backing = || {
         let name = device.trim_start_matches("/dev/");
         std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default()
@@ -3488,13 +3507,7 @@ fn a_dismount_leaves_a_device_detached_by_hand_and_given_to_another_file() {
 #[test]
 fn a_dismount_after_losetup_d_by_hand_goes_through() {
     let d = Daemon::start();
-    let v = create(&d, "byhand.hc", "4M");
-    let device = attached(&d, &v, &[]);
-    let st = Command::new("losetup")
-        .args(["-d", &device])
-        .status()
-        .expect("losetup");
-    assert!(st.success());
+    let (v, _) = detached_by_hand(&d);
     let out = d.ok(&["dismount", &v], "");
     assert_eq!(out, format!("{v} dismounted\n"));
     assert_eq!(d.list(), serde_json::json!([]));
